@@ -1,0 +1,1 @@
+//! The embedding API. (Being written: issue 2.)

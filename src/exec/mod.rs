@@ -1,0 +1,111 @@
+//! The executor: memory, warp state, the backend interface, and the multi-threaded CTA
+//! scheduler.
+//!
+//! # How a launch runs
+//!
+//! [`launch`] runs the grid's CTAs on a pool of host threads. Each worker keeps a few CTAs
+//! *resident* and interleaves them, so CTAs that wait on each other (a spin lock between CTAs)
+//! make progress even on one host thread. A CTA is a set of warps; each warp is a resumable
+//! state machine: a set of lane *groups* `(pc, mask)` (lanes that diverged run as separate
+//! groups) and *joins* (reconvergence points, the immediate post-dominator of a divergent
+//! branch, computed by [`crate::valid`]).
+//!
+//! The scheduler asks a backend ([`WarpRunner`]) to run one group of one warp from its `pc`
+//! until something the scheduler must see ([`GroupExit`]): all lanes exited, a yield at a
+//! backward branch, a divergent branch, a barrier, the group's reconvergence point, or a trap.
+//! Backends never see groups or joins; the scheduler never sees instructions. This is the seam
+//! between `exec` and the two backends (`interp`, `jit`).
+//!
+//! # Register file layout (shared with the JIT's generated code)
+//!
+//! [`WarpState::regs`] is structure-of-arrays: register `r` of lane `l` is
+//! `regs[r * WARP_STRIDE + l]`. [`WarpState::preds`] holds one lane mask per predicate register.
+
+pub mod memory;
+pub mod random;
+mod scheduler;
+mod trap;
+mod warp;
+
+pub use memory::{GlobalMemory, SharedMemory, GLOBAL_BASE, SHARED_WINDOW_BYTES};
+pub use scheduler::{launch, LaunchConfig, LaunchError, LaunchStats};
+pub use trap::{StuckWarp, Trap, TrapInfo, TrapReason, WatchdogReport};
+pub use warp::WarpState;
+
+use crate::ir::{AtomicOp, Kernel};
+use crate::valid::KernelInfo;
+
+/// Register-file stride: lanes per register row. Every warp uses 32 slots per register so that
+/// generated code can use one constant stride whatever the warp size.
+pub const WARP_STRIDE: usize = 32;
+
+/// Why a backend returned control to the scheduler after running one group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupExit {
+    /// Every lane of the group has executed `EXIT` (the backend also set them in
+    /// [`WarpState::exited`]).
+    Exited,
+    /// The group took a backward branch (uniformly); it continues at `pc` with `mask`. Lanes
+    /// that exited on the way are in [`WarpState::exited`] and not in `mask`.
+    Yield { pc: u32, mask: u32 },
+    /// The conditional branch at `branch_pc` split the group: `taken` lanes go to `taken_pc`,
+    /// `fall` lanes to `fall_pc` (= `branch_pc + 1`). Both masks are non-empty.
+    Diverge { branch_pc: u32, taken_pc: u32, taken: u32, fall_pc: u32, fall: u32 },
+    /// The group reached the barrier instruction at `pc`: it resumes at `pc + 1` once the
+    /// barrier releases.
+    Barrier { pc: u32, mask: u32, id: u32 },
+    /// The group reached its `stop_pc` (its reconvergence point) without executing it.
+    Reconverge { mask: u32 },
+    /// A lane faulted. Lanes before it in the faulting instruction completed their effects.
+    Trap(TrapInfo),
+}
+
+/// Everything a backend needs to run warps of one CTA.
+pub struct CtaEnv<'a> {
+    pub kernel: &'a Kernel,
+    pub info: &'a KernelInfo,
+    pub global: &'a GlobalMemory,
+    pub shared: &'a SharedMemory,
+    /// Constant bank 0 (launch geometry and parameters, see [`crate::ir::LaunchSpec`]).
+    pub cbank: &'a [u8],
+    pub ctaid: [u32; 3],
+    pub ntid: [u32; 3],
+    pub nctaid: [u32; 3],
+}
+
+/// A kernel prepared by a backend: runs one group of one warp at a time.
+pub trait WarpRunner: Send + Sync {
+    /// Runs the lanes `mask` of `warp`, all at `pc`, until a [`GroupExit`] event. If `stop_pc`
+    /// is `Some(p)`, the group stops *before* executing instruction `p` (returning
+    /// [`GroupExit::Reconverge`]); the check applies at every instruction boundary, including
+    /// the start (a group created at its own reconvergence point returns at once).
+    fn run_group(&self, warp: &mut WarpState, env: &CtaEnv, pc: u32, mask: u32, stop_pc: Option<u32>) -> GroupExit;
+}
+
+/// Counters a launch reports. Kept per warp while running and summed at the end.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[repr(C)]
+pub struct Stats {
+    /// Lane atomic operations executed, indexed by [`AtomicOp::index`].
+    pub atomics: [u64; AtomicOp::COUNT],
+    /// CAS / CAST lanes whose comparison failed (no store).
+    pub cas_failures: u64,
+    /// `CAST.SPIN` lanes that fast-failed (did not attempt, returned 0).
+    pub spin_fast_fails: u64,
+    /// Warp-instructions executed (one per instruction per group, whatever the lane count).
+    pub warp_insts: u64,
+}
+
+impl Stats {
+    pub fn add(&mut self, other: &Stats) {
+        for (a, b) in self.atomics.iter_mut().zip(other.atomics.iter()) {
+            *a += b;
+        }
+        self.cas_failures += other.cas_failures;
+        self.spin_fast_fails += other.spin_fast_fails;
+        self.warp_insts += other.warp_insts;
+    }
+    pub fn total_atomics(&self) -> u64 {
+        self.atomics.iter().sum()
+    }
+}

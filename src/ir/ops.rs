@@ -1,0 +1,173 @@
+//! Operation enums of the IR, each with its complete list (`ALL`) so that parser tables,
+//! printing, the interpreter and the JIT coverage tests iterate the same list and a new variant
+//! cannot be half-added.
+
+op_enum! {
+    /// Atomic read-modify-write operations. `M` is the memory value, `b` the operand (`Rb`),
+    /// `c` the second operand (`Rc`), all in the instruction's type; the instruction returns the
+    /// old `M` unless stated otherwise.
+    pub enum AtomicOp {
+        /// `M = M + b` (wrapping for integers; IEEE add rounded to nearest even for floats, per
+        /// 16-bit half for `f16x2`/`bf16x2`).
+        Add = "add",
+        /// `M = M - b` (wrapping).
+        Sub = "sub",
+        /// `M = min(M, b)`, signed or unsigned by type, IEEE `minNum` for floats (a NaN operand
+        /// yields the other operand).
+        Min = "min",
+        /// `M = max(M, b)`, as `Min`.
+        Max = "max",
+        /// `M = (M >= b) ? 0 : M + 1` (unsigned; `000_*`, `004_*`).
+        Inc = "inc",
+        /// `M = (M == 0 || M > b) ? b : M - 1` (unsigned; `000_*`, `004_*`).
+        Dec = "dec",
+        /// `M = M & b`.
+        And = "and",
+        /// `M = M | b`.
+        Or = "or",
+        /// `M = M ^ b`.
+        Xor = "xor",
+        /// `M = b`.
+        Exch = "exch",
+        /// `if (M == b) M = c`; returns old `M`.
+        Cas = "cas",
+        /// `if (M == b) { M = c; result = 1 } else { result = 0 }` (SASS `CAST`).
+        Cast = "cast",
+        /// vISA `predec` (pre-decrement). Its exact formula is fixed together with the vISA
+        /// dialect; until then validation rejects it.
+        PreDec = "predec",
+        /// vISA `fcmpwr`: `if (M == b) M = c` in float comparison (`+0 == -0`, NaN never equal).
+        FCmpWr = "fcmpwr",
+    }
+}
+
+op_enum! {
+    /// Unary ALU ops for [`crate::ir::Op::Unary`].
+    pub enum UnOp {
+        /// Bitwise complement.
+        Not = "not",
+        /// Two's-complement negation (integers) or sign flip (floats).
+        Neg = "neg",
+        /// Absolute value (wrapping: `abs(INT_MIN) = INT_MIN`).
+        Abs = "abs",
+        /// Population count (result is a 32-bit count).
+        Popc = "popc",
+        /// Count leading zeros (result is a 32-bit count).
+        Clz = "clz",
+        /// Bit reverse.
+        Brev = "brev",
+    }
+}
+
+op_enum! {
+    /// Binary ALU ops for [`crate::ir::Op::Binary`]. Integer ops wrap modulo 2^bits.
+    pub enum BinOp {
+        Add = "add",
+        Sub = "sub",
+        /// Low half of the product.
+        Mul = "mul",
+        /// High half of the double-width product (signed if the type is signed).
+        MulHi = "mulhi",
+        /// Double-width product: the destination is twice the type's width (a pair for 32-bit).
+        MulWide = "mulwide",
+        /// Integer division, rounding toward zero. Division by zero yields all ones (unsigned) or
+        /// -1 (signed) as on NVIDIA hardware; `INT_MIN / -1 = INT_MIN`.
+        Div = "div",
+        /// Integer remainder with the sign of the dividend; `x % 0 = x`.
+        Rem = "rem",
+        /// Minimum (signed/unsigned by type; IEEE `minNum` for floats).
+        Min = "min",
+        Max = "max",
+        And = "and",
+        Or = "or",
+        Xor = "xor",
+        /// Left shift; shift amounts `>= bits` give 0.
+        Shl = "shl",
+        /// Right shift, arithmetic for signed types; amounts `>= bits` give 0 or the sign fill.
+        Shr = "shr",
+    }
+}
+
+op_enum! {
+    /// Comparisons for [`crate::ir::Op::SetP`]. Integer comparisons use the type's signedness.
+    /// The `*u` forms are the float unordered comparisons (true if either input is NaN).
+    pub enum CmpOp {
+        Eq = "eq",
+        Ne = "ne",
+        Lt = "lt",
+        Le = "le",
+        Gt = "gt",
+        Ge = "ge",
+        Equ = "equ",
+        Neu = "neu",
+        Ltu = "ltu",
+        Leu = "leu",
+        Gtu = "gtu",
+        Geu = "geu",
+        /// Both inputs are numbers (floats only).
+        Num = "num",
+        /// Either input is NaN (floats only).
+        Nan = "nan",
+    }
+}
+
+op_enum! {
+    /// Boolean combining ops for predicates.
+    pub enum BoolOp {
+        And = "and",
+        Or = "or",
+        Xor = "xor",
+    }
+}
+
+op_enum! {
+    /// Memory ordering of a memory operation or fence (the PTX memory-model orders of
+    /// `001_e732919ae3db9bea.txt`).
+    ///
+    /// Host lowering on x86-64 (TSO), per `docs/memory-model.md`: weak/relaxed/acquire loads
+    /// and weak/relaxed/release stores are plain moves (TSO already orders them; the compiler
+    /// must still not reorder across acquire/release); every RMW is a locked instruction
+    /// (sequentially consistent, which strengthens any order: allowed by the ABI document);
+    /// `SeqCst` fences are `mfence`; acquire/release/acq_rel fences are compiler-only barriers.
+    pub enum MemOrder {
+        /// Non-atomic (PTX `.weak`, the default for `ld`/`st`; SASS `LDS`/`LDG` without
+        /// `.STRONG`).
+        Weak = "weak",
+        /// `.relaxed` (SASS `.STRONG.<scope>`).
+        Relaxed = "relaxed",
+        Acquire = "acquire",
+        Release = "release",
+        AcqRel = "acq_rel",
+        /// `.sc` (fences only; `MEMBAR` is `fence.sc`).
+        SeqCst = "sc",
+        /// PTX `.volatile`: treated as relaxed at system scope.
+        Volatile = "volatile",
+    }
+}
+
+op_enum! {
+    /// Thread scope of a memory operation or fence. On one host every scope is coherent; scopes
+    /// are validated, kept in the IR and reported, never silently dropped.
+    pub enum Scope {
+        Cta = "cta",
+        Cluster = "cluster",
+        Gpu = "gpu",
+        Sys = "sys",
+    }
+}
+
+op_enum! {
+    /// Address spaces.
+    pub enum Space {
+        /// Grid-wide global memory: one arena; device addresses are
+        /// `crate::exec::GLOBAL_BASE + offset`.
+        Global = "global",
+        /// The CTA's shared-memory window: addresses are byte offsets from 0; the window is the
+        /// launch's shared size (at most 16 MB, `000_6d05a8552870c0ae.txt`).
+        Shared = "shared",
+        /// PTX generic addresses, resolved at run time to global or shared.
+        Generic = "generic",
+        /// The constant bank (read only).
+        Const = "const",
+    }
+}

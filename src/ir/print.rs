@@ -1,0 +1,1 @@
+//! The IR printer behind `atomjit dump ir`. (Being written: issue 2.)

@@ -1,0 +1,209 @@
+//! Value types and the launch description a program file declares.
+
+use super::{CmpOp, Span};
+use std::fmt;
+
+op_enum! {
+    /// Value types of ops, memory accesses and buffers.
+    ///
+    /// `B*` types are untyped bits (unsigned for comparisons). `F16x2`/`BF16x2` are two 16-bit
+    /// floats packed in one 32-bit word (low half = element 0). In registers, values narrower
+    /// than 32 bits occupy the low bits of one register (loads zero- or sign-extend them).
+    pub enum Ty {
+        U8 = "u8",
+        U16 = "u16",
+        U32 = "u32",
+        U64 = "u64",
+        S8 = "s8",
+        S16 = "s16",
+        S32 = "s32",
+        S64 = "s64",
+        B16 = "b16",
+        B32 = "b32",
+        B64 = "b64",
+        F16 = "f16",
+        BF16 = "bf16",
+        F32 = "f32",
+        F64 = "f64",
+        F16x2 = "f16x2",
+        BF16x2 = "bf16x2",
+    }
+}
+
+
+impl Ty {
+    /// Size in bytes.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Ty::U8 | Ty::S8 => 1,
+            Ty::U16 | Ty::S16 | Ty::B16 | Ty::F16 | Ty::BF16 => 2,
+            Ty::U32 | Ty::S32 | Ty::B32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 => 4,
+            Ty::U64 | Ty::S64 | Ty::B64 | Ty::F64 => 8,
+        }
+    }
+    pub fn bits(self) -> u32 {
+        self.bytes() * 8
+    }
+    /// Number of 32-bit registers a value of this type occupies (1 or 2).
+    pub fn regs(self) -> u16 {
+        if self.bytes() == 8 {
+            2
+        } else {
+            1
+        }
+    }
+    pub fn is_signed_int(self) -> bool {
+        matches!(self, Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64)
+    }
+    pub fn is_float(self) -> bool {
+        matches!(self, Ty::F16 | Ty::BF16 | Ty::F32 | Ty::F64 | Ty::F16x2 | Ty::BF16x2)
+    }
+    pub fn is_int(self) -> bool {
+        !self.is_float()
+    }
+    /// Element types a buffer can be declared with.
+    pub fn is_buffer_elem(self) -> bool {
+        matches!(
+            self,
+            Ty::U8 | Ty::U16 | Ty::U32 | Ty::U64 | Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64 | Ty::F16 | Ty::F32 | Ty::F64
+        )
+    }
+}
+
+/// Everything a program file declares about running and checking one kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchSpec {
+    /// CTAs per grid dimension (`.grid X[,Y[,Z]]`), default 1,1,1.
+    pub grid: [u32; 3],
+    /// Threads per CTA dimension (`.block X[,Y[,Z]]`), default 32,1,1; product at most 1024.
+    pub block: [u32; 3],
+    /// Shared-memory bytes per CTA (`.shared N`), default 0; at most 16 MiB.
+    pub shared_bytes: u32,
+    /// Buffers and scalar parameters in declaration order; they occupy the constant bank from
+    /// [`PARAM_BASE`] on, naturally aligned (a buffer is its 8-byte device address).
+    pub params: Vec<ParamDecl>,
+    /// `.expect` lines, checked after the launch in order.
+    pub expects: Vec<Expect>,
+}
+
+impl Default for LaunchSpec {
+    fn default() -> Self {
+        LaunchSpec { grid: [1, 1, 1], block: [32, 1, 1], shared_bytes: 0, params: Vec::new(), expects: Vec::new() }
+    }
+}
+
+/// Offset in constant bank 0 of the first kernel parameter (Volta–Ampere ABI).
+pub const PARAM_BASE: u32 = 0x160;
+/// Constant bank offsets of the launch geometry: block size x, y, z then grid size x, y, z.
+pub const CBANK_NTID: u32 = 0x0;
+pub const CBANK_NCTAID: u32 = 0xc;
+
+/// A buffer or scalar kernel parameter, with its constant-bank offset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamDecl {
+    pub name: String,
+    pub kind: ParamKind,
+    /// Byte offset in constant bank 0 (assigned by the front-end in declaration order).
+    pub cbank_offset: u32,
+    pub span: Span,
+}
+
+impl ParamDecl {
+    /// Bytes the parameter occupies in the constant bank (8 for a buffer address).
+    pub fn cbank_size(&self) -> u32 {
+        match &self.kind {
+            ParamKind::Buffer { .. } => 8,
+            ParamKind::Scalar { ty, .. } => ty.bytes(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamKind {
+    /// `.buffer NAME TY[LEN] = INIT`: a global-memory allocation of `len` elements.
+    Buffer { elem: Ty, len: u64, init: Init },
+    /// `.param NAME TY = VALUE`.
+    Scalar { ty: Ty, value: Scalar },
+}
+
+/// A literal number from a program file. Integers keep full range; they are converted to the
+/// element type with a range check by the front-end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar {
+    Int(i128),
+    Float(f64),
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scalar::Int(v) => write!(f, "{v}"),
+            Scalar::Float(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+/// A buffer initialiser.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Init {
+    /// Every element is this value (`= 0`).
+    Fill(Scalar),
+    /// The elements in order (`= {1, 2, 3}`); the rest are zero. Longer lists are an error.
+    List(Vec<Scalar>),
+    /// Element `i` is `i` (converted to the element type, wrapping for narrow integers).
+    Iota,
+    /// Seeded pseudo-random values (`random(SEED)` or `random(SEED, LO, HI)`), from
+    /// [`crate::exec::random`] so they are the same on every machine.
+    Random { seed: u64, range: Option<(i128, i128)> },
+}
+
+/// One `.expect` line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expect {
+    pub lhs: ExpectLhs,
+    pub cmp: CmpOp,
+    pub rhs: ExpectRhs,
+    /// The line's text after `.expect`, for reports.
+    pub text: String,
+    pub span: Span,
+}
+
+/// The left side of an expectation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExpectLhs {
+    /// `NAME[i]`
+    Element { buffer: String, index: u64 },
+    /// `NAME[a..b]`: every element with `a <= i < b` must satisfy the comparison.
+    Range { buffer: String, start: u64, end: u64 },
+    /// `NAME`: the whole buffer (with `== {..}` only, or every element against a scalar).
+    Whole { buffer: String },
+    /// `sum(NAME)` (integers summed exactly in 128 bits; floats in f64).
+    Sum { buffer: String },
+    /// `min(NAME)`, `max(NAME)`.
+    Min { buffer: String },
+    Max { buffer: String },
+    /// `count(NAME, V)`: how many elements equal `V`.
+    Count { buffer: String, value: Scalar },
+}
+
+impl ExpectLhs {
+    pub fn buffer(&self) -> &str {
+        match self {
+            ExpectLhs::Element { buffer, .. }
+            | ExpectLhs::Range { buffer, .. }
+            | ExpectLhs::Whole { buffer }
+            | ExpectLhs::Sum { buffer }
+            | ExpectLhs::Min { buffer }
+            | ExpectLhs::Max { buffer }
+            | ExpectLhs::Count { buffer, .. } => buffer,
+        }
+    }
+}
+
+/// The right side of an expectation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExpectRhs {
+    Scalar(Scalar),
+    /// `{a, b, c}`: the whole buffer (or range) element by element; with `==` only.
+    List(Vec<Scalar>),
+}

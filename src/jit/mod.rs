@@ -1,0 +1,1 @@
+//! The Cranelift warp compiler. (Issue 3.)

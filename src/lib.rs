@@ -1,0 +1,19 @@
+//! atomjit: a JIT instruction interpreter for GPU shader programs built around atomic memory
+//! operations.
+//!
+//! Source text in a GPU dialect is parsed by [`front`] into the one IR of [`ir`], checked by
+//! [`valid`] (which also computes the control-flow facts backends need), and executed by
+//! [`exec`] with a backend: the reference interpreter [`interp`] or the Cranelift compiler
+//! [`jit`]. [`engine`] is the embedding API the command line is built on.
+//!
+//! ```text
+//! prog.s --front--> ir::Program --valid--> (Kernel, KernelInfo) --interp | jit--> exec::launch
+//! ```
+
+pub mod engine;
+pub mod exec;
+pub mod front;
+pub mod interp;
+pub mod ir;
+pub mod jit;
+pub mod valid;
