@@ -143,8 +143,11 @@ pub struct Inst {
     pub op: Op,
     /// `@Pn` / `@!Pn`: the lanes for which the guard is false do nothing (not even trap).
     pub guard: Guard,
-    /// The instruction's text in the source (for traps and dumps).
+    /// Where the instruction is in the source.
     pub span: Span,
+    /// The instruction's source text without guard-independent decoration (address prefix,
+    /// encoding comment, trailing `;`), for traps, watchdog reports and dumps.
+    pub text: String,
     /// SASS scheduling annotations (`{&req_6}`, `{&rd0}`, `{&wr1}`, `{?sched}`), kept verbatim
     /// and printed back by the IR dump. They carry no semantics on the host: hardware uses them
     /// for dependency scoreboarding, which a sequential-per-lane host execution already honours.
