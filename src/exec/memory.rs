@@ -111,8 +111,12 @@ impl Region {
     pub fn store(&self, offset: usize, size: u32, value: u64) {
         match size {
             1 => self.atomic_u8(offset).store(value as u8, Ordering::Relaxed),
-            2 => self.atomic_u16(offset).store(value as u16, Ordering::Relaxed),
-            4 => self.atomic_u32(offset).store(value as u32, Ordering::Relaxed),
+            2 => self
+                .atomic_u16(offset)
+                .store(value as u16, Ordering::Relaxed),
+            4 => self
+                .atomic_u32(offset)
+                .store(value as u32, Ordering::Relaxed),
             _ => self.atomic_u64(offset).store(value, Ordering::Relaxed),
         }
     }
@@ -120,7 +124,10 @@ impl Region {
     /// Copies `out.len()` bytes starting at `offset` (unchecked for alignment; panics if out
     /// of range, so callers check against [`Region::len`]).
     pub fn read_bytes(&self, offset: u64, out: &mut [u8]) {
-        assert!(offset + out.len() as u64 <= self.len, "read_bytes out of range");
+        assert!(
+            offset + out.len() as u64 <= self.len,
+            "read_bytes out of range"
+        );
         for (i, b) in out.iter_mut().enumerate() {
             *b = self.atomic_u8(offset as usize + i).load(Ordering::Relaxed);
         }
@@ -128,9 +135,13 @@ impl Region {
 
     /// Writes `data` starting at `offset` (panics if out of range).
     pub fn write_bytes(&self, offset: u64, data: &[u8]) {
-        assert!(offset + data.len() as u64 <= self.len, "write_bytes out of range");
+        assert!(
+            offset + data.len() as u64 <= self.len,
+            "write_bytes out of range"
+        );
         for (i, b) in data.iter().enumerate() {
-            self.atomic_u8(offset as usize + i).store(*b, Ordering::Relaxed);
+            self.atomic_u8(offset as usize + i)
+                .store(*b, Ordering::Relaxed);
         }
     }
 
@@ -164,8 +175,18 @@ impl GlobalMemory {
             end = start + size;
         }
         let region = Region::new(end);
-        let allocations = offsets.iter().zip(sizes).map(|(&o, &s)| (GLOBAL_BASE + o, s)).collect();
-        (GlobalMemory { region, allocations }, offsets.iter().map(|o| GLOBAL_BASE + o).collect())
+        let allocations = offsets
+            .iter()
+            .zip(sizes)
+            .map(|(&o, &s)| (GLOBAL_BASE + o, s))
+            .collect();
+        (
+            GlobalMemory {
+                region,
+                allocations,
+            },
+            offsets.iter().map(|o| GLOBAL_BASE + o).collect(),
+        )
     }
 
     /// The allocations as `(device address, size in bytes)`.
@@ -207,7 +228,9 @@ pub struct SharedMemory {
 impl SharedMemory {
     /// A zeroed window of `bytes` bytes (at most [`SHARED_WINDOW_BYTES`]; the launch checks).
     pub fn new(bytes: u32) -> SharedMemory {
-        SharedMemory { region: Region::new(bytes as u64) }
+        SharedMemory {
+            region: Region::new(bytes as u64),
+        }
     }
 
     pub fn region(&self) -> &Region {
@@ -244,7 +267,10 @@ mod tests {
         let (g, addrs) = GlobalMemory::with_allocations(&[12, 4]);
         assert_eq!(addrs, vec![GLOBAL_BASE, GLOBAL_BASE + 256]);
         assert_eq!(g.check(GLOBAL_BASE + 256, 4), Ok(256));
-        assert_eq!(g.check(GLOBAL_BASE + 260, 4), Err(TrapReason::AddressOutOfRange));
+        assert_eq!(
+            g.check(GLOBAL_BASE + 260, 4),
+            Err(TrapReason::AddressOutOfRange)
+        );
         assert_eq!(g.check(0, 4), Err(TrapReason::AddressOutOfRange));
         g.write(GLOBAL_BASE + 4, &[1, 2, 3, 4]);
         assert_eq!(g.region().load(4, 4), 0x0403_0201, "little-endian");

@@ -50,7 +50,13 @@ pub enum GroupExit {
     Yield { pc: u32, mask: u32 },
     /// The conditional branch at `branch_pc` split the group: `taken` lanes go to `taken_pc`,
     /// `fall` lanes to `fall_pc` (= `branch_pc + 1`). Both masks are non-empty.
-    Diverge { branch_pc: u32, taken_pc: u32, taken: u32, fall_pc: u32, fall: u32 },
+    Diverge {
+        branch_pc: u32,
+        taken_pc: u32,
+        taken: u32,
+        fall_pc: u32,
+        fall: u32,
+    },
     /// The group reached the barrier instruction at `pc`: it resumes at `pc + 1` once the
     /// barrier releases.
     Barrier { pc: u32, mask: u32, id: u32 },
@@ -79,7 +85,14 @@ pub trait WarpRunner: Send + Sync {
     /// is `Some(p)`, the group stops *before* executing instruction `p` (returning
     /// [`GroupExit::Reconverge`]); the check applies at every instruction boundary, including
     /// the start (a group created at its own reconvergence point returns at once).
-    fn run_group(&self, warp: &mut WarpState, env: &CtaEnv, pc: u32, mask: u32, stop_pc: Option<u32>) -> GroupExit;
+    fn run_group(
+        &self,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        stop_pc: Option<u32>,
+    ) -> GroupExit;
 }
 
 /// Counters a launch reports. Kept per warp while running and summed at the end.

@@ -50,5 +50,7 @@ pub fn launch(
     config: &LaunchConfig,
 ) -> Result<LaunchStats, LaunchError> {
     let _ = (kernel, info, runner, global, cbank, config);
-    Err(LaunchError::Config("the scheduler is not written yet".into()))
+    Err(LaunchError::Config(
+        "the scheduler is not written yet".into(),
+    ))
 }

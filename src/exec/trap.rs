@@ -112,7 +112,11 @@ pub struct WatchdogReport {
 
 impl fmt::Display for WatchdogReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "watchdog: kernel `{}` stopped making progress: {}", self.kernel, self.cause)?;
+        writeln!(
+            f,
+            "watchdog: kernel `{}` stopped making progress: {}",
+            self.kernel, self.cause
+        )?;
         for w in self.stuck.iter().take(16) {
             for ((pc, mask, what), (line, text)) in w.groups.iter().zip(&w.insts) {
                 writeln!(

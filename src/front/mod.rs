@@ -19,7 +19,11 @@ impl std::error::Error for ParseError {}
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.span.line, self.span.col, self.message)?;
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.span.line, self.span.col, self.message
+        )?;
         if let Some(e) = &self.expected {
             write!(f, " (expected {e})")?;
         }

@@ -123,7 +123,10 @@ pub struct Kernel {
 impl Kernel {
     /// The label naming instruction `pc`, if any.
     pub fn label_at(&self, pc: u32) -> Option<&str> {
-        self.labels.iter().find(|(_, p)| *p == pc).map(|(n, _)| n.as_str())
+        self.labels
+            .iter()
+            .find(|(_, p)| *p == pc)
+            .map(|(n, _)| n.as_str())
     }
 }
 
@@ -163,7 +166,10 @@ pub struct Guard {
 
 impl Guard {
     /// The guard of an unpredicated instruction (`@PT`).
-    pub const ALWAYS: Guard = Guard { pred: Pred::PT, negate: false };
+    pub const ALWAYS: Guard = Guard {
+        pred: Pred::PT,
+        negate: false,
+    };
     /// `@!PT`: the instruction never executes.
     pub fn is_never(&self) -> bool {
         self.pred == Pred::PT && self.negate
@@ -213,8 +219,14 @@ pub struct PredSrc {
 }
 
 impl PredSrc {
-    pub const TRUE: PredSrc = PredSrc { pred: Pred::PT, negate: false };
-    pub const FALSE: PredSrc = PredSrc { pred: Pred::PT, negate: true };
+    pub const TRUE: PredSrc = PredSrc {
+        pred: Pred::PT,
+        negate: false,
+    };
+    pub const FALSE: PredSrc = PredSrc {
+        pred: Pred::PT,
+        negate: true,
+    };
 }
 
 /// A source operand. Its width is the width of the op's type: 32-bit ops read one word, 64-bit
@@ -247,7 +259,10 @@ pub struct Src {
 
 impl Src {
     pub fn plain(operand: Operand) -> Src {
-        Src { operand, modifier: SrcMod::None }
+        Src {
+            operand,
+            modifier: SrcMod::None,
+        }
     }
 }
 
@@ -287,7 +302,11 @@ pub struct Address {
 impl Address {
     /// The absolute address `[imm]`.
     pub fn absolute(offset: i64) -> Address {
-        Address { base: None, base_bits: 32, offset }
+        Address {
+            base: None,
+            base_bits: 32,
+            offset,
+        }
     }
 
     /// True when the base is absent or RZ (the absolute `[ImmU24]` form).
@@ -328,57 +347,140 @@ pub enum Op {
     /// `dst = op(a, b)` in type `ty`. See [`BinOp`]. `ftz` flushes subnormal float inputs and
     /// results to sign-preserving zero (float types only). Float results are rounded to nearest
     /// even.
-    Binary { op: BinOp, ty: Ty, dst: Reg, a: Src, b: Src, ftz: bool },
+    Binary {
+        op: BinOp,
+        ty: Ty,
+        dst: Reg,
+        a: Src,
+        b: Src,
+        ftz: bool,
+    },
     /// SASS `IADD3`: `dst = a + b + c (+ carry_in)` modulo 2^32. If `carry_out[i]` is not PT,
     /// it receives carry number `i` of the three-input sum: the sum is computed in 34 bits and
     /// `carry_out[0]` gets bit 32, `carry_out[1]` bit 33. With `.X`, each `carry_in` predicate
     /// adds 1 when true (the two carry-in predicates of `IADD3.X`; `!PT` means no carry).
     /// Operand modifiers `-` (two's complement) and `~` (complement) apply before the sum.
-    IAdd3 { dst: Reg, carry_out: [Pred; 2], a: Src, b: Src, c: Src, carry_in: [PredSrc; 2] },
+    IAdd3 {
+        dst: Reg,
+        carry_out: [Pred; 2],
+        a: Src,
+        b: Src,
+        c: Src,
+        carry_in: [PredSrc; 2],
+    },
     /// `IMAD` family: `dst = a * b + c`.
     /// * `Lo`: 32-bit result, the low 32 bits of the product plus `c` (sign does not matter).
     /// * `Hi`: the high 32 bits of the 64-bit product (signed if `signed`) plus `c`, mod 2^32.
     /// * `Wide`: 64-bit result in the pair `dst`: the 64-bit product of `a` and `b`
     ///   (sign-extended if `signed`, zero-extended otherwise) plus the 64-bit pair `c`.
-    Imad { mode: ImadMode, signed: bool, dst: Reg, a: Src, b: Src, c: Src },
+    Imad {
+        mode: ImadMode,
+        signed: bool,
+        dst: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
     /// SASS `LEA`: `dst = (a << shift) + b` (low 32 bits); `carry_out` (unless PT) receives the
     /// carry of that 32-bit addition.
     /// `LEA.HI`: `dst = hi32(((c:a) << shift)) + b + (carry_in ? 1 : 0)`, where `c:a` is the
     /// 64-bit value with `c` as the high word (with `.SX32`, `c` is the sign of `a`), i.e. the
     /// bits of the 64-bit value shifted out of the low word. `shift` is 0..=31.
-    Lea { hi: bool, dst: Reg, carry_out: Pred, a: Src, b: Src, c: Src, shift: u8, carry_in: PredSrc },
+    Lea {
+        hi: bool,
+        dst: Reg,
+        carry_out: Pred,
+        a: Src,
+        b: Src,
+        c: Src,
+        shift: u8,
+        carry_in: PredSrc,
+    },
     /// SASS `SHF.L`/`SHF.R` funnel shift; see [`ShfInst`].
     Shf(ShfInst),
     /// SASS `LOP3.LUT`: each result bit is `lut[(a<<2)|(b<<1)|c]` of the corresponding bits of
     /// `a`, `b`, `c` (the 8-bit truth table as `0xF0 & 0xCC` style constants: `a = 0xF0`,
     /// `b = 0xCC`, `c = 0xAA`). If `pred_out` is not PT it receives `result != 0`.
-    Lop3 { dst: Reg, pred_out: Pred, a: Src, b: Src, c: Src, lut: u8 },
+    Lop3 {
+        dst: Reg,
+        pred_out: Pred,
+        a: Src,
+        b: Src,
+        c: Src,
+        lut: u8,
+    },
     /// Compare and set predicates (`ISETP`, `FSETP`, PTX `setp`):
     /// `r = cmp(a, b)` in type `ty`; `dst = r <combine> c`; `dst2 = !r <combine> c`.
     /// Float comparisons follow IEEE: ordered comparisons are false when either input is NaN,
     /// the unordered forms (`CmpOp::*u`) are true.
-    SetP { cmp: CmpOp, ty: Ty, combine: BoolOp, dst: Pred, dst2: Pred, a: Src, b: Src, c: PredSrc },
+    SetP {
+        cmp: CmpOp,
+        ty: Ty,
+        combine: BoolOp,
+        dst: Pred,
+        dst2: Pred,
+        a: Src,
+        b: Src,
+        c: PredSrc,
+    },
     /// Predicate logic (`PLOP3`-like, PTX `and.pred` etc.): `dst = a <op> b`.
-    PredLogic { op: BoolOp, dst: Pred, a: PredSrc, b: PredSrc },
+    PredLogic {
+        op: BoolOp,
+        dst: Pred,
+        a: PredSrc,
+        b: PredSrc,
+    },
     /// Move a predicate to a register or back: see [`PredMove`].
     PredMove(PredMove),
     /// `dst = pred ? a : b` moving `ty.bits()` bits.
-    Select { ty: Ty, dst: Reg, a: Src, b: Src, pred: PredSrc },
+    Select {
+        ty: Ty,
+        dst: Reg,
+        a: Src,
+        b: Src,
+        pred: PredSrc,
+    },
     /// Type conversion `dst(dst_ty) = convert(a(src_ty))` (`I2F`, `F2I`, PTX `cvt`). Integer to
     /// integer conversions truncate or extend by the source signedness. Integer to float and float
     /// to float round by `round`. Float to integer rounds by `round` (the front-end sets it: SASS
     /// `F2I` defaults to round-to-nearest-even and `.TRUNC` selects toward zero, PTX requires an explicit `.rzi`/`.rni`/...), saturating to the
     /// destination range; NaN converts to 0.
-    Convert { dst_ty: Ty, src_ty: Ty, round: Round, ftz: bool, dst: Reg, a: Src },
+    Convert {
+        dst_ty: Ty,
+        src_ty: Ty,
+        round: Round,
+        ftz: bool,
+        dst: Reg,
+        a: Src,
+    },
     /// Warp vote over the lanes executing this instruction: `dst` (unless RZ) receives the
     /// ballot (bit `l` set when lane `l` executes and its `src` is true); `dst_pred` receives
     /// `any`, `all` or `eq` (all equal) of `src` over those lanes.
-    Vote { mode: VoteMode, dst: Reg, dst_pred: Pred, src: PredSrc },
+    Vote {
+        mode: VoteMode,
+        dst: Reg,
+        dst_pred: Pred,
+        src: PredSrc,
+    },
     /// Load `ty` from `space` at `addr` into `dst` (zero- or sign-extended to 32 bits for
     /// narrower types, a pair for 64-bit types). `order`/`scope` per [`MemOrder`].
-    Load { space: Space, ty: Ty, order: MemOrder, scope: Scope, dst: Reg, addr: Address },
+    Load {
+        space: Space,
+        ty: Ty,
+        order: MemOrder,
+        scope: Scope,
+        dst: Reg,
+        addr: Address,
+    },
     /// Store the low `ty.bits()` bits of `src` to `space` at `addr`.
-    Store { space: Space, ty: Ty, order: MemOrder, scope: Scope, src: Operand, addr: Address },
+    Store {
+        space: Space,
+        ty: Ty,
+        order: MemOrder,
+        scope: Scope,
+        src: Operand,
+        addr: Address,
+    },
     /// An atomic read-modify-write. See [`AtomicInst`].
     Atomic(Box<AtomicInst>),
     /// A memory fence (`MEMBAR`, PTX `fence`/`membar`).

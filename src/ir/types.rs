@@ -30,7 +30,6 @@ op_enum! {
     }
 }
 
-
 impl Ty {
     /// Size in bytes.
     pub fn bytes(self) -> u32 {
@@ -56,7 +55,10 @@ impl Ty {
         matches!(self, Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64)
     }
     pub fn is_float(self) -> bool {
-        matches!(self, Ty::F16 | Ty::BF16 | Ty::F32 | Ty::F64 | Ty::F16x2 | Ty::BF16x2)
+        matches!(
+            self,
+            Ty::F16 | Ty::BF16 | Ty::F32 | Ty::F64 | Ty::F16x2 | Ty::BF16x2
+        )
     }
     pub fn is_int(self) -> bool {
         !self.is_float()
@@ -65,7 +67,17 @@ impl Ty {
     pub fn is_buffer_elem(self) -> bool {
         matches!(
             self,
-            Ty::U8 | Ty::U16 | Ty::U32 | Ty::U64 | Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64 | Ty::F16 | Ty::F32 | Ty::F64
+            Ty::U8
+                | Ty::U16
+                | Ty::U32
+                | Ty::U64
+                | Ty::S8
+                | Ty::S16
+                | Ty::S32
+                | Ty::S64
+                | Ty::F16
+                | Ty::F32
+                | Ty::F64
         )
     }
 }
@@ -88,7 +100,13 @@ pub struct LaunchSpec {
 
 impl Default for LaunchSpec {
     fn default() -> Self {
-        LaunchSpec { grid: [1, 1, 1], block: [32, 1, 1], shared_bytes: 0, params: Vec::new(), expects: Vec::new() }
+        LaunchSpec {
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            shared_bytes: 0,
+            params: Vec::new(),
+            expects: Vec::new(),
+        }
     }
 }
 
@@ -154,7 +172,10 @@ pub enum Init {
     Iota,
     /// Seeded pseudo-random values (`random(SEED)` or `random(SEED, LO, HI)`), from
     /// [`crate::exec::random`] so they are the same on every machine.
-    Random { seed: u64, range: Option<(i128, i128)> },
+    Random {
+        seed: u64,
+        range: Option<(i128, i128)>,
+    },
 }
 
 /// One `.expect` line.
@@ -172,18 +193,36 @@ pub struct Expect {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExpectLhs {
     /// `NAME[i]`
-    Element { buffer: String, index: u64 },
+    Element {
+        buffer: String,
+        index: u64,
+    },
     /// `NAME[a..b]`: every element with `a <= i < b` must satisfy the comparison.
-    Range { buffer: String, start: u64, end: u64 },
+    Range {
+        buffer: String,
+        start: u64,
+        end: u64,
+    },
     /// `NAME`: the whole buffer (with `== {..}` only, or every element against a scalar).
-    Whole { buffer: String },
+    Whole {
+        buffer: String,
+    },
     /// `sum(NAME)` (integers summed exactly in 128 bits; floats in f64).
-    Sum { buffer: String },
+    Sum {
+        buffer: String,
+    },
     /// `min(NAME)`, `max(NAME)`.
-    Min { buffer: String },
-    Max { buffer: String },
+    Min {
+        buffer: String,
+    },
+    Max {
+        buffer: String,
+    },
     /// `count(NAME, V)`: how many elements equal `V`.
-    Count { buffer: String, value: Scalar },
+    Count {
+        buffer: String,
+        value: Scalar,
+    },
 }
 
 impl ExpectLhs {

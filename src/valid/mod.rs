@@ -38,7 +38,11 @@ pub struct ValidationError {
 
 impl fmt::Display for ValidationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {} (rule: {})", self.span.line, self.span.col, self.message, self.rule)
+        write!(
+            f,
+            "{}:{}: {} (rule: {})",
+            self.span.line, self.span.col, self.message, self.rule
+        )
     }
 }
 
@@ -61,5 +65,9 @@ impl fmt::Display for ValidationErrors {
 /// Checks `kernel` and computes its [`KernelInfo`].
 pub fn validate(kernel: &Kernel) -> Result<KernelInfo, ValidationErrors> {
     let n = kernel.insts.len();
-    Ok(KernelInfo { reconverge: vec![None; n], is_join: vec![false; n], block_start: vec![false; n] })
+    Ok(KernelInfo {
+        reconverge: vec![None; n],
+        is_join: vec![false; n],
+        block_start: vec![false; n],
+    })
 }
