@@ -1,9 +1,68 @@
-//! The multi-threaded CTA scheduler. (Being written: see issue 2.)
+//! The multi-threaded CTA scheduler: [`launch`] runs a kernel's grid on host threads.
+//!
+//! # Workers and resident CTAs
+//!
+//! A launch starts `threads` workers (capped at the number of CTAs; one in deterministic mode).
+//! Workers take CTA linear indices from a shared atomic counter (x fastest, then y, then z) and
+//! keep up to [`RESIDENT_CTAS_PER_WORKER`] CTAs *resident*. A worker round-robins its resident
+//! CTAs: it runs one quantum of a CTA (every warp with a runnable group runs one group until its
+//! next event, see `cta.rs`), then one quantum of the next CTA. So CTAs that wait on each other,
+//! e.g. a spin lock between CTAs, make progress even on one host thread as long as they are
+//! co-resident, as on a GPU. (CTAs that wait for a CTA that is not resident anywhere wait, as on
+//! a GPU, until the watchdog ends the launch.) A finished CTA is replaced by the next one from
+//! the counter; its allocations (registers, shared window) are reused, zeroed.
+//!
+//! Workers are scoped `std::thread`s, not a rayon pool: a resident CTA is a long-lived state
+//! machine that must be interleaved with the other resident CTAs until it finishes, which a
+//! work-stealing pool of run-to-completion tasks does not give.
+//!
+//! Divergence inside a warp (groups, joins, forward progress) is described in `divergence.rs`;
+//! barriers and deadlock detection in `cta.rs`.
+//!
+//! # Ending a launch early
+//!
+//! Workers check a shared abort flag between quanta. A trap, a provable deadlock, a timeout or
+//! a panic records the launch's error (the first one recorded wins; in deterministic mode there
+//! is one worker, so it is the first in program order) and raises the flag. The watchdog is the
+//! workers themselves: every [`QUANTA_PER_CLOCK_CHECK`] quanta a worker reads the clock, and
+//! when `config.timeout` has passed it ends the launch with a [`WatchdogReport`] naming every
+//! unfinished warp of every resident CTA: each group's pc, lane mask and state ("running", "at
+//! barrier", "waiting to reconverge") with the instruction's line and text. A panic in a worker
+//! (a backend bug) is caught and reported as [`LaunchError::Config`] "internal error: ...".
+//!
+//! # Determinism
+//!
+//! With `deterministic`, one worker runs the CTAs in linear order with the fixed warp and group
+//! order of `cta.rs` and `divergence.rs`, so every run makes the same calls to the backend in
+//! the same order, and results are bit-identical run to run.
 
-use super::{GlobalMemory, Stats, Trap, WarpRunner, WatchdogReport};
-use crate::ir::Kernel;
+mod cta;
+mod divergence;
+#[cfg(test)]
+mod tests;
+
+use super::{
+    GlobalMemory, Stats, StuckWarp, Trap, TrapInfo, WarpRunner, WatchdogReport, SHARED_WINDOW_BYTES,
+};
+use crate::ir::{Kernel, LaunchSpec};
 use crate::valid::KernelInfo;
-use std::time::Duration;
+use cta::{Cta, Quantum};
+use divergence::ScheduleCounters;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// CTAs a worker keeps resident and interleaves. Four lets a handful of CTAs that wait on each
+/// other progress on a single host thread, while keeping the per-worker memory (register files
+/// and shared windows of resident CTAs) small.
+pub const RESIDENT_CTAS_PER_WORKER: usize = 4;
+
+/// How many quanta a worker runs between two reads of the clock for the watchdog.
+pub const QUANTA_PER_CLOCK_CHECK: u64 = 16;
+
+/// Threads per CTA at most (the product of the block dimensions).
+pub const MAX_CTA_THREADS: u32 = 1024;
 
 /// How to run a launch.
 #[derive(Debug, Clone)]
@@ -11,22 +70,76 @@ pub struct LaunchConfig {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared_bytes: u32,
-    /// Host worker threads (at least 1).
+    /// Host worker threads; 0 means one per available core. Capped at the number of CTAs.
     pub threads: usize,
     /// One worker, fixed CTA and warp order: bit-identical results run to run.
     pub deterministic: bool,
-    /// The watchdog ends the launch after this long.
+    /// The watchdog ends the launch after this long (`None`: no limit).
     pub timeout: Option<Duration>,
+}
+
+impl LaunchConfig {
+    /// A launch of `grid` CTAs of `block` threads with `shared_bytes` of shared memory each, on
+    /// every available core, not deterministic, without a timeout.
+    pub fn new(grid: [u32; 3], block: [u32; 3], shared_bytes: u32) -> LaunchConfig {
+        LaunchConfig {
+            grid,
+            block,
+            shared_bytes,
+            threads: 0,
+            deterministic: false,
+            timeout: None,
+        }
+    }
+
+    /// The launch shape a program file declares (see [`LaunchConfig::new`] for the rest).
+    pub fn from_spec(spec: &LaunchSpec) -> LaunchConfig {
+        LaunchConfig::new(spec.grid, spec.block, spec.shared_bytes)
+    }
+
+    /// Sets the number of worker threads (0: one per core).
+    pub fn threads(&mut self, threads: usize) -> &mut Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Selects the deterministic schedule.
+    pub fn deterministic(&mut self, deterministic: bool) -> &mut Self {
+        self.deterministic = deterministic;
+        self
+    }
+
+    /// Sets the watchdog timeout.
+    pub fn timeout(&mut self, timeout: Option<Duration>) -> &mut Self {
+        self.timeout = timeout;
+        self
+    }
 }
 
 /// What a finished launch reports.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct LaunchStats {
+    /// Every warp's counters, summed.
     pub stats: Stats,
     pub wall: Duration,
+    /// Worker threads actually used.
     pub threads: usize,
+    /// CTAs run.
     pub ctas: u64,
+    /// Threads (lanes) launched: CTAs times threads per CTA.
     pub lanes: u64,
+    /// Quanta run (one quantum: each runnable warp of a CTA runs one group once).
+    pub quanta: u64,
+    /// Groups that yielded at a backward branch.
+    pub yields: u64,
+    /// Divergent branches (a group split in two).
+    pub divergences: u64,
+    /// Joins completed: diverged lanes merged again at a reconvergence point.
+    pub reconvergences: u64,
+    /// Joins dissolved to guarantee forward progress (see `divergence.rs`).
+    pub dissolved_joins: u64,
+    /// Barrier releases.
+    pub barrier_releases: u64,
 }
 
 /// Why a launch did not finish.
@@ -40,7 +153,109 @@ pub enum LaunchError {
     Config(String),
 }
 
+/// Everything about a launch that every worker reads.
+pub(crate) struct LaunchContext<'a> {
+    kernel: &'a Kernel,
+    info: &'a KernelInfo,
+    runner: &'a dyn WarpRunner,
+    global: &'a GlobalMemory,
+    cbank: &'a [u8],
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_bytes: u32,
+    cta_threads: u32,
+    warp_size: u32,
+    warps_per_cta: u32,
+    ctas: u64,
+    resident_per_worker: usize,
+    deadline: Option<Instant>,
+}
+
+impl LaunchContext<'_> {
+    /// The `(x, y, z)` grid index of CTA `linear` (x fastest).
+    fn cta_index(&self, linear: u64) -> [u32; 3] {
+        let [gx, gy, _] = self.grid.map(u64::from);
+        [
+            (linear % gx) as u32,
+            ((linear / gx) % gy) as u32,
+            (linear / (gx * gy)) as u32,
+        ]
+    }
+
+    /// Source line and text of instruction `pc` (line 0 and a note if there is none).
+    fn inst_line_and_text(&self, pc: u32) -> (u32, String) {
+        match self.kernel.insts.get(pc as usize) {
+            Some(inst) => (inst.span.line, inst.text.clone()),
+            None => (0, format!("<no instruction {pc}>")),
+        }
+    }
+
+    fn trap(&self, cta: [u32; 3], warp: u32, info: TrapInfo) -> Trap {
+        let (line, inst) = self.inst_line_and_text(info.pc);
+        Trap {
+            reason: info.reason,
+            kernel: self.kernel.name.clone(),
+            pc: info.pc,
+            line,
+            inst,
+            cta,
+            warp,
+            lane: info.lane,
+            space: info.space,
+            address: info.address,
+        }
+    }
+}
+
+/// Why the launch is ending early.
+enum Failure {
+    Error(LaunchError),
+    /// The watchdog timeout passed; the report is assembled from every worker's CTAs.
+    Timeout,
+}
+
+/// State the workers share.
+struct Shared {
+    next_cta: AtomicU64,
+    abort: AtomicBool,
+    failure: Mutex<Option<Failure>>,
+    /// Unfinished warps of the CTAs resident when the launch was aborted, with CTA linear index.
+    stuck: Mutex<Vec<(u64, StuckWarp)>>,
+}
+
+impl Shared {
+    /// Records `failure` unless one is recorded already, and stops every worker.
+    fn fail(&self, failure: Failure) {
+        let mut slot = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(failure);
+        }
+        self.abort.store(true, Ordering::Release);
+    }
+
+    fn next_cta(&self, ctas: u64) -> Option<u64> {
+        if self.abort.load(Ordering::Relaxed) {
+            return None;
+        }
+        let linear = self.next_cta.fetch_add(1, Ordering::Relaxed);
+        (linear < ctas).then_some(linear)
+    }
+}
+
+/// What one worker did.
+#[derive(Default)]
+struct WorkerTotals {
+    stats: Stats,
+    counters: ScheduleCounters,
+    ctas: u64,
+}
+
 /// Runs `kernel` over the grid of `config` with `runner` as the backend.
+///
+/// `cbank` is constant bank 0 as the backend reads it (launch geometry and parameters). Global
+/// memory is shared by every CTA; each CTA gets its own zeroed shared window of
+/// `config.shared_bytes`. Returns the summed statistics, or the first trap, watchdog report or
+/// configuration error.
 pub fn launch(
     kernel: &Kernel,
     info: &KernelInfo,
@@ -49,8 +264,279 @@ pub fn launch(
     cbank: &[u8],
     config: &LaunchConfig,
 ) -> Result<LaunchStats, LaunchError> {
-    let _ = (kernel, info, runner, global, cbank, config);
-    Err(LaunchError::Config(
-        "the scheduler is not written yet".into(),
-    ))
+    let start = Instant::now();
+    let shape = check_config(kernel, config)?;
+    let threads = if config.deterministic {
+        1
+    } else {
+        let wanted = match config.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        wanted
+            .min(usize::try_from(shape.ctas).unwrap_or(usize::MAX))
+            .max(1)
+    };
+    let ctx = LaunchContext {
+        kernel,
+        info,
+        runner,
+        global,
+        cbank,
+        grid: config.grid,
+        block: config.block,
+        shared_bytes: config.shared_bytes,
+        cta_threads: shape.cta_threads,
+        warp_size: kernel.warp_size,
+        warps_per_cta: shape.cta_threads.div_ceil(kernel.warp_size),
+        ctas: shape.ctas,
+        resident_per_worker: (shape.ctas.div_ceil(threads as u64) as usize)
+            .clamp(1, RESIDENT_CTAS_PER_WORKER),
+        deadline: config.timeout.and_then(|t| start.checked_add(t)),
+    };
+    let shared = Shared {
+        next_cta: AtomicU64::new(0),
+        abort: AtomicBool::new(false),
+        failure: Mutex::new(None),
+        stuck: Mutex::new(Vec::new()),
+    };
+
+    let (totals, threads_used) = if threads == 1 {
+        (vec![run_worker_guarded(&ctx, &shared)], 1)
+    } else {
+        std::thread::scope(|scope| {
+            let (ctx, shared) = (&ctx, &shared);
+            let mut handles = Vec::with_capacity(threads - 1);
+            for i in 1..threads {
+                let spawned = std::thread::Builder::new()
+                    .name(format!("atomjit-worker-{i}"))
+                    .spawn_scoped(scope, move || run_worker_guarded(ctx, shared));
+                match spawned {
+                    Ok(handle) => handles.push(handle),
+                    // The host refused another thread: run with the workers we have.
+                    Err(_) => break,
+                }
+            }
+            let used = handles.len() + 1;
+            let mut totals = vec![run_worker_guarded(ctx, shared)];
+            for handle in handles {
+                // Workers catch their own panics, so joining cannot fail; be safe anyway.
+                totals.push(handle.join().unwrap_or_default());
+            }
+            (totals, used)
+        })
+    };
+
+    let failure = shared
+        .failure
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    match failure {
+        Some(Failure::Error(error)) => return Err(error),
+        Some(Failure::Timeout) => {
+            let mut stuck = shared.stuck.into_inner().unwrap_or_else(|e| e.into_inner());
+            stuck.sort_by_key(|(linear, warp)| (*linear, warp.warp));
+            let finished: u64 = totals.iter().map(|t| t.ctas).sum();
+            let timeout = config.timeout.unwrap_or_default();
+            return Err(LaunchError::Watchdog(Box::new(WatchdogReport {
+                kernel: kernel.name.clone(),
+                cause: format!(
+                    "no completion after {}s ({finished} of {} CTAs finished)",
+                    timeout.as_secs_f64(),
+                    shape.ctas
+                ),
+                stuck: stuck.into_iter().map(|(_, warp)| warp).collect(),
+            })));
+        }
+        None => {}
+    }
+
+    let mut stats = Stats::default();
+    let mut counters = ScheduleCounters::default();
+    let mut ctas = 0;
+    for t in &totals {
+        stats.add(&t.stats);
+        counters.add(&t.counters);
+        ctas += t.ctas;
+    }
+    if ctas != shape.ctas {
+        return Err(LaunchError::Config(format!(
+            "internal error: {ctas} of {} CTAs finished although no worker failed",
+            shape.ctas
+        )));
+    }
+    Ok(LaunchStats {
+        stats,
+        wall: start.elapsed(),
+        threads: threads_used,
+        ctas,
+        lanes: ctas * u64::from(shape.cta_threads),
+        quanta: counters.quanta,
+        yields: counters.yields,
+        divergences: counters.divergences,
+        reconvergences: counters.reconvergences,
+        dissolved_joins: counters.dissolved_joins,
+        barrier_releases: counters.barrier_releases,
+    })
+}
+
+/// The checked launch shape.
+struct Shape {
+    ctas: u64,
+    cta_threads: u32,
+}
+
+/// Rejects launches no GPU would accept, with a message saying which limit is broken.
+fn check_config(kernel: &Kernel, config: &LaunchConfig) -> Result<Shape, LaunchError> {
+    let err = |msg: String| Err(LaunchError::Config(msg));
+    if config.grid.contains(&0) {
+        let [x, y, z] = config.grid;
+        return err(format!(
+            "grid ({x},{y},{z}) has a zero dimension; every dimension must be at least 1"
+        ));
+    }
+    if config.block.contains(&0) {
+        let [x, y, z] = config.block;
+        return err(format!(
+            "block ({x},{y},{z}) has a zero dimension; every dimension must be at least 1"
+        ));
+    }
+    let cta_threads = config
+        .block
+        .iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)));
+    let cta_threads = match cta_threads {
+        Some(n) if n <= u64::from(MAX_CTA_THREADS) => n as u32,
+        _ => {
+            let [x, y, z] = config.block;
+            return err(format!(
+                "block ({x},{y},{z}) has {} threads; a CTA has at most {MAX_CTA_THREADS}",
+                u128::from(x) * u128::from(y) * u128::from(z)
+            ));
+        }
+    };
+    let Some(ctas) = config
+        .grid
+        .iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)))
+    else {
+        let [x, y, z] = config.grid;
+        return err(format!(
+            "grid ({x},{y},{z}) has more CTAs than a 64-bit count holds"
+        ));
+    };
+    if config.shared_bytes > SHARED_WINDOW_BYTES {
+        return err(format!(
+            "{} bytes of shared memory per CTA exceed the {SHARED_WINDOW_BYTES}-byte (16 MB) shared window",
+            config.shared_bytes
+        ));
+    }
+    if !(1..=32).contains(&kernel.warp_size) {
+        return err(format!(
+            "kernel `{}` has warp size {}; it must be 1 to 32",
+            kernel.name, kernel.warp_size
+        ));
+    }
+    if kernel.insts.is_empty() {
+        return err(format!("kernel `{}` has no instructions", kernel.name));
+    }
+    Ok(Shape { ctas, cta_threads })
+}
+
+/// Runs a worker, turning a panic into an error of the launch.
+fn run_worker_guarded(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
+    match catch_unwind(AssertUnwindSafe(|| run_worker(ctx, shared))) {
+        Ok(totals) => totals,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            shared.fail(Failure::Error(LaunchError::Config(format!(
+                "internal error: a scheduler worker panicked: {message}"
+            ))));
+            WorkerTotals::default()
+        }
+    }
+}
+
+/// One worker: keeps up to `ctx.resident_per_worker` CTAs resident and runs them a quantum at
+/// a time, round-robin, until the grid is done or the launch is aborted.
+fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
+    let mut totals = WorkerTotals::default();
+    let mut resident: Vec<Cta> = Vec::with_capacity(ctx.resident_per_worker);
+    let mut spare: Vec<Cta> = Vec::new();
+    let mut turn = 0;
+    let mut quanta = 0u64;
+    loop {
+        if shared.abort.load(Ordering::Acquire) {
+            break;
+        }
+        while resident.len() < ctx.resident_per_worker {
+            let Some(linear) = shared.next_cta(ctx.ctas) else {
+                break;
+            };
+            resident.push(match spare.pop() {
+                Some(mut cta) => {
+                    cta.reset(ctx, linear);
+                    cta
+                }
+                None => Cta::new(ctx, linear),
+            });
+        }
+        if resident.is_empty() {
+            break;
+        }
+        if turn >= resident.len() {
+            turn = 0;
+        }
+        let cta = &mut resident[turn];
+        match cta.quantum(ctx) {
+            Quantum::Running => turn += 1,
+            Quantum::Finished => {
+                let cta = resident.remove(turn);
+                totals.stats.add(&cta.stats());
+                totals.counters.add(&cta.counters);
+                totals.ctas += 1;
+                spare.push(cta);
+            }
+            Quantum::Trap { warp, info } => {
+                let trap = ctx.trap(cta.index, warp, info);
+                shared.fail(Failure::Error(LaunchError::Trap(Box::new(trap))));
+                break;
+            }
+            Quantum::Deadlock(cause) => {
+                let report = WatchdogReport {
+                    kernel: ctx.kernel.name.clone(),
+                    cause,
+                    stuck: cta.stuck_warps(ctx),
+                };
+                shared.fail(Failure::Error(LaunchError::Watchdog(Box::new(report))));
+                break;
+            }
+            Quantum::Internal(message) => {
+                let [x, y, z] = cta.index;
+                shared.fail(Failure::Error(LaunchError::Config(format!(
+                    "internal error in kernel `{}`, CTA ({x},{y},{z}): {message}",
+                    ctx.kernel.name
+                ))));
+                break;
+            }
+        }
+        quanta += 1;
+        if let Some(deadline) = ctx.deadline {
+            if quanta % QUANTA_PER_CLOCK_CHECK == 0 && Instant::now() >= deadline {
+                shared.fail(Failure::Timeout);
+                break;
+            }
+        }
+    }
+    if shared.abort.load(Ordering::Acquire) && !resident.is_empty() {
+        let mut stuck = shared.stuck.lock().unwrap_or_else(|e| e.into_inner());
+        for cta in &resident {
+            stuck.extend(cta.stuck_warps(ctx).into_iter().map(|w| (cta.linear, w)));
+        }
+    }
+    totals
 }

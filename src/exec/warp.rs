@@ -39,4 +39,56 @@ impl WarpState {
     pub fn live(&self) -> u32 {
         self.lanes & !self.exited
     }
+
+    /// Returns the warp to its launch state (registers and predicates zeroed, no lane exited,
+    /// counters cleared) so the scheduler can reuse its allocation for the next CTA.
+    pub fn reset(&mut self, warp_id: u32, lanes: u32) {
+        self.regs.fill(0);
+        self.preds.fill(0);
+        self.warp_id = warp_id;
+        self.lanes = lanes;
+        self.exited = 0;
+        self.stats = Stats::default();
+    }
+
+    /// The lane mask of warp `warp_id` of a CTA with `cta_threads` threads and `warp_size`
+    /// lanes per warp (1..=32): full warps first, the last one partial.
+    pub fn lane_mask(cta_threads: u32, warp_size: u32, warp_id: u32) -> u32 {
+        let first = warp_id.saturating_mul(warp_size);
+        let count = cta_threads.saturating_sub(first).min(warp_size).min(32);
+        if count == 32 {
+            u32::MAX
+        } else {
+            (1u32 << count) - 1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lane_masks_cover_the_cta_with_a_partial_last_warp() {
+        assert_eq!(WarpState::lane_mask(48, 32, 0), u32::MAX);
+        assert_eq!(WarpState::lane_mask(48, 32, 1), 0xffff);
+        assert_eq!(WarpState::lane_mask(48, 32, 2), 0);
+        assert_eq!(WarpState::lane_mask(1, 32, 0), 1);
+        assert_eq!(WarpState::lane_mask(20, 8, 2), 0xf);
+    }
+
+    #[test]
+    fn reset_returns_to_the_launch_state() {
+        let mut w = WarpState::new(2, 1, 0, u32::MAX);
+        w.regs[5] = 7;
+        w.preds[0] = 3;
+        w.exited = 1;
+        w.stats.warp_insts = 9;
+        w.reset(3, 0xff);
+        assert!(w.regs.iter().all(|&r| r == 0));
+        assert_eq!(
+            (w.preds[0], w.exited, w.warp_id, w.lanes, w.stats.warp_insts),
+            (0, 0, 3, 0xff, 0)
+        );
+    }
 }

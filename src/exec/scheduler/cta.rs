@@ -1,0 +1,211 @@
+//! One resident CTA: its warps, its shared-memory window and its barriers.
+//!
+//! A CTA advances in *quanta*: in one quantum every warp that has a runnable group runs one
+//! group until its next event (warps in index order). Barriers are per thread, as on sm_70 and
+//! later: barrier `id` releases when every live lane of the CTA waits at a barrier with that id
+//! (lanes parked at a join, running, or waiting at another id have not arrived; exited lanes no
+//! longer count). Released groups continue after their barrier instruction. The check runs after
+//! every event that adds an arrival or retires lanes, so a barrier releases as soon as it can.
+//!
+//! When no group of the CTA can run, the CTA first dissolves every join lanes are parked at
+//! (see `divergence.rs`); if nothing was parked, every live lane waits at a barrier that cannot
+//! release: a provable deadlock, reported at once instead of waiting for the watchdog.
+
+use super::divergence::{ScheduleCounters, Step, Warp};
+use super::LaunchContext;
+use crate::exec::{CtaEnv, SharedMemory, Stats, StuckWarp, TrapInfo, WarpState};
+
+/// What one quantum of a CTA ended with.
+#[derive(Debug)]
+pub enum Quantum {
+    /// The CTA has more to do.
+    Running,
+    /// Every lane exited.
+    Finished,
+    /// A lane of warp `warp` faulted.
+    Trap { warp: u32, info: TrapInfo },
+    /// Nothing can run and nothing can be released; the cause, in words.
+    Deadlock(String),
+    /// The backend broke its contract.
+    Internal(String),
+}
+
+/// A CTA resident on a worker.
+#[derive(Debug)]
+pub struct Cta {
+    /// Linear index (x fastest, then y, then z).
+    pub linear: u64,
+    /// `(x, y, z)` index in the grid.
+    pub index: [u32; 3],
+    shared: SharedMemory,
+    warps: Vec<Warp>,
+    /// Lanes of the CTA that have not exited.
+    live_lanes: u32,
+    /// Barriers with arrivals: `(id, lanes waiting)`.
+    barriers: Vec<(u32, u32)>,
+    pub counters: ScheduleCounters,
+}
+
+impl Cta {
+    /// A fresh CTA with linear index `linear`.
+    pub fn new(ctx: &LaunchContext, linear: u64) -> Cta {
+        let warps = (0..ctx.warps_per_cta)
+            .map(|w| {
+                let lanes = WarpState::lane_mask(ctx.cta_threads, ctx.warp_size, w);
+                Warp::new(WarpState::new(
+                    ctx.kernel.num_regs,
+                    ctx.kernel.num_preds,
+                    w,
+                    lanes,
+                ))
+            })
+            .collect();
+        Cta {
+            linear,
+            index: ctx.cta_index(linear),
+            shared: SharedMemory::new(ctx.shared_bytes),
+            warps,
+            live_lanes: ctx.cta_threads,
+            barriers: Vec::new(),
+            counters: ScheduleCounters::default(),
+        }
+    }
+
+    /// Reuses this CTA's allocations (registers, shared window) for CTA `linear`, in exactly the
+    /// state [`Cta::new`] would give.
+    pub fn reset(&mut self, ctx: &LaunchContext, linear: u64) {
+        self.linear = linear;
+        self.index = ctx.cta_index(linear);
+        if !self.shared.region().is_empty() {
+            self.shared.region().clear();
+        }
+        for (w, warp) in self.warps.iter_mut().enumerate() {
+            let w = w as u32;
+            warp.reset(w, WarpState::lane_mask(ctx.cta_threads, ctx.warp_size, w));
+        }
+        self.live_lanes = ctx.cta_threads;
+        self.barriers.clear();
+        self.counters = ScheduleCounters::default();
+    }
+
+    /// The warps' counters, summed.
+    pub fn stats(&self) -> Stats {
+        let mut total = Stats::default();
+        for warp in &self.warps {
+            total.add(&warp.state.stats);
+        }
+        total
+    }
+
+    /// Runs one quantum: each warp with a runnable group runs one group until its next event.
+    pub fn quantum(&mut self, ctx: &LaunchContext) -> Quantum {
+        self.counters.quanta += 1;
+        for w in 0..self.warps.len() {
+            let env = CtaEnv {
+                kernel: ctx.kernel,
+                info: ctx.info,
+                global: ctx.global,
+                shared: &self.shared,
+                cbank: ctx.cbank,
+                ctaid: self.index,
+                ntid: ctx.block,
+                nctaid: ctx.grid,
+            };
+            let warp = &mut self.warps[w];
+            let live_before = warp.state.live().count_ones();
+            let step = warp.step(ctx.runner, &env, &mut self.counters);
+            let retired = live_before.saturating_sub(warp.state.live().count_ones());
+            self.live_lanes = self.live_lanes.saturating_sub(retired);
+            let arrived = match step {
+                Step::Idle | Step::Progress => false,
+                Step::Barrier { id, lanes } => {
+                    match self.barriers.iter_mut().find(|(b, _)| *b == id) {
+                        Some((_, waiting)) => *waiting += lanes,
+                        None => self.barriers.push((id, lanes)),
+                    }
+                    true
+                }
+                Step::Trap(info) => {
+                    return Quantum::Trap {
+                        warp: w as u32,
+                        info,
+                    }
+                }
+                Step::ContractViolation(message) => return Quantum::Internal(message),
+            };
+            if (arrived || retired != 0) && !self.barriers.is_empty() {
+                self.release_barriers();
+            }
+        }
+        if self.warps.iter().all(Warp::is_finished) {
+            return Quantum::Finished;
+        }
+        if self.warps.iter().any(Warp::has_runnable) {
+            return Quantum::Running;
+        }
+        let mut dissolved = false;
+        for warp in &mut self.warps {
+            dissolved |= warp.dissolve_parked_joins(&mut self.counters);
+        }
+        if dissolved {
+            Quantum::Running
+        } else {
+            Quantum::Deadlock(self.deadlock_cause())
+        }
+    }
+
+    /// Releases every barrier at which all live lanes wait.
+    fn release_barriers(&mut self) {
+        let mut i = 0;
+        while i < self.barriers.len() {
+            let (id, waiting) = self.barriers[i];
+            if waiting >= self.live_lanes {
+                self.barriers.remove(i);
+                self.counters.barrier_releases += 1;
+                for warp in &mut self.warps {
+                    warp.release_barrier(id, &mut self.counters);
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    fn deadlock_cause(&self) -> String {
+        let [x, y, z] = self.index;
+        let waits: Vec<String> = self
+            .barriers
+            .iter()
+            .map(|(id, waiting)| format!("{waiting} at barrier {id}"))
+            .collect();
+        format!(
+            "deadlock: every live thread of CTA ({x},{y},{z}) waits at a barrier that can never release \
+             ({} of {} live threads)",
+            waits.join(", "),
+            self.live_lanes
+        )
+    }
+
+    /// Every unfinished warp with where each of its groups stands.
+    pub fn stuck_warps(&self, ctx: &LaunchContext) -> Vec<StuckWarp> {
+        self.warps
+            .iter()
+            .filter(|w| !w.is_finished())
+            .map(|warp| {
+                let groups = warp.describe();
+                StuckWarp {
+                    cta: self.index,
+                    warp: warp.state.warp_id,
+                    insts: groups
+                        .iter()
+                        .map(|&(pc, _, _)| ctx.inst_line_and_text(pc))
+                        .collect(),
+                    groups: groups
+                        .into_iter()
+                        .map(|(pc, mask, state)| (pc, mask, state.describe().to_string()))
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,588 @@
+//! Divergence within one warp: lane groups, joins, reconvergence and forward progress.
+//!
+//! # Model
+//!
+//! A warp is a set of **groups** and **joins**. A group is `(pc, mask, join stack, state)`:
+//! lanes that execute together. A join is a pending reconvergence point: `(reconv pc, expected
+//! lanes, arrived lanes)`. Initially a warp is one group at pc 0 holding every lane that exists,
+//! with an empty stack. The union of the groups' masks is always exactly the warp's live lanes
+//! (lanes a backend drops from a group are recorded as exited).
+//!
+//! The backend runs one group at a time ([`WarpRunner::run_group`]) with `stop_pc` = the
+//! reconvergence pc of the join on top of the group's stack, and reports a [`GroupExit`]:
+//!
+//! * `Exited`: the group is removed. Exited lanes no longer count towards any join
+//!   (a join needs `expected & live`), so the exit may complete joins.
+//! * `Yield { pc, mask }`: the group continues at `pc` later; the warp's next group runs first.
+//! * `Diverge`: the group splits into a fall-through group and a taken group, in that order
+//!   (the fall-through group runs first). If the branch has a reconvergence point `r`
+//!   ([`KernelInfo::reconverge`]), a new join `{r, expected: taken | fall}` is pushed on both
+//!   children's stacks on top of the parent's; if it has none (the paths meet only at exit) the
+//!   children inherit the parent's stack unchanged.
+//! * `Reconverge { mask }`: the group reached the reconvergence pc of its top join and *parks*
+//!   there (`arrived |= mask`; at most one parked group per join, later arrivals merge into it).
+//!   When `arrived == expected & live` the join is complete: the parked group, now holding every
+//!   live expected lane, continues at the reconvergence pc with the join popped. A group that is
+//!   created at (or resumes at) its own reconvergence pc parks without calling the backend,
+//!   which is exactly what the backend would report.
+//! * `Barrier`: the group waits at the barrier (the CTA releases it, see `cta.rs`).
+//!
+//! # Forward progress (independent thread scheduling)
+//!
+//! This is the model of GPUs with independent thread scheduling (Volta and later): lanes
+//! reconverge at the immediate post-dominator when that costs nothing, but a diverged path is
+//! never blocked forever by a reconvergence point. Strictly waiting at a join deadlocks when
+//! parked lanes hold something that the lanes still running wait for, e.g. a spin lock
+//! contended by the lanes of one warp: the lane that wins the lock parks at the end of the
+//! retry loop, while the losers spin on the lock it holds. So a join is **dissolved** — its
+//! parked group resumes past the reconvergence point with the join popped, and every other group
+//! drops the join from its stack at once (it will run the code after the reconvergence point
+//! separately) — when:
+//!
+//! 1. a group belonging to it (its stack contains it) is *spinning*: it yields at the same pc
+//!    with exactly the same registers and predicates in its lanes as at its previous yield. Its
+//!    next iteration can only differ if memory changes, which may need the parked lanes (a spin
+//!    lock's holder parked at the end of the retry loop, a flag the parked lanes would set);
+//!    this hands a lock over within two iterations of the spinners;
+//! 2. groups belonging to it have yielded more than [`YIELDS_BEFORE_RELEASE`] times since its
+//!    last arrival: the lanes still on their way keep looping, maybe waiting for the parked ones
+//!    (a spin loop whose registers change every iteration, e.g. one that counts attempts);
+//! 3. a group belonging to it waits at a barrier while lanes are parked at it: a barrier needs
+//!    every live lane of the CTA, so it could never release, and the join never complete;
+//! 4. (decided by the CTA) no group of the CTA can run: every parked join is dissolved before
+//!    a deadlock is declared.
+//!
+//! Dissolving never changes what a program computes, only how lanes are grouped: with
+//! independent thread scheduling any interleaving of diverged lanes is allowed. Groups of one
+//! warp that stand at the same pc with the same stack and are both runnable are merged at every
+//! scheduling point, so lanes separated by a dissolution can run together again.
+//!
+//! Every event is handled the same way on every run, and the order of groups is fixed (the
+//! fall-through group before the taken group, round-robin from the group after the one that
+//! last ran), so a warp's schedule is deterministic.
+
+use super::super::{CtaEnv, GroupExit, TrapInfo, WarpRunner, WarpState, WARP_STRIDE};
+use crate::valid::KernelInfo;
+
+/// How many yields by groups that belong to a join (since the last arrival there) the scheduler
+/// allows before it dissolves a join that lanes are parked at. High enough that ordinary
+/// divergent loops of a few dozen iterations still reconverge; low enough that a spin lock
+/// between lanes of one warp hands over after a few hundred instructions.
+pub const YIELDS_BEFORE_RELEASE: u32 = 64;
+
+/// Identifies a join within its warp (never reused during a CTA's life).
+type JoinId = u64;
+
+/// One entry of a group's join stack: the join and its reconvergence pc (kept here so that the
+/// hot path needs no lookup to find `stop_pc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StackEntry {
+    join: JoinId,
+    reconv: u32,
+}
+
+/// What a group is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupState {
+    /// Can run.
+    Running,
+    /// Waits at the barrier instruction at the group's pc for barrier `id`.
+    AtBarrier { id: u32 },
+    /// Parked at the join on top of its stack; its pc is that join's reconvergence pc.
+    AtJoin,
+}
+
+impl GroupState {
+    /// How watchdog reports describe the state.
+    pub fn describe(self) -> &'static str {
+        match self {
+            GroupState::Running => "running",
+            GroupState::AtBarrier { .. } => "at barrier",
+            GroupState::AtJoin => "waiting to reconverge",
+        }
+    }
+}
+
+/// Lanes of one warp that execute together.
+#[derive(Debug, Clone)]
+struct Group {
+    pc: u32,
+    mask: u32,
+    stack: Vec<StackEntry>,
+    state: GroupState,
+    /// Fingerprint of the group's pc, lanes, registers and predicates at its last yield, kept
+    /// while it belongs to a join that lanes are parked at (to see that it is spinning).
+    last_yield: Option<u64>,
+}
+
+impl Group {
+    fn new(pc: u32, mask: u32, stack: Vec<StackEntry>) -> Group {
+        Group {
+            pc,
+            mask,
+            stack,
+            state: GroupState::Running,
+            last_yield: None,
+        }
+    }
+
+    fn top(&self) -> Option<StackEntry> {
+        self.stack.last().copied()
+    }
+
+    fn belongs_to(&self, join: JoinId) -> bool {
+        self.stack.iter().any(|e| e.join == join)
+    }
+
+    fn is_parked_at(&self, join: JoinId) -> bool {
+        self.state == GroupState::AtJoin && self.top().map(|e| e.join) == Some(join)
+    }
+}
+
+/// A pending reconvergence point (its pc is in the stack entries that refer to it).
+#[derive(Debug, Clone)]
+struct Join {
+    id: JoinId,
+    /// The lanes that diverged at the branch (exited lanes are masked out when checking).
+    expected: u32,
+    /// The lanes parked here.
+    arrived: u32,
+    /// Yields by groups belonging to this join since its last arrival.
+    yields: u32,
+}
+
+/// Counters of scheduling events, summed into the launch's statistics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScheduleCounters {
+    pub quanta: u64,
+    pub yields: u64,
+    pub divergences: u64,
+    pub reconvergences: u64,
+    pub dissolved_joins: u64,
+    pub barrier_releases: u64,
+}
+
+impl ScheduleCounters {
+    pub fn add(&mut self, o: &ScheduleCounters) {
+        self.quanta += o.quanta;
+        self.yields += o.yields;
+        self.divergences += o.divergences;
+        self.reconvergences += o.reconvergences;
+        self.dissolved_joins += o.dissolved_joins;
+        self.barrier_releases += o.barrier_releases;
+    }
+}
+
+/// What running one group did, as far as the CTA is concerned.
+#[derive(Debug)]
+pub enum Step {
+    /// The warp has no runnable group.
+    Idle,
+    /// The group ran; nothing for the CTA to do besides noticing exited lanes.
+    Progress,
+    /// `lanes` lanes arrived at barrier `id`.
+    Barrier { id: u32, lanes: u32 },
+    /// A lane faulted.
+    Trap(TrapInfo),
+    /// The backend broke the [`WarpRunner`] contract.
+    ContractViolation(String),
+}
+
+/// One warp of a resident CTA: its architectural state and its divergence bookkeeping.
+#[derive(Debug)]
+pub struct Warp {
+    pub state: WarpState,
+    groups: Vec<Group>,
+    joins: Vec<Join>,
+    next_join: JoinId,
+    /// Index at which the search for the next group to run starts (round-robin).
+    cursor: usize,
+}
+
+impl Warp {
+    /// A warp at its launch state: one group at pc 0 holding every lane of `state.lanes`.
+    pub fn new(state: WarpState) -> Warp {
+        let mut warp = Warp {
+            state,
+            groups: Vec::new(),
+            joins: Vec::new(),
+            next_join: 0,
+            cursor: 0,
+        };
+        warp.start();
+        warp
+    }
+
+    /// Reuses the warp for another CTA (see [`WarpState::reset`]).
+    pub fn reset(&mut self, warp_id: u32, lanes: u32) {
+        self.state.reset(warp_id, lanes);
+        self.start();
+    }
+
+    fn start(&mut self) {
+        self.groups.clear();
+        self.joins.clear();
+        self.next_join = 0;
+        self.cursor = 0;
+        if self.state.lanes != 0 {
+            self.groups
+                .push(Group::new(0, self.state.lanes, Vec::new()));
+        }
+    }
+
+    /// Every lane has exited.
+    pub fn is_finished(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// Some group can run.
+    pub fn has_runnable(&self) -> bool {
+        self.groups.iter().any(|g| g.state == GroupState::Running)
+    }
+
+    /// Each group as `(pc, lane mask, state)`, for watchdog reports.
+    pub fn describe(&self) -> Vec<(u32, u32, GroupState)> {
+        self.groups
+            .iter()
+            .map(|g| (g.pc, g.mask, g.state))
+            .collect()
+    }
+
+    /// Runs the next runnable group (round-robin) until its next event and applies the event.
+    pub fn step(
+        &mut self,
+        runner: &dyn WarpRunner,
+        env: &CtaEnv,
+        counters: &mut ScheduleCounters,
+    ) -> Step {
+        let Some(index) = self.next_runnable() else {
+            return Step::Idle;
+        };
+        let group = &self.groups[index];
+        let (pc, mask, stop_pc) = (group.pc, group.mask, group.top().map(|e| e.reconv));
+        let exit = runner.run_group(&mut self.state, env, pc, mask, stop_pc);
+        self.cursor = index + 1;
+        let step = self.apply(index, exit, env.info, counters);
+        self.settle(counters);
+        step
+    }
+
+    fn next_runnable(&self) -> Option<usize> {
+        let n = self.groups.len();
+        (0..n)
+            .map(|k| (self.cursor + k) % n)
+            .find(|&i| self.groups[i].state == GroupState::Running)
+    }
+
+    /// Applies the backend's report about group `index`, which ran with its current mask.
+    fn apply(
+        &mut self,
+        index: usize,
+        exit: GroupExit,
+        info: &KernelInfo,
+        counters: &mut ScheduleCounters,
+    ) -> Step {
+        let ran = self.groups[index].mask;
+        match exit {
+            GroupExit::Exited => {
+                self.state.exited |= ran;
+                self.remove_group(index);
+                Step::Progress
+            }
+            GroupExit::Yield { pc, mask } => {
+                counters.yields += 1;
+                if !self.keep_lanes(index, mask) {
+                    return Step::Progress;
+                }
+                let group = &mut self.groups[index];
+                group.pc = pc;
+                let waited_for = group
+                    .stack
+                    .iter()
+                    .any(|e| self.joins.iter().any(|j| j.id == e.join && j.arrived != 0));
+                let spinning = if waited_for {
+                    let print = fingerprint(&self.state, pc, group.mask);
+                    group.last_yield.replace(print) == Some(print)
+                } else {
+                    group.last_yield = None;
+                    false
+                };
+                let mut expired = Vec::new();
+                for entry in &group.stack {
+                    if let Some(join) = self.joins.iter_mut().find(|j| j.id == entry.join) {
+                        join.yields = join.yields.saturating_add(1);
+                        if join.arrived != 0 && (spinning || join.yields > YIELDS_BEFORE_RELEASE) {
+                            expired.push(join.id);
+                        }
+                    }
+                }
+                for id in expired {
+                    self.dissolve(id, counters);
+                }
+                Step::Progress
+            }
+            GroupExit::Diverge {
+                branch_pc,
+                taken_pc,
+                taken,
+                fall_pc,
+                fall,
+            } => {
+                let taken = taken & ran;
+                let fall = fall & ran & !taken;
+                self.state.exited |= ran & !(taken | fall);
+                match (taken != 0, fall != 0) {
+                    (false, false) => self.remove_group(index),
+                    (true, false) => {
+                        let group = &mut self.groups[index];
+                        (group.pc, group.mask) = (taken_pc, taken);
+                    }
+                    (false, true) => {
+                        let group = &mut self.groups[index];
+                        (group.pc, group.mask) = (fall_pc, fall);
+                    }
+                    (true, true) => {
+                        counters.divergences += 1;
+                        let mut stack = self.groups[index].stack.clone();
+                        if let Some(reconv) =
+                            info.reconverge.get(branch_pc as usize).copied().flatten()
+                        {
+                            let id = self.next_join;
+                            self.next_join += 1;
+                            self.joins.push(Join {
+                                id,
+                                expected: taken | fall,
+                                arrived: 0,
+                                yields: 0,
+                            });
+                            stack.push(StackEntry { join: id, reconv });
+                        }
+                        let taken_group = Group::new(taken_pc, taken, stack.clone());
+                        self.groups[index] = Group::new(fall_pc, fall, stack);
+                        self.groups.insert(index + 1, taken_group);
+                        // The fall-through group runs next.
+                        self.cursor = index;
+                    }
+                }
+                Step::Progress
+            }
+            GroupExit::Barrier { pc, mask, id } => {
+                if !self.keep_lanes(index, mask) {
+                    return Step::Progress;
+                }
+                let group = &mut self.groups[index];
+                group.pc = pc;
+                group.state = GroupState::AtBarrier { id };
+                Step::Barrier {
+                    id,
+                    lanes: group.mask.count_ones(),
+                }
+            }
+            GroupExit::Reconverge { mask } => {
+                let Some(top) = self.groups[index].top() else {
+                    return Step::ContractViolation(format!(
+                        "backend reported Reconverge for warp {} lanes {:#010x} at instruction {}, which had no \
+                         reconvergence point",
+                        self.state.warp_id, ran, self.groups[index].pc
+                    ));
+                };
+                if self.keep_lanes(index, mask) {
+                    // Running at its stop pc: `settle` parks it.
+                    self.groups[index].pc = top.reconv;
+                }
+                Step::Progress
+            }
+            GroupExit::Trap(trap) => Step::Trap(trap),
+        }
+    }
+
+    /// Restricts group `index` to `mask` (lanes the backend dropped have exited). Returns false
+    /// (and removes the group) if no lane is left.
+    fn keep_lanes(&mut self, index: usize, mask: u32) -> bool {
+        let ran = self.groups[index].mask;
+        let kept = mask & ran;
+        self.state.exited |= ran & !kept;
+        if kept == 0 {
+            self.remove_group(index);
+            false
+        } else {
+            self.groups[index].mask = kept;
+            true
+        }
+    }
+
+    fn remove_group(&mut self, index: usize) {
+        self.groups.remove(index);
+        if self.cursor > index {
+            self.cursor -= 1;
+        }
+    }
+
+    /// Releases the groups waiting at barrier `id`: they continue after the barrier instruction.
+    pub fn release_barrier(&mut self, id: u32, counters: &mut ScheduleCounters) {
+        for group in &mut self.groups {
+            if group.state == (GroupState::AtBarrier { id }) {
+                group.state = GroupState::Running;
+                group.pc = group.pc.wrapping_add(1);
+            }
+        }
+        self.settle(counters);
+    }
+
+    /// Dissolves every join that lanes are parked at (the CTA found nothing runnable). Returns
+    /// whether any was dissolved.
+    pub fn dissolve_parked_joins(&mut self, counters: &mut ScheduleCounters) -> bool {
+        let parked: Vec<JoinId> = self
+            .joins
+            .iter()
+            .filter(|j| j.arrived != 0)
+            .map(|j| j.id)
+            .collect();
+        for &id in &parked {
+            self.dissolve(id, counters);
+        }
+        self.settle(counters);
+        !parked.is_empty()
+    }
+
+    /// Removes join `id`: its parked group continues at the reconvergence pc without it, and
+    /// every other group drops it from its stack.
+    fn dissolve(&mut self, id: JoinId, counters: &mut ScheduleCounters) {
+        let Some(position) = self.joins.iter().position(|j| j.id == id) else {
+            return;
+        };
+        self.joins.remove(position);
+        counters.dissolved_joins += 1;
+        for group in &mut self.groups {
+            if group.is_parked_at(id) {
+                group.state = GroupState::Running;
+            }
+            group.stack.retain(|e| e.join != id);
+        }
+    }
+
+    /// Applies every consequence of the last change until nothing changes: groups at their
+    /// reconvergence pc park, complete joins release, joins blocked by a barrier dissolve, and
+    /// runnable groups that stand together merge.
+    fn settle(&mut self, counters: &mut ScheduleCounters) {
+        if self.joins.is_empty() && self.groups.len() <= 1 {
+            return;
+        }
+        while self.park_one()
+            || self.finish_one_join(counters)
+            || self.dissolve_one_blocked(counters)
+            || self.merge_one()
+        {}
+    }
+
+    /// Parks one runnable group standing at its top join's reconvergence pc.
+    fn park_one(&mut self) -> bool {
+        let Some(index) = self.groups.iter().position(|g| {
+            g.state == GroupState::Running && g.top().is_some_and(|e| e.reconv == g.pc)
+        }) else {
+            return false;
+        };
+        let (mask, top) = (self.groups[index].mask, self.groups[index].top());
+        let Some(join_id) = top.map(|e| e.join) else {
+            return false;
+        };
+        match self.joins.iter_mut().find(|j| j.id == join_id) {
+            Some(join) => {
+                join.arrived |= mask;
+                join.yields = 0;
+            }
+            None => {
+                // A stack entry without its join cannot happen (dissolving and completing remove
+                // both); drop it rather than park forever.
+                self.groups[index].stack.pop();
+                return true;
+            }
+        }
+        if let Some(parked) = self.groups.iter().position(|g| g.is_parked_at(join_id)) {
+            self.groups[parked].mask |= mask;
+            self.remove_group(index);
+        } else {
+            self.groups[index].state = GroupState::AtJoin;
+        }
+        true
+    }
+
+    /// Completes (or discards, when all its lanes exited) one join.
+    fn finish_one_join(&mut self, counters: &mut ScheduleCounters) -> bool {
+        let live = self.state.live();
+        let Some(position) = self.joins.iter().position(|j| {
+            let needed = j.expected & live;
+            needed == 0 || j.arrived & needed == needed
+        }) else {
+            return false;
+        };
+        let join = self.joins.remove(position);
+        if join.arrived != 0 {
+            counters.reconvergences += 1;
+        }
+        for group in &mut self.groups {
+            if group.is_parked_at(join.id) {
+                group.state = GroupState::Running;
+            }
+            group.stack.retain(|e| e.join != join.id);
+        }
+        true
+    }
+
+    /// Dissolves one join that lanes are parked at while a group belonging to it waits at a
+    /// barrier (rule 3 of the module docs).
+    fn dissolve_one_blocked(&mut self, counters: &mut ScheduleCounters) -> bool {
+        let blocked = self.joins.iter().find(|j| {
+            j.arrived != 0
+                && self
+                    .groups
+                    .iter()
+                    .any(|g| matches!(g.state, GroupState::AtBarrier { .. }) && g.belongs_to(j.id))
+        });
+        match blocked.map(|j| j.id) {
+            Some(id) => {
+                self.dissolve(id, counters);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Merges two runnable groups at the same pc with the same join stack.
+    fn merge_one(&mut self) -> bool {
+        for i in 0..self.groups.len() {
+            if self.groups[i].state != GroupState::Running {
+                continue;
+            }
+            for j in i + 1..self.groups.len() {
+                let (a, b) = (&self.groups[i], &self.groups[j]);
+                if b.state == GroupState::Running && a.pc == b.pc && a.stack == b.stack {
+                    self.groups[i].mask |= self.groups[j].mask;
+                    self.remove_group(j);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+/// A fingerprint of everything that decides what the lanes `mask` of a warp do next, apart from
+/// memory: the pc, the mask, and those lanes' registers and predicates (FxHash-style mixing; a
+/// collision can only make the scheduler dissolve a join early, which is always allowed).
+fn fingerprint(state: &WarpState, pc: u32, mask: u32) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mix = |h: u64, v: u64| (h.rotate_left(5) ^ v).wrapping_mul(K);
+    let mut h = mix(0, (u64::from(pc) << 32) | u64::from(mask));
+    for row in state.regs.chunks_exact(WARP_STRIDE) {
+        for (lane, &value) in row.iter().enumerate() {
+            if mask & (1 << lane) != 0 {
+                h = mix(h, u64::from(value));
+            }
+        }
+    }
+    for &pred in &state.preds {
+        h = mix(h, u64::from(pred & mask));
+    }
+    h
+}

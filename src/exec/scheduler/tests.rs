@@ -1,0 +1,1089 @@
+//! Scheduler tests with a scripted backend: each pc of a mock program is a small action (run a
+//! closure per lane, branch on a per-lane condition, wait at a barrier, trap, exit). The mock
+//! follows the [`WarpRunner`] contract exactly as a real backend must: it yields at a uniform
+//! backward branch, reports divergent branches, stops before `stop_pc`, and records every call
+//! and every executed instruction so tests can assert the schedule.
+
+use super::divergence::YIELDS_BEFORE_RELEASE;
+use super::*;
+use crate::exec::{CtaEnv, GroupExit, TrapReason, WarpState};
+use crate::ir::{Dialect, Guard, Inst, Op, Space, Span};
+use std::sync::atomic::AtomicU32;
+
+const FULL: u32 = u32::MAX;
+const LOW16: u32 = 0x0000_ffff;
+const HIGH16: u32 = 0xffff_0000;
+
+type LaneFn = Box<dyn Fn(&mut WarpState, &CtaEnv, u32) + Send + Sync>;
+type CondFn = Box<dyn Fn(&WarpState, &CtaEnv, u32) -> bool + Send + Sync>;
+
+enum MockOp {
+    Nop,
+    Exit,
+    /// Runs the closure for every lane of the group, in increasing lane order.
+    Lane(LaneFn),
+    /// Branches to `target` in the lanes where `cond` holds.
+    Branch {
+        target: u32,
+        cond: CondFn,
+    },
+    Bar(u32),
+    /// Traps in `lane` if it is in the group, in CTA `cta`, warp `warp`.
+    Trap {
+        cta: [u32; 3],
+        warp: u32,
+        lane: u32,
+    },
+    /// Returns `Reconverge` whatever `stop_pc` is (a broken backend).
+    BogusReconverge,
+    /// Panics (a backend bug).
+    Panic,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Call {
+    cta: [u32; 3],
+    warp: u32,
+    pc: u32,
+    mask: u32,
+    stop: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Executed {
+    cta: [u32; 3],
+    warp: u32,
+    pc: u32,
+    mask: u32,
+}
+
+struct Mock {
+    ops: Vec<MockOp>,
+    calls: Mutex<Vec<Call>>,
+    executed: Mutex<Vec<Executed>>,
+}
+
+impl Mock {
+    fn new(ops: Vec<MockOp>) -> Mock {
+        Mock {
+            ops,
+            calls: Mutex::new(Vec::new()),
+            executed: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn calls(&self) -> Vec<Call> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    fn executed_at(&self, pc: u32) -> Vec<Executed> {
+        self.executed
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e.pc == pc)
+            .cloned()
+            .collect()
+    }
+}
+
+fn lanes_of(mask: u32) -> impl Iterator<Item = u32> {
+    (0..32).filter(move |l| mask & (1 << l) != 0)
+}
+
+impl WarpRunner for Mock {
+    fn run_group(
+        &self,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        mut pc: u32,
+        mask: u32,
+        stop_pc: Option<u32>,
+    ) -> GroupExit {
+        self.calls.lock().unwrap().push(Call {
+            cta: env.ctaid,
+            warp: warp.warp_id,
+            pc,
+            mask,
+            stop: stop_pc,
+        });
+        loop {
+            if stop_pc == Some(pc) {
+                return GroupExit::Reconverge { mask };
+            }
+            self.executed.lock().unwrap().push(Executed {
+                cta: env.ctaid,
+                warp: warp.warp_id,
+                pc,
+                mask,
+            });
+            warp.stats.warp_insts += 1;
+            match &self.ops[pc as usize] {
+                MockOp::Nop => pc += 1,
+                MockOp::Exit => {
+                    warp.exited |= mask;
+                    return GroupExit::Exited;
+                }
+                MockOp::Lane(f) => {
+                    for lane in lanes_of(mask) {
+                        f(warp, env, lane);
+                    }
+                    pc += 1;
+                }
+                MockOp::Branch { target, cond } => {
+                    let taken = lanes_of(mask)
+                        .filter(|&l| cond(warp, env, l))
+                        .fold(0, |m, l| m | 1 << l);
+                    if taken == mask {
+                        if *target <= pc {
+                            return GroupExit::Yield { pc: *target, mask };
+                        }
+                        pc = *target;
+                    } else if taken == 0 {
+                        pc += 1;
+                    } else {
+                        return GroupExit::Diverge {
+                            branch_pc: pc,
+                            taken_pc: *target,
+                            taken,
+                            fall_pc: pc + 1,
+                            fall: mask & !taken,
+                        };
+                    }
+                }
+                MockOp::Bar(id) => return GroupExit::Barrier { pc, mask, id: *id },
+                MockOp::Trap { cta, warp: w, lane } => {
+                    if env.ctaid == *cta && warp.warp_id == *w && mask & (1 << lane) != 0 {
+                        return GroupExit::Trap(TrapInfo {
+                            reason: TrapReason::AddressOutOfRange,
+                            pc,
+                            lane: *lane,
+                            space: Space::Shared,
+                            address: 0x1234,
+                        });
+                    }
+                    pc += 1;
+                }
+                MockOp::BogusReconverge => return GroupExit::Reconverge { mask },
+                MockOp::Panic => panic!("mock backend bug"),
+            }
+        }
+    }
+}
+
+// ---- building blocks -------------------------------------------------------------------------
+
+/// A kernel of `n` placeholder instructions; instruction `pc` is on line `10 + pc` with text
+/// `op{pc}` (the mock's actions are what runs).
+fn kernel(n: usize) -> Kernel {
+    let insts = (0..n)
+        .map(|pc| Inst {
+            op: if pc + 1 == n { Op::Exit } else { Op::Nop },
+            guard: Guard::ALWAYS,
+            span: Span {
+                start: 0,
+                end: 0,
+                line: 10 + pc as u32,
+                col: 5,
+            },
+            text: format!("op{pc}"),
+            sched: Vec::new(),
+        })
+        .collect();
+    Kernel {
+        name: "mock".into(),
+        dialect: Dialect::Sass,
+        warp_size: 32,
+        insts,
+        labels: Vec::new(),
+        num_regs: 4,
+        num_preds: 1,
+        launch: LaunchSpec::default(),
+        span: Span::default(),
+    }
+}
+
+/// Kernel info for `n` instructions where each `(branch, reconv)` pair is a branch's
+/// reconvergence point.
+fn info(n: usize, joins: &[(u32, u32)]) -> KernelInfo {
+    let mut info = KernelInfo {
+        reconverge: vec![None; n],
+        is_join: vec![false; n],
+        block_start: vec![false; n],
+    };
+    for &(branch, reconv) in joins {
+        info.reconverge[branch as usize] = Some(reconv);
+        info.is_join[reconv as usize] = true;
+    }
+    info
+}
+
+fn config(grid: u32, block: u32) -> LaunchConfig {
+    let mut c = LaunchConfig::new([grid, 1, 1], [block, 1, 1], 256);
+    c.threads(1).timeout(Some(Duration::from_secs(20)));
+    c
+}
+
+fn global_words(n: u64) -> GlobalMemory {
+    GlobalMemory::with_allocations(&[n * 4]).0
+}
+
+fn gword<'a>(env: &'a CtaEnv, i: u32) -> &'a AtomicU32 {
+    env.global.region().atomic_u32(i as usize * 4)
+}
+
+fn sword<'a>(env: &'a CtaEnv, i: u32) -> &'a AtomicU32 {
+    env.shared.region().atomic_u32(i as usize * 4)
+}
+
+fn read_global(g: &GlobalMemory, i: u64) -> u32 {
+    g.region().load(i as usize * 4, 4) as u32
+}
+
+fn reg(warp: &WarpState, r: usize, lane: u32) -> u32 {
+    warp.regs[r * 32 + lane as usize]
+}
+
+fn set_reg(warp: &mut WarpState, r: usize, lane: u32, v: u32) {
+    warp.regs[r * 32 + lane as usize] = v;
+}
+
+fn tid(warp: &WarpState, lane: u32) -> u32 {
+    warp.warp_id * 32 + lane
+}
+
+fn lane(f: impl Fn(&mut WarpState, &CtaEnv, u32) + Send + Sync + 'static) -> MockOp {
+    MockOp::Lane(Box::new(f))
+}
+
+fn branch(
+    target: u32,
+    cond: impl Fn(&WarpState, &CtaEnv, u32) -> bool + Send + Sync + 'static,
+) -> MockOp {
+    MockOp::Branch {
+        target,
+        cond: Box::new(cond),
+    }
+}
+
+fn count_global(i: u32) -> MockOp {
+    lane(move |_, env, _| {
+        gword(env, i).fetch_add(1, Ordering::Relaxed);
+    })
+}
+
+fn run(
+    mock: &Mock,
+    info: &KernelInfo,
+    global: &GlobalMemory,
+    config: &LaunchConfig,
+) -> Result<LaunchStats, LaunchError> {
+    let kernel = kernel(mock.ops.len());
+    launch(&kernel, info, mock, global, &[], config)
+}
+
+fn watchdog(result: Result<LaunchStats, LaunchError>) -> WatchdogReport {
+    match result {
+        Err(LaunchError::Watchdog(report)) => *report,
+        other => panic!("expected a watchdog report, got {other:?}"),
+    }
+}
+
+// ---- lanes, warps, CTAs ----------------------------------------------------------------------
+
+#[test]
+fn every_lane_of_every_cta_runs_once_and_exits() {
+    // 48 threads per CTA: a full warp and a partial one of 16 lanes.
+    let mock = Mock::new(vec![
+        lane(|w, env, l| {
+            let slot = 1 + env.ctaid[0] * 48 + tid(w, l);
+            gword(env, slot).fetch_add(1, Ordering::Relaxed);
+        }),
+        MockOp::Exit,
+    ]);
+    let global = global_words(1 + 3 * 48);
+    let mut cfg = config(3, 48);
+    cfg.threads(2);
+    let stats = run(&mock, &info(2, &[]), &global, &cfg).unwrap();
+    for slot in 1..=3 * 48 {
+        assert_eq!(read_global(&global, slot), 1, "thread slot {slot}");
+    }
+    assert_eq!((stats.ctas, stats.lanes, stats.threads), (3, 144, 2));
+    // Two instructions per warp, two warps per CTA.
+    assert_eq!(stats.stats.warp_insts, 12);
+    let partial: Vec<Call> = mock.calls().into_iter().filter(|c| c.warp == 1).collect();
+    assert!(
+        partial.iter().all(|c| c.mask == LOW16),
+        "the last warp holds lanes 32..47 only"
+    );
+}
+
+#[test]
+fn grid_indices_run_x_fastest_in_linear_order_when_deterministic() {
+    let mock = Mock::new(vec![MockOp::Exit]);
+    let global = global_words(1);
+    let mut cfg = config(1, 32);
+    cfg.grid = [2, 3, 2];
+    cfg.deterministic(true).threads(4);
+    let stats = run(&mock, &info(1, &[]), &global, &cfg).unwrap();
+    assert_eq!((stats.ctas, stats.threads), (12, 1));
+    let order: Vec<[u32; 3]> = mock.calls().into_iter().map(|c| c.cta).collect();
+    let expected: Vec<[u32; 3]> = (0..2)
+        .flat_map(|z| (0..3).flat_map(move |y| (0..2).map(move |x| [x, y, z])))
+        .collect();
+    assert_eq!(order, expected);
+}
+
+// ---- divergence ------------------------------------------------------------------------------
+
+#[test]
+fn diverged_lanes_reconverge_and_run_the_join_once_with_the_union_mask() {
+    let mock = Mock::new(vec![
+        branch(3, |_, _, l| l < 16), // 0: lanes 0..15 jump to the join
+        MockOp::Nop,                 // 1: lanes 16..31
+        MockOp::Nop,                 // 2
+        MockOp::Nop,                 // 3: join
+        MockOp::Exit,                // 4
+    ]);
+    let stats = run(&mock, &info(5, &[(0, 3)]), &global_words(1), &config(1, 32)).unwrap();
+    assert_eq!(
+        mock.calls(),
+        vec![
+            Call {
+                cta: [0; 3],
+                warp: 0,
+                pc: 0,
+                mask: FULL,
+                stop: None
+            },
+            // The taken group starts at the join and parks without running; the fall-through
+            // group runs up to the join.
+            Call {
+                cta: [0; 3],
+                warp: 0,
+                pc: 1,
+                mask: HIGH16,
+                stop: Some(3)
+            },
+            Call {
+                cta: [0; 3],
+                warp: 0,
+                pc: 3,
+                mask: FULL,
+                stop: None
+            },
+        ]
+    );
+    assert_eq!(
+        mock.executed_at(3),
+        vec![Executed {
+            cta: [0; 3],
+            warp: 0,
+            pc: 3,
+            mask: FULL
+        }]
+    );
+    assert_eq!(
+        (
+            stats.divergences,
+            stats.reconvergences,
+            stats.dissolved_joins
+        ),
+        (1, 1, 0)
+    );
+}
+
+#[test]
+fn both_sides_of_an_if_else_run_fall_through_first_then_merge() {
+    let odd = 0xaaaa_aaaa;
+    let mock = Mock::new(vec![
+        branch(3, |_, _, l| l % 2 == 1), // 0
+        MockOp::Nop,                     // 1: else side (even lanes)
+        branch(5, |_, _, _| true),       // 2: jump over the then side
+        MockOp::Nop,                     // 3: then side (odd lanes)
+        MockOp::Nop,                     // 4
+        MockOp::Nop,                     // 5: join
+        MockOp::Exit,                    // 6
+    ]);
+    run(&mock, &info(7, &[(0, 5)]), &global_words(1), &config(1, 32)).unwrap();
+    let calls: Vec<(u32, u32, Option<u32>)> = mock
+        .calls()
+        .iter()
+        .map(|c| (c.pc, c.mask, c.stop))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            (0, FULL, None),
+            (1, !odd, Some(5)),
+            (3, odd, Some(5)),
+            (5, FULL, None)
+        ]
+    );
+}
+
+#[test]
+fn nested_divergence_reconverges_inner_then_outer() {
+    let mock = Mock::new(vec![
+        branch(6, |_, _, l| l >= 16), // 0: outer
+        branch(4, |_, _, l| l >= 8),  // 1: inner (lanes 0..15)
+        MockOp::Nop,                  // 2: lanes 0..7
+        MockOp::Nop,                  // 3
+        MockOp::Nop,                  // 4: inner join
+        MockOp::Nop,                  // 5
+        MockOp::Nop,                  // 6: outer join
+        MockOp::Exit,                 // 7
+    ]);
+    let stats = run(
+        &mock,
+        &info(8, &[(0, 6), (1, 4)]),
+        &global_words(1),
+        &config(1, 32),
+    )
+    .unwrap();
+    let at = |pc| {
+        mock.executed_at(pc)
+            .iter()
+            .map(|e| e.mask)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(at(2), vec![0xff]);
+    assert_eq!(at(4), vec![LOW16]);
+    assert_eq!(at(6), vec![FULL]);
+    assert_eq!((stats.divergences, stats.reconvergences), (2, 2));
+}
+
+#[test]
+fn branches_without_a_reconvergence_point_run_apart_to_exit() {
+    let mock = Mock::new(vec![
+        branch(3, |_, _, l| l < 16), // 0: paths only meet at exit
+        count_global(0),             // 1
+        MockOp::Exit,                // 2
+        count_global(1),             // 3
+        MockOp::Exit,                // 4
+    ]);
+    let global = global_words(2);
+    let stats = run(&mock, &info(5, &[]), &global, &config(1, 32)).unwrap();
+    assert_eq!((read_global(&global, 0), read_global(&global, 1)), (16, 16));
+    assert_eq!((stats.divergences, stats.reconvergences), (1, 0));
+}
+
+#[test]
+fn exited_lanes_no_longer_hold_back_a_join() {
+    let mock = Mock::new(vec![
+        branch(4, |_, _, l| l >= 16), // 0: outer split, join at 4
+        branch(3, |_, _, l| l < 4),   // 1: lanes 0..3 leave to exit (no reconvergence point)
+        branch(4, |_, _, _| true),    // 2: lanes 4..15 jump to the join
+        MockOp::Exit,                 // 3
+        MockOp::Nop,                  // 4: join
+        MockOp::Exit,                 // 5
+    ]);
+    let stats = run(&mock, &info(6, &[(0, 4)]), &global_words(1), &config(1, 32)).unwrap();
+    assert_eq!(
+        mock.executed_at(4)
+            .iter()
+            .map(|e| e.mask)
+            .collect::<Vec<_>>(),
+        vec![!0xf]
+    );
+    assert_eq!(stats.reconvergences, 1);
+}
+
+#[test]
+fn lanes_that_meet_again_at_a_loop_head_are_merged() {
+    // Lanes 0..15 take a short path and lanes 16..31 a longer one to the same backward branch.
+    // The branch has no reconvergence point, so only the merge of runnable groups standing at
+    // the same pc with the same stack brings them back together at the loop head.
+    let mock = Mock::new(vec![
+        lane(|w, _, l| set_reg(w, 0, l, reg(w, 0, l) + 1)), // 0: loop head
+        branch(3, |_, _, l| l < 16),                        // 1
+        MockOp::Nop,                                        // 2: long path
+        branch(0, |w, _, l| reg(w, 0, l) < 3),              // 3: back edge
+        MockOp::Exit,                                       // 4
+    ]);
+    run(&mock, &info(5, &[]), &global_words(1), &config(1, 32)).unwrap();
+    let head: Vec<u32> = mock.executed_at(0).iter().map(|e| e.mask).collect();
+    assert_eq!(
+        head,
+        vec![FULL, FULL, FULL],
+        "the two paths merge again at the loop head"
+    );
+}
+
+// ---- forward progress ------------------------------------------------------------------------
+
+/// Where a test's spin lock lives.
+#[derive(Clone, Copy)]
+enum LockWord {
+    /// Shared word 0: one lock per CTA.
+    Shared,
+    /// Global word `i`: one lock for the grid.
+    Global(u32),
+}
+
+impl LockWord {
+    fn word<'a>(self, env: &'a CtaEnv) -> &'a AtomicU32 {
+        match self {
+            LockWord::Shared => sword(env, 0),
+            LockWord::Global(i) => gword(env, i),
+        }
+    }
+}
+
+/// A spin lock around a non-atomic increment of global word 0: lane order decides who wins; a
+/// lost update would show as a count below the number of threads.
+fn spin_lock_program(lock: LockWord) -> (Vec<MockOp>, KernelInfo) {
+    spin_lock_program_counting(lock, false)
+}
+
+/// [`spin_lock_program`]; with `count_attempts` each lane also counts its attempts in R2, so
+/// its registers change every iteration.
+fn spin_lock_program_counting(lock: LockWord, count_attempts: bool) -> (Vec<MockOp>, KernelInfo) {
+    let ops = vec![
+        // 0: try to take the lock
+        lane(move |w, env, l| {
+            if count_attempts {
+                set_reg(w, 2, l, reg(w, 2, l) + 1);
+            }
+            let won = lock
+                .word(env)
+                .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok();
+            set_reg(w, 0, l, won as u32);
+        }),
+        // 1: retry while the lock was not taken
+        branch(0, |w, _, l| reg(w, 0, l) == 0),
+        // 2, 3: non-atomic critical section
+        lane(|w, env, l| set_reg(w, 1, l, gword(env, 0).load(Ordering::Relaxed))),
+        lane(|w, env, l| gword(env, 0).store(reg(w, 1, l) + 1, Ordering::Relaxed)),
+        // 4: release
+        lane(move |_, env, _| lock.word(env).store(0, Ordering::Release)),
+        MockOp::Exit,
+    ];
+    (ops, info(6, &[(1, 2)]))
+}
+
+#[test]
+fn a_spin_lock_contended_by_the_lanes_of_one_warp_terminates() {
+    let (ops, info) = spin_lock_program(LockWord::Shared);
+    let mock = Mock::new(ops);
+    let global = global_words(1);
+    let stats = run(&mock, &info, &global, &config(1, 32)).unwrap();
+    assert_eq!(
+        read_global(&global, 0),
+        32,
+        "every lane entered the critical section alone"
+    );
+    assert!(
+        stats.dissolved_joins >= 31,
+        "each lock holder was released from its join: {stats:?}"
+    );
+}
+
+#[test]
+fn a_spin_loop_whose_registers_change_releases_the_holder_after_the_yield_limit() {
+    let (ops, info) = spin_lock_program_counting(LockWord::Shared, true);
+    let mock = Mock::new(ops);
+    let global = global_words(1);
+    let stats = run(&mock, &info, &global, &config(1, 32)).unwrap();
+    assert_eq!(read_global(&global, 0), 32);
+    // The spinners never repeat their state, so each holder waits for the yield limit.
+    assert!(stats.dissolved_joins >= 31, "{stats:?}");
+    assert!(
+        stats.yields > 31 * u64::from(YIELDS_BEFORE_RELEASE),
+        "{stats:?}"
+    );
+}
+
+#[test]
+fn a_loop_that_makes_progress_keeps_its_early_leavers_parked_until_it_ends() {
+    let mock = Mock::new(vec![
+        lane(|w, _, l| set_reg(w, 0, l, reg(w, 0, l) + 1)), // 0
+        branch(0, |w, _, l| reg(w, 0, l) < if l < 16 { 3 } else { 40 }), // 1
+        MockOp::Nop,                                        // 2: after the loop
+        MockOp::Exit,                                       // 3
+    ]);
+    let stats = run(&mock, &info(4, &[(1, 2)]), &global_words(1), &config(1, 32)).unwrap();
+    assert_eq!(
+        mock.executed_at(2)
+            .iter()
+            .map(|e| e.mask)
+            .collect::<Vec<_>>(),
+        vec![FULL]
+    );
+    assert_eq!((stats.reconvergences, stats.dissolved_joins), (1, 0));
+}
+
+#[test]
+fn a_spin_lock_contended_by_warps_and_lanes_of_one_cta_terminates() {
+    let (ops, info) = spin_lock_program(LockWord::Shared);
+    let mock = Mock::new(ops);
+    let global = global_words(1);
+    run(&mock, &info, &global, &config(1, 96)).unwrap();
+    assert_eq!(read_global(&global, 0), 96);
+}
+
+#[test]
+fn a_warp_spinning_on_shared_memory_waits_for_another_warp() {
+    let mock = Mock::new(vec![
+        branch(4, |w, _, _| w.warp_id == 1), // 0
+        branch(1, |_, env, _| sword(env, 0).load(Ordering::Acquire) != 1), // 1: spin
+        count_global(0),                     // 2
+        MockOp::Exit,                        // 3
+        lane(|w, _, l| set_reg(w, 0, l, reg(w, 0, l) + 1)), // 4: warp 1 works a while
+        branch(4, |w, _, l| reg(w, 0, l) < 100), // 5
+        lane(|_, env, _| sword(env, 0).store(1, Ordering::Release)), // 6: then sets the flag
+        MockOp::Exit,                        // 7
+    ]);
+    let global = global_words(1);
+    let stats = run(&mock, &info(8, &[]), &global, &config(1, 64)).unwrap();
+    assert_eq!(read_global(&global, 0), 32);
+    assert!(stats.yields > 100);
+}
+
+fn inter_cta_flag_program(setter: u32) -> Vec<MockOp> {
+    vec![
+        branch(4, move |_, env, _| env.ctaid[0] == setter), // 0
+        branch(1, |_, env, _| gword(env, 1).load(Ordering::Acquire) != 1), // 1: spin on the flag
+        count_global(0),                                    // 2
+        MockOp::Exit,                                       // 3
+        lane(|w, _, l| set_reg(w, 0, l, reg(w, 0, l) + 1)), // 4: the setter works a while
+        branch(4, |w, _, l| reg(w, 0, l) < 100),            // 5
+        lane(|_, env, _| gword(env, 1).store(1, Ordering::Release)), // 6: then sets the flag
+        MockOp::Exit,                                       // 7
+    ]
+}
+
+#[test]
+fn ctas_spinning_on_each_other_terminate_on_one_host_thread() {
+    for deterministic in [false, true] {
+        let mock = Mock::new(inter_cta_flag_program(3));
+        let global = global_words(2);
+        let mut cfg = config(4, 32);
+        cfg.deterministic(deterministic);
+        let stats = run(&mock, &info(8, &[]), &global, &cfg).unwrap();
+        assert_eq!(read_global(&global, 0), 3 * 32);
+        assert_eq!(stats.threads, 1);
+    }
+}
+
+#[test]
+fn ctas_waiting_for_a_cta_that_is_not_resident_end_with_the_watchdog() {
+    // With one worker, CTAs 0..3 are resident and spin; CTA 5 never starts.
+    let mock = Mock::new(inter_cta_flag_program(5));
+    let mut cfg = config(6, 32);
+    cfg.timeout(Some(Duration::from_millis(200)));
+    let report = watchdog(run(&mock, &info(8, &[]), &global_words(2), &cfg));
+    assert!(
+        report.cause.starts_with("no completion after 0.2s"),
+        "{}",
+        report.cause
+    );
+    let ctas: Vec<[u32; 3]> = report.stuck.iter().map(|w| w.cta).collect();
+    assert_eq!(ctas, vec![[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 0]]);
+}
+
+// ---- barriers --------------------------------------------------------------------------------
+
+#[test]
+fn a_barrier_holds_every_warp_until_all_threads_arrive() {
+    let mock = Mock::new(vec![
+        branch(3, |w, _, _| w.warp_id == 0), // 0: warp 1 works a while first
+        lane(|w, _, l| set_reg(w, 0, l, reg(w, 0, l) + 1)), // 1
+        branch(1, |w, _, l| reg(w, 0, l) < 50), // 2
+        lane(|w, env, l| sword(env, tid(w, l)).store(tid(w, l) + 1, Ordering::Relaxed)), // 3
+        MockOp::Bar(0),                      // 4
+        lane(|w, env, l| {
+            let other = sword(env, (tid(w, l) + 32) % 64).load(Ordering::Relaxed);
+            gword(env, 0).fetch_add(other, Ordering::Relaxed);
+        }), // 5: read what the other warp wrote before the barrier
+        MockOp::Exit,                        // 6
+    ]);
+    let global = global_words(1);
+    let stats = run(&mock, &info(7, &[]), &global, &config(2, 64)).unwrap();
+    assert_eq!(read_global(&global, 0), 2 * (1..=64).sum::<u32>());
+    assert_eq!(stats.barrier_releases, 2);
+}
+
+#[test]
+fn exited_threads_no_longer_hold_back_a_barrier() {
+    let mock = Mock::new(vec![
+        branch(4, |w, _, _| w.warp_id == 1), // 0: warp 1 exits at once
+        MockOp::Bar(0),                      // 1
+        count_global(0),                     // 2
+        MockOp::Exit,                        // 3
+        MockOp::Exit,                        // 4
+    ]);
+    let global = global_words(1);
+    let stats = run(&mock, &info(5, &[]), &global, &config(1, 64)).unwrap();
+    assert_eq!(read_global(&global, 0), 32);
+    assert_eq!(stats.barrier_releases, 1);
+}
+
+#[test]
+fn a_barrier_inside_a_divergent_branch_releases_once_the_other_lanes_exit() {
+    let mock = Mock::new(vec![
+        branch(3, |_, _, l| l >= 16), // 0: lanes 16..31 skip the barrier
+        MockOp::Bar(0),               // 1
+        count_global(0),              // 2
+        count_global(1),              // 3: join
+        MockOp::Exit,                 // 4
+    ]);
+    let global = global_words(2);
+    let stats = run(&mock, &info(5, &[(0, 3)]), &global, &config(1, 32)).unwrap();
+    assert_eq!((read_global(&global, 0), read_global(&global, 1)), (16, 32));
+    // The lanes parked at the join could never reach the barrier: the join was dissolved.
+    assert_eq!((stats.dissolved_joins, stats.barrier_releases), (1, 1));
+}
+
+#[test]
+fn lanes_of_one_warp_meet_at_different_barrier_instructions_with_the_same_id() {
+    let mock = Mock::new(vec![
+        branch(4, |_, _, l| l >= 16), // 0
+        MockOp::Bar(0),               // 1
+        count_global(0),              // 2
+        MockOp::Exit,                 // 3
+        MockOp::Bar(0),               // 4
+        count_global(0),              // 5
+        MockOp::Exit,                 // 6
+    ]);
+    let global = global_words(1);
+    let stats = run(&mock, &info(7, &[]), &global, &config(1, 32)).unwrap();
+    assert_eq!(read_global(&global, 0), 32);
+    assert_eq!(stats.barrier_releases, 1);
+}
+
+#[test]
+fn warps_waiting_at_different_barriers_are_a_deadlock() {
+    let mock = Mock::new(vec![
+        branch(3, |w, _, _| w.warp_id == 1), // 0
+        MockOp::Bar(0),                      // 1
+        MockOp::Exit,                        // 2
+        MockOp::Bar(1),                      // 3
+        MockOp::Exit,                        // 4
+    ]);
+    let report = watchdog(run(&mock, &info(5, &[]), &global_words(1), &config(1, 64)));
+    assert!(report.cause.starts_with("deadlock: "), "{}", report.cause);
+    assert!(
+        report.cause.contains("32 at barrier 0") && report.cause.contains("32 at barrier 1"),
+        "{}",
+        report.cause
+    );
+    assert_eq!(report.kernel, "mock");
+    assert_eq!(report.stuck.len(), 2);
+    assert_eq!(
+        report.stuck[0].groups,
+        vec![(1, FULL, "at barrier".to_string())]
+    );
+    assert_eq!(report.stuck[0].insts, vec![(11, "op1".to_string())]);
+    assert_eq!(
+        report.stuck[1].groups,
+        vec![(3, FULL, "at barrier".to_string())]
+    );
+    assert_eq!(report.stuck[1].insts, vec![(13, "op3".to_string())]);
+}
+
+#[test]
+fn lanes_of_one_warp_at_different_barriers_are_a_deadlock() {
+    let mock = Mock::new(vec![
+        branch(3, |_, _, l| l >= 16), // 0
+        MockOp::Bar(0),               // 1
+        branch(5, |_, _, _| true),    // 2
+        MockOp::Bar(1),               // 3
+        MockOp::Nop,                  // 4
+        MockOp::Exit,                 // 5: join
+    ]);
+    let report = watchdog(run(
+        &mock,
+        &info(6, &[(0, 5)]),
+        &global_words(1),
+        &config(1, 32),
+    ));
+    assert!(report.cause.starts_with("deadlock: "), "{}", report.cause);
+    assert_eq!(
+        report.stuck[0].groups,
+        vec![
+            (1, LOW16, "at barrier".to_string()),
+            (3, HIGH16, "at barrier".to_string())
+        ]
+    );
+}
+
+// ---- traps, watchdog, internal errors --------------------------------------------------------
+
+#[test]
+fn a_trap_names_kernel_instruction_line_cta_warp_lane_space_and_address() {
+    let mock = Mock::new(vec![
+        count_global(0),
+        MockOp::Nop,
+        MockOp::Trap {
+            cta: [1, 1, 0],
+            warp: 1,
+            lane: 9,
+        },
+        count_global(1),
+        MockOp::Exit,
+    ]);
+    let mut cfg = config(1, 64);
+    cfg.grid = [2, 2, 1];
+    cfg.threads(2);
+    let trap = match run(&mock, &info(5, &[]), &global_words(2), &cfg) {
+        Err(LaunchError::Trap(trap)) => *trap,
+        other => panic!("expected a trap, got {other:?}"),
+    };
+    assert_eq!(
+        trap,
+        Trap {
+            reason: TrapReason::AddressOutOfRange,
+            kernel: "mock".into(),
+            pc: 2,
+            line: 12,
+            inst: "op2".into(),
+            cta: [1, 1, 0],
+            warp: 1,
+            lane: 9,
+            space: Space::Shared,
+            address: 0x1234,
+        }
+    );
+    assert!(trap.to_string().contains("address out of range"));
+}
+
+#[test]
+fn the_watchdog_ends_an_endless_loop_and_names_the_stuck_warps() {
+    let mock = Mock::new(vec![branch(0, |_, _, _| true), MockOp::Exit]);
+    for threads in [1, 2] {
+        let mut cfg = config(2, 40);
+        cfg.threads(threads)
+            .timeout(Some(Duration::from_millis(200)));
+        let started = Instant::now();
+        let report = watchdog(run(&mock, &info(2, &[]), &global_words(1), &cfg));
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(
+            report.cause.starts_with("no completion after 0.2s"),
+            "{}",
+            report.cause
+        );
+        let named: Vec<([u32; 3], u32)> = report.stuck.iter().map(|w| (w.cta, w.warp)).collect();
+        assert_eq!(
+            named,
+            vec![
+                ([0, 0, 0], 0),
+                ([0, 0, 0], 1),
+                ([1, 0, 0], 0),
+                ([1, 0, 0], 1)
+            ]
+        );
+        assert_eq!(
+            report.stuck[0].groups,
+            vec![(0, FULL, "running".to_string())]
+        );
+        assert_eq!(
+            report.stuck[1].groups,
+            vec![(0, 0xff, "running".to_string())]
+        );
+        assert_eq!(report.stuck[0].insts, vec![(10, "op0".to_string())]);
+        assert!(report
+            .to_string()
+            .contains("running at instruction 0 (line 10: `op0`)"));
+    }
+}
+
+#[test]
+fn a_panicking_backend_is_an_internal_error_not_a_crash() {
+    let mock = Mock::new(vec![MockOp::Nop, MockOp::Panic, MockOp::Exit]);
+    for threads in [1, 2] {
+        let mut cfg = config(4, 32);
+        cfg.threads(threads);
+        match run(&mock, &info(3, &[]), &global_words(1), &cfg) {
+            Err(LaunchError::Config(message)) => {
+                assert!(
+                    message.contains("internal error") && message.contains("mock backend bug"),
+                    "{message}"
+                )
+            }
+            other => panic!("expected an internal error, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_backend_breaking_the_reconverge_contract_is_an_internal_error() {
+    let mock = Mock::new(vec![MockOp::BogusReconverge, MockOp::Exit]);
+    match run(&mock, &info(2, &[]), &global_words(1), &config(1, 32)) {
+        Err(LaunchError::Config(message)) => {
+            assert!(message.contains("no reconvergence point"), "{message}")
+        }
+        other => panic!("expected an internal error, got {other:?}"),
+    }
+}
+
+// ---- determinism and threads -----------------------------------------------------------------
+
+/// Divergence, a grid-wide spin lock (global word 3), a barrier and global atomics across
+/// several CTAs.
+fn busy_program() -> (Vec<MockOp>, KernelInfo) {
+    let (mut ops, _) = spin_lock_program(LockWord::Global(3));
+    ops.pop(); // drop the final EXIT of the lock program (pc 5)
+    ops.extend([
+        MockOp::Bar(0),                          // 5
+        branch(9, |w, _, l| tid(w, l) % 3 == 0), // 6
+        lane(|w, env, l| {
+            gword(env, 1).fetch_add(tid(w, l), Ordering::Relaxed);
+        }), // 7
+        branch(10, |_, _, _| true),              // 8
+        lane(|_, env, _| {
+            gword(env, 2).fetch_add(1, Ordering::Relaxed);
+        }), // 9
+        MockOp::Exit,                            // 10: join
+    ]);
+    (ops, info(11, &[(1, 2), (6, 10)]))
+}
+
+#[test]
+fn deterministic_mode_repeats_the_same_schedule_and_results() {
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let (ops, info) = busy_program();
+        let mock = Mock::new(ops);
+        let global = global_words(4);
+        let mut cfg = config(6, 80);
+        cfg.deterministic(true).threads(4);
+        let stats = run(&mock, &info, &global, &cfg).unwrap();
+        assert_eq!(stats.threads, 1);
+        let memory: Vec<u32> = (0..3).map(|i| read_global(&global, i)).collect();
+        runs.push((
+            mock.calls(),
+            memory,
+            stats.stats,
+            stats.quanta,
+            stats.dissolved_joins,
+        ));
+    }
+    assert_eq!(runs[0], runs[1]);
+    assert_eq!(runs[0].1[0], 6 * 80);
+}
+
+#[test]
+fn several_threads_give_the_same_totals() {
+    let expected_sum: u32 = 64 * (0..96).filter(|t| t % 3 != 0).sum::<u32>();
+    let expected_thirds = 64 * (0..96).filter(|t| t % 3 == 0).count() as u32;
+    let mut per_cta_work = Vec::new();
+    for threads in [1, 3, 4] {
+        let (ops, info) = busy_program();
+        let mock = Mock::new(ops);
+        let global = global_words(4);
+        let mut cfg = config(64, 96);
+        cfg.threads(threads);
+        let stats = run(&mock, &info, &global, &cfg).unwrap();
+        assert_eq!(read_global(&global, 0), 64 * 96, "threads={threads}");
+        assert_eq!(read_global(&global, 1), expected_sum, "threads={threads}");
+        assert_eq!(
+            read_global(&global, 2),
+            expected_thirds,
+            "threads={threads}"
+        );
+        assert_eq!(
+            (stats.ctas, stats.lanes, stats.threads),
+            (64, 64 * 96, threads)
+        );
+        per_cta_work.push(stats.barrier_releases);
+    }
+    assert!(per_cta_work.iter().all(|&b| b == 64));
+}
+
+// ---- launch configuration --------------------------------------------------------------------
+
+#[test]
+fn invalid_launch_shapes_are_rejected_with_a_reason() {
+    let mock = Mock::new(vec![MockOp::Exit]);
+    let global = global_words(1);
+    let check = |cfg: &LaunchConfig, kernel: &Kernel, needle: &str| match launch(
+        kernel,
+        &info(1, &[]),
+        &mock,
+        &global,
+        &[],
+        cfg,
+    ) {
+        Err(LaunchError::Config(message)) => {
+            assert!(message.contains(needle), "{message} lacks {needle}")
+        }
+        other => panic!("expected a configuration error, got {other:?}"),
+    };
+    let k = kernel(1);
+    let mut cfg = config(1, 32);
+    cfg.grid = [1, 0, 1];
+    check(&cfg, &k, "grid (1,0,1) has a zero dimension");
+    let mut cfg = config(1, 32);
+    cfg.block = [0, 1, 1];
+    check(&cfg, &k, "block (0,1,1) has a zero dimension");
+    let mut cfg = config(1, 32);
+    cfg.block = [33, 32, 1];
+    check(
+        &cfg,
+        &k,
+        "block (33,32,1) has 1056 threads; a CTA has at most 1024",
+    );
+    let mut cfg = config(1, 32);
+    cfg.block = [u32::MAX, u32::MAX, u32::MAX];
+    check(&cfg, &k, "a CTA has at most 1024");
+    let mut cfg = config(1, 32);
+    cfg.shared_bytes = SHARED_WINDOW_BYTES + 1;
+    check(&cfg, &k, "exceed the 16777216-byte (16 MB) shared window");
+    let mut cfg = config(1, 32);
+    cfg.grid = [u32::MAX, u32::MAX, u32::MAX];
+    check(&cfg, &k, "more CTAs than a 64-bit count holds");
+    let mut bad = kernel(1);
+    bad.warp_size = 0;
+    check(&config(1, 32), &bad, "warp size 0");
+    let mut empty = kernel(1);
+    empty.insts.clear();
+    check(&config(1, 32), &empty, "has no instructions");
+}
+
+#[test]
+fn threads_are_capped_at_the_number_of_ctas_and_zero_means_every_core() {
+    let mock = Mock::new(vec![MockOp::Exit]);
+    let mut cfg = config(2, 32);
+    cfg.threads(16);
+    assert_eq!(
+        run(&mock, &info(1, &[]), &global_words(1), &cfg)
+            .unwrap()
+            .threads,
+        2
+    );
+    cfg.threads(0);
+    cfg.grid = [1, 1, 1];
+    assert_eq!(
+        run(&mock, &info(1, &[]), &global_words(1), &cfg)
+            .unwrap()
+            .threads,
+        1
+    );
+}
+
+#[test]
+fn shared_memory_is_private_to_each_cta_and_starts_zeroed() {
+    // Each CTA adds 1 to shared word 0 per lane, then reports it; reused windows must be zeroed.
+    let mock = Mock::new(vec![
+        lane(|_, env, _| {
+            sword(env, 0).fetch_add(1, Ordering::Relaxed);
+        }),
+        MockOp::Bar(0),
+        lane(|w, env, l| {
+            if tid(w, l) == 0 {
+                gword(env, 1 + env.ctaid[0])
+                    .store(sword(env, 0).load(Ordering::Relaxed), Ordering::Relaxed);
+            }
+        }),
+        MockOp::Exit,
+    ]);
+    let global = global_words(1 + 12);
+    let mut cfg = config(12, 64);
+    cfg.threads(2);
+    run(&mock, &info(4, &[]), &global, &cfg).unwrap();
+    for cta in 0..12 {
+        assert_eq!(read_global(&global, 1 + cta), 64, "CTA {cta}");
+    }
+}
