@@ -586,3 +586,192 @@ fn fingerprint(state: &WarpState, pc: u32, mask: u32) -> u64 {
     }
     h
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::{GlobalMemory, SharedMemory};
+    use crate::ir::{Dialect, Guard, Inst, Kernel, LaunchSpec, Op, Span};
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    /// A backend that returns a fixed sequence of events and records what it was asked to run.
+    struct Scripted {
+        events: Mutex<VecDeque<GroupExit>>,
+        asked: Mutex<Vec<(u32, u32, Option<u32>)>>,
+    }
+
+    impl WarpRunner for Scripted {
+        fn run_group(
+            &self,
+            _: &mut WarpState,
+            _: &CtaEnv,
+            pc: u32,
+            mask: u32,
+            stop: Option<u32>,
+        ) -> GroupExit {
+            self.asked.lock().unwrap().push((pc, mask, stop));
+            self.events
+                .lock()
+                .unwrap()
+                .pop_front()
+                .expect("script too short")
+        }
+    }
+
+    const LOW16: u32 = 0x0000_ffff;
+    const HIGH16: u32 = 0xffff_0000;
+
+    fn with_warp(
+        events: Vec<GroupExit>,
+        test: impl FnOnce(&mut dyn FnMut() -> (Step, Vec<(u32, u32, GroupState)>)),
+    ) {
+        let kernel = Kernel {
+            name: "k".into(),
+            dialect: Dialect::Sass,
+            warp_size: 32,
+            insts: vec![
+                Inst {
+                    op: Op::Nop,
+                    guard: Guard::ALWAYS,
+                    span: Span::default(),
+                    text: String::new(),
+                    sched: vec![]
+                };
+                8
+            ],
+            labels: vec![],
+            num_regs: 2,
+            num_preds: 1,
+            launch: LaunchSpec::default(),
+            span: Span::default(),
+        };
+        let mut info = KernelInfo {
+            reconverge: vec![None; 8],
+            is_join: vec![false; 8],
+            block_start: vec![false; 8],
+        };
+        info.reconverge[0] = Some(5);
+        let (global, _) = GlobalMemory::with_allocations(&[4]);
+        let shared = SharedMemory::new(0);
+        let env = CtaEnv {
+            kernel: &kernel,
+            info: &info,
+            global: &global,
+            shared: &shared,
+            cbank: &[],
+            ctaid: [0; 3],
+            ntid: [32, 1, 1],
+            nctaid: [1; 3],
+        };
+        let runner = Scripted {
+            events: Mutex::new(events.into()),
+            asked: Mutex::new(Vec::new()),
+        };
+        let mut warp = Warp::new(WarpState::new(2, 1, 0, u32::MAX));
+        let mut counters = ScheduleCounters::default();
+        let mut step = || {
+            let step = warp.step(&runner, &env, &mut counters);
+            (step, warp.describe())
+        };
+        test(&mut step);
+    }
+
+    #[test]
+    fn a_spinning_group_dissolves_the_join_its_siblings_are_parked_at() {
+        let diverge = GroupExit::Diverge {
+            branch_pc: 0,
+            taken_pc: 5,
+            taken: LOW16,
+            fall_pc: 1,
+            fall: HIGH16,
+        };
+        let spin = GroupExit::Yield {
+            pc: 1,
+            mask: HIGH16,
+        };
+        with_warp(
+            vec![diverge, spin.clone(), spin, GroupExit::Exited],
+            |step| {
+                // The taken lanes start at the reconvergence point and park there at once.
+                let (_, groups) = step();
+                assert_eq!(
+                    groups,
+                    vec![
+                        (1, HIGH16, GroupState::Running),
+                        (5, LOW16, GroupState::AtJoin)
+                    ]
+                );
+                assert_eq!(GroupState::AtJoin.describe(), "waiting to reconverge");
+                // The first yield records the spinners' state; the second finds it unchanged.
+                let (_, groups) = step();
+                assert_eq!(groups[1], (5, LOW16, GroupState::AtJoin));
+                let (_, groups) = step();
+                assert_eq!(
+                    groups,
+                    vec![
+                        (1, HIGH16, GroupState::Running),
+                        (5, LOW16, GroupState::Running)
+                    ]
+                );
+                // The released lanes run on past the reconvergence point without a stop.
+                let (step_result, groups) = step();
+                assert!(matches!(step_result, Step::Progress));
+                assert_eq!(groups, vec![(1, HIGH16, GroupState::Running)]);
+            },
+        );
+    }
+
+    #[test]
+    fn a_group_at_a_barrier_dissolves_the_join_its_siblings_are_parked_at() {
+        let diverge = GroupExit::Diverge {
+            branch_pc: 0,
+            taken_pc: 5,
+            taken: LOW16,
+            fall_pc: 1,
+            fall: HIGH16,
+        };
+        let barrier = GroupExit::Barrier {
+            pc: 2,
+            mask: HIGH16,
+            id: 3,
+        };
+        with_warp(vec![diverge, barrier], |step| {
+            step();
+            let (result, groups) = step();
+            assert!(matches!(result, Step::Barrier { id: 3, lanes: 16 }));
+            assert_eq!(
+                groups,
+                vec![
+                    (2, HIGH16, GroupState::AtBarrier { id: 3 }),
+                    (5, LOW16, GroupState::Running)
+                ]
+            );
+        });
+    }
+
+    #[test]
+    fn lanes_dropped_by_the_backend_count_as_exited() {
+        let diverge = GroupExit::Diverge {
+            branch_pc: 0,
+            taken_pc: 5,
+            taken: 0xf,
+            fall_pc: 1,
+            fall: 0xf0,
+        };
+        with_warp(
+            vec![diverge, GroupExit::Reconverge { mask: 0x70 }],
+            |step| {
+                let (_, groups) = step();
+                // Lanes 8..31 were in neither side: they exited.
+                assert_eq!(
+                    groups,
+                    vec![(1, 0xf0, GroupState::Running), (5, 0xf, GroupState::AtJoin)]
+                );
+                // Lane 7 exited on the way to the join; the join completes with lanes 0..6.
+                let (_, groups) = step();
+                assert_eq!(groups, vec![(5, 0x7f, GroupState::Running)]);
+            },
+        );
+    }
+}
