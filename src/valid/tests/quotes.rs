@@ -29,9 +29,7 @@ fn quotes(rule: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut rest = rule;
     while let Some(i) = rest.find(".txt: \"") {
-        let file_start = rest[..i]
-            .rfind([' ', '('])
-            .map_or(0, |j| j + 1);
+        let file_start = rest[..i].rfind([' ', '(']).map_or(0, |j| j + 1);
         let file = format!("{}.txt", &rest[file_start..i]);
         let body = &rest[i + 7..];
         let bytes = body.as_bytes();
