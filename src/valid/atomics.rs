@@ -53,6 +53,10 @@ pub struct Row {
     pub rule: &'static str,
 }
 
+const fn row(op: AtomicOp, sizes: &'static [Size], rule: &'static str) -> Row {
+    Row { op, sizes, rule }
+}
+
 /// The legal atomic forms of one dialect and address space.
 #[derive(Debug, Clone, Copy)]
 pub struct AtomicTable {
@@ -81,61 +85,17 @@ pub const SASS_SHARED: AtomicTable = AtomicTable {
     space: Space::Shared,
     mnemonic: "ATOMS",
     rows: &[
-        Row {
-            op: AtomicOp::Add,
-            sizes: &[U32, S32],
-            rule: rules::ATOMS_ROW_ADD,
-        },
-        Row {
-            op: AtomicOp::Min,
-            sizes: &[U32, S32],
-            rule: rules::ATOMS_ROW_MIN,
-        },
-        Row {
-            op: AtomicOp::Max,
-            sizes: &[U32, S32],
-            rule: rules::ATOMS_ROW_MAX,
-        },
-        Row {
-            op: AtomicOp::Inc,
-            sizes: &[U32],
-            rule: rules::ATOMS_ROW_INC,
-        },
-        Row {
-            op: AtomicOp::Dec,
-            sizes: &[U32],
-            rule: rules::ATOMS_ROW_DEC,
-        },
-        Row {
-            op: AtomicOp::And,
-            sizes: &[U32, S32],
-            rule: rules::ATOMS_ROW_AND,
-        },
-        Row {
-            op: AtomicOp::Or,
-            sizes: &[U32, S32],
-            rule: rules::ATOMS_ROW_OR,
-        },
-        Row {
-            op: AtomicOp::Xor,
-            sizes: &[U32, S32],
-            rule: rules::ATOMS_ROW_XOR,
-        },
-        Row {
-            op: AtomicOp::Exch,
-            sizes: &[U32, S32, U64],
-            rule: rules::ATOMS_ROW_EXCH,
-        },
-        Row {
-            op: AtomicOp::Cas,
-            sizes: &[U32, S32, U64],
-            rule: rules::ATOMS_ROW_CAS,
-        },
-        Row {
-            op: AtomicOp::Cast,
-            sizes: &[U32, S32, U64],
-            rule: rules::ATOMS_ROW_CAST,
-        },
+        row(AtomicOp::Add, &[U32, S32], rules::ATOMS_ROW_ADD),
+        row(AtomicOp::Min, &[U32, S32], rules::ATOMS_ROW_MIN),
+        row(AtomicOp::Max, &[U32, S32], rules::ATOMS_ROW_MAX),
+        row(AtomicOp::Inc, &[U32], rules::ATOMS_ROW_INC),
+        row(AtomicOp::Dec, &[U32], rules::ATOMS_ROW_DEC),
+        row(AtomicOp::And, &[U32, S32], rules::ATOMS_ROW_AND),
+        row(AtomicOp::Or, &[U32, S32], rules::ATOMS_ROW_OR),
+        row(AtomicOp::Xor, &[U32, S32], rules::ATOMS_ROW_XOR),
+        row(AtomicOp::Exch, &[U32, S32, U64], rules::ATOMS_ROW_EXCH),
+        row(AtomicOp::Cas, &[U32, S32, U64], rules::ATOMS_ROW_CAS),
+        row(AtomicOp::Cast, &[U32, S32, U64], rules::ATOMS_ROW_CAST),
     ],
     ops_rule: rules::ATOMS_OPS,
 };
@@ -146,56 +106,28 @@ pub const SASS_GLOBAL: AtomicTable = AtomicTable {
     space: Space::Global,
     mnemonic: "ATOMG",
     rows: &[
-        Row {
-            op: AtomicOp::Add,
-            sizes: &[U32, S32, U64, F32_FTZ, F64],
-            rule: rules::ATOMG_ROW_ADD,
-        },
-        Row {
-            op: AtomicOp::Min,
-            sizes: &[U32, S32, U64, S64],
-            rule: rules::ATOMG_ROW_MINMAX,
-        },
-        Row {
-            op: AtomicOp::Max,
-            sizes: &[U32, S32, U64, S64],
-            rule: rules::ATOMG_ROW_MINMAX,
-        },
-        Row {
-            op: AtomicOp::Inc,
-            sizes: &[U32],
-            rule: rules::ATOMG_ROW_INC,
-        },
-        Row {
-            op: AtomicOp::Dec,
-            sizes: &[U32],
-            rule: rules::ATOMG_ROW_DEC,
-        },
-        Row {
-            op: AtomicOp::And,
-            sizes: &[U32, S32, U64],
-            rule: rules::ATOMG_ROW_BITWISE,
-        },
-        Row {
-            op: AtomicOp::Or,
-            sizes: &[U32, S32, U64],
-            rule: rules::ATOMG_ROW_BITWISE,
-        },
-        Row {
-            op: AtomicOp::Xor,
-            sizes: &[U32, S32, U64],
-            rule: rules::ATOMG_ROW_BITWISE,
-        },
-        Row {
-            op: AtomicOp::Exch,
-            sizes: &[U32, S32, U64],
-            rule: rules::ATOMG_ROW_EXCH,
-        },
-        Row {
-            op: AtomicOp::Cas,
-            sizes: &[U32, S32, U64],
-            rule: rules::ATOMG_ROW_CAS,
-        },
+        row(
+            AtomicOp::Add,
+            &[U32, S32, U64, F32_FTZ, F64],
+            rules::ATOMG_ROW_ADD,
+        ),
+        row(
+            AtomicOp::Min,
+            &[U32, S32, U64, S64],
+            rules::ATOMG_ROW_MINMAX,
+        ),
+        row(
+            AtomicOp::Max,
+            &[U32, S32, U64, S64],
+            rules::ATOMG_ROW_MINMAX,
+        ),
+        row(AtomicOp::Inc, &[U32], rules::ATOMG_ROW_INC),
+        row(AtomicOp::Dec, &[U32], rules::ATOMG_ROW_DEC),
+        row(AtomicOp::And, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
+        row(AtomicOp::Or, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
+        row(AtomicOp::Xor, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
+        row(AtomicOp::Exch, &[U32, S32, U64], rules::ATOMG_ROW_EXCH),
+        row(AtomicOp::Cas, &[U32, S32, U64], rules::ATOMG_ROW_CAS),
     ],
     ops_rule: rules::ATOMG_OPS,
 };
@@ -231,7 +163,7 @@ pub fn check(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &At
 fn mnemonic(dialect: Dialect, space: Space) -> String {
     match table(dialect, space) {
         Some(t) => t.mnemonic.to_string(),
-        None => format!("{dialect:?} {} atomic", space.name()),
+        None => format!("atom.{}", space.name()),
     }
 }
 

@@ -9,16 +9,16 @@
 //!
 //! # What a validated kernel guarantees
 //!
-//! * **Launch** ([`launch`]): block dimensions at least 1 with at most 1024 threads, grid
+//! * **Launch** (`launch.rs`): block dimensions at least 1 with at most 1024 threads, grid
 //!   dimensions at least 1 with x below 2^31 and y, z at most 65535, shared size at most 16 MiB;
 //!   the warp size fits the dialect; parameters lie naturally aligned and disjoint in constant
 //!   bank 0 from [`crate::ir::PARAM_BASE`] on.
-//! * **Atomics** ([`atomics`]): the op and size are in the `(dialect, space)` op×size table
+//! * **Atomics** (`atomics.rs`): the op and size are in the `(dialect, space)` op×size table
 //!   (`ATOMS` exactly per `000_6d05a8552870c0ae.txt`); `src2` is present exactly for CAS, CAST
 //!   and FCMPWR; `spin` only on shared CAST; in SASS, Rb and Rc are registers, the `ATOMS`
 //!   Imm24 has zero low bits and fits `ImmU24`/`ImmS24`, and `ATOMS.CAS/.CAST` pair Rb/Rc as the
 //!   document requires. `PreDec` is rejected until the vISA dialect defines it.
-//! * **Operands** ([`operands`]): every register (each word of a pair) is below
+//! * **Operands** (`operands.rs`): every register (each word of a pair) is below
 //!   [`Kernel::num_regs`], every predicate below [`Kernel::num_preds`]; in SASS every 64-bit
 //!   pair starts at an even register; constant reads are in bank 0, naturally aligned, inside
 //!   the bank ([`cbank_bytes`]); branch targets are instructions; ALU types, source modifiers,
@@ -26,11 +26,12 @@
 //!   atomic to the constant bank; no generic addresses in SASS; shared-window bases in SASS are
 //!   32-bit registers; barrier ids are 0..=15. Operand widths: a shift amount
 //!   (`Binary` `Shl`/`Shr` `b`) is always one 32-bit word; `Popc`/`Clz` results are one word;
-//!   `MulWide` is defined for integer types up to 32 bits.
-//! * **Orders** ([`orders`]): loads are weak, relaxed, acquire or volatile; stores weak,
+//!   `MulWide` is defined for integer types up to 32 bits. Loads and stores accept every
+//!   [`crate::ir::Ty`] (each is 1, 2, 4 or 8 bytes; a narrow store writes the low bits).
+//! * **Orders** (`orders.rs`): loads are weak, relaxed, acquire or volatile; stores weak,
 //!   relaxed, release or volatile; atomics relaxed, acquire, release or acq_rel; fences
 //!   acquire, release, acq_rel or sc (`001_e732919ae3db9bea.txt`).
-//! * **Control** ([`cfg`]): the kernel is not empty and no reachable path runs past the last
+//! * **Control** (`cfg.rs`): the kernel is not empty and no reachable path runs past the last
 //!   instruction.
 
 mod atomics;
