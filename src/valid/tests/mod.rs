@@ -8,6 +8,7 @@ mod launch;
 mod operands;
 mod orders;
 mod quotes;
+mod robust;
 
 use super::build::*;
 use super::{validate, KernelInfo, ValidationError};
