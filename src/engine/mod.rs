@@ -22,9 +22,7 @@ pub use expect::ExpectOutcome;
 use crate::exec::{self, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, WarpRunner};
 use crate::front::{self, ParseError};
 use crate::interp::Interpreter;
-use crate::ir::{
-    Expect, Init, Kernel, ParamKind, Program, Scalar, Ty, CBANK_NCTAID, CBANK_NTID, PARAM_BASE,
-};
+use crate::ir::{Expect, Init, Kernel, ParamKind, Program, Scalar, Ty, CBANK_NCTAID, CBANK_NTID};
 use crate::valid::{self, KernelInfo, ValidationErrors};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -378,13 +376,7 @@ impl Module {
         }
 
         // Constant bank 0: geometry, then parameters at their declared offsets.
-        let cbank_len = spec
-            .params
-            .iter()
-            .map(|p| p.cbank_offset + p.cbank_size())
-            .max()
-            .unwrap_or(0)
-            .max(PARAM_BASE);
+        let cbank_len = valid::cbank_bytes(spec);
         let mut cbank = vec![0u8; cbank_len as usize];
         let mut put = |off: usize, raw: u64, size: usize| {
             cbank[off..off + size].copy_from_slice(&raw.to_le_bytes()[..size])

@@ -362,9 +362,3 @@ fn kernel_info(kernel: &Kernel, flow: &cfg::ControlFlow, cbank: u32) -> KernelIn
     }
     info
 }
-
-/// Checks a launch shape (placeholder until the validator lands).
-pub fn check_launch(grid: [u32; 3], block: [u32; 3], shared_bytes: u32) -> Result<(), String> {
-    let _ = (grid, block, shared_bytes);
-    Ok(())
-}
