@@ -319,3 +319,189 @@ pub fn execute_atomic(
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::thread;
+
+    #[test]
+    fn host_threads_get_exact_totals() {
+        // Four host threads hammer one word with each op; every lane RMW must be indivisible.
+        let region = Region::new(64);
+        let per_thread = 20_000u64;
+        thread::scope(|s| {
+            for t in 0..4u64 {
+                let region = &region;
+                s.spawn(move || {
+                    for i in 0..per_thread {
+                        perform(region, 0, AtomicOp::Add, Ty::U32, 1, 0, false);
+                        perform(region, 8, AtomicOp::Add, Ty::U64, 3, 0, false);
+                        // INC with a bound that never wraps counts exactly.
+                        perform(
+                            region,
+                            16,
+                            AtomicOp::Inc,
+                            Ty::U32,
+                            u32::MAX as u64,
+                            0,
+                            false,
+                        );
+                        // Float add of small integers is exact in f32: the CAS loop must not lose
+                        // updates.
+                        perform(
+                            region,
+                            20,
+                            AtomicOp::Add,
+                            Ty::F32,
+                            1.0f32.to_bits() as u64,
+                            0,
+                            true,
+                        );
+                        perform(
+                            region,
+                            24,
+                            AtomicOp::Max,
+                            Ty::S32,
+                            t * per_thread + i,
+                            0,
+                            false,
+                        );
+                        perform(region, 28, AtomicOp::Add, Ty::U16, 1, 0, false);
+                    }
+                });
+            }
+        });
+        let n = 4 * per_thread;
+        assert_eq!(region.load(0, 4), n);
+        assert_eq!(region.load(8, 8), 3 * n);
+        assert_eq!(region.load(16, 4), n);
+        assert_eq!(f32::from_bits(region.load(20, 4) as u32), n as f32);
+        assert_eq!(region.load(24, 4), n - 1);
+        assert_eq!(region.load(28, 2), n % 65536);
+    }
+
+    #[test]
+    fn cas_loop_paths_for_narrow_types_match_their_formulas() {
+        let region = Region::new(16);
+        region.store(0, 2, 0xfffe);
+        let o = perform(&region, 0, AtomicOp::Add, Ty::U16, 3, 0, false);
+        assert_eq!(
+            (o.old, region.load(0, 2)),
+            (0xfffe, 1),
+            "16-bit add wraps in 16 bits"
+        );
+        assert_eq!(
+            region.load(2, 2),
+            0,
+            "the neighbouring half-word is untouched"
+        );
+        region.store(4, 2, 0x8000);
+        perform(&region, 4, AtomicOp::Min, Ty::S16, 5, 0, false);
+        assert_eq!(region.load(4, 2), 0x8000, "signed 16-bit min keeps -32768");
+        perform(&region, 4, AtomicOp::Min, Ty::U16, 5, 0, false);
+        assert_eq!(region.load(4, 2), 5);
+        region.store(8, 1, 0xff);
+        perform(&region, 8, AtomicOp::Inc, Ty::U8, 0xff, 0, false);
+        assert_eq!(region.load(8, 1), 0);
+    }
+
+    #[test]
+    fn fcmpwr_compares_as_floats() {
+        let f = |x: f32| x.to_bits() as u64;
+        // +0 == -0: stores.
+        assert_eq!(
+            rmw_value(AtomicOp::FCmpWr, Ty::F32, f(0.0), f(-0.0), f(7.0), false),
+            (f(7.0), true)
+        );
+        // NaN never equal, not even to the same bits.
+        let nan = 0x7fc0_0000;
+        assert_eq!(
+            rmw_value(AtomicOp::FCmpWr, Ty::F32, nan, nan, f(7.0), false),
+            (nan, false)
+        );
+        assert_eq!(
+            rmw_value(AtomicOp::FCmpWr, Ty::F32, f(1.0), f(1.0), f(2.0), false),
+            (f(2.0), true)
+        );
+        // Through the host CAS loop.
+        let region = Region::new(8);
+        region.store(0, 4, f(-0.0));
+        let o = perform(&region, 0, AtomicOp::FCmpWr, Ty::F32, f(0.0), f(3.0), false);
+        assert_eq!(
+            (o, region.load(0, 4)),
+            (
+                AtomicOutcome {
+                    old: f(-0.0),
+                    stored: true
+                },
+                f(3.0)
+            )
+        );
+        let o = perform(&region, 0, AtomicOp::FCmpWr, Ty::F32, f(1.0), f(4.0), false);
+        assert_eq!(
+            (o, region.load(0, 4)),
+            (
+                AtomicOutcome {
+                    old: f(3.0),
+                    stored: false
+                },
+                f(3.0)
+            )
+        );
+    }
+
+    #[test]
+    fn predec_is_documented_as_a_wrapping_decrement() {
+        assert_eq!(
+            rmw_value(AtomicOp::PreDec, Ty::U32, 0, 0, 0, false),
+            (0xffff_ffff, true)
+        );
+        assert_eq!(
+            rmw_value(AtomicOp::PreDec, Ty::U32, 5, 99, 0, false),
+            (4, true)
+        );
+    }
+
+    #[test]
+    fn float_min_max_atomics_use_min_num() {
+        let f = |x: f32| x.to_bits() as u64;
+        let nan = 0x7fc0_0000;
+        assert_eq!(
+            rmw_value(AtomicOp::Min, Ty::F32, nan, f(1.0), 0, false),
+            (f(1.0), true)
+        );
+        assert_eq!(
+            rmw_value(AtomicOp::Max, Ty::F32, f(-1.0), f(-2.0), 0, false),
+            (f(-1.0), true)
+        );
+        assert_eq!(
+            rmw_value(AtomicOp::Min, Ty::F32, f(0.0), f(-0.0), 0, false),
+            (f(-0.0), true)
+        );
+    }
+
+    #[test]
+    fn spin_bank_is_the_word_index_mod_32() {
+        assert_eq!(spin_bank(0), 0);
+        assert_eq!(spin_bank(4), 1);
+        assert_eq!(spin_bank(7), 1);
+        assert_eq!(spin_bank(128), 0);
+        assert_eq!(spin_bank(124), 31);
+    }
+
+    #[test]
+    fn cast_result_is_one_or_zero_and_cas_the_old_value() {
+        let stored = AtomicOutcome {
+            old: 42,
+            stored: true,
+        };
+        let failed = AtomicOutcome {
+            old: 42,
+            stored: false,
+        };
+        assert_eq!(atomic_result(AtomicOp::Cast, stored), 1);
+        assert_eq!(atomic_result(AtomicOp::Cast, failed), 0);
+        assert_eq!(atomic_result(AtomicOp::Cas, failed), 42);
+    }
+}
