@@ -333,7 +333,9 @@ pub fn imad(mode: ImadMode, signed: bool, a: u32, b: u32, c: u64) -> u64 {
 /// Returns the 32-bit result and the carry (bit 32) of the addition. `shift` is 0..=31 after
 /// validation; larger values shift the 64-bit `c:a` further (bits beyond 64 are lost).
 pub fn lea(hi: bool, a: u32, b_term: u64, c: u32, shift: u8, carry_in: bool) -> (u32, bool) {
-    let wide = ((c as u128) << 32 | a as u128) << shift;
+    let wide = ((c as u128) << 32 | a as u128)
+        .checked_shl(shift as u32)
+        .unwrap_or(0);
     let shifted = if hi { (wide >> 32) as u32 } else { wide as u32 };
     let sum = shifted as u64 + b_term + carry_in as u64;
     (sum as u32, sum >> 32 & 1 == 1)
@@ -574,6 +576,12 @@ mod tests {
         assert_eq!(lea(true, 0xc000_0000, 10, 0, 2, true), (14, false));
         assert_eq!(lea(true, 0x8000_0000, 0, 0x1, 1, false), (3, false));
         assert_eq!(lea(true, 0, 0xffff_ffff, 0, 0, true), (0, true));
+        // Out-of-contract shift amounts never panic: everything is shifted out.
+        assert_eq!(
+            lea(true, 0xffff_ffff, 5, 0xffff_ffff, 200, false),
+            (5, false)
+        );
+        assert_eq!(lea(true, 0, 0, 1, 33, false), (0, false));
     }
 
     fn shf_inst(left: bool, wrap: bool, high: bool, ty: Ty) -> ShfInst {
