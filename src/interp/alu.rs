@@ -235,11 +235,6 @@ fn binary_int(op: BinOp, ty: Ty, a: u64, b: u64) -> u128 {
 /// the packed types no wider format exists and the result is the same-width product with zero
 /// upper words.
 fn binary_float(op: BinOp, ty: Ty, a: u64, b: u64, ftz: bool) -> u128 {
-    let raw_ty = match ty.bits() {
-        16 => Ty::B16,
-        32 => Ty::B32,
-        _ => Ty::B64,
-    };
     let float = |fop: FloatOp| float::float_op_ty(ty, fop, a, b, ftz).unwrap_or(0) as u128;
     match op {
         BinOp::Add => float(FloatOp::Add),
@@ -249,39 +244,46 @@ fn binary_float(op: BinOp, ty: Ty, a: u64, b: u64, ftz: bool) -> u128 {
         BinOp::Rem => float(FloatOp::Rem),
         BinOp::Min => float(FloatOp::Min),
         BinOp::Max => float(FloatOp::Max),
-        BinOp::MulWide => {
-            let wider = match ty {
-                Ty::F16 | Ty::BF16 => Some((FloatFormat::F32, Ty::F32)),
-                Ty::F32 => Some((FloatFormat::F64, Ty::F64)),
-                _ => None,
-            };
-            match (wider, FloatFormat::of(ty)) {
-                (Some((wide_fmt, wide_ty)), Some((fmt, _))) => {
-                    let (a, b) = if ftz {
-                        (fmt.flush_subnormal(a), fmt.flush_subnormal(b))
-                    } else {
-                        (a, b)
-                    };
-                    let product = fmt.to_f64(a) * fmt.to_f64(b);
-                    let bits = wide_fmt.from_f64(product, Round::Nearest);
-                    let bits = if ftz {
-                        wide_fmt.flush_subnormal(bits)
-                    } else {
-                        bits
-                    };
-                    to_register(wide_ty, bits) as u128
-                }
-                _ => float(FloatOp::Mul),
+        BinOp::MulWide => match (FloatFormat::of(ty), wider_float(ty)) {
+            (Some((fmt, 1)), Some(wide_ty)) => {
+                let flush = |fmt: FloatFormat, v: u64| if ftz { fmt.flush_subnormal(v) } else { v };
+                let product = fmt.to_f64(flush(fmt, a)) * fmt.to_f64(flush(fmt, b));
+                let (wide_fmt, _) = FloatFormat::of(wide_ty).unwrap_or((FloatFormat::F64, 1));
+                let bits = flush(wide_fmt, wide_fmt.from_f64(product, Round::Nearest));
+                to_register(wide_ty, bits) as u128
             }
-        }
+            _ => float(FloatOp::Mul),
+        },
         BinOp::MulHi | BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr => {
-            let unsigned_ty = match raw_ty {
-                Ty::B16 => Ty::U16,
-                Ty::B32 => Ty::U32,
-                _ => Ty::U64,
+            let unsigned_ty = if ty.bits() == 16 {
+                Ty::U16
+            } else if ty.bits() == 32 {
+                Ty::U32
+            } else {
+                Ty::U64
             };
             binary_int(op, unsigned_ty, a, b)
         }
+    }
+}
+
+/// The float type twice as wide as `ty`, for a float `MulWide`, if there is one.
+fn wider_float(ty: Ty) -> Option<Ty> {
+    match ty {
+        Ty::F16 | Ty::BF16 => Some(Ty::F32),
+        Ty::F32 => Some(Ty::F64),
+        Ty::F64 | Ty::F16x2 | Ty::BF16x2 => None,
+        Ty::U8
+        | Ty::U16
+        | Ty::U32
+        | Ty::U64
+        | Ty::S8
+        | Ty::S16
+        | Ty::S32
+        | Ty::S64
+        | Ty::B16
+        | Ty::B32
+        | Ty::B64 => None,
     }
 }
 
@@ -755,6 +757,25 @@ mod tests {
         assert_eq!(unary(UnOp::Brev, Ty::U32, 1), 0x8000_0000);
         assert_eq!(unary(UnOp::Brev, Ty::U64, 1), 1 << 63);
         assert_eq!(unary(UnOp::Brev, Ty::U32, 0x0000_00f1), 0x8f00_0000);
+    }
+
+    #[test]
+    fn float_mul_wide_rounds_into_the_wider_format() {
+        let f32_bits = |x: f32| x.to_bits() as u64;
+        // f32 x f32 is exact in f64.
+        let (x, y) = (1.0f32 + f32::EPSILON, 3.0f32 + 2.0 * f32::EPSILON);
+        let want = (x as f64 * y as f64).to_bits() as u128;
+        assert_eq!(
+            binary(BinOp::MulWide, Ty::F32, f32_bits(x), f32_bits(y), false),
+            want
+        );
+        // f16 x f16 into f32: 65504 * 65504 overflows f16 but not f32.
+        let h = half::f16::from_f32(65504.0).to_bits() as u64;
+        assert_eq!(
+            binary(BinOp::MulWide, Ty::F16, h, h, false),
+            f32_bits(65504.0 * 65504.0) as u128
+        );
+        assert_eq!(binary_result_words(BinOp::MulWide, Ty::F16), 1);
     }
 
     #[test]
