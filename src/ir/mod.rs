@@ -62,8 +62,10 @@ macro_rules! op_enum {
 }
 
 mod ops;
-mod print;
+pub mod print;
 mod types;
+
+pub use print::{print_inst, print_kernel, print_program};
 
 pub use ops::*;
 pub use types::*;
@@ -386,8 +388,11 @@ pub enum Op {
     /// `LEA.HI`: `dst = hi32(((c:a) << shift)) + b + (carry_in ? 1 : 0)`, where `c:a` is the
     /// 64-bit value with `c` as the high word (with `.SX32`, `c` is the sign of `a`), i.e. the
     /// bits of the 64-bit value shifted out of the low word. `shift` is 0..=31.
+    /// `sx32` (`LEA.HI.SX32`, only with `hi`): the high word is the sign extension of `a`
+    /// (`a >> 31` arithmetic) instead of `c`; the front-end sets `c` to RZ.
     Lea {
         hi: bool,
+        sx32: bool,
         dst: Reg,
         carry_out: Pred,
         a: Src,
@@ -499,7 +504,11 @@ pub enum Op {
 /// otherwise the low word of `(hi:lo) >> shift` (arithmetic if `ty` is signed). For 32-bit
 /// types the shift amount is clamped to 32 (SASS `SHF` clamps unless `.W` wraps it mod 32);
 /// for 64-bit types it is masked to 0..=63. `high` (`.HI`) selects the other word of the 64-bit
-/// result (the high word for right shifts, the low word for left shifts is never used by SASS).
+/// result (the high word for right shifts, the low word for left shifts). SASS names the word
+/// it returns instead: its `.HI` means "the high word" in both directions, so the SASS
+/// front-end lowers `SHF.L` without `.HI` (the plain left shift `lo << shift`, e.g.
+/// `SHF.L.U32 R0, R1, 0x2, RZ`) to `left: true, high: true`, `SHF.L.*.HI` to
+/// `left: true, high: false`, and `SHF.R` with or without `.HI` to `high` = `.HI`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ShfInst {
     pub left: bool,
