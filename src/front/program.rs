@@ -465,6 +465,9 @@ fn scalar_list(
         let (v, span) = scalar(cur)?;
         values.push(v);
         spans.push(span);
+        if cur.at_end() {
+            return Err(SyntaxError::new(open, "unclosed `{`").expected("`}`"));
+        }
         if cur.eat_punct(",").is_none() && !cur.is_punct("}") {
             return Err(cur.error_expected("`,` or `}`"));
         }
@@ -623,6 +626,8 @@ pub struct ExpectSpans {
     pub op: Span,
     /// The right-hand value, or each value of a list.
     pub rhs: Vec<Span>,
+    /// The whole right-hand side (the list with its braces).
+    pub rhs_whole: Span,
 }
 
 impl ExpectSpans {
@@ -634,6 +639,7 @@ impl ExpectSpans {
             count_value: Some(span),
             op: span,
             rhs: vec![],
+            rhs_whole: span,
         }
     }
 }
@@ -742,12 +748,14 @@ pub fn expect(
             )
             .expected("a number"));
         }
-        let (values, vspans, _) = scalar_list(cur, open)?;
+        let (values, vspans, close) = scalar_list(cur, open)?;
         spans.rhs = vspans;
+        spans.rhs_whole = join(open, close);
         ExpectRhs::List(values)
     } else {
         let (v, vspan) = scalar(cur)?;
         spans.rhs = vec![vspan];
+        spans.rhs_whole = vspan;
         ExpectRhs::Scalar(v)
     };
     cur.expect_end("the expectation")?;
@@ -837,7 +845,7 @@ fn check_expect_spanned(
         (_, ExpectRhs::List(values)) => {
             if values.len() as u64 != expected_list_len {
                 return Err(SyntaxError::new(
-                    e.span,
+                    spans.rhs_whole,
                     format!(
                         "the list has {} values but {expected_list_len} elements are compared",
                         values.len()

@@ -22,6 +22,8 @@
 
 mod operands;
 mod ops;
+#[cfg(test)]
+mod tests;
 
 use super::lexer::{end_of, join, lex, SyntaxError, TokKind, Token};
 use super::program::{is_identifier, LaunchBuilder, LAUNCH_DIRECTIVES};
@@ -77,6 +79,13 @@ pub fn parse_program(file_name: &str, source: &str) -> Result<Program, SyntaxErr
 
     let mut drafts: Vec<KernelDraft> = Vec::new();
     for stmt in &statements {
+        if let Some(hash) = stmt.toks.iter().find(|t| t.is_punct("#")) {
+            return Err(SyntaxError::new(
+                hash.span,
+                "`#` starts a comment only after a statement's `;`",
+            )
+            .expected("`//` or `/* */` for comments"));
+        }
         let mut toks: &[Token] = &stmt.toks;
         // Labels.
         while toks.len() >= 2 && toks[0].is_word() && toks[1].is_punct(":") {

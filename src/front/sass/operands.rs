@@ -76,16 +76,23 @@ pub fn split_operands<'t, 'a>(
         return Ok((ops, sched));
     }
     let mut start = 0;
-    let mut depth = 0i32;
+    let mut open: Vec<&Token> = Vec::new();
     for (i, t) in toks.iter().enumerate() {
         if t.is_punct("[") || t.is_punct("(") {
-            depth += 1;
+            open.push(t);
         } else if t.is_punct("]") || t.is_punct(")") {
-            depth -= 1;
-        } else if t.is_punct(",") && depth <= 0 {
+            open.pop();
+        } else if t.is_punct(",") && open.is_empty() {
             ops.push(raw(&toks[start..i], t.span)?);
             start = i + 1;
         }
+    }
+    if let Some(unclosed) = open.first() {
+        let close = if unclosed.is_punct("[") { "`]`" } else { "`)`" };
+        return Err(
+            SyntaxError::new(unclosed.span, format!("unclosed `{}`", unclosed.text))
+                .expected(close),
+        );
     }
     let end_span = toks[toks.len() - 1].span;
     ops.push(raw(&toks[start..], end_span)?);

@@ -101,14 +101,17 @@ fn round_of(name: &str) -> Round {
 pub fn lower(toks: &[Token], ctx: &Ctx) -> Result<Lowered, SyntaxError> {
     let mut i = 0;
     let mut guard = Guard::ALWAYS;
-    if let Some(at) = toks.first().filter(|t| t.is_punct("@")) {
+    if toks.first().is_some_and(|t| t.is_punct("@")) {
         i = 1;
         let negate = toks.get(1).is_some_and(|t| t.is_punct("!"));
         if negate {
             i += 1;
         }
         let Some(p) = toks.get(i).filter(|t| t.is_word()) else {
-            let span = toks.get(i).map(|t| t.span).unwrap_or(end_of(at.span));
+            let span = toks
+                .get(i)
+                .map(|t| t.span)
+                .unwrap_or(end_of(toks[i - 1].span));
             return Err(
                 SyntaxError::new(span, "expected a guard predicate after `@`")
                     .expected("P0..P6 or PT"),
@@ -468,6 +471,13 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
     /// 64-bit addressing: the base is a register pair whether or not `.64` is written; without
     /// `.E` the base is 32 bits (zero-extended) unless written `Ra.64`.
     fn global_atomic(&self, reduction: bool) -> Result<Op, SyntaxError> {
+        if let Some((_, span)) = self.mods.iter().find(|(m, _)| reduction && m == "CAS") {
+            return Err(SyntaxError::new(
+                *span,
+                "RED has no .CAS (a reduction returns nothing); use ATOMG.E.CAS",
+            )
+            .expected("one of .ADD .MIN .MAX .INC .DEC .AND .OR .XOR .EXCH"));
+        }
         let ops = if reduction { RED_OPS } else { ATOMG_OPS };
         let m = self.classify(&[
             group("addressing", &["E"]),
@@ -484,19 +494,6 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         };
         let op = match m[1] {
             Some((c, _)) => atomic_op(c),
-            None if reduction && self.mods.iter().any(|(m, _)| m == "CAS") => {
-                let span = self
-                    .mods
-                    .iter()
-                    .find(|(m, _)| m == "CAS")
-                    .map(|(_, s)| *s)
-                    .unwrap_or(self.mnemonic_span);
-                return Err(SyntaxError::new(
-                    span,
-                    "RED has no .CAS (a reduction returns nothing); use ATOMG.E.CAS",
-                )
-                .expected(format!("one of {op_names}")));
-            }
             None => {
                 self.required(&m, 1, &format!("operation (one of {op_names})"))?;
                 AtomicOp::Add
