@@ -9,7 +9,8 @@
 //! .block 256, 1, 1
 //! .shared 1024
 //! .buffer data u32[16384] = random(7, 0, 256)   // c[0x0][0x160]
-//! .param n u32 = 16384   // c[0x0][0x168]
+//! .buffer hist u32[256] = 0   // c[0x0][0x168]
+//! .param n u32 = 16384   // c[0x0][0x170]
 //! loop:
 //!     0: s2r R0, tid.x
 //!     1: @!P0 atom.shared.add.u32.relaxed.cta R0, [R1-0x190], R9 {&req_6}
@@ -20,7 +21,9 @@
 //! Each instruction is `guard op.modifiers operands key=value... annotations`: every field of
 //! the op is printed (types, orders, scopes, `.spin`, `.ftz`, carry predicates), immediates in
 //! hex (float operands also show their value), branch targets as instruction indices with the
-//! label in parentheses, and the SASS scheduling annotations verbatim at the end.
+//! label in parentheses, and the SASS scheduling annotations verbatim at the end. Boolean
+//! fields print under their IR names (`shf.l.u32.high` is `ShfInst { left, high, .. }`, which
+//! for a left shift is the *low* word: see [`ShfInst`]), so the dump shows the IR, not SASS.
 
 use super::Init;
 use super::{
@@ -587,4 +590,129 @@ fn expect_text(e: &Expect) -> String {
         ExpectRhs::List(values) => scalar_list(values),
     };
     format!("{lhs} {} {rhs}", cmp_text(e.cmp))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::front::parse;
+    use crate::ir::{print_inst, print_program, Dialect, Guard, Inst, Op, Pred, Span};
+
+    const SOURCE: &str = "\
+.kernel hist
+.grid 64
+.block 16,16
+.shared 1024
+.buffer data u32[16] = random(7, 0, 256)
+.buffer f f32[4] = {1.5, -2, inf}
+.param n u8 = 200
+.param x f64 = 2.5
+loop:
+    /*0000*/ S2R R0, SR_TID.X ;
+    @!P0 ATOMS.CAST.SPIN.U32 R2, [R1 - 400], R4, R5 {&req_6} {?WAIT4_END_GROUP} ;
+    ATOMS.ADD.U32 RZ, [0x10], R8 ;
+    ATOMG.E.ADD.F32.FTZ.RN.STRONG.SYS PT, R6, [R2.64+0x10], R5 ;
+    RED.E.ADD.STRONG.GPU [R4.64], R11 ;
+    MOV R1, c[0x0][n] ;
+    IADD3.X R5, P1, R2, -R5, ~RZ, P0, !PT ;
+    IMAD.WIDE.U32 R2, R0, 0x4, c[0x0][0x160] ;
+    LEA.HI.X.SX32 R3, R0, c[0x0][0x164], 0x1, P0 ;
+    SHF.L.U32 R0, R1, 0x2, RZ ;
+    LOP3.LUT P1, R0, R1, 0xff, RZ, 0xc0, !PT ;
+    ISETP.GE.U32.OR P0, PT, R0, -0x1, !P1 ;
+    SEL R0, R1, 0x5, P0 ;
+    POPC R0, ~R1 ;
+    VOTE.ANY R0, PT, P0 ;
+    LDS.S16 R0, [R1+0x2] ;
+    STG.E.64.STRONG.GPU [R2.64], R4 ;
+    FADD.FTZ R0, -|R1|, 0.5 ;
+    F2I.U32.TRUNC.NTZ R0, R1 ;
+    I2F.U32.RP R0, R1 ;
+    MEMBAR.SC.GPU ;
+    BAR.SYNC 0x1 ;
+    @P0 BRA.U loop ;
+    EXIT ;
+end:
+.expect data[0..4] != 3
+.expect f == {1.5, -2, inf, 0}
+.expect count(data, 5) >= 1
+.expect data[2] < 256
+";
+
+    const DUMP: &str = "\
+// t.s
+
+.kernel hist
+// dialect sass, warp_size 32, num_regs 12, num_preds 2
+.grid 64, 1, 1
+.block 16, 16, 1
+.shared 1024
+.buffer data u32[16] = random(7, 0, 256)   // c[0x0][0x160]
+.buffer f f32[4] = {1.5, -2, inf}   // c[0x0][0x168]
+.param n u8 = 200   // c[0x0][0x170]
+.param x f64 = 2.5   // c[0x0][0x178]
+loop:
+    0: s2r R0, tid.x
+    1: @!P0 atom.shared.cast.u32.relaxed.cta.spin R2, [R1-0x190], R4, R5 {&req_6} {?WAIT4_END_GROUP}
+    2: atom.shared.add.u32.relaxed.cta RZ, [0x10], R8
+    3: atom.global.add.f32.relaxed.sys.ftz R6, [R2.64+0x10], R5
+    4: atom.global.add.u32.relaxed.gpu RZ, [R4.64], R11
+    5: mov.u32 R1, c[0x0][0x170]
+    6: iadd3 R5, R2, -R5, ~RZ carry_out=(P1, PT) carry_in=(P0, !PT)
+    7: imad.wide.u32 R2, R0, 0x4, c[0x0][0x160]
+    8: lea.hi.sx32 R3, R0, c[0x0][0x164], RZ shift=1 carry_out=PT carry_in=P0
+    9: shf.l.u32.high R0, R1, 0x2, RZ
+   10: lop3 R0, R1, 0xff, RZ lut=0xc0 pred_out=P1
+   11: setp.ge.u32.or P0, PT, R0, 0xffffffff, !P1
+   12: sel.u32 R0, R1, 0x5, P0
+   13: popc.u32 R0, ~R1
+   14: vote.any R0, PT, P0
+   15: ld.shared.s16.weak.cta R0, [R1+0x2]
+   16: st.global.u64.relaxed.gpu [R2.64], R4
+   17: add.f32.ftz R0, -|R1|, 0x3f000000(0.5)
+   18: cvt.u32.f32.rz R0, R1
+   19: cvt.f32.u32.rp R0, R1
+   20: fence.sc.gpu
+   21: bar.sync 1
+   22: @P0 bra.uni 0 (loop)
+   23: exit
+end:
+.expect data[0..4] != 3
+.expect f == {1.5, -2, inf, 0}
+.expect count(data, 5) >= 1
+.expect data[2] < 256
+";
+
+    #[test]
+    fn program_dump_shows_every_field() {
+        let p = parse("t.s", SOURCE, Dialect::Sass).unwrap();
+        let dump = print_program(&p);
+        if dump != DUMP {
+            for (got, want) in dump.lines().zip(DUMP.lines()) {
+                assert_eq!(got, want);
+            }
+            assert_eq!(dump, DUMP);
+        }
+    }
+
+    #[test]
+    fn instruction_text_without_labels_or_kernel_context() {
+        let mut k = parse("t.s", "BRA x\nx: EXIT", Dialect::Sass)
+            .unwrap()
+            .kernels
+            .remove(0);
+        assert_eq!(print_inst(&k, &k.insts[0]), "bra 1 (x)");
+        k.labels.clear();
+        assert_eq!(print_inst(&k, &k.insts[0]), "bra 1");
+        let never = Inst {
+            op: Op::Exit,
+            guard: Guard {
+                pred: Pred::PT,
+                negate: true,
+            },
+            span: Span::default(),
+            text: String::new(),
+            sched: vec![],
+        };
+        assert_eq!(print_inst(&k, &never), "@!PT exit");
+    }
 }
