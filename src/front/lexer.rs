@@ -93,7 +93,7 @@ impl SyntaxError {
 
 /// Cuts `src` into tokens.
 pub fn lex(src: &str) -> Result<Vec<Token<'_>>, SyntaxError> {
-    if src.len() > u32::MAX as usize {
+    if src.len() >= u32::MAX as usize {
         return Err(SyntaxError::new(
             Span::default(),
             "the source is larger than 4 GiB",

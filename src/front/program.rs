@@ -108,6 +108,7 @@ pub fn number_word(text: &str) -> Option<Result<NumberLit, String>> {
         });
     }
     Some(match lower.parse::<f64>() {
+        Ok(v) if v.is_infinite() => Err(format!("number `{text}` is too large for a 64-bit float")),
         Ok(v) => Ok(NumberLit {
             value: Scalar::Float(v),
             hex: false,
@@ -317,10 +318,10 @@ pub fn dims(cur: &mut Cursor) -> Result<([u32; 3], Span), SyntaxError> {
 
 /// Checks a block shape: at most [`MAX_BLOCK_THREADS`] threads.
 pub fn check_block(block: [u32; 3]) -> Result<(), String> {
-    let threads: u64 = block.iter().map(|&d| d as u64).product();
+    let threads: u128 = block.iter().map(|&d| d as u128).product();
     if block.contains(&0) {
         Err("a block dimension cannot be zero".into())
-    } else if threads > MAX_BLOCK_THREADS {
+    } else if threads > MAX_BLOCK_THREADS as u128 {
         Err(format!(
             "a block of {}x{}x{} = {threads} threads exceeds {MAX_BLOCK_THREADS}",
             block[0], block[1], block[2]
@@ -602,11 +603,13 @@ pub fn param_decl(cur: &mut Cursor) -> Result<ScalarParamDecl, SyntaxError> {
 /// Gives each parameter its constant-bank offset: from [`PARAM_BASE`] on, in order, each
 /// aligned to its size (a buffer is an 8-byte device address, a scalar its type's size).
 pub fn assign_cbank_offsets(params: &mut [ParamDecl]) {
-    let mut next = PARAM_BASE;
+    let mut next = PARAM_BASE as u64;
     for p in params.iter_mut() {
-        let size = p.cbank_size().max(1);
+        let size = p.cbank_size().max(1) as u64;
         let offset = next.div_ceil(size) * size;
-        p.cbank_offset = offset;
+        // More than 4 GiB of parameters cannot come from a source file under 4 GiB; saturate
+        // rather than wrap all the same.
+        p.cbank_offset = u32::try_from(offset).unwrap_or(u32::MAX);
         next = offset + size;
     }
 }
@@ -1122,6 +1125,7 @@ mod tests {
         );
         assert!(parse_scalar("0x").unwrap_err().contains("malformed"));
         assert!(parse_scalar("1e").unwrap_err().contains("malformed"));
+        assert!(parse_scalar("1e400").unwrap_err().contains("too large"));
         assert!(parse_scalar("99999999999999999999999999999999999999999")
             .unwrap_err()
             .contains("too large"));

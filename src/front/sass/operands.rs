@@ -455,7 +455,11 @@ fn const_ref(cur: &mut Cursor, params: &[ParamDecl]) -> Result<(u8, u32), Syntax
         let Scalar::Int(v) = lit.value else {
             return Err(SyntaxError::new(s, "a constant-bank offset is an integer"));
         };
-        offset = if minus { offset - v } else { offset + v };
+        offset = if minus {
+            offset.saturating_sub(v)
+        } else {
+            offset.saturating_add(v)
+        };
         span = join(span, s);
     }
     cur.expect_punct("]")?;
@@ -624,6 +628,13 @@ pub fn imm_bits(imm: &Imm, kind: ImmKind, span: Span) -> Result<u64, SyntaxError
                     })?,
                 },
             };
+            if magnitude.is_infinite() && !matches!(lower.as_str(), "inf" | "infinity") {
+                return Err(SyntaxError::new(
+                    span,
+                    format!("`{}` is too large for a 32-bit float", imm.text),
+                )
+                .expected("a value below 3.4028235e38, or +INF"));
+            }
             let bits = magnitude.to_bits() | if imm.negative { 0x8000_0000 } else { 0 };
             Ok(bits as u64)
         }

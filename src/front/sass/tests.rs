@@ -737,6 +737,13 @@ fn mov_forms() {
     );
     err_at("MOV R0, c[0x100][0x0]", 1, 11, "0..255");
     err_at("MOV R0, c[0x0][-4]", 1, 16, "out of range");
+    let huge = "0x7fffffffffffffffffffffffffffffff";
+    err_at(
+        &format!("MOV R0, c[0x0][{huge}+{huge}+{huge}]"),
+        1,
+        16,
+        "out of range",
+    );
     err_at("MOV R0", 1, 7, "too few operands");
     err_at("MOV.U32 R0, R1", 1, 5, "unknown modifier `.U32` for MOV");
     err_at("MOV R0, foo", 1, 9, "expected the source, found a name");
@@ -1515,6 +1522,17 @@ fn float_ops() {
     assert_eq!(op("FMUL R0, R1, 0.1"), fmul(0.1f32.to_bits() as u64));
     err_at("FADD.RZ R0, R1, R2", 1, 6, "only round-to-nearest-even");
     err_at("FMUL.SAT R0, R1, R2", 1, 6, ".SAT is not supported");
+    err_at("FMUL R0, R1, 1e39", 1, 14, "too large for a 32-bit float");
+    err_at(
+        "FMUL R0, R1, 1000000000000000000000000000000000000000",
+        1,
+        14,
+        "too large",
+    );
+    assert_eq!(
+        op("FMUL R0, R1, 3.4028235e38"),
+        fmul(f32::MAX.to_bits() as u64)
+    );
     err_at("FADD R0, R1, ~R2", 1, 14, "not allowed");
     err_at("FADD R0, R1, -0x3f800000", 1, 14, "raw 32-bit pattern");
 }
@@ -1878,6 +1896,12 @@ fn program_file_errors() {
     err_at(".block 1025\nEXIT", 1, 8, "1025 threads exceeds 1024");
     err_at(".block 32,32,2\nEXIT", 1, 8, "2048 threads");
     err_at(".block 32, 0\nEXIT", 1, 12, "cannot be zero");
+    err_at(
+        ".block 4294967295, 4294967295, 4294967295\nEXIT",
+        1,
+        8,
+        "exceeds 1024",
+    );
     err_at(".grid 0\nEXIT", 1, 7, "cannot be zero");
     err_at(".grid 1, 70000\nEXIT", 1, 7, "at most 65535");
     err_at(".shared 16777217\nEXIT", 1, 9, "exceed the 16 MiB window");
@@ -2100,6 +2124,12 @@ mod fuzz {
         "99999999999999999999999999999999999999999",
         "1e",
         "0x",
+        "4294967295",
+        "0xffffffffffffffff",
+        "0x7fffffffffffffffffffffffffffffff",
+        "-0x80000000",
+        "2e38",
+        "1e400",
     ];
 
     proptest! {
