@@ -5,6 +5,9 @@
 //!
 //! # Directives
 //!
+//! A directive is one line (an optional trailing `;` and comments are allowed), so an
+//! initialiser or expectation list must fit on its line.
+//!
 //! | directive | meaning |
 //! |---|---|
 //! | `.grid X[,Y[,Z]]` | CTAs per dimension (default 1); each at least 1, X at most 2^31-1, Y and Z at most 65535 (the CUDA limits) |
