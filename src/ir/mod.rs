@@ -503,7 +503,7 @@ pub enum Op {
 /// `SHF` funnel shifts. With `left`, the result is the high word of `(hi:lo) << shift`;
 /// otherwise the low word of `(hi:lo) >> shift` (arithmetic if `ty` is signed). For 32-bit
 /// types the shift amount is clamped to 32 (SASS `SHF` clamps unless `.W` wraps it mod 32);
-/// for 64-bit types it is masked to 0..=63. `high` (`.HI`) selects the other word of the 64-bit
+/// for 64-bit types it is masked to 0..=63. `high` selects the other word of the 64-bit
 /// result (the high word for right shifts, the low word for left shifts). SASS names the word
 /// it returns instead: its `.HI` means "the high word" in both directions, so the SASS
 /// front-end lowers `SHF.L` without `.HI` (the plain left shift `lo << shift`, e.g.
