@@ -6,6 +6,7 @@
 use atomjit::diag;
 use atomjit::engine::{Backend, Config, Engine, Error, Failure, Module, Overrides, RunReport};
 use atomjit::front::program as directives;
+use atomjit::front::LaunchText;
 use atomjit::ir::{AtomicOp, ParamKind};
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
@@ -42,8 +43,11 @@ enum Command {
 
 #[derive(Args)]
 struct BenchArgs {
-    /// The program file.
+    /// The program file (with its `.launch` sidecar, if any).
     file: String,
+    /// A launch file (default: FILE's `.launch` sidecar if present).
+    #[arg(long, value_name = "FILE")]
+    launch: Option<String>,
     /// Benchmark only this kernel (repeatable; default: every kernel).
     #[arg(long = "kernel", short = 'k')]
     kernels: Vec<String>,
@@ -74,8 +78,25 @@ enum DumpWhat {
 
 #[derive(Args)]
 struct RunArgs {
-    /// The program file (`.s`/`.sass`: SASS).
+    /// The program file (`.ptx`: PTX; anything else: SASS). `FILE` with the extension
+    /// `.launch`, if it exists, is read as its launch file.
     file: String,
+    /// A launch file in program-file directive syntax (`.grid`, `.block`, `.shared`,
+    /// `.buffer`, `.param`, `.expect`, `.kernel NAME` sections); default: FILE's `.launch`
+    /// sidecar if present.
+    #[arg(long, value_name = "FILE")]
+    launch: Option<String>,
+    /// A buffer `NAME TY[LEN] = INIT`, bound to the next `.param` of a PTX entry (a `.u64`
+    /// pointer) or appended to a SASS kernel's declarations. Repeatable; with `--param`, in
+    /// parameter order.
+    #[arg(long = "buffer", value_name = "DECL", action = clap::ArgAction::Append)]
+    buffers: Vec<String>,
+    /// A scalar parameter `NAME TY = VALUE`, bound like `--buffer`. Repeatable.
+    #[arg(long = "param", value_name = "DECL", action = clap::ArgAction::Append)]
+    params: Vec<String>,
+    /// The `--buffer`/`--param` lines in command-line order (filled from the raw arguments).
+    #[arg(skip)]
+    binds: Vec<String>,
     /// Run only this kernel (repeatable; default: every kernel in file order).
     #[arg(long = "kernel", short = 'k')]
     kernels: Vec<String>,
@@ -119,8 +140,30 @@ struct RunArgs {
     diff: bool,
 }
 
+/// `--buffer` and `--param` values as directive lines, in the order they were given (a PTX
+/// entry's parameters bind in that order).
+fn ordered_binds(m: &clap::ArgMatches) -> Vec<String> {
+    let mut lines: Vec<(usize, String)> = Vec::new();
+    for (id, directive) in [("buffers", ".buffer"), ("params", ".param")] {
+        if let (Some(values), Some(indices)) = (m.get_many::<String>(id), m.indices_of(id)) {
+            for (v, i) in values.zip(indices) {
+                lines.push((i, format!("{directive} {v}")));
+            }
+        }
+    }
+    lines.sort_by_key(|(i, _)| *i);
+    lines.into_iter().map(|(_, l)| l).collect()
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let mut cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    if let (Command::Run(args), Some(("run", sub))) = (&mut cli.command, matches.subcommand()) {
+        args.binds = ordered_binds(sub);
+    }
     let code = match cli.command {
         Command::Run(args) => run(args),
         Command::Check { file } => check(&file),
@@ -135,15 +178,69 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// The sidecar launch file of a program: the same path with the extension `.launch`.
+fn sidecar_of(file: &str) -> Option<std::path::PathBuf> {
+    let path = std::path::Path::new(file).with_extension("launch");
+    (path != std::path::Path::new(file) && path.is_file()).then_some(path)
+}
+
+/// How a program gets its launch directives.
+enum LaunchMode {
+    /// `check` and `dump`: the sidecar if there is one, else none (PTX parameters may stay
+    /// unbound).
+    IfSidecar,
+    /// `run` and `bench`: a PTX module is always bound (from the sidecar or `--launch`, then
+    /// command-line lines); a SASS file takes extra lines if any are given.
+    Bind {
+        launch_file: Option<String>,
+        lines: Vec<String>,
+    },
+}
+
 /// Reads and loads a program, printing diagnostics on failure (exit code 2).
-fn load(engine: &Engine, file: &str) -> Result<Module, u8> {
+fn load(engine: &Engine, file: &str, mode: LaunchMode) -> Result<Module, u8> {
     let source = std::fs::read_to_string(file).map_err(|e| {
         eprintln!("error: cannot read {file}: {e}");
         2
     })?;
-    engine.load(file, &source).map_err(|e| {
+    let mut launch = LaunchText::new();
+    let (launch_file, lines, always) = match mode {
+        LaunchMode::IfSidecar => (None, Vec::new(), false),
+        LaunchMode::Bind { launch_file, lines } => (launch_file, lines, true),
+    };
+    let sidecar = launch_file
+        .map(std::path::PathBuf::from)
+        .or_else(|| sidecar_of(file));
+    if let Some(path) = &sidecar {
+        let name = path.to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            eprintln!("error: cannot read launch file {name}: {e}");
+            2
+        })?;
+        launch.push(&name, &text);
+    }
+    if !lines.is_empty() {
+        launch.push("command line", &lines.join("\n"));
+    }
+    let is_ptx = atomjit::front::dialect_for(file) == atomjit::ir::Dialect::Ptx;
+    let result = if (always && is_ptx) || !launch.is_empty() {
+        engine.load_with_launch(file, &source, &launch)
+    } else {
+        engine.load(file, &source)
+    };
+    result.map_err(|e| {
         match &e {
-            Error::Parse(p) => eprint!("{}", diag::render_parse_error(&source, p)),
+            Error::Parse(p) => {
+                let text = if p.file == file {
+                    Some(source.as_str())
+                } else {
+                    launch.source_text(&p.file)
+                };
+                match text {
+                    Some(text) => eprint!("{}", diag::render_parse_error(text, p)),
+                    None => eprintln!("error: {p}"),
+                }
+            }
             Error::Validation { kernel, errors } => eprint!(
                 "{}",
                 diag::render_validation_errors(file, &source, kernel, errors)
@@ -154,8 +251,26 @@ fn load(engine: &Engine, file: &str) -> Result<Module, u8> {
     })
 }
 
+/// The command-line launch lines of `run`: `--buffer` and `--param` in order, for the
+/// selected kernels (`.kernel NAME` sections) or for every kernel.
+fn launch_lines(args: &RunArgs) -> Vec<String> {
+    if args.binds.is_empty() || args.kernels.is_empty() {
+        return args.binds.clone();
+    }
+    let mut out = Vec::new();
+    for k in &args.kernels {
+        out.push(format!(".kernel {k}"));
+        out.extend(args.binds.iter().cloned());
+    }
+    out
+}
+
 fn check(file: &str) -> u8 {
-    match load(&Engine::new(&Config::default()), file) {
+    match load(
+        &Engine::new(&Config::default()),
+        file,
+        LaunchMode::IfSidecar,
+    ) {
         Ok(module) => {
             for k in &module.program().kernels {
                 println!(
@@ -171,7 +286,11 @@ fn check(file: &str) -> u8 {
 }
 
 fn dump_ir(file: &str) -> u8 {
-    match load(&Engine::new(&Config::default()), file) {
+    match load(
+        &Engine::new(&Config::default()),
+        file,
+        LaunchMode::IfSidecar,
+    ) {
         Ok(module) => {
             print!("{}", atomjit::ir::print_program(module.program()));
             0
@@ -181,7 +300,11 @@ fn dump_ir(file: &str) -> u8 {
 }
 
 fn dump_clif(file: &str) -> u8 {
-    let module = match load(&Engine::new(&Config::default()), file) {
+    let module = match load(
+        &Engine::new(&Config::default()),
+        file,
+        LaunchMode::IfSidecar,
+    ) {
         Ok(m) => m,
         Err(code) => return code,
     };
@@ -204,7 +327,11 @@ fn bench(args: BenchArgs) -> u8 {
     if let Some(t) = args.threads {
         config.threads(t);
     }
-    let module = match load(&Engine::new(&config), &args.file) {
+    let mode = LaunchMode::Bind {
+        launch_file: args.launch.clone(),
+        lines: Vec::new(),
+    };
+    let module = match load(&Engine::new(&config), &args.file, mode) {
         Ok(m) => m,
         Err(code) => return code,
     };
@@ -403,7 +530,11 @@ fn run(args: RunArgs) -> u8 {
         config.threads(1);
     }
     let engine = Engine::new(&config);
-    let module = match load(&engine, &args.file) {
+    let mode = LaunchMode::Bind {
+        launch_file: args.launch.clone(),
+        lines: launch_lines(&args),
+    };
+    let module = match load(&engine, &args.file, mode) {
         Ok(m) => m,
         Err(code) => return code,
     };

@@ -9,6 +9,19 @@
 //! println!("{:?}", report.buffer("hist").unwrap().as_u32());
 //! ```
 //!
+//! A PTX module takes its launch (grid, block, buffers bound to its `.param` list,
+//! expectations) from outside the file:
+//!
+//! ```no_run
+//! use atomjit::engine::{Config, Engine, Overrides};
+//! use atomjit::front::LaunchText;
+//! let engine = Engine::new(&Config::default());
+//! let mut launch = LaunchText::new();
+//! launch.push("command line", ".grid 4\n.buffer hist u32[256] = 0\n.expect sum(hist) == 1024");
+//! let ptx = std::fs::read_to_string("programs/ptx/hist_shared.ptx").unwrap();
+//! let module = engine.load_with_launch("hist_shared.ptx", &ptx, &launch).unwrap();
+//! ```
+//!
 //! An [`Engine`] is cheap to clone (it is an `Arc`); its [`Config`] is set with chained calls.
 //! A [`Module`] is a parsed and validated program; it compiles each kernel once, on first use,
 //! and reuses the compiled code for every launch.
@@ -20,7 +33,7 @@ pub use buffers::Buffer;
 pub use expect::ExpectOutcome;
 
 use crate::exec::{self, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, WarpRunner};
-use crate::front::{self, ParseError};
+use crate::front::{self, LaunchText, ParseError};
 use crate::interp::Interpreter;
 use crate::ir::{Expect, Init, Kernel, ParamKind, Program, Scalar, Ty, CBANK_NCTAID, CBANK_NTID};
 use crate::valid::{self, KernelInfo, ValidationErrors};
@@ -139,6 +152,23 @@ impl Engine {
     pub fn load(&self, file_name: &str, source: &str) -> Result<Module, Error> {
         let program =
             front::parse(file_name, source, front::dialect_for(file_name)).map_err(Error::Parse)?;
+        self.load_program(program)
+    }
+
+    /// Like [`Engine::load`], with launch directives from outside the file (a sidecar file,
+    /// command-line lines): see [`front::launch`]. For PTX they bind each entry's `.param`
+    /// list (every parameter must be bound, in order); for SASS they are appended to each
+    /// kernel's declarations. A parse error in a launch source names that source
+    /// ([`LaunchText::source_text`] gives its text for rendering).
+    pub fn load_with_launch(
+        &self,
+        file_name: &str,
+        source: &str,
+        launch: &LaunchText,
+    ) -> Result<Module, Error> {
+        let program =
+            front::parse_with_launch(file_name, source, front::dialect_for(file_name), launch)
+                .map_err(Error::Parse)?;
         self.load_program(program)
     }
 

@@ -5,12 +5,20 @@
 //! * [`program`]: the dialect-neutral program-file parts (launch directives, buffers,
 //!   parameters, expectations, numbers) and the string helpers the command line uses.
 //! * [`sass`]: the SASS dialect (Volta–Ampere syntax).
+//! * [`ptx`]: the PTX dialect (PTX ISA 2.x–8.x as nvcc writes it).
+//! * [`launch`]: launch directives from outside the program file (a sidecar file, the command
+//!   line), bound to a PTX entry's `.param` list or appended to a SASS kernel's declarations.
 //!
-//! [`parse`] is the entry point; every bad input is a [`ParseError`], never a panic.
+//! [`parse`] and [`parse_with_launch`] are the entry points; every bad input is a
+//! [`ParseError`], never a panic.
 
+pub mod launch;
 pub mod lexer;
 pub mod program;
+pub mod ptx;
 pub mod sass;
+
+pub use launch::LaunchText;
 
 use crate::ir::{Dialect, Program, Span};
 use std::fmt;
@@ -64,23 +72,54 @@ impl ParseError {
     }
 }
 
-/// Parses a program file in `dialect`.
+/// Parses a program file in `dialect`. PTX kernels get no launch here (their `.param` lists
+/// stay unbound); use [`parse_with_launch`] to run them.
 pub fn parse(file_name: &str, source: &str, dialect: Dialect) -> Result<Program, ParseError> {
     match dialect {
         Dialect::Sass => sass::parse_program(file_name, source)
             .map_err(|e| ParseError::from_syntax(file_name, e)),
-        Dialect::Ptx | Dialect::Visa => Err(ParseError {
-            file: file_name.to_string(),
-            span: Span {
-                start: 0,
-                end: 0,
-                line: 1,
-                col: 1,
-            },
-            message: format!("the {dialect:?} dialect is not supported yet"),
-            expected: Some(
-                "a SASS program (any file name not ending in .ptx, .visa or .isa)".into(),
-            ),
-        }),
+        Dialect::Ptx => {
+            ptx::parse_program(file_name, source).map_err(|e| ParseError::from_syntax(file_name, e))
+        }
+        Dialect::Visa => Err(unsupported(file_name, dialect)),
+    }
+}
+
+/// Parses a program file and applies launch directives from outside it (see [`launch`]): for
+/// PTX they bind every entry's `.param` list (each parameter must be bound), for SASS they are
+/// appended to each kernel's declarations. Errors in a launch source name that source's file.
+pub fn parse_with_launch(
+    file_name: &str,
+    source: &str,
+    dialect: Dialect,
+    launch: &LaunchText,
+) -> Result<Program, ParseError> {
+    match dialect {
+        Dialect::Sass => {
+            let mut program = parse(file_name, source, dialect)?;
+            launch::apply(&mut program, file_name, None, launch)?;
+            Ok(program)
+        }
+        Dialect::Ptx => {
+            let (mut program, entries) = ptx::parse_module(file_name, source)
+                .map_err(|e| ParseError::from_syntax(file_name, e))?;
+            launch::apply(&mut program, file_name, Some(&entries), launch)?;
+            Ok(program)
+        }
+        Dialect::Visa => Err(unsupported(file_name, dialect)),
+    }
+}
+
+fn unsupported(file_name: &str, dialect: Dialect) -> ParseError {
+    ParseError {
+        file: file_name.to_string(),
+        span: Span {
+            start: 0,
+            end: 0,
+            line: 1,
+            col: 1,
+        },
+        message: format!("the {dialect:?} dialect is not supported yet"),
+        expected: Some("a SASS program (.s) or a PTX module (.ptx)".into()),
     }
 }

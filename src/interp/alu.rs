@@ -10,8 +10,10 @@
 //! * **Narrow integer types** (`u8`, `s16`, ...): an op computes modulo `2^bits` and its result
 //!   is extended to the 32-bit register by the type's signedness (sign-extended for `s8`/`s16`,
 //!   zero-extended otherwise), the same rule as narrow loads.
-//! * **Shift amounts** of [`BinOp::Shl`]/[`BinOp::Shr`] are the whole unsigned source register
-//!   (pair for 64-bit types), not truncated to the type's width: `>= bits` gives 0 / sign fill.
+//! * **Shift amounts** of [`BinOp::Shl`]/[`BinOp::Shr`] are the whole unsigned 32-bit source
+//!   register (one word also for 64-bit types, as validation guarantees), not truncated to the
+//!   type's width: `>= bits` gives 0 / sign fill (PTX: "Shift amounts greater than the register
+//!   width N are clamped to N").
 //! * **Float types under integer-only ops** (bitwise ops, shifts, `MulHi`, `Popc`, `Clz`,
 //!   `Brev`, `Not`) act on the raw bits as the unsigned integer of the same width.
 //! * Forms validation rejects are still given one defined meaning each, documented where they

@@ -36,11 +36,11 @@
 
 use super::alu::{int_value, low_mask, to_register};
 use super::float::{self, FloatFormat, FloatOp};
-use super::memory::{effective_address, locate};
+use super::memory::{effective_address, locate, resolve_generic};
 use super::{for_lanes, read_operand, write_reg_words, LaneFault};
 use crate::exec::memory::Region;
 use crate::exec::{CtaEnv, WarpState};
-use crate::ir::{AtomicInst, AtomicOp, Ty};
+use crate::ir::{AtomicInst, AtomicOp, Space, Ty};
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::SeqCst};
 
 /// The shared-memory bank of an address, for `.SPIN` grouping: `(address / 4) mod 32`.
@@ -285,6 +285,18 @@ fn cas_loop(
     }
 }
 
+/// Whether one lane's atomic flushes subnormals: [`AtomicInst::ftz`], except that on a
+/// [`Space::Generic`] address it applies only when the address resolves to global memory (the
+/// PTX rule for `atom.add.f32`: it "flushes subnormal inputs and results to sign-preserving zero
+/// on global memory but supports subnormal inputs and results and doesn't flush them to zero on
+/// shared memory").
+pub fn effective_ftz(inst: &AtomicInst, address: u64) -> bool {
+    match inst.space {
+        Space::Generic => inst.ftz && matches!(resolve_generic(address), Some((Space::Global, _))),
+        Space::Global | Space::Shared | Space::Const => inst.ftz,
+    }
+}
+
 /// [`crate::ir::Op::Atomic`] for the lanes of `exec` (see the module docs for lane order,
 /// traps and `.SPIN`). Counts statistics in `warp.stats`.
 pub fn execute_atomic(
@@ -308,7 +320,8 @@ pub fn execute_atomic(
             0
         } else {
             claimed_banks |= 1 << spin_bank(address);
-            let outcome = perform(region, offset, inst.op, inst.ty, b, c, inst.ftz);
+            let ftz = effective_ftz(inst, address);
+            let outcome = perform(region, offset, inst.op, inst.ty, b, c, ftz);
             warp.stats.atomics[inst.op.index()] += 1;
             if matches!(inst.op, AtomicOp::Cas | AtomicOp::Cast) && !outcome.stored {
                 warp.stats.cas_failures += 1;

@@ -27,34 +27,18 @@
 //! # Generic addresses
 //!
 //! PTX generic addresses resolve at run time ([`resolve_generic`]): an address at or above
-//! [`GLOBAL_BASE`] is global; an address inside the shared window placed at
+//! [`crate::exec::GLOBAL_BASE`] is global; an address inside the shared window placed at
 //! [`GENERIC_SHARED_BASE`] is the shared offset `address - GENERIC_SHARED_BASE`; anything else
 //! is out of range. A fault on a generic access reports space `generic` and the generic address.
 
 use super::{read_operand, read_reg, read_reg_words, write_reg_words, Fault, LaneFault};
 use crate::exec::memory::Region;
-use crate::exec::{CtaEnv, TrapReason, WarpState, GLOBAL_BASE, SHARED_WINDOW_BYTES};
+/// The generic window is defined once, in [`crate::exec::memory`]; re-exported here for the
+/// interpreter's callers.
+pub use crate::exec::memory::{resolve_generic, GENERIC_SHARED_BASE};
+use crate::exec::{CtaEnv, TrapReason, WarpState};
 use crate::ir::{Address, MemOrder, Operand, Reg, Space, Ty};
 use std::sync::atomic::{fence, Ordering};
-
-/// Where the CTA's shared window appears in the generic address space (PTX `cvta.shared`
-/// produces `GENERIC_SHARED_BASE + offset`). It lies below [`GLOBAL_BASE`], so the two windows
-/// never overlap.
-pub const GENERIC_SHARED_BASE: u64 = 0x0000_7e00_0000_0000;
-
-/// The space and in-space address a generic address refers to, or `None` if it is in neither
-/// window.
-pub fn resolve_generic(address: u64) -> Option<(Space, u64)> {
-    if address >= GLOBAL_BASE {
-        Some((Space::Global, address))
-    } else if (GENERIC_SHARED_BASE..GENERIC_SHARED_BASE + SHARED_WINDOW_BYTES as u64)
-        .contains(&address)
-    {
-        Some((Space::Shared, address - GENERIC_SHARED_BASE))
-    } else {
-        None
-    }
-}
 
 /// Natural alignment of an access of `size` bytes (1, 2, 4 or 8).
 fn check_alignment(space: Space, address: u64, size: u32) -> Result<(), Fault> {
@@ -241,6 +225,7 @@ pub fn execute_store(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::{GLOBAL_BASE, SHARED_WINDOW_BYTES};
 
     #[test]
     fn const_reads_are_little_endian_and_checked() {

@@ -207,14 +207,11 @@ fn step(
         } => for_lanes(exec, |lane| {
             let a = read_src(warp, env, a, ty, lane)?;
             let b = match op {
-                // Shift amounts are the whole unsigned source register (see `alu`).
+                // A shift amount is one unsigned 32-bit word whatever the type (the IR contract,
+                // `valid` "Operand widths"; PTX: "b is always .u32"), read whole (see `alu`).
                 BinOp::Shl | BinOp::Shr => {
-                    let raw = read_operand(warp, env, &b.operand, lane, ty.regs())?;
-                    alu::apply_modifier(
-                        if ty.regs() == 2 { Ty::U64 } else { Ty::U32 },
-                        b.modifier,
-                        raw,
-                    )
+                    let raw = read_operand(warp, env, &b.operand, lane, 1)?;
+                    alu::apply_modifier(Ty::U32, b.modifier, raw)
                 }
                 BinOp::Add
                 | BinOp::Sub

@@ -559,7 +559,13 @@ pub struct AtomicInst {
     /// group exactly one executing lane performs its compare-and-store (the lowest lane), the
     /// others return 0 without attempting (`000_6d05a8552870c0ae.txt`, ".SPIN Fast fail").
     pub spin: bool,
-    /// Flush subnormal float inputs and results to zero (`.FTZ`; PTX f32 add on global memory).
+    /// Flush subnormal float inputs and results to sign-preserving zero (`.FTZ`; PTX
+    /// `atom.add.f32`/`red.add.f32` without `.noftz`). For [`Space::Global`] and
+    /// [`Space::Shared`] it applies to every lane. For [`Space::Generic`] it applies only to the
+    /// lanes whose address resolves to global memory (`crate::exec::memory::resolve_generic`),
+    /// the PTX rule: "The atom.add.f32 operation without .noftz, flushes subnormal inputs and
+    /// results to sign-preserving zero on global memory but supports subnormal inputs and
+    /// results and doesn't flush them to zero on shared memory."
     pub ftz: bool,
 }
 

@@ -71,7 +71,8 @@ op_enum! {
         /// Double-width product: the destination is twice the type's width (a pair for 32-bit).
         MulWide = "mulwide",
         /// Integer division, rounding toward zero. Division by zero yields all ones (unsigned) or
-        /// -1 (signed) as on NVIDIA hardware; `INT_MIN / -1 = INT_MIN`.
+        /// -1 (signed) as on NVIDIA hardware; `INT_MIN / -1 = INT_MIN`. For `F32`/`F64`: IEEE
+        /// division rounded to nearest even (PTX `div.rn`), with `ftz` as for every float op.
         Div = "div",
         /// Integer remainder with the sign of the dividend; `x % 0 = x`.
         Rem = "rem",
@@ -165,7 +166,9 @@ op_enum! {
         /// The CTA's shared-memory window: addresses are byte offsets from 0; the window is the
         /// launch's shared size (at most 16 MB, `000_6d05a8552870c0ae.txt`).
         Shared = "shared",
-        /// PTX generic addresses, resolved at run time to global or shared.
+        /// PTX generic addresses, resolved at run time to global or shared: the shared window
+        /// appears at `crate::exec::memory::GENERIC_SHARED_BASE`, global addresses are their own
+        /// generic addresses (`crate::exec::memory::resolve_generic`).
         Generic = "generic",
         /// The constant bank (read only).
         Const = "const",

@@ -22,6 +22,25 @@ impl Size {
     const fn plain(ty: Ty) -> Size {
         Size { ty, ftz: false }
     }
+    /// The PTX spelling: `.u32`, `.f16`, and for `f32` add `.f32` (flushing subnormals) or
+    /// `.noftz.f32`.
+    pub fn ptx_name(self) -> String {
+        let base = format!(".{}", self.ty.name());
+        match (self.ty, self.ftz) {
+            (_, true) => format!("{base} (ftz)"),
+            (Ty::F32, false) => format!(".noftz{base}"),
+            _ => base,
+        }
+    }
+
+    /// The spelling of `dialect`.
+    pub fn name_in(self, dialect: Dialect) -> String {
+        match dialect {
+            Dialect::Ptx => self.ptx_name(),
+            Dialect::Sass | Dialect::Visa => self.sass_name(),
+        }
+    }
+
     /// The SASS spelling: `.U32`, `.F32.FTZ.RN`, `.F64.RN`.
     pub fn sass_name(self) -> String {
         let base = format!(".{}", self.ty.name().to_ascii_uppercase());
@@ -132,8 +151,80 @@ pub const SASS_GLOBAL: AtomicTable = AtomicTable {
     ops_rule: rules::ATOMG_OPS,
 };
 
+const B16: Size = Size::plain(Ty::B16);
+const B32: Size = Size::plain(Ty::B32);
+const B64: Size = Size::plain(Ty::B64);
+const F32: Size = Size::plain(Ty::F32);
+const F16: Size = Size::plain(Ty::F16);
+const F16X2: Size = Size::plain(Ty::F16x2);
+const BF16: Size = Size::plain(Ty::BF16);
+const BF16X2: Size = Size::plain(Ty::BF16x2);
+
+/// The PTX op×type rows shared by every space; `add` differs by space (see the tables).
+macro_rules! ptx_rows {
+    ($add:expr, $add_rule:expr) => {
+        &[
+            row(AtomicOp::Add, $add, $add_rule),
+            row(AtomicOp::Min, &[U32, S32, U64, S64], rules::PTX_ROW_MINMAX),
+            row(AtomicOp::Max, &[U32, S32, U64, S64], rules::PTX_ROW_MINMAX),
+            row(AtomicOp::Inc, &[U32], rules::PTX_ROW_INC_DEC),
+            row(AtomicOp::Dec, &[U32], rules::PTX_ROW_INC_DEC),
+            row(AtomicOp::And, &[B32, B64], rules::PTX_ROW_BITWISE),
+            row(AtomicOp::Or, &[B32, B64], rules::PTX_ROW_BITWISE),
+            row(AtomicOp::Xor, &[B32, B64], rules::PTX_ROW_BITWISE),
+            row(AtomicOp::Exch, &[B32, B64], rules::PTX_ROW_EXCH),
+            row(AtomicOp::Cas, &[B16, B32, B64], rules::PTX_ROW_CAS),
+        ]
+    };
+}
+
+/// PTX `atom`/`red` on `.global`: Table 41 of the PTX ISA. `add.f32` flushes subnormals
+/// (`ftz`) unless `.noftz` (PTX ISA 9.4) is given, so both forms are listed; the 16-bit float
+/// adds require `.noftz` (no `ftz` form).
+pub const PTX_GLOBAL: AtomicTable = AtomicTable {
+    dialect: Dialect::Ptx,
+    space: Space::Global,
+    mnemonic: "atom.global",
+    rows: ptx_rows!(
+        &[U32, S32, U64, F32_FTZ, F32, F64, F16, F16X2, BF16, BF16X2],
+        rules::PTX_ROW_ADD
+    ),
+    ops_rule: rules::PTX_OPS,
+};
+
+/// PTX `atom`/`red` on `.shared`: as global, except that `add.f32` never flushes.
+pub const PTX_SHARED: AtomicTable = AtomicTable {
+    dialect: Dialect::Ptx,
+    space: Space::Shared,
+    mnemonic: "atom.shared",
+    rows: ptx_rows!(
+        &[U32, S32, U64, F32, F64, F16, F16X2, BF16, BF16X2],
+        rules::PTX_ROW_ADD_SHARED
+    ),
+    ops_rule: rules::PTX_OPS,
+};
+
+/// PTX `atom`/`red` on generic addresses: as global (an `ftz` `add.f32` flushes only on
+/// addresses that resolve to global memory, the IR's generic FTZ rule).
+pub const PTX_GENERIC: AtomicTable = AtomicTable {
+    dialect: Dialect::Ptx,
+    space: Space::Generic,
+    mnemonic: "atom",
+    rows: ptx_rows!(
+        &[U32, S32, U64, F32_FTZ, F32, F64, F16, F16X2, BF16, BF16X2],
+        rules::PTX_ROW_ADD
+    ),
+    ops_rule: rules::PTX_OPS,
+};
+
 /// Every table, looked up by `(dialect, space)`.
-pub const TABLES: &[AtomicTable] = &[SASS_SHARED, SASS_GLOBAL];
+pub const TABLES: &[AtomicTable] = &[
+    SASS_SHARED,
+    SASS_GLOBAL,
+    PTX_GLOBAL,
+    PTX_SHARED,
+    PTX_GENERIC,
+];
 
 /// The table for atomics of `dialect` in `space`, if one exists.
 pub fn table(dialect: Dialect, space: Space) -> Option<&'static AtomicTable> {
@@ -172,11 +263,15 @@ fn check_table(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &
         ty: a.ty,
         ftz: a.ftz,
     };
+    let op_name = |op: AtomicOp| match dialect {
+        Dialect::Ptx => op.name().to_string(),
+        Dialect::Sass | Dialect::Visa => op.name().to_ascii_uppercase(),
+    };
     let form = format!(
         "{}.{}{}",
         mnemonic(dialect, a.space),
-        a.op.name().to_ascii_uppercase(),
-        size.sass_name()
+        op_name(a.op),
+        size.name_in(dialect)
     );
     if a.op == AtomicOp::PreDec {
         d.error(
@@ -206,19 +301,19 @@ fn check_table(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &
             format!(
                 "{form}: {} has no .{} operation",
                 table.mnemonic,
-                a.op.name().to_ascii_uppercase()
+                op_name(a.op)
             ),
             table.ops_rule,
         ),
         Some(row) if !row.sizes.contains(&size) => {
-            let allowed: Vec<String> = row.sizes.iter().map(|s| s.sass_name()).collect();
+            let allowed: Vec<String> = row.sizes.iter().map(|s| s.name_in(dialect)).collect();
             d.error(
                 pc,
                 inst,
                 format!(
                     "{form} is not in the op×size table: {}.{} supports only {}",
                     table.mnemonic,
-                    a.op.name().to_ascii_uppercase(),
+                    op_name(a.op),
                     allowed.join(" ")
                 ),
                 row.rule,

@@ -408,8 +408,9 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
                     (ty.is_int() || is_arith_float(*ty), rules::FLOAT_TYPES)
                 }
                 BinOp::MulWide => (ty.is_int() && ty.bits() <= 32, rules::MUL_WIDE),
+                // IEEE division rounded to nearest even (PTX `div.rn`) or integer division.
+                BinOp::Div => (ty.is_int() || is_arith_float(*ty), rules::FLOAT_TYPES),
                 BinOp::MulHi
-                | BinOp::Div
                 | BinOp::Rem
                 | BinOp::And
                 | BinOp::Or

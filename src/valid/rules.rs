@@ -125,6 +125,46 @@ pub const ATOMG_OPS: &str = "issue 2 (SASS global atomics): \"ATOMG.E.<op>.STRON
 pub const ATOMG_REGISTERS: &str =
     "issue 2 (SASS global atomics): \"ATOMG.E.ADD.STRONG.GPU PT, R0, [R2.64+0x10], R5 ;\"";
 
+// ---- PTX atomics (the PTX ISA, not one of the reference documents) ------------------------
+
+/// Quotes the PTX ISA's `atom`/`red` op×type table (Table 41 "Atom Scalar Type Operations" and
+/// Table 42 "Red Scalar Type Operations", identical for scalar types except that `red` has no
+/// `.exch`/`.cas`).
+macro_rules! ptx_isa_table {
+    ($s:literal) => {
+        concat!(
+            "PTX ISA, Table 41 \"Atom Scalar Type Operations\" (Table 42 for red): \"",
+            $s,
+            "\""
+        )
+    };
+}
+
+pub const PTX_ROW_ADD: &str = ptx_isa_table!(
+    ".u32 .add ... .s32 .add ... .u64 .add ... .f32 .add{.noftz} ... .f64 .add (noftz by default) ... .f16 .f16x2 .bf16 .bf16x2 .add (requires .noftz)"
+);
+/// On shared memory `atom.add.f32` never flushes.
+pub const PTX_ROW_ADD_SHARED: &str = concat!(
+    "PTX ISA, atom: \"The atom.add.f32 operation without .noftz, flushes subnormal inputs and results to sign-preserving zero on global memory but supports subnormal inputs and results and doesn't flush them to zero on shared memory.\"; ",
+    ptx_isa_table!(".u32 .add ... .s32 .add ... .u64 .add ... .f32 .add{.noftz} ... .f64 .add ... .f16 .f16x2 .bf16 .bf16x2 .add (requires .noftz)")
+);
+pub const PTX_ROW_MINMAX: &str =
+    ptx_isa_table!(".u32 .min, .max ... .s32 .min, .max ... .u64 .min, .max ... .s64 .min, .max");
+pub const PTX_ROW_INC_DEC: &str = concat!(
+    ptx_isa_table!(".u32 .add, .inc, .dec, .min, .max"),
+    "; \".inc and .dec are only supported for .u32 type.\""
+);
+pub const PTX_ROW_BITWISE: &str =
+    ptx_isa_table!(".b32 .and, .or, .xor, .exch, .cas ... .b64 .and, .or, .xor, .exch, .cas");
+pub const PTX_ROW_EXCH: &str = ptx_isa_table!(
+    ".b32 .and, .or, .xor, .exch, .cas ... .b64 .and, .or, .xor, .exch, .cas (.b128 .exch, .cas: atomjit has no 128-bit type)"
+);
+pub const PTX_ROW_CAS: &str = ptx_isa_table!(
+    ".b16 .cas ... .b32 .and, .or, .xor, .exch, .cas ... .b64 .and, .or, .xor, .exch, .cas"
+);
+pub const PTX_OPS: &str =
+    "PTX ISA, atom: \".op = { .and, .or, .xor, .cas, .exch, .add, .inc, .dec, .min, .max }\"";
+
 // ---- PTX memory orders (001) -----------------------------------------------------------------
 
 pub const LOAD_ORDER: &str = ptx_abi_doc!(
@@ -219,7 +259,7 @@ pub const INT_OPS: &str = ir_contract!(
     "src/ir/ops.rs BinOp/UnOp",
     "Integer ops wrap modulo 2^bits."
 );
-pub const FLOAT_TYPES: &str = "atomjit implements float arithmetic in F32 and F64 only (IR contract src/ir/mod.rs Op::Binary: \"Float results are rounded to nearest even.\")";
+pub const FLOAT_TYPES: &str = "atomjit implements float arithmetic (add, sub, mul, div, min, max, neg, abs) in F32 and F64 only (IR contract src/ir/mod.rs Op::Binary: \"Float results are rounded to nearest even.\")";
 pub const MUL_WIDE: &str = ir_contract!(
     "src/ir/ops.rs BinOp::MulWide",
     "Double-width product: the destination is twice the type's width (a pair for 32-bit)."
@@ -280,6 +320,14 @@ pub const ALL: &[&str] = &[
     ATOMG_ROW_CAS,
     ATOMG_OPS,
     ATOMG_REGISTERS,
+    PTX_ROW_ADD,
+    PTX_ROW_ADD_SHARED,
+    PTX_ROW_MINMAX,
+    PTX_ROW_INC_DEC,
+    PTX_ROW_BITWISE,
+    PTX_ROW_EXCH,
+    PTX_ROW_CAS,
+    PTX_OPS,
     LOAD_ORDER,
     STORE_ORDER,
     ATOMIC_ORDER_SEQ_CST,

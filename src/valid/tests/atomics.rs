@@ -137,7 +137,7 @@ fn visa_only_ops_are_rejected_in_sass() {
 
 #[test]
 fn dialects_without_a_table_reject_atomics() {
-    let k = KernelBuilder::ptx()
+    let k = KernelBuilder::new(crate::ir::Dialect::Visa)
         .op(atomic(
             Space::Global,
             AtomicOp::Add,
@@ -530,4 +530,91 @@ fn atomics_need_a_writable_explicit_space() {
         rules::GENERIC_PTX_ONLY,
         "no generic address space",
     );
+}
+
+/// PTX ISA Table 41 ("Atom Scalar Type Operations"), transcribed by hand: which `(op, type)`
+/// pairs exist, and whether the `f32` add flushes (`ftz`) in each space.
+fn ptx_table_41(op: AtomicOp, ty: Ty, ftz: bool, space: Space) -> bool {
+    use AtomicOp::*;
+    use Ty::*;
+    if ftz {
+        // Only `atom.add.f32` without `.noftz` flushes, and only on global memory (generic
+        // addresses flush when they resolve to global memory).
+        return op == Add && ty == F32 && space != Space::Shared;
+    }
+    match ty {
+        U32 => matches!(op, Add | Inc | Dec | Min | Max),
+        S32 | U64 => matches!(op, Add | Min | Max),
+        S64 => matches!(op, Min | Max),
+        F32 | F64 | F16 | F16x2 | BF16 | BF16x2 => op == Add,
+        B16 => op == Cas,
+        B32 | B64 => matches!(op, And | Or | Xor | Exch | Cas),
+        U8 | U16 | S8 | S16 => false,
+    }
+}
+
+#[test]
+fn ptx_op_type_tables_are_table_41() {
+    for space in [Space::Global, Space::Shared, Space::Generic] {
+        for &op in AtomicOp::ALL {
+            if op == AtomicOp::PreDec {
+                continue;
+            }
+            for &ty in Ty::ALL {
+                for ftz in [false, true] {
+                    let three = matches!(op, AtomicOp::Cas | AtomicOp::Cast | AtomicOp::FCmpWr);
+                    let mut inst =
+                        atomic(space, op, ty, 0, wide(2, 0), reg(4), three.then(|| reg(6)));
+                    inst = with_atomic(inst, |a| a.ftz = ftz);
+                    let k = KernelBuilder::ptx().op(inst).op(exit()).build();
+                    let legal = ptx_table_41(op, ty, ftz, space);
+                    match crate::valid::validate(&k) {
+                        Ok(_) => assert!(legal, "{space:?} {op:?} {ty:?} ftz={ftz} passed"),
+                        Err(e) => {
+                            assert!(!legal, "{space:?} {op:?} {ty:?} ftz={ftz}: {e}");
+                            assert!(e.0.iter().all(|e| e.rule.starts_with("PTX ISA")), "{e}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn ptx_table_messages_use_ptx_spelling() {
+    let k = KernelBuilder::ptx()
+        .op(atomic(
+            Space::Shared,
+            AtomicOp::Inc,
+            Ty::U64,
+            0,
+            wide(2, 0),
+            reg(4),
+            None,
+        ))
+        .op(exit())
+        .build();
+    assert_only(
+        &errors(&k),
+        0,
+        rules::PTX_ROW_INC_DEC,
+        "atom.shared.inc.u64 is not in the op×size table: atom.shared.inc supports only .u32",
+    );
+    let k = KernelBuilder::ptx()
+        .op(with_atomic(
+            atomic(
+                Space::Shared,
+                AtomicOp::Add,
+                Ty::F32,
+                0,
+                wide(2, 0),
+                reg(4),
+                None,
+            ),
+            |a| a.ftz = true,
+        ))
+        .op(exit())
+        .build();
+    assert_only(&errors(&k), 0, rules::PTX_ROW_ADD_SHARED, ".f32 (ftz)");
 }

@@ -251,7 +251,14 @@ fn shf_types() {
 
 #[test]
 fn binary_type_legality() {
-    for op in [BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Min, BinOp::Max] {
+    for op in [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::Min,
+        BinOp::Max,
+    ] {
         for ty in [Ty::U32, Ty::S64, Ty::F32, Ty::F64] {
             valid(&sass1(binary(op, ty, 0, reg(2), reg(4))));
         }
@@ -265,7 +272,6 @@ fn binary_type_legality() {
         }
     }
     for op in [
-        BinOp::Div,
         BinOp::Rem,
         BinOp::Shl,
         BinOp::Shr,

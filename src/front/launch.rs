@@ -1,0 +1,495 @@
+//! Launch directives given outside a program file: a sidecar file (`--launch FILE`, or
+//! `NAME.launch` next to `NAME.ptx`) and command-line lines (`--buffer`, `--param`).
+//!
+//! A [`LaunchText`] is a list of sources, each in the directive syntax of program files
+//! ([`crate::front::program`]), one directive per line:
+//!
+//! ```text
+//! .kernel hist                     // optional: the directives below apply to `hist` only
+//! .grid 16
+//! .block 256
+//! .shared 0                        // PTX: dynamic shared bytes; SASS: the window size
+//! .buffer data u32[4096] = random(7, 0, 256)
+//! .buffer hist u32[256] = 0
+//! .param n u32 = 4096
+//! .expect sum(hist) == 4096
+//! ```
+//!
+//! Directives before any `.kernel` line apply to every kernel of the program. Sources apply in
+//! order, so command-line lines come after the sidecar's.
+//!
+//! # How they apply
+//!
+//! * `.grid`, `.block` replace the kernel's shape (at most once per kernel across all sources).
+//! * `.shared N`: for SASS the window size; for PTX the *dynamic* shared memory, added after the
+//!   kernel's static `.shared` variables (CUDA's launch parameter).
+//! * `.buffer` / `.param` are appended to the kernel's declarations. For **PTX** they *bind the
+//!   entry's `.param` list in order*: there must be exactly one per parameter; a buffer binds to
+//!   an 8-byte integer parameter (a `.u64` pointer) and a scalar must have its parameter's size.
+//!   Names are the launch's own (expectations use them). For **SASS** they are appended after
+//!   the file's own declarations (constant-bank offsets continue after them).
+//! * `.expect` lines are appended and checked against all buffers.
+
+use super::lexer::{end_of, join, lex, Cursor, SyntaxError, TokKind, Token};
+use super::program::{
+    assign_cbank_offsets, buffer_decl, check_block, check_expect, check_grid, check_shared, dims,
+    expect, param_decl, unsigned, MAX_SHARED_BYTES,
+};
+use super::ptx::{EntryInfo, EntryParam};
+use super::ParseError;
+use crate::ir::{Kernel, ParamDecl, ParamKind, Program, Span, Ty, PARAM_BASE};
+
+/// One source of launch directives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchSource {
+    /// The file name (or `command line`), for errors.
+    pub name: String,
+    pub text: String,
+}
+
+/// Launch directives from outside the program file, applied in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LaunchText {
+    pub sources: Vec<LaunchSource>,
+}
+
+impl LaunchText {
+    pub fn new() -> LaunchText {
+        LaunchText::default()
+    }
+
+    /// Adds a source of directives (a sidecar's text, or command-line lines).
+    pub fn push(&mut self, name: &str, text: &str) -> &mut Self {
+        self.sources.push(LaunchSource {
+            name: name.to_string(),
+            text: text.to_string(),
+        });
+        self
+    }
+
+    /// The text of the source called `name` (to render an error that points into it).
+    pub fn source_text(&self, name: &str) -> Option<&str> {
+        self.sources
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.text.as_str())
+    }
+
+    /// True when there are no directives at all.
+    pub fn is_empty(&self) -> bool {
+        self.sources.iter().all(|s| s.text.trim().is_empty())
+    }
+}
+
+/// One directive line of a source.
+struct Directive<'a> {
+    source: usize,
+    /// The `.kernel` section it is in (`None`: every kernel).
+    kernel: Option<String>,
+    word: Token<'a>,
+    args: Vec<Token<'a>>,
+}
+
+fn err(file: &str, span: Span, message: String) -> ParseError {
+    ParseError {
+        file: file.to_string(),
+        span,
+        message,
+        expected: None,
+    }
+}
+
+fn lift(file: &str, e: SyntaxError) -> ParseError {
+    ParseError::from_syntax(file, e)
+}
+
+/// What the front-end knows about a kernel's parameters, for binding.
+pub(crate) enum KernelParams<'e> {
+    /// SASS: the file declares its own buffers and parameters; launch lines append.
+    Declared,
+    /// PTX: the entry's `.param` list, which launch lines bind in order.
+    Entry(&'e EntryInfo),
+}
+
+/// Applies `launch` to every kernel of `program` (`file_name` names the program file, for
+/// errors about a kernel as a whole).
+pub(crate) fn apply(
+    program: &mut Program,
+    file_name: &str,
+    entries: Option<&[EntryInfo]>,
+    launch: &LaunchText,
+) -> Result<(), ParseError> {
+    let lexed: Vec<Vec<Token>> = launch
+        .sources
+        .iter()
+        .map(|s| lex(&s.text).map_err(|e| lift(&s.name, e)))
+        .collect::<Result<_, _>>()?;
+    let mut directives = Vec::new();
+    for (i, toks) in lexed.iter().enumerate() {
+        split_directives(i, &launch.sources[i], toks, &mut directives)?;
+    }
+    for d in &directives {
+        if let Some(k) = &d.kernel {
+            if program.kernel(k).is_none() {
+                let names: Vec<&str> = program.kernels.iter().map(|k| k.name.as_str()).collect();
+                return Err(ParseError {
+                    expected: Some(format!("one of {}", names.join(" "))),
+                    ..err(
+                        &launch.sources[d.source].name,
+                        d.word.span,
+                        format!("the program has no kernel `{k}`"),
+                    )
+                });
+            }
+        }
+    }
+    for (index, kernel) in program.kernels.iter_mut().enumerate() {
+        let params = match entries {
+            Some(infos) => match infos.get(index) {
+                Some(info) => KernelParams::Entry(info),
+                None => KernelParams::Declared,
+            },
+            None => KernelParams::Declared,
+        };
+        let mine: Vec<&Directive> = directives
+            .iter()
+            .filter(|d| d.kernel.as_ref().is_none_or(|k| *k == kernel.name))
+            .collect();
+        apply_to_kernel(kernel, file_name, &params, &mine, launch)?;
+    }
+    Ok(())
+}
+
+/// Cuts one source into directive lines, tracking `.kernel` sections.
+fn split_directives<'a>(
+    source: usize,
+    src: &LaunchSource,
+    toks: &[Token<'a>],
+    out: &mut Vec<Directive<'a>>,
+) -> Result<(), ParseError> {
+    let mut section: Option<String> = None;
+    let mut line: Vec<Token<'a>> = Vec::new();
+    let mut lines = Vec::new();
+    for t in toks {
+        match t.kind {
+            TokKind::Newline => lines.push(std::mem::take(&mut line)),
+            TokKind::Address => {}
+            TokKind::Word | TokKind::Punct => line.push(*t),
+        }
+    }
+    lines.push(line);
+    for mut line in lines {
+        if line.last().is_some_and(|t| t.is_punct(";")) {
+            line.pop();
+        }
+        let Some(first) = line.first().copied() else {
+            continue;
+        };
+        if !(first.is_word() && first.text.starts_with('.')) {
+            return Err(ParseError {
+                expected: Some(
+                    "a directive: .kernel .grid .block .shared .buffer .param .expect".into(),
+                ),
+                ..err(
+                    &src.name,
+                    first.span,
+                    format!("expected a launch directive, found {}", first.describe()),
+                )
+            });
+        }
+        if first.text.eq_ignore_ascii_case(".kernel") {
+            match line.get(1..) {
+                Some([name]) if name.is_word() => section = Some(name.text.to_string()),
+                _ => {
+                    return Err(err(
+                        &src.name,
+                        first.span,
+                        "`.kernel` takes one kernel name".into(),
+                    ))
+                }
+            }
+            continue;
+        }
+        out.push(Directive {
+            source,
+            kernel: section.clone(),
+            word: first,
+            args: line[1..].to_vec(),
+        });
+    }
+    Ok(())
+}
+
+fn apply_to_kernel(
+    kernel: &mut Kernel,
+    file_name: &str,
+    params: &KernelParams,
+    directives: &[&Directive],
+    launch: &LaunchText,
+) -> Result<(), ParseError> {
+    let mut spec = kernel.launch.clone();
+    let mut seen: [Option<Span>; 3] = [None; 3];
+    let mut added: Vec<(ParamDecl, usize)> = Vec::new();
+    let mut expects = Vec::new();
+    let mut last_param_at: Option<(usize, Span)> = None;
+    for d in directives {
+        let file = &launch.sources[d.source].name;
+        let text = &launch.sources[d.source].text;
+        let mut cur = Cursor::over(&d.args, end_of(d.word.span));
+        let stmt_span = d
+            .args
+            .last()
+            .map(|t| join(d.word.span, t.span))
+            .unwrap_or(d.word.span);
+        let word = d.word.text.to_ascii_lowercase();
+        let slot = match word.as_str() {
+            ".grid" => Some(0),
+            ".block" => Some(1),
+            ".shared" => Some(2),
+            _ => None,
+        };
+        if let Some(i) = slot {
+            if let Some(prev) = seen[i] {
+                return Err(err(
+                    file,
+                    d.word.span,
+                    format!(
+                        "duplicate `{}` for kernel `{}` (already given on line {})",
+                        d.word.text, kernel.name, prev.line
+                    ),
+                ));
+            }
+            seen[i] = Some(d.word.span);
+        }
+        let syntax = |e: SyntaxError| lift(file, e);
+        match word.as_str() {
+            ".grid" => {
+                let (grid, span) = dims(&mut cur).map_err(syntax)?;
+                check_grid(grid).map_err(|m| err(file, span, m))?;
+                spec.grid = grid;
+            }
+            ".block" => {
+                let (block, span) = dims(&mut cur).map_err(syntax)?;
+                check_block(block).map_err(|m| err(file, span, m))?;
+                spec.block = block;
+            }
+            ".shared" => {
+                let (bytes, span) = unsigned(&mut cur, "the shared-memory size").map_err(syntax)?;
+                let total = match params {
+                    KernelParams::Declared => bytes,
+                    KernelParams::Entry(info) => {
+                        let base = info.dynamic_base.unwrap_or(info.static_shared) as u64;
+                        base.saturating_add(bytes)
+                    }
+                };
+                spec.shared_bytes = check_shared(total).map_err(|m| {
+                    err(
+                        file,
+                        span,
+                        if total == bytes {
+                            m
+                        } else {
+                            format!(
+                                "{m} (the kernel's static .shared variables take {} bytes before the dynamic memory; at most {MAX_SHARED_BYTES})",
+                                total - bytes
+                            )
+                        },
+                    )
+                })?;
+            }
+            ".buffer" => {
+                let b = buffer_decl(&mut cur).map_err(syntax)?;
+                check_new_name(&spec.params, &added, &b.name, b.name_span, file)?;
+                added.push((
+                    ParamDecl {
+                        name: b.name,
+                        kind: ParamKind::Buffer {
+                            elem: b.elem,
+                            len: b.len,
+                            init: b.init,
+                        },
+                        cbank_offset: 0,
+                        span: stmt_span,
+                    },
+                    d.source,
+                ));
+                last_param_at = Some((d.source, stmt_span));
+            }
+            ".param" => {
+                let p = param_decl(&mut cur).map_err(syntax)?;
+                check_new_name(&spec.params, &added, &p.name, p.name_span, file)?;
+                added.push((
+                    ParamDecl {
+                        name: p.name,
+                        kind: ParamKind::Scalar {
+                            ty: p.ty,
+                            value: p.value,
+                        },
+                        cbank_offset: 0,
+                        span: stmt_span,
+                    },
+                    d.source,
+                ));
+                last_param_at = Some((d.source, stmt_span));
+            }
+            ".expect" => {
+                let etext = match (d.args.first(), d.args.last()) {
+                    (Some(a), Some(b)) => text
+                        .get(a.span.start as usize..b.span.end as usize)
+                        .unwrap_or(""),
+                    _ => "",
+                };
+                let (e, _) = expect(&mut cur, etext, stmt_span).map_err(syntax)?;
+                expects.push((e, d.source));
+            }
+            _ => {
+                return Err(ParseError {
+                    expected: Some(".kernel .grid .block .shared .buffer .param .expect".into()),
+                    ..err(
+                        file,
+                        d.word.span,
+                        format!("unknown launch directive `{}`", d.word.text),
+                    )
+                })
+            }
+        }
+        cur.expect_end(&format!("`{}`", d.word.text))
+            .map_err(|e| lift(file, e))?;
+    }
+
+    match params {
+        KernelParams::Declared => {
+            spec.params.extend(added.into_iter().map(|(p, _)| p));
+            assign_cbank_offsets(&mut spec.params);
+        }
+        KernelParams::Entry(info) => {
+            let at = last_param_at.map(|(s, span)| (launch.sources[s].name.as_str(), span));
+            spec.params = bind(kernel, file_name, info, added, at, launch)?;
+        }
+    }
+    for (e, source) in expects {
+        check_expect(&e, &spec.params).map_err(|m| err(&launch.sources[source].name, e.span, m))?;
+        spec.expects.push(e);
+    }
+    kernel.launch = spec;
+    Ok(())
+}
+
+fn check_new_name(
+    existing: &[ParamDecl],
+    added: &[(ParamDecl, usize)],
+    name: &str,
+    span: Span,
+    file: &str,
+) -> Result<(), ParseError> {
+    if existing
+        .iter()
+        .chain(added.iter().map(|(p, _)| p))
+        .any(|p| p.name == name)
+    {
+        return Err(ParseError {
+            expected: Some("a new name".into()),
+            ..err(file, span, format!("`{name}` is already declared"))
+        });
+    }
+    Ok(())
+}
+
+fn describe_param(p: &EntryParam) -> String {
+    format!("{} .{}", p.name, super::ptx::type_name(p.ty))
+}
+
+/// Binds the launch's buffers and scalars to the PTX entry's `.param` list, in order.
+fn bind(
+    kernel: &Kernel,
+    file_name: &str,
+    info: &EntryInfo,
+    added: Vec<(ParamDecl, usize)>,
+    at: Option<(&str, Span)>,
+    launch: &LaunchText,
+) -> Result<Vec<ParamDecl>, ParseError> {
+    let list = || {
+        if info.params.is_empty() {
+            "no parameters".to_string()
+        } else {
+            info.params
+                .iter()
+                .map(describe_param)
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    if added.len() != info.params.len() {
+        let (file, span) = at.unwrap_or((file_name, kernel.span));
+        let bound: Vec<&str> = added.iter().map(|(p, _)| p.name.as_str()).collect();
+        return Err(ParseError {
+            expected: Some(format!(
+                "one --buffer (for a pointer) or --param (for a scalar) per parameter, in order: {}",
+                list()
+            )),
+            ..err(
+                file,
+                span,
+                format!(
+                    "kernel `{}` has {} parameter{} ({}) but the launch binds {}{}",
+                    kernel.name,
+                    info.params.len(),
+                    if info.params.len() == 1 { "" } else { "s" },
+                    list(),
+                    added.len(),
+                    if bound.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", bound.join(", "))
+                    }
+                ),
+            )
+        });
+    }
+    let mut out: Vec<ParamDecl> = Vec::with_capacity(added.len());
+    for ((decl, source), param) in added.into_iter().zip(&info.params) {
+        let file = &launch.sources[source].name;
+        let mismatch = match &decl.kind {
+            ParamKind::Buffer { .. } => {
+                let pointer = matches!(param.ty, Ty::U64 | Ty::S64 | Ty::B64);
+                (!pointer).then(|| {
+                    format!(
+                        "buffer `{}` binds to parameter {} (a buffer is a 64-bit device address; the parameter must be .u64)",
+                        decl.name,
+                        describe_param(param)
+                    )
+                })
+            }
+            ParamKind::Scalar { ty, .. } => (ty.bytes() != param.ty.bytes()).then(|| {
+                format!(
+                    "scalar `{}` ({ty}, {} bytes) binds to parameter {} ({} bytes): the sizes must match",
+                    decl.name,
+                    ty.bytes(),
+                    describe_param(param),
+                    param.ty.bytes()
+                )
+            }),
+        };
+        if let Some(m) = mismatch {
+            return Err(err(file, decl.span, m));
+        }
+        out.push(decl);
+    }
+    assign_cbank_offsets(&mut out);
+    for (decl, param) in out.iter().zip(&info.params) {
+        let want = PARAM_BASE + param.offset;
+        if decl.cbank_offset != want {
+            return Err(err(
+                file_name,
+                param.span,
+                format!(
+                    "parameter {} is at c[0x0][{want:#x}] but `{}` was laid out at {:#x} (a front-end bug)",
+                    describe_param(param),
+                    decl.name,
+                    decl.cbank_offset
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}

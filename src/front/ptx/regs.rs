@@ -1,0 +1,376 @@
+//! PTX declarations: typed virtual registers (`.reg`), `.shared` variables and `.param` lists,
+//! and how they map onto the IR.
+//!
+//! # Registers
+//!
+//! `.reg .TYPE name, name, ...;` declares registers; `.reg .TYPE %r<N>;` declares `%r0` through
+//! `%r{N-1}`. Declarations are scoped to the `{ }` block they appear in. A register gets its
+//! IR slot when an instruction first uses it, so declaring `%r<100000>` costs nothing:
+//!
+//! * 8-, 16- and 32-bit registers (`.b8` .. `.b32`, `.u*`, `.s*`, `.f16`, `.bf16`, `.f16x2`,
+//!   `.bf16x2`, `.f32`) occupy one 32-bit slot (narrow values in its low bits);
+//! * 64-bit registers (`.b64`, `.u64`, `.s64`, `.f64`) a pair of two consecutive slots, low
+//!   word first;
+//! * `.pred` registers an IR predicate.
+//!
+//! Lowerings that need temporaries use *scratch* slots and predicates reserved for the
+//! front-end; no user register ever shares a slot with them.
+
+use super::super::lexer::SyntaxError;
+use crate::ir::{Pred, Reg, Span, Ty};
+use std::collections::HashMap;
+
+/// The type of a register or instruction operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Value(Ty),
+    Pred,
+}
+
+/// The PTX type names and the IR type each denotes (`.b8` is an 8-bit unsigned value).
+pub const TYPE_NAMES: &[(&str, Ty)] = &[
+    ("b8", Ty::U8),
+    ("u8", Ty::U8),
+    ("s8", Ty::S8),
+    ("b16", Ty::B16),
+    ("u16", Ty::U16),
+    ("s16", Ty::S16),
+    ("b32", Ty::B32),
+    ("u32", Ty::U32),
+    ("s32", Ty::S32),
+    ("b64", Ty::B64),
+    ("u64", Ty::U64),
+    ("s64", Ty::S64),
+    ("f16", Ty::F16),
+    ("f16x2", Ty::F16x2),
+    ("bf16", Ty::BF16),
+    ("bf16x2", Ty::BF16x2),
+    ("f32", Ty::F32),
+    ("f64", Ty::F64),
+];
+
+/// PTX types atomjit does not model (named so the error can say so).
+pub const UNSUPPORTED_TYPES: &[&str] = &[
+    "b128", "tf32", "e4m3", "e5m2", "e4m3x2", "e5m2x2", "e2m1x2", "e3m2x2", "e2m3x2", "ue8m0x2",
+    "s2f6x2", "b4", "u4", "s4", "b1",
+];
+
+/// The IR type of a PTX type name (without the dot), if it is one atomjit models.
+pub fn value_type(name: &str) -> Option<Ty> {
+    TYPE_NAMES.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// The PTX spelling of an IR type (the `.b8` alias reads as `u8`).
+pub fn type_name(ty: Ty) -> &'static str {
+    TYPE_NAMES
+        .iter()
+        .find(|(_, t)| *t == ty)
+        .map(|(n, _)| *n)
+        .unwrap_or("?")
+}
+
+/// A register declaration: one name or a `<N>` range.
+#[derive(Debug, Clone)]
+struct Decl {
+    kind: Kind,
+    span: Span,
+}
+
+/// A resolved register variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegRef {
+    Value { reg: Reg, ty: Ty },
+    Pred(Pred),
+}
+
+#[derive(Debug, Default)]
+struct BlockScope {
+    /// Single names to their declaration.
+    names: HashMap<String, usize>,
+    /// `%r<N>` ranges: prefix to (declaration, N).
+    ranges: HashMap<String, (usize, u32)>,
+}
+
+/// Largest number of 32-bit slots (one below `RZ`).
+const MAX_SLOTS: u32 = u16::MAX as u32 - 1;
+/// Largest number of predicates (one below `PT`).
+const MAX_PREDS: u32 = u16::MAX as u32 - 1;
+/// Scratch slots reserved for lowerings (at most four at a time: `mul24.hi` needs two sources
+/// and a 64-bit product).
+pub const SCRATCH_SLOTS: u16 = 4;
+
+/// The registers of one kernel: declarations by block, and the slots given out so far.
+#[derive(Debug, Default)]
+pub struct RegFile {
+    decls: Vec<Decl>,
+    scopes: Vec<BlockScope>,
+    /// `(declaration, element)` to its slot or predicate.
+    assigned: HashMap<(usize, u32), RegRef>,
+    next_slot: u32,
+    next_pred: u32,
+    scratch: Option<Reg>,
+    scratch_pred: Option<Pred>,
+}
+
+impl RegFile {
+    pub fn new() -> RegFile {
+        RegFile {
+            scopes: vec![BlockScope::default()],
+            ..RegFile::default()
+        }
+    }
+
+    /// Enters a `{` block.
+    pub fn push_scope(&mut self) {
+        self.scopes.push(BlockScope::default());
+    }
+
+    /// Leaves a block (its declarations go out of scope).
+    pub fn pop_scope(&mut self) {
+        if self.scopes.len() > 1 {
+            self.scopes.pop();
+        }
+    }
+
+    /// Slots given out so far (the kernel's `num_regs` is at least this).
+    pub fn num_slots(&self) -> u32 {
+        self.next_slot
+    }
+
+    /// Predicates given out so far.
+    pub fn num_preds(&self) -> u32 {
+        self.next_pred
+    }
+
+    /// Declares `name` (a single register) or, with `range = Some(n)`, `name0 .. name{n-1}`.
+    pub fn declare(
+        &mut self,
+        name: &str,
+        range: Option<u32>,
+        kind: Kind,
+        span: Span,
+    ) -> Result<(), SyntaxError> {
+        let Some(scope) = self.scopes.last_mut() else {
+            return Err(SyntaxError::new(
+                span,
+                "a register declared outside a kernel body",
+            ));
+        };
+        let clash = scope
+            .names
+            .get(name)
+            .or_else(|| scope.ranges.get(name).map(|(d, _)| d));
+        if let Some(&prev) = clash {
+            return Err(SyntaxError::new(
+                span,
+                format!(
+                    "register `{name}` is already declared in this block (line {})",
+                    self.decls[prev].span.line
+                ),
+            )
+            .expected("a new register name"));
+        }
+        let id = self.decls.len();
+        self.decls.push(Decl { kind, span });
+        match range {
+            None => scope.names.insert(name.to_string(), id),
+            Some(n) => scope
+                .ranges
+                .insert(name.to_string(), (id, n))
+                .map(|(d, _)| d),
+        };
+        Ok(())
+    }
+
+    /// The declaration and element a register name denotes, innermost block first.
+    fn find(&self, name: &str) -> Option<(usize, u32)> {
+        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (prefix, index) = name.split_at(name.len() - digits);
+        let index: Option<u32> = if digits > 0 && (index == "0" || !index.starts_with('0')) {
+            index.parse().ok()
+        } else {
+            None
+        };
+        for scope in self.scopes.iter().rev() {
+            if let Some(&id) = scope.names.get(name) {
+                return Some((id, 0));
+            }
+            if let (Some(i), Some(&(id, n))) = (index, scope.ranges.get(prefix)) {
+                if i < n {
+                    return Some((id, i));
+                }
+            }
+        }
+        None
+    }
+
+    /// True when `name` is a declared register in scope.
+    pub fn is_register(&self, name: &str) -> bool {
+        self.find(name).is_some()
+    }
+
+    /// The register `name`, giving it a slot (or predicate) on first use.
+    pub fn lookup(&mut self, name: &str, span: Span) -> Result<RegRef, SyntaxError> {
+        let Some(key) = self.find(name) else {
+            return Err(
+                SyntaxError::new(span, format!("`{name}` is not a declared register"))
+                    .expected("a register declared with `.reg`"),
+            );
+        };
+        if let Some(r) = self.assigned.get(&key) {
+            return Ok(*r);
+        }
+        let r = match self.decls[key.0].kind {
+            Kind::Pred => RegRef::Pred(self.new_pred(span)?),
+            Kind::Value(ty) => RegRef::Value {
+                reg: self.new_slots(ty.regs(), span)?,
+                ty,
+            },
+        };
+        self.assigned.insert(key, r);
+        Ok(r)
+    }
+
+    fn new_slots(&mut self, words: u16, span: Span) -> Result<Reg, SyntaxError> {
+        let first = self.next_slot;
+        if first + words as u32 > MAX_SLOTS {
+            return Err(SyntaxError::new(
+                span,
+                format!("the kernel uses more than {MAX_SLOTS} 32-bit register slots"),
+            ));
+        }
+        self.next_slot += words as u32;
+        Ok(Reg(first as u16))
+    }
+
+    fn new_pred(&mut self, span: Span) -> Result<Pred, SyntaxError> {
+        if self.next_pred >= MAX_PREDS {
+            return Err(SyntaxError::new(
+                span,
+                format!("the kernel uses more than {MAX_PREDS} predicates"),
+            ));
+        }
+        self.next_pred += 1;
+        Ok(Pred((self.next_pred - 1) as u16))
+    }
+
+    /// The first of [`SCRATCH_SLOTS`] consecutive scratch slots (reserved on first use).
+    pub fn scratch(&mut self, span: Span) -> Result<Reg, SyntaxError> {
+        if let Some(r) = self.scratch {
+            return Ok(r);
+        }
+        let r = self.new_slots(SCRATCH_SLOTS, span)?;
+        self.scratch = Some(r);
+        Ok(r)
+    }
+
+    /// The scratch predicate (reserved on first use).
+    pub fn scratch_pred(&mut self, span: Span) -> Result<Pred, SyntaxError> {
+        if let Some(p) = self.scratch_pred {
+            return Ok(p);
+        }
+        let p = self.new_pred(span)?;
+        self.scratch_pred = Some(p);
+        Ok(p)
+    }
+}
+
+/// A `.shared` variable placed in the CTA's shared window.
+#[derive(Debug, Clone)]
+pub struct SharedVar {
+    pub name: String,
+    /// Byte offset in the shared window.
+    pub offset: u32,
+}
+
+/// The shared variables of a kernel (module-scope ones first) and the window they need.
+#[derive(Debug, Clone, Default)]
+pub struct SharedLayout {
+    pub vars: Vec<SharedVar>,
+    /// End of the static variables (the smallest window that holds them).
+    pub static_end: u32,
+    /// Where `.extern .shared` arrays start (all of them alias, as in CUDA), if any.
+    pub dynamic_base: Option<u32>,
+    /// The largest alignment any `.extern` array asks for.
+    dynamic_align: u32,
+    extern_names: Vec<String>,
+}
+
+impl SharedLayout {
+    /// Places a variable of `size` bytes aligned to `align`; `extern` arrays (dynamic shared
+    /// memory) start after every static variable.
+    pub fn add(
+        &mut self,
+        name: &str,
+        align: u32,
+        size: u64,
+        is_extern: bool,
+        span: Span,
+    ) -> Result<(), SyntaxError> {
+        if self.vars.iter().any(|v| v.name == name) {
+            return Err(SyntaxError::new(
+                span,
+                format!("shared variable `{name}` is already declared"),
+            )
+            .expected("a new name"));
+        }
+        let align = align.max(1);
+        let offset = if is_extern {
+            // Every extern array starts where the dynamic memory starts; a later static
+            // variable would move it, so the base is recomputed in `finish_dynamic`.
+            0
+        } else {
+            let start = (self.static_end as u64).next_multiple_of(align as u64);
+            let end = start + size;
+            if end > crate::front::program::MAX_SHARED_BYTES as u64 {
+                return Err(SyntaxError::new(
+                    span,
+                    format!(
+                        "shared variable `{name}` ends at byte {end}, past the 16 MiB shared window"
+                    ),
+                ));
+            }
+            self.static_end = end as u32;
+            start as u32
+        };
+        self.vars.push(SharedVar {
+            name: name.to_string(),
+            offset,
+        });
+        if is_extern {
+            let a = self.dynamic_align.max(align);
+            self.dynamic_align = a;
+            self.extern_names.push(name.to_string());
+        }
+        Ok(())
+    }
+
+    /// Places the `.extern` arrays after the last static variable (call once all are known).
+    pub fn finish_dynamic(&mut self) {
+        if self.extern_names.is_empty() {
+            return;
+        }
+        let base = self.static_end.next_multiple_of(self.dynamic_align.max(1));
+        for v in self.vars.iter_mut() {
+            if self.extern_names.contains(&v.name) {
+                v.offset = base;
+            }
+        }
+        self.dynamic_base = Some(base);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&SharedVar> {
+        self.vars.iter().find(|v| v.name == name)
+    }
+}
+
+/// One entry of a kernel's `.param` list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryParam {
+    pub name: String,
+    pub ty: Ty,
+    /// Byte offset in the parameter area (naturally aligned, in declaration order); the
+    /// parameter lives at `c[0x0][PARAM_BASE + offset]`.
+    pub offset: u32,
+    pub span: Span,
+}
