@@ -3,6 +3,7 @@
 mod cli;
 mod programs;
 mod progress;
+mod ptx;
 mod traps;
 
 use atomjit::engine::{Backend, Config, Engine, Module, Overrides, RunReport};
@@ -46,6 +47,27 @@ pub fn load(engine: &Engine, name: &str, source: &str) -> Module {
     match engine.load(name, source) {
         Ok(m) => m,
         Err(e) => panic!("{name} does not load: {e}"),
+    }
+}
+
+/// Loads a program file with its `NAME.launch` sidecar, if there is one (PTX modules take their
+/// launch from it).
+pub fn load_file(engine: &Engine, path: &std::path::Path) -> Module {
+    let source = std::fs::read_to_string(path).unwrap();
+    let name = path.to_string_lossy();
+    let sidecar = path.with_extension("launch");
+    if sidecar.is_file() {
+        let mut launch = atomjit::front::LaunchText::new();
+        launch.push(
+            &sidecar.to_string_lossy(),
+            &std::fs::read_to_string(&sidecar).unwrap(),
+        );
+        match engine.load_with_launch(&name, &source, &launch) {
+            Ok(m) => m,
+            Err(e) => panic!("{name} with {} does not load: {e}", sidecar.display()),
+        }
+    } else {
+        load(engine, &name, &source)
     }
 }
 

@@ -14,8 +14,7 @@ fn every_program_passes_its_expectations() {
         for threads in [1, 2, 4] {
             let engine = engine(backend, threads, false);
             for file in &files {
-                let source = std::fs::read_to_string(file).unwrap();
-                let module = load(&engine, &file.to_string_lossy(), &source);
+                let module = load_file(&engine, file);
                 for kernel in module.kernel_names() {
                     let report = module.run(kernel, &Overrides::default()).unwrap();
                     assert!(
@@ -43,8 +42,7 @@ fn deterministic_runs_are_bit_identical() {
     for backend in backends() {
         let engine = engine(backend, 1, true);
         for file in program_files() {
-            let source = std::fs::read_to_string(&file).unwrap();
-            let module = load(&engine, &file.to_string_lossy(), &source);
+            let module = load_file(&engine, &file);
             for kernel in module.kernel_names() {
                 let a = module.run(kernel, &Overrides::default()).unwrap();
                 let b = module.run(kernel, &Overrides::default()).unwrap();

@@ -601,14 +601,16 @@ impl Lowerer<'_> {
             let base_bits = match (ty.bits(), space) {
                 (64, MemSpace::Global | MemSpace::Shared | MemSpace::Generic) => 64,
                 (32, MemSpace::Shared) => 32,
-                (32, _) => return Err(SyntaxError::new(
-                    rspan,
-                    format!(
+                (32, _) => {
+                    return Err(SyntaxError::new(
+                        rspan,
+                        format!(
                         "`{name}` is a 32-bit register; {} addresses are 64-bit (.address_size 64)",
                         space.name()
                     ),
-                )
-                .expected("a 64-bit register")),
+                    )
+                    .expected("a 64-bit register"))
+                }
                 (_, MemSpace::Param) => {
                     return Err(SyntaxError::new(
                         rspan,
