@@ -2302,3 +2302,147 @@ fn warp_instruction_count_is_per_group_instruction() {
     m.run(&mut warp, u32::MAX);
     assert_eq!(warp.stats.warp_insts, 3);
 }
+
+// ---------------------------------------------------------------------------------------------
+// PTX semantics: FTZ by resolved space, one-word shift amounts, float division
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn generic_ftz_applies_only_where_the_address_resolves_to_global() {
+    // PTX ISA, atom: "The atom.add.f32 operation without .noftz, flushes subnormal inputs and
+    // results to sign-preserving zero on global memory but supports subnormal inputs and
+    // results and doesn't flush them to zero on shared memory." One instruction, one generic
+    // address per lane: lane 0 global, lane 1 shared.
+    use crate::exec::memory::GENERIC_SHARED_BASE;
+    let m = Machine::new(vec![inst(atomic(
+        Space::Generic,
+        AtomicOp::Add,
+        Ty::F32,
+        Reg(0),
+        at64(8, 0),
+        reg(4),
+        None,
+        false,
+        true,
+    ))]);
+    let mut warp = m.warp();
+    set64(&mut warp, 8, 0, m.buffers[0] + 16);
+    set64(&mut warp, 8, 1, GENERIC_SHARED_BASE + 16);
+    for lane in 0..2 {
+        set(&mut warp, 4, lane, 1); // the smallest subnormal
+    }
+    m.run(&mut warp, 0b11);
+    assert_eq!(
+        m.global_u32(m.buffers[0] + 16),
+        0,
+        "global: the input is flushed"
+    );
+    assert_eq!(m.shared_u32(16), 1, "shared: the subnormal is kept");
+    let generic = |a: u64| AtomicInst {
+        space: Space::Generic,
+        op: AtomicOp::Add,
+        ty: Ty::F32,
+        order: MemOrder::Relaxed,
+        scope: Scope::Gpu,
+        dst: Reg(0),
+        addr: Address::absolute(a as i64),
+        src: reg(0),
+        src2: None,
+        spin: false,
+        ftz: true,
+    };
+    assert!(atomic::effective_ftz(&generic(GLOBAL_BASE), GLOBAL_BASE));
+    assert!(!atomic::effective_ftz(
+        &generic(GENERIC_SHARED_BASE),
+        GENERIC_SHARED_BASE
+    ));
+    let mut shared = generic(0);
+    shared.space = Space::Shared;
+    assert!(
+        atomic::effective_ftz(&shared, 0),
+        "a non-generic space keeps `ftz` as given"
+    );
+}
+
+#[test]
+fn sixty_four_bit_shifts_read_a_one_word_amount() {
+    // IR contract (valid, "Operand widths"): a shift amount is one 32-bit word. The register
+    // after the amount holds garbage that must not be read.
+    let m = Machine::new(vec![
+        inst(Op::Binary {
+            op: BinOp::Shl,
+            ty: Ty::B64,
+            dst: Reg(0),
+            a: src(2),
+            b: src(4),
+            ftz: false,
+        }),
+        inst(Op::Binary {
+            op: BinOp::Shr,
+            ty: Ty::S64,
+            dst: Reg(6),
+            a: src(2),
+            b: src(4),
+            ftz: false,
+        }),
+    ]);
+    let mut warp = m.warp();
+    set64(&mut warp, 2, 0, 0x8000_0000_0000_0003);
+    set(&mut warp, 4, 0, 4);
+    set(&mut warp, 5, 0, 0xdead_beef);
+    set64(&mut warp, 2, 1, 1);
+    set(&mut warp, 4, 1, 64); // PTX: "Shift amounts greater than the register width N are clamped to N"
+    set(&mut warp, 5, 1, 0);
+    m.run(&mut warp, 0b11);
+    assert_eq!(get64(&warp, 0, 0), 0x30);
+    assert_eq!(get64(&warp, 6, 0), 0xf800_0000_0000_0000);
+    assert_eq!(get64(&warp, 0, 1), 0);
+    assert_eq!(get64(&warp, 6, 1), 0);
+}
+
+#[test]
+fn float_division_is_ieee_round_to_nearest() {
+    let div = |ty: Ty, ftz: bool| {
+        Machine::new(vec![inst(Op::Binary {
+            op: BinOp::Div,
+            ty,
+            dst: Reg(0),
+            a: src(2),
+            b: src(4),
+            ftz,
+        })])
+    };
+    let cases = [
+        (1.0f32, 3.0f32),
+        (-7.5, 2.0),
+        (1.0, 0.0),
+        (0.0, 0.0),
+        (f32::MAX, 0.5),
+        (f32::from_bits(1), 2.0),
+    ];
+    let m = div(Ty::F32, false);
+    let mut warp = m.warp();
+    for (lane, (a, b)) in cases.iter().enumerate() {
+        set(&mut warp, 2, lane, a.to_bits());
+        set(&mut warp, 4, lane, b.to_bits());
+    }
+    m.run(&mut warp, (1 << cases.len()) - 1);
+    for (lane, (a, b)) in cases.iter().enumerate() {
+        let r = a / b;
+        let want = if r.is_nan() { 0x7fff_ffff } else { r.to_bits() };
+        assert_eq!(get(&warp, 0, lane), want, "{a:e} / {b:e}");
+    }
+    // With ftz a subnormal quotient is flushed: 2^-126 / 4 = 2^-128 (subnormal) becomes +0.
+    let m = div(Ty::F32, true);
+    let mut warp = m.warp();
+    set(&mut warp, 2, 0, 0x0080_0000); // 2^-126
+    set(&mut warp, 4, 0, 4.0f32.to_bits());
+    m.run(&mut warp, 1);
+    assert_eq!(get(&warp, 0, 0), 0);
+    let m = div(Ty::F64, false);
+    let mut warp = m.warp();
+    set64(&mut warp, 2, 0, 1.0f64.to_bits());
+    set64(&mut warp, 4, 0, 3.0f64.to_bits());
+    m.run(&mut warp, 1);
+    assert_eq!(get64(&warp, 0, 0), (1.0f64 / 3.0).to_bits());
+}

@@ -238,9 +238,12 @@ impl<'a> Parser<'a> {
         out
     }
 
-    /// Tokens up to the next `;` (consumed, not returned), newlines dropped.
+    /// Tokens up to the next `;` (consumed, not returned), newlines dropped. Braces inside
+    /// the statement (vector operands `{a, b}`) must balance; a `}` that closes a block means
+    /// the `;` is missing.
     fn until_semicolon(&mut self, start: Span) -> Result<Vec<Token<'a>>, SyntaxError> {
         let mut out = Vec::new();
+        let mut depth = 0u32;
         loop {
             let Some(t) = self.toks.get(self.pos).copied() else {
                 return Err(
@@ -250,8 +253,16 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             match t.kind {
                 TokKind::Newline => {}
-                _ if t.is_punct(";") => return Ok(out),
-                _ if t.is_punct("{") || t.is_punct("}") => {
+                _ if t.is_punct(";") && depth == 0 => return Ok(out),
+                _ if t.is_punct("{") => {
+                    depth += 1;
+                    out.push(t);
+                }
+                _ if t.is_punct("}") && depth > 0 => {
+                    depth -= 1;
+                    out.push(t);
+                }
+                _ if t.is_punct("}") => {
                     return Err(SyntaxError::new(
                         t.span,
                         format!("unexpected `{}` inside a statement", t.text),

@@ -1172,10 +1172,10 @@ fn lower_ld(
     ops: &[Operand],
     end: Span,
 ) -> Result<Lowered, SyntaxError> {
-    count(q, ops, 2, "d, [a]", end)?;
     let space = mem_space(q, true)?;
     let (order, scope) = access_order(q, false, space)?;
     cache_hints(q, false, space)?;
+    count(q, ops, 2, "d, [a]", end)?;
     let ty = q.one_type(LDST_TYPES)?;
     if let Operand::Vector { span, .. } = &ops[0] {
         return Err(q.unsupported(*span, "vector loads are not supported"));
@@ -1199,10 +1199,10 @@ fn lower_st(
     ops: &[Operand],
     end: Span,
 ) -> Result<Lowered, SyntaxError> {
-    count(q, ops, 2, "[a], b", end)?;
     let space = mem_space(q, false)?;
     let (order, scope) = access_order(q, true, space)?;
     cache_hints(q, true, space)?;
+    count(q, ops, 2, "[a], b", end)?;
     let ty = q.one_type(LDST_TYPES)?;
     let src = lw.src(&ops[1], ty, Width::WiderTo32)?;
     let (space, addr) = lw.address(&ops[0], space, ty.bytes())?;

@@ -29,8 +29,8 @@ pub enum Kind {
 
 /// The PTX type names and the IR type each denotes (`.b8` is an 8-bit unsigned value).
 pub const TYPE_NAMES: &[(&str, Ty)] = &[
-    ("b8", Ty::U8),
     ("u8", Ty::U8),
+    ("b8", Ty::U8),
     ("s8", Ty::S8),
     ("b16", Ty::B16),
     ("u16", Ty::U16),
