@@ -41,11 +41,19 @@ pub enum JitError {
     /// The kernel uses a form the compiler does not implement (and no validator table accepts
     /// yet).
     #[error("kernel `{kernel}`, instruction {pc}: the JIT does not support {what}")]
-    Unsupported { kernel: String, pc: u32, what: String },
+    Unsupported {
+        kernel: String,
+        pc: u32,
+        what: String,
+    },
     /// The kernel breaks a rule validation guarantees (the compiler re-checks what it relies on
     /// for memory safety instead of trusting it).
     #[error("kernel `{kernel}`, instruction {pc}: invalid kernel: {what}")]
-    Invalid { kernel: String, pc: u32, what: String },
+    Invalid {
+        kernel: String,
+        pc: u32,
+        what: String,
+    },
     /// The host ISA could not be set up.
     #[error("cannot set up the host code generator: {0}")]
     Host(String),
@@ -72,7 +80,9 @@ pub struct JitKernel {
 
 impl std::fmt::Debug for JitKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JitKernel").field("num_insts", &self.num_insts).finish_non_exhaustive()
+        f.debug_struct("JitKernel")
+            .field("num_insts", &self.num_insts)
+            .finish_non_exhaustive()
     }
 }
 
@@ -96,14 +106,25 @@ fn host_isa() -> Result<OwnedTargetIsa, JitError> {
     static ISA: OnceLock<Result<OwnedTargetIsa, String>> = OnceLock::new();
     ISA.get_or_init(|| {
         let mut flags = settings::builder();
-        let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| format!("{k}={v}: {e}"));
+        let set = |f: &mut settings::Builder, k: &str, v: &str| {
+            f.set(k, v).map_err(|e| format!("{k}={v}: {e}"))
+        };
         set(&mut flags, "opt_level", "speed")?;
         set(&mut flags, "use_colocated_libcalls", "false")?;
         set(&mut flags, "is_pic", "false")?;
         // The verifier costs compile time; debug builds keep it as a check on the translator.
-        set(&mut flags, "enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })?;
+        set(
+            &mut flags,
+            "enable_verifier",
+            if cfg!(debug_assertions) {
+                "true"
+            } else {
+                "false"
+            },
+        )?;
         let isa = cranelift_native::builder().map_err(|e| e.to_string())?;
-        isa.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())
+        isa.finish(settings::Flags::new(flags))
+            .map_err(|e| e.to_string())
     })
     .clone()
     .map_err(JitError::Host)
@@ -120,7 +141,12 @@ fn signature(isa: &OwnedTargetIsa) -> Signature {
 }
 
 /// Builds the Cranelift function of `kernel` (not yet compiled).
-fn build_function(kernel: &Kernel, info: &KernelInfo, isa: &OwnedTargetIsa, slow: &mut SlowPaths) -> Result<Function, JitError> {
+fn build_function(
+    kernel: &Kernel,
+    info: &KernelInfo,
+    isa: &OwnedTargetIsa,
+    slow: &mut SlowPaths,
+) -> Result<Function, JitError> {
     if info.is_join.len() < kernel.insts.len() {
         return Err(JitError::Invalid {
             kernel: kernel.name.clone(),
@@ -133,7 +159,8 @@ fn build_function(kernel: &Kernel, info: &KernelInfo, isa: &OwnedTargetIsa, slow
         });
     }
     slow.num_regs = kernel.num_regs;
-    let mut func = Function::with_name_signature(UserFuncName::testcase(&kernel.name), signature(isa));
+    let mut func =
+        Function::with_name_signature(UserFuncName::testcase(&kernel.name), signature(isa));
     let mut fb_ctx = FunctionBuilderContext::new();
     let builder = FunctionBuilder::new(&mut func, &mut fb_ctx);
     translate::Translator::build(builder, kernel, info, slow, isa.frontend_config())?;
@@ -154,18 +181,27 @@ pub fn compile(kernel: &Kernel, info: &KernelInfo) -> Result<JitKernel, JitError
     let mut slow = Box::new(SlowPaths::default());
     let func = build_function(kernel, info, &isa, &mut slow)?;
     let clif = func.display().to_string();
-    let codegen = |e: &dyn std::fmt::Display| JitError::Codegen { kernel: kernel.name.clone(), message: e.to_string() };
+    let codegen = |e: &dyn std::fmt::Display| JitError::Codegen {
+        kernel: kernel.name.clone(),
+        message: e.to_string(),
+    };
 
     let mut module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
     let sig = func.signature.clone();
-    let id = module.declare_function("warp", Linkage::Local, &sig).map_err(|e| codegen(&e))?;
+    let id = module
+        .declare_function("warp", Linkage::Local, &sig)
+        .map_err(|e| codegen(&e))?;
     let mut ctx = module.make_context();
     ctx.func = func;
     if let Err(e) = module.define_function(id, &mut ctx) {
         let detail = match &e {
-            cranelift_module::ModuleError::Compilation(cranelift_codegen::CodegenError::Verifier(errs)) => {
-                cranelift_codegen::print_errors::pretty_verifier_error(&ctx.func, None, errs.clone())
-            }
+            cranelift_module::ModuleError::Compilation(
+                cranelift_codegen::CodegenError::Verifier(errs),
+            ) => cranelift_codegen::print_errors::pretty_verifier_error(
+                &ctx.func,
+                None,
+                errs.clone(),
+            ),
             other => other.to_string(),
         };
         return Err(codegen(&detail));
@@ -204,7 +240,14 @@ fn padded_cbank(cbank: &[u8], needed: u64) -> Vec<u8> {
 }
 
 impl WarpRunner for JitKernel {
-    fn run_group(&self, warp: &mut WarpState, env: &CtaEnv, pc: u32, mask: u32, stop_pc: Option<u32>) -> GroupExit {
+    fn run_group(
+        &self,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        stop_pc: Option<u32>,
+    ) -> GroupExit {
         if stop_pc == Some(pc) {
             return GroupExit::Reconverge { mask };
         }
@@ -227,7 +270,9 @@ impl WarpRunner for JitKernel {
         let ntid = env.ntid.map(|n| n.max(1));
         let threads = ntid.iter().map(|&n| u64::from(n)).product::<u64>();
         let warp_size = self.warp_size.clamp(1, 32);
-        let nwarps = threads.div_ceil(u64::from(warp_size)).min(u64::from(u32::MAX)) as u32;
+        let nwarps = threads
+            .div_ceil(u64::from(warp_size))
+            .min(u64::from(u32::MAX)) as u32;
         let shared = env.shared.region();
         let global = env.global.region();
         let mut ctx = WarpCtx {
@@ -267,7 +312,10 @@ impl WarpRunner for JitKernel {
         warp.exited = ctx.exited;
         match Event::from_code(code) {
             Some(Event::Exited) => GroupExit::Exited,
-            Some(Event::Yield) => GroupExit::Yield { pc: ctx.out_a, mask: ctx.out_b },
+            Some(Event::Yield) => GroupExit::Yield {
+                pc: ctx.out_a,
+                mask: ctx.out_b,
+            },
             Some(Event::Diverge) => GroupExit::Diverge {
                 branch_pc: ctx.out_a,
                 taken_pc: ctx.out_b,
@@ -275,7 +323,11 @@ impl WarpRunner for JitKernel {
                 fall_pc: ctx.out_a + 1,
                 fall: ctx.out_d,
             },
-            Some(Event::Barrier) => GroupExit::Barrier { pc: ctx.out_a, mask: ctx.out_b, id: ctx.out_c },
+            Some(Event::Barrier) => GroupExit::Barrier {
+                pc: ctx.out_a,
+                mask: ctx.out_b,
+                id: ctx.out_c,
+            },
             Some(Event::Reconverge) => GroupExit::Reconverge { mask: ctx.out_b },
             Some(Event::Trap) | None => GroupExit::Trap(TrapInfo {
                 reason: if ctx.out_a == abi::TRAP_MISALIGNED {

@@ -48,7 +48,9 @@ pub unsafe extern "C" fn convert_lanes(ctx: *mut WarpCtx, index: u32, exec: u32)
     let ctx = unsafe { &mut *ctx };
     // SAFETY: `ctx.slow` points to the `SlowPaths` of the running kernel, alive for the call.
     let slow = unsafe { &*ctx.slow };
-    let Some(conv) = slow.converts.get(index as usize) else { return };
+    let Some(conv) = slow.converts.get(index as usize) else {
+        return;
+    };
     let words = slow.num_regs as usize * WARP_STRIDE;
     // SAFETY: the register file has `num_regs * 32` words (checked by `run_group`); no other
     // reference to it exists while the generated code is suspended in this call.
@@ -111,7 +113,11 @@ fn sign_bit(ty: Ty) -> u32 {
 /// Applies a source modifier in type `ty` to raw register bits (the low `ty.bits()` bits
 /// matter; the result keeps bits above them as they were for integers).
 pub fn apply_modifier(bits: u64, modifier: SrcMod, ty: Ty) -> u64 {
-    let width_mask = if ty.bits() >= 64 { u64::MAX } else { (1u64 << ty.bits().max(32)) - 1 };
+    let width_mask = if ty.bits() >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << ty.bits().max(32)) - 1
+    };
     match modifier {
         SrcMod::None => bits,
         SrcMod::Not => !bits & width_mask,
@@ -134,10 +140,19 @@ fn format(ty: Ty) -> (u32, u32) {
 
 /// An exact value: `(-1)^negative * mantissa * 2^exponent`, or a special.
 enum Exact {
-    Finite { negative: bool, mantissa: u128, exponent: i32 },
-    Inf { negative: bool },
+    Finite {
+        negative: bool,
+        mantissa: u128,
+        exponent: i32,
+    },
+    Inf {
+        negative: bool,
+    },
     /// A NaN: sign and the fraction bits left-aligned in 64 bits (quiet bit first).
-    Nan { negative: bool, payload: u64 },
+    Nan {
+        negative: bool,
+        payload: u64,
+    },
 }
 
 fn decode_float(bits: u64, ty: Ty, ftz: bool) -> Exact {
@@ -150,13 +165,24 @@ fn decode_float(bits: u64, ty: Ty, ftz: bool) -> Exact {
         if frac == 0 {
             Exact::Inf { negative }
         } else {
-            Exact::Nan { negative, payload: frac << (64 - mb) }
+            Exact::Nan {
+                negative,
+                payload: frac << (64 - mb),
+            }
         }
     } else if exp_field == 0 {
         if ftz {
-            return Exact::Finite { negative, mantissa: 0, exponent: 0 };
+            return Exact::Finite {
+                negative,
+                mantissa: 0,
+                exponent: 0,
+            };
         }
-        Exact::Finite { negative, mantissa: frac as u128, exponent: 1 - bias - mb as i32 }
+        Exact::Finite {
+            negative,
+            mantissa: frac as u128,
+            exponent: 1 - bias - mb as i32,
+        }
     } else {
         Exact::Finite {
             negative,
@@ -176,12 +202,22 @@ fn decode_int(bits: u64, ty: Ty) -> Exact {
     } else {
         (bits & ((1u64 << b) - 1)) as i128
     };
-    Exact::Finite { negative: v < 0, mantissa: v.unsigned_abs(), exponent: 0 }
+    Exact::Finite {
+        negative: v < 0,
+        mantissa: v.unsigned_abs(),
+        exponent: 0,
+    }
 }
 
 /// Whether rounding the magnitude away from zero is required, given the dropped remainder
 /// compared with one half (`Ordering`) and the kept value's lowest bit.
-fn round_up(round: Round, negative: bool, inexact: bool, vs_half: std::cmp::Ordering, odd: bool) -> bool {
+fn round_up(
+    round: Round,
+    negative: bool,
+    inexact: bool,
+    vs_half: std::cmp::Ordering,
+    odd: bool,
+) -> bool {
     use std::cmp::Ordering::*;
     if !inexact {
         return false;
@@ -204,7 +240,11 @@ fn shift_right(mantissa: u128, shift: u32) -> (u128, bool, std::cmp::Ordering) {
         return (0, mantissa != 0, std::cmp::Ordering::Less);
     }
     let kept = if shift == 128 { 0 } else { mantissa >> shift };
-    let rem = if shift == 128 { mantissa } else { mantissa & ((1u128 << shift) - 1) };
+    let rem = if shift == 128 {
+        mantissa
+    } else {
+        mantissa & ((1u128 << shift) - 1)
+    };
     let half = 1u128 << (shift - 1);
     (kept, rem != 0, rem.cmp(&half))
 }
@@ -222,7 +262,11 @@ fn encode_float(value: Exact, ty: Ty, round: Round, ftz: bool) -> u64 {
             let frac = (payload >> (64 - mb)) | 1 << (mb - 1);
             sign(negative) | exp_all << mb | frac
         }
-        Exact::Finite { negative, mantissa, exponent } => {
+        Exact::Finite {
+            negative,
+            mantissa,
+            exponent,
+        } => {
             if mantissa == 0 {
                 return sign(negative);
             }
@@ -246,7 +290,11 @@ fn encode_float(value: Exact, ty: Ty, round: Round, ftz: bool) -> u64 {
                 n >>= 1;
                 q_exp += 1;
             }
-            let biased = if n >> mb == 0 { 0 } else { (q_exp + mb as i32 + bias) as u64 };
+            let biased = if n >> mb == 0 {
+                0
+            } else {
+                (q_exp + mb as i32 + bias) as u64
+            };
             if biased >= exp_all {
                 let to_inf = match round {
                     Round::Nearest => true,
@@ -254,7 +302,11 @@ fn encode_float(value: Exact, ty: Ty, round: Round, ftz: bool) -> u64 {
                     Round::Up => !negative,
                     Round::Down => negative,
                 };
-                return if to_inf { inf(negative) } else { max_finite(negative) };
+                return if to_inf {
+                    inf(negative)
+                } else {
+                    max_finite(negative)
+                };
             }
             if biased == 0 && ftz {
                 return sign(negative);
@@ -280,7 +332,11 @@ fn float_to_int(value: Exact, ty: Ty, round: Round) -> u64 {
                 max
             }
         }
-        Exact::Finite { negative, mantissa, exponent } => {
+        Exact::Finite {
+            negative,
+            mantissa,
+            exponent,
+        } => {
             let magnitude = if exponent >= 0 {
                 let bits = 128 - mantissa.leading_zeros() as i32;
                 if bits + exponent > 100 {
@@ -311,7 +367,11 @@ fn float_to_int(value: Exact, ty: Ty, round: Round) -> u64 {
 /// register width (32 bits, or 64 for 64-bit types) by `ty`'s signedness.
 fn encode_int(v: i128, ty: Ty) -> u64 {
     let b = ty.bits();
-    let truncated = if b >= 64 { v as u64 } else { (v as u64) & ((1u64 << b) - 1) };
+    let truncated = if b >= 64 {
+        v as u64
+    } else {
+        (v as u64) & ((1u64 << b) - 1)
+    };
     if b >= 32 {
         return truncated;
     }
@@ -331,14 +391,27 @@ fn encode_int(v: i128, ty: Ty) -> u64 {
 /// narrower than 32 bits are zero-extended in the register; integer results narrower than 32
 /// bits are extended by the destination's signedness.
 pub fn convert_bits(dst_ty: Ty, src_ty: Ty, round: Round, ftz: bool, bits: u64) -> u64 {
-    let value = if src_ty.is_float() { decode_float(bits, src_ty, ftz) } else { decode_int(bits, src_ty) };
+    let value = if src_ty.is_float() {
+        decode_float(bits, src_ty, ftz)
+    } else {
+        decode_int(bits, src_ty)
+    };
     if dst_ty.is_float() {
         encode_float(value, dst_ty, round, ftz)
     } else if src_ty.is_float() {
         float_to_int(value, dst_ty, round)
     } else {
-        let Exact::Finite { negative, mantissa, .. } = value else { return 0 };
-        let v = if negative { -(mantissa as i128) } else { mantissa as i128 };
+        let Exact::Finite {
+            negative, mantissa, ..
+        } = value
+        else {
+            return 0;
+        };
+        let v = if negative {
+            -(mantissa as i128)
+        } else {
+            mantissa as i128
+        };
         encode_int(v, dst_ty)
     }
 }
@@ -353,20 +426,46 @@ mod tests {
 
     #[test]
     fn int_to_f32_matches_rust_round_to_nearest_and_brackets_it_in_directed_modes() {
-        for &x in &[0i64, 1, -1, 16_777_217, -16_777_217, i64::MAX, i64::MIN, 123_456_789_012, 3, -7] {
+        for &x in &[
+            0i64,
+            1,
+            -1,
+            16_777_217,
+            -16_777_217,
+            i64::MAX,
+            i64::MIN,
+            123_456_789_012,
+            3,
+            -7,
+        ] {
             let rn = convert_bits(Ty::F32, Ty::S64, Round::Nearest, false, x as u64);
             assert_eq!(rn, f32_of(x as f32), "RN of {x}");
-            let down = f32::from_bits(convert_bits(Ty::F32, Ty::S64, Round::Down, false, x as u64) as u32);
-            let up = f32::from_bits(convert_bits(Ty::F32, Ty::S64, Round::Up, false, x as u64) as u32);
-            let zero = f32::from_bits(convert_bits(Ty::F32, Ty::S64, Round::Zero, false, x as u64) as u32);
-            assert!((down as f64) <= x as f64 && (up as f64) >= x as f64, "{x}: {down} {up}");
+            let down =
+                f32::from_bits(convert_bits(Ty::F32, Ty::S64, Round::Down, false, x as u64) as u32);
+            let up =
+                f32::from_bits(convert_bits(Ty::F32, Ty::S64, Round::Up, false, x as u64) as u32);
+            let zero =
+                f32::from_bits(convert_bits(Ty::F32, Ty::S64, Round::Zero, false, x as u64) as u32);
+            assert!(
+                (down as f64) <= x as f64 && (up as f64) >= x as f64,
+                "{x}: {down} {up}"
+            );
             assert!(zero.abs() as f64 <= (x as f64).abs());
         }
         // 2^24 + 1 is between 2^24 and 2^24 + 2.
         let x = 16_777_217u64;
-        assert_eq!(convert_bits(Ty::F32, Ty::U32, Round::Down, false, x), f32_of(16_777_216.0));
-        assert_eq!(convert_bits(Ty::F32, Ty::U32, Round::Up, false, x), f32_of(16_777_218.0));
-        assert_eq!(convert_bits(Ty::F32, Ty::U32, Round::Zero, false, x), f32_of(16_777_216.0));
+        assert_eq!(
+            convert_bits(Ty::F32, Ty::U32, Round::Down, false, x),
+            f32_of(16_777_216.0)
+        );
+        assert_eq!(
+            convert_bits(Ty::F32, Ty::U32, Round::Up, false, x),
+            f32_of(16_777_218.0)
+        );
+        assert_eq!(
+            convert_bits(Ty::F32, Ty::U32, Round::Zero, false, x),
+            f32_of(16_777_216.0)
+        );
     }
 
     #[test]
@@ -377,46 +476,107 @@ mod tests {
         let down = convert_bits(Ty::F32, Ty::F64, Round::Down, false, third.to_bits());
         let up = convert_bits(Ty::F32, Ty::F64, Round::Up, false, third.to_bits());
         assert_eq!(up - down, 1, "adjacent floats bracket 1/3");
-        assert_eq!(convert_bits(Ty::F32, Ty::F64, Round::Nearest, false, 1e300f64.to_bits()), f32_of(f32::INFINITY));
-        assert_eq!(convert_bits(Ty::F32, Ty::F64, Round::Zero, false, 1e300f64.to_bits()), f32_of(f32::MAX));
-        assert_eq!(convert_bits(Ty::F32, Ty::F64, Round::Down, false, (-1e300f64).to_bits()), f32_of(f32::NEG_INFINITY));
+        assert_eq!(
+            convert_bits(Ty::F32, Ty::F64, Round::Nearest, false, 1e300f64.to_bits()),
+            f32_of(f32::INFINITY)
+        );
+        assert_eq!(
+            convert_bits(Ty::F32, Ty::F64, Round::Zero, false, 1e300f64.to_bits()),
+            f32_of(f32::MAX)
+        );
+        assert_eq!(
+            convert_bits(Ty::F32, Ty::F64, Round::Down, false, (-1e300f64).to_bits()),
+            f32_of(f32::NEG_INFINITY)
+        );
         // Subnormal result and FTZ.
         let tiny = 1e-40f64;
-        assert_eq!(convert_bits(Ty::F32, Ty::F64, Round::Nearest, false, tiny.to_bits()), f32_of(tiny as f32));
-        assert_eq!(convert_bits(Ty::F32, Ty::F64, Round::Nearest, true, (-tiny).to_bits()), f32_of(-0.0));
+        assert_eq!(
+            convert_bits(Ty::F32, Ty::F64, Round::Nearest, false, tiny.to_bits()),
+            f32_of(tiny as f32)
+        );
+        assert_eq!(
+            convert_bits(Ty::F32, Ty::F64, Round::Nearest, true, (-tiny).to_bits()),
+            f32_of(-0.0)
+        );
     }
 
     #[test]
     fn f16_round_trips_with_the_half_crate() {
-        for &v in &[0.0f32, 1.0, -2.5, 65504.0, 65520.0, 1e-7, 6.1e-5, 3.14159] {
+        for &v in &[0.0f32, 1.0, -2.5, 65504.0, 65520.0, 1e-7, 6.1e-5, 3.25] {
             let bits = convert_bits(Ty::F16, Ty::F32, Round::Nearest, false, f32_of(v));
             assert_eq!(bits as u16, half::f16::from_f32(v).to_bits(), "{v}");
             let back = convert_bits(Ty::F32, Ty::F16, Round::Nearest, false, bits);
-            assert_eq!(back, f32_of(half::f16::from_bits(bits as u16).to_f32()), "{v}");
+            assert_eq!(
+                back,
+                f32_of(half::f16::from_bits(bits as u16).to_f32()),
+                "{v}"
+            );
         }
-        let bf = convert_bits(Ty::BF16, Ty::F32, Round::Nearest, false, f32_of(3.14159));
-        assert_eq!(bf as u16, half::bf16::from_f32(3.14159).to_bits());
+        let bf = convert_bits(Ty::BF16, Ty::F32, Round::Nearest, false, f32_of(3.25));
+        assert_eq!(bf as u16, half::bf16::from_f32(3.25).to_bits());
     }
 
     #[test]
     fn float_to_int_saturates_and_maps_nan_to_zero() {
-        assert_eq!(convert_bits(Ty::S32, Ty::F32, Round::Zero, false, f32_of(-2.7)), (-2i32) as u32 as u64);
-        assert_eq!(convert_bits(Ty::S32, Ty::F32, Round::Down, false, f32_of(-2.2)), (-3i32) as u32 as u64);
-        assert_eq!(convert_bits(Ty::S32, Ty::F32, Round::Up, false, f32_of(2.2)), 3);
-        assert_eq!(convert_bits(Ty::S32, Ty::F32, Round::Nearest, false, f32_of(2.5)), 2);
-        assert_eq!(convert_bits(Ty::S32, Ty::F32, Round::Nearest, false, f32_of(3.5)), 4);
-        assert_eq!(convert_bits(Ty::S32, Ty::F32, Round::Nearest, false, f32_of(1e20)), i32::MAX as u64);
-        assert_eq!(convert_bits(Ty::U32, Ty::F32, Round::Nearest, false, f32_of(-5.0)), 0);
-        assert_eq!(convert_bits(Ty::U32, Ty::F32, Round::Nearest, false, f32_of(f32::NAN)), 0);
-        assert_eq!(convert_bits(Ty::S8, Ty::F32, Round::Nearest, false, f32_of(-300.0)), 0xffff_ff80);
-        assert_eq!(convert_bits(Ty::U64, Ty::F64, Round::Nearest, false, 1e30f64.to_bits()), u64::MAX);
+        assert_eq!(
+            convert_bits(Ty::S32, Ty::F32, Round::Zero, false, f32_of(-2.7)),
+            (-2i32) as u32 as u64
+        );
+        assert_eq!(
+            convert_bits(Ty::S32, Ty::F32, Round::Down, false, f32_of(-2.2)),
+            (-3i32) as u32 as u64
+        );
+        assert_eq!(
+            convert_bits(Ty::S32, Ty::F32, Round::Up, false, f32_of(2.2)),
+            3
+        );
+        assert_eq!(
+            convert_bits(Ty::S32, Ty::F32, Round::Nearest, false, f32_of(2.5)),
+            2
+        );
+        assert_eq!(
+            convert_bits(Ty::S32, Ty::F32, Round::Nearest, false, f32_of(3.5)),
+            4
+        );
+        assert_eq!(
+            convert_bits(Ty::S32, Ty::F32, Round::Nearest, false, f32_of(1e20)),
+            i32::MAX as u64
+        );
+        assert_eq!(
+            convert_bits(Ty::U32, Ty::F32, Round::Nearest, false, f32_of(-5.0)),
+            0
+        );
+        assert_eq!(
+            convert_bits(Ty::U32, Ty::F32, Round::Nearest, false, f32_of(f32::NAN)),
+            0
+        );
+        assert_eq!(
+            convert_bits(Ty::S8, Ty::F32, Round::Nearest, false, f32_of(-300.0)),
+            0xffff_ff80
+        );
+        assert_eq!(
+            convert_bits(Ty::U64, Ty::F64, Round::Nearest, false, 1e30f64.to_bits()),
+            u64::MAX
+        );
     }
 
     #[test]
     fn int_to_int_truncates_then_extends() {
-        assert_eq!(convert_bits(Ty::U8, Ty::S32, Round::Nearest, false, 0x1ff), 0xff);
-        assert_eq!(convert_bits(Ty::S8, Ty::U32, Round::Nearest, false, 0x80), 0xffff_ff80);
-        assert_eq!(convert_bits(Ty::S64, Ty::S32, Round::Nearest, false, 0xffff_fffe), (-2i64) as u64);
-        assert_eq!(convert_bits(Ty::U64, Ty::U32, Round::Nearest, false, 0xffff_fffe), 0xffff_fffe);
+        assert_eq!(
+            convert_bits(Ty::U8, Ty::S32, Round::Nearest, false, 0x1ff),
+            0xff
+        );
+        assert_eq!(
+            convert_bits(Ty::S8, Ty::U32, Round::Nearest, false, 0x80),
+            0xffff_ff80
+        );
+        assert_eq!(
+            convert_bits(Ty::S64, Ty::S32, Round::Nearest, false, 0xffff_fffe),
+            (-2i64) as u64
+        );
+        assert_eq!(
+            convert_bits(Ty::U64, Ty::U32, Round::Nearest, false, 0xffff_fffe),
+            0xffff_fffe
+        );
     }
 }

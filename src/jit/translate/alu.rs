@@ -5,8 +5,8 @@
 
 use super::{Flow, Lane, Translator};
 use crate::ir::{
-    BinOp, BoolOp, CmpOp, Guard, ImadMode, Op, Pred, PredMove, PredSrc, Reg, Round,
-    ShfInst, SpecialReg, Src, Ty, UnOp, VoteMode,
+    BinOp, BoolOp, CmpOp, Guard, ImadMode, Op, Pred, PredMove, PredSrc, Reg, Round, ShfInst,
+    SpecialReg, Src, Ty, UnOp, VoteMode,
 };
 use crate::jit::abi::off;
 use crate::jit::slow::{self, SlowConvert};
@@ -127,23 +127,58 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             Op::ReadSpecial { dst, sr } => self.translate_read_special(exec, *dst, *sr)?,
             Op::Unary { op, ty, dst, a } => self.translate_unary(exec, *op, *ty, *dst, *a)?,
-            Op::Binary { op, ty, dst, a, b, ftz } => {
-                self.translate_binary(exec, *op, *ty, *dst, *a, *b, *ftz)?
-            }
-            Op::IAdd3 { dst, carry_out, a, b, c, carry_in } => {
-                self.translate_iadd3(exec, *dst, *carry_out, [*a, *b, *c], *carry_in)?
-            }
-            Op::Imad { mode, signed, dst, a, b, c } => {
-                self.translate_imad(exec, *mode, *signed, *dst, [*a, *b, *c])?
-            }
-            Op::Lea { hi, dst, carry_out, a, b, c, shift, carry_in } => {
+            Op::Binary {
+                op,
+                ty,
+                dst,
+                a,
+                b,
+                ftz,
+            } => self.translate_binary(exec, *op, *ty, *dst, *a, *b, *ftz)?,
+            Op::IAdd3 {
+                dst,
+                carry_out,
+                a,
+                b,
+                c,
+                carry_in,
+            } => self.translate_iadd3(exec, *dst, *carry_out, [*a, *b, *c], *carry_in)?,
+            Op::Imad {
+                mode,
+                signed,
+                dst,
+                a,
+                b,
+                c,
+            } => self.translate_imad(exec, *mode, *signed, *dst, [*a, *b, *c])?,
+            Op::Lea {
+                hi,
+                dst,
+                carry_out,
+                a,
+                b,
+                c,
+                shift,
+                carry_in,
+            } => {
                 self.translate_lea(exec, *hi, *dst, *carry_out, [*a, *b, *c], *shift, *carry_in)?
             }
             Op::Shf(s) => self.translate_shf(exec, *s)?,
-            Op::Lop3 { dst, pred_out, a, b, c, lut } => {
-                self.translate_lop3(exec, *dst, *pred_out, [*a, *b, *c], *lut)?
-            }
-            Op::Select { ty, dst, a, b, pred } => {
+            Op::Lop3 {
+                dst,
+                pred_out,
+                a,
+                b,
+                c,
+                lut,
+            } => self.translate_lop3(exec, *dst, *pred_out, [*a, *b, *c], *lut)?,
+            Op::Select {
+                ty,
+                dst,
+                a,
+                b,
+                pred,
+            } => {
                 let (ty, dst, a, b) = (*ty, *dst, *a, *b);
                 let words = ty.regs();
                 self.check_reg(dst, words)?;
@@ -157,9 +192,14 @@ impl<'a, 'f> Translator<'a, 'f> {
                     Ok(vec![])
                 })?;
             }
-            Op::Convert { dst_ty, src_ty, round, ftz, dst, a } => {
-                self.translate_convert(exec, *dst_ty, *src_ty, *round, *ftz, *dst, *a)?
-            }
+            Op::Convert {
+                dst_ty,
+                src_ty,
+                round,
+                ftz,
+                dst,
+                a,
+            } => self.translate_convert(exec, *dst_ty, *src_ty, *round, *ftz, *dst, *a)?,
             Op::PredMove(PredMove::ToReg { dst, src }) => {
                 let dst = *dst;
                 self.check_reg(dst, 1)?;
@@ -204,13 +244,26 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let exec = self.exec_mask(g)?;
         match op {
-            Op::SetP { cmp, ty, combine, dst, dst2, a, b, c } => {
+            Op::SetP {
+                cmp,
+                ty,
+                combine,
+                dst,
+                dst2,
+                a,
+                b,
+                c,
+            } => {
                 let (cmp, ty, a, b) = (*cmp, *ty, *a, *b);
                 let cc = if ty.is_float() {
                     None
                 } else {
                     Some(int_cc(cmp, ty.is_signed_int()).ok_or_else(|| {
-                        self.invalid(format!("comparison {} on integer type {}", cmp.name(), ty.name()))
+                        self.invalid(format!(
+                            "comparison {} on integer type {}",
+                            cmp.name(),
+                            ty.name()
+                        ))
                     })?)
                 };
                 let cm = self.pred_mask(*c)?;
@@ -225,8 +278,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                             t.b.ins().icmp(cc, va, vb)
                         }
                         None => {
-                            let fa = t.to_float(va, ty);
-                            let fb = t.to_float(vb, ty);
+                            let fa = t.as_float(va, ty);
+                            let fb = t.as_float(vb, ty);
                             t.b.ins().fcmp(float_cc(cmp), fa, fb)
                         }
                     };
@@ -246,7 +299,12 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let r = self.bool_op(*op, am, bm);
                 self.write_pred(*dst, exec, r)?;
             }
-            Op::Vote { mode, dst, dst_pred, src } => {
+            Op::Vote {
+                mode,
+                dst,
+                dst_pred,
+                src,
+            } => {
                 let dst = *dst;
                 self.check_reg(dst, 1)?;
                 let sm = self.pred_mask(*src)?;
@@ -329,12 +387,16 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    fn to_float(&mut self, v: Value, ty: Ty) -> Value {
+    fn as_float(&mut self, v: Value, ty: Ty) -> Value {
         self.b.ins().bitcast(float_type(ty), MemFlagsData::new(), v)
     }
 
-    fn to_bits(&mut self, v: Value) -> Value {
-        let ty = if self.b.func.dfg.value_type(v) == F64 { I64 } else { I32 };
+    fn float_bits(&mut self, v: Value) -> Value {
+        let ty = if self.b.func.dfg.value_type(v) == F64 {
+            I64
+        } else {
+            I32
+        };
         self.b.ins().bitcast(ty, MemFlagsData::new(), v)
     }
 
@@ -355,14 +417,23 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// IEEE `minNum`/`maxNum` on floats: a NaN operand yields the other operand; otherwise
     /// Cranelift's `fmin`/`fmax` (which order `-0 < +0`).
     pub(super) fn float_min_max(&mut self, max: bool, a: Value, b: Value) -> Value {
-        let r = if max { self.b.ins().fmax(a, b) } else { self.b.ins().fmin(a, b) };
+        let r = if max {
+            self.b.ins().fmax(a, b)
+        } else {
+            self.b.ins().fmin(a, b)
+        };
         let a_nan = self.b.ins().fcmp(FloatCC::Unordered, a, a);
         let b_nan = self.b.ins().fcmp(FloatCC::Unordered, b, b);
         let r = self.b.ins().select(b_nan, a, r);
         self.b.ins().select(a_nan, b, r)
     }
 
-    fn translate_read_special(&mut self, exec: cranelift_codegen::ir::Value, dst: Reg, sr: SpecialReg) -> Result<(), JitError> {
+    fn translate_read_special(
+        &mut self,
+        exec: cranelift_codegen::ir::Value,
+        dst: Reg,
+        sr: SpecialReg,
+    ) -> Result<(), JitError> {
         self.check_reg(dst, 1)?;
         let cst = self.flags.state_const;
         let ctx = self.ctx;
@@ -415,7 +486,14 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
-    fn translate_unary(&mut self, exec: Value, op: UnOp, ty: Ty, dst: Reg, a: Src) -> Result<(), JitError> {
+    fn translate_unary(
+        &mut self,
+        exec: Value,
+        op: UnOp,
+        ty: Ty,
+        dst: Reg,
+        a: Src,
+    ) -> Result<(), JitError> {
         let dst_words = match op {
             UnOp::Popc | UnOp::Clz => 1,
             UnOp::Not | UnOp::Neg | UnOp::Abs | UnOp::Brev => ty.regs(),
@@ -458,9 +536,14 @@ impl<'a, 'f> Translator<'a, 'f> {
                 UnOp::Clz => {
                     let v = t.zero_narrow(v, ty);
                     let r = t.b.ins().clz(v);
-                    let r = if vt == I64 { t.b.ins().ireduce(I32, r) } else { r };
+                    let r = if vt == I64 {
+                        t.b.ins().ireduce(I32, r)
+                    } else {
+                        r
+                    };
                     // Leading zeros within `bits`, not within the 32-bit register.
-                    t.b.ins().iadd_imm_s(r, -(i64::from(width) - i64::from(bits.min(width))))
+                    t.b.ins()
+                        .iadd_imm_s(r, -(i64::from(width) - i64::from(bits.min(width))))
                 }
                 UnOp::Brev => {
                     let r = t.b.ins().bitrev(v);
@@ -478,7 +561,16 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn translate_binary(&mut self, exec: Value, op: BinOp, ty: Ty, dst: Reg, a: Src, b: Src, ftz: bool) -> Result<(), JitError> {
+    fn translate_binary(
+        &mut self,
+        exec: Value,
+        op: BinOp,
+        ty: Ty,
+        dst: Reg,
+        a: Src,
+        b: Src,
+        ftz: bool,
+    ) -> Result<(), JitError> {
         let wide_dst = op == BinOp::MulWide && ty.bits() >= 32;
         let dst_words = if wide_dst { 2 } else { ty.regs() };
         self.check_reg(dst, dst_words)?;
@@ -496,7 +588,9 @@ impl<'a, 'f> Translator<'a, 'f> {
                 | BinOp::Or
                 | BinOp::Xor
                 | BinOp::Shl
-                | BinOp::Shr => return Err(self.invalid(format!("{} on float type {}", op.name(), ty.name()))),
+                | BinOp::Shr => {
+                    return Err(self.invalid(format!("{} on float type {}", op.name(), ty.name())))
+                }
             };
             self.lane_loop(exec, &[], |t, lane, _| {
                 let mut va = t.read_src(lane, &a, ty)?;
@@ -505,8 +599,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                     va = t.flush_subnormal(va, ty);
                     vb = t.flush_subnormal(vb, ty);
                 }
-                let fa = t.to_float(va, ty);
-                let fb = t.to_float(vb, ty);
+                let fa = t.as_float(va, ty);
+                let fb = t.as_float(vb, ty);
                 let r = match fop {
                     BinOp::Add => t.b.ins().fadd(fa, fb),
                     BinOp::Sub => t.b.ins().fsub(fa, fb),
@@ -514,7 +608,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     BinOp::Max => t.float_min_max(true, fa, fb),
                     _ => t.float_min_max(false, fa, fb),
                 };
-                let mut r = t.to_bits(r);
+                let mut r = t.float_bits(r);
                 if ftz {
                     r = t.flush_subnormal(r, ty);
                 }
@@ -529,7 +623,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             let va = t.read_src(lane, &a, ty)?;
             let va = t.narrow(va, ty);
             let shift = matches!(op, BinOp::Shl | BinOp::Shr);
-            let vb = if shift { t.read_src(lane, &b, Ty::U32)? } else { t.read_src(lane, &b, ty)? };
+            let vb = if shift {
+                t.read_src(lane, &b, Ty::U32)?
+            } else {
+                t.read_src(lane, &b, ty)?
+            };
             let vb = if shift { vb } else { t.narrow(vb, ty) };
             let vt = t.b.func.dfg.value_type(va);
             let r = match op {
@@ -597,8 +695,16 @@ impl<'a, 'f> Translator<'a, 'f> {
                 BinOp::Xor => t.b.ins().bxor(va, vb),
                 BinOp::Shl | BinOp::Shr => {
                     // Amounts of `bits` or more shift everything out (or fill with the sign).
-                    let amount = if vt == I64 { t.b.ins().uextend(I64, vb) } else { vb };
-                    let big = t.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, amount, i64::from(bits));
+                    let amount = if vt == I64 {
+                        t.b.ins().uextend(I64, vb)
+                    } else {
+                        vb
+                    };
+                    let big = t.b.ins().icmp_imm_s(
+                        IntCC::UnsignedGreaterThanOrEqual,
+                        amount,
+                        i64::from(bits),
+                    );
                     if op == BinOp::Shl {
                         let s = t.b.ins().ishl(va, amount);
                         let zero = t.iconst(vt, 0);
@@ -614,7 +720,11 @@ impl<'a, 'f> Translator<'a, 'f> {
                     }
                 }
             };
-            let r = if op == BinOp::MulWide { r } else { t.narrow(r, ty) };
+            let r = if op == BinOp::MulWide {
+                r
+            } else {
+                t.narrow(r, ty)
+            };
             t.write_reg(lane, dst, dst_words, r);
             Ok(vec![])
         })?;
@@ -663,7 +773,14 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().uextend(I64, bit)
     }
 
-    fn translate_iadd3(&mut self, exec: Value, dst: Reg, carry_out: [Pred; 2], srcs: [Src; 3], carry_in: [PredSrc; 2]) -> Result<(), JitError> {
+    fn translate_iadd3(
+        &mut self,
+        exec: Value,
+        dst: Reg,
+        carry_out: [Pred; 2],
+        srcs: [Src; 3],
+        carry_in: [PredSrc; 2],
+    ) -> Result<(), JitError> {
         self.check_reg(dst, 1)?;
         let cin0 = self.pred_mask(carry_in[0])?;
         let cin1 = self.pred_mask(carry_in[1])?;
@@ -697,7 +814,14 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
-    fn translate_imad(&mut self, exec: Value, mode: ImadMode, signed: bool, dst: Reg, srcs: [Src; 3]) -> Result<(), JitError> {
+    fn translate_imad(
+        &mut self,
+        exec: Value,
+        mode: ImadMode,
+        signed: bool,
+        dst: Reg,
+        srcs: [Src; 3],
+    ) -> Result<(), JitError> {
         let words = if mode == ImadMode::Wide { 2 } else { 1 };
         self.check_reg(dst, words)?;
         let [a, b, c] = srcs;
@@ -712,7 +836,11 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
                 ImadMode::Hi => {
                     let vc = t.read_src(lane, &c, Ty::U32)?;
-                    let p = if signed { t.b.ins().smulhi(va, vb) } else { t.b.ins().umulhi(va, vb) };
+                    let p = if signed {
+                        t.b.ins().smulhi(va, vb)
+                    } else {
+                        t.b.ins().umulhi(va, vb)
+                    };
                     t.b.ins().iadd(p, vc)
                 }
                 ImadMode::Wide => {
@@ -734,7 +862,16 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn translate_lea(&mut self, exec: Value, hi: bool, dst: Reg, carry_out: Pred, srcs: [Src; 3], shift: u8, carry_in: PredSrc) -> Result<(), JitError> {
+    fn translate_lea(
+        &mut self,
+        exec: Value,
+        hi: bool,
+        dst: Reg,
+        carry_out: Pred,
+        srcs: [Src; 3],
+        shift: u8,
+        carry_in: PredSrc,
+    ) -> Result<(), JitError> {
         self.check_reg(dst, 1)?;
         if shift > 31 {
             return Err(self.invalid(format!("LEA shift {shift} outside 0..=31")));
@@ -803,7 +940,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             };
             // Left shifts give the high word unless `.HI`; right shifts the low word unless `.HI`.
             let take_high = s.left != s.high;
-            let r = if take_high { t.b.ins().ushr_imm_s(r, 32) } else { r };
+            let r = if take_high {
+                t.b.ins().ushr_imm_s(r, 32)
+            } else {
+                r
+            };
             let r = t.b.ins().ireduce(I32, r);
             t.write_reg32(lane, s.dst, r);
             Ok(vec![])
@@ -841,7 +982,14 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    fn translate_lop3(&mut self, exec: Value, dst: Reg, pred_out: Pred, srcs: [Src; 3], lut: u8) -> Result<(), JitError> {
+    fn translate_lop3(
+        &mut self,
+        exec: Value,
+        dst: Reg,
+        pred_out: Pred,
+        srcs: [Src; 3],
+        lut: u8,
+    ) -> Result<(), JitError> {
         self.check_reg(dst, 1)?;
         self.check_pred(pred_out)?;
         let [a, b, c] = srcs;
@@ -864,14 +1012,30 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn translate_convert(&mut self, exec: Value, dst_ty: Ty, src_ty: Ty, round: Round, ftz: bool, dst: Reg, a: Src) -> Result<(), JitError> {
+    fn translate_convert(
+        &mut self,
+        exec: Value,
+        dst_ty: Ty,
+        src_ty: Ty,
+        round: Round,
+        ftz: bool,
+        dst: Reg,
+        a: Src,
+    ) -> Result<(), JitError> {
         let words = dst_ty.regs();
         self.check_reg(dst, words)?;
         self.check_operand(a.operand, src_ty.regs())?;
         match convert_path(dst_ty, src_ty, round) {
             ConvertPath::Slow => {
                 let index = self.slow.converts.len() as i64;
-                self.slow.converts.push(SlowConvert { dst_ty, src_ty, round, ftz, dst, a });
+                self.slow.converts.push(SlowConvert {
+                    dst_ty,
+                    src_ty,
+                    round,
+                    ftz,
+                    dst,
+                    a,
+                });
                 let sig = self.slow_sig();
                 let f = self.iconst(I64, slow::convert_lanes as *const () as usize as i64);
                 let idx = self.iconst(I32, index);
@@ -890,7 +1054,15 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
-    fn convert_value(&mut self, path: &ConvertPath, dst_ty: Ty, src_ty: Ty, round: Round, ftz: bool, v: Value) -> Value {
+    fn convert_value(
+        &mut self,
+        path: &ConvertPath,
+        dst_ty: Ty,
+        src_ty: Ty,
+        round: Round,
+        ftz: bool,
+        v: Value,
+    ) -> Value {
         match path {
             ConvertPath::IntToInt => {
                 let v = self.narrow(v, src_ty);
@@ -904,7 +1076,11 @@ impl<'a, 'f> Translator<'a, 'f> {
                         self.b.ins().uextend(I64, v)
                     }
                 } else {
-                    let v = if vt == I64 { self.b.ins().ireduce(I32, v) } else { v };
+                    let v = if vt == I64 {
+                        self.b.ins().ireduce(I32, v)
+                    } else {
+                        v
+                    };
                     self.narrow(v, dst_ty)
                 }
             }
@@ -916,11 +1092,15 @@ impl<'a, 'f> Translator<'a, 'f> {
                 } else {
                     self.b.ins().fcvt_from_uint(ft, v)
                 };
-                self.to_bits(f)
+                self.float_bits(f)
             }
             ConvertPath::FloatToInt => {
-                let v = if ftz { self.flush_subnormal(v, src_ty) } else { v };
-                let f = self.to_float(v, src_ty);
+                let v = if ftz {
+                    self.flush_subnormal(v, src_ty)
+                } else {
+                    v
+                };
+                let f = self.as_float(v, src_ty);
                 let f = match round {
                     Round::Nearest => self.b.ins().nearest(f),
                     Round::Zero => self.b.ins().trunc(f),
@@ -931,7 +1111,11 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let bits = dst_ty.bits();
                 let it = if bits == 64 { I64 } else { I32 };
                 // Saturating conversions: NaN gives 0, out-of-range values the nearest bound.
-                let r = if signed { self.b.ins().fcvt_to_sint_sat(it, f) } else { self.b.ins().fcvt_to_uint_sat(it, f) };
+                let r = if signed {
+                    self.b.ins().fcvt_to_sint_sat(it, f)
+                } else {
+                    self.b.ins().fcvt_to_uint_sat(it, f)
+                };
                 if bits >= 32 {
                     r
                 } else if signed {
@@ -945,16 +1129,24 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
             }
             ConvertPath::Promote => {
-                let v = if ftz { self.flush_subnormal(v, Ty::F32) } else { v };
-                let f = self.to_float(v, Ty::F32);
+                let v = if ftz {
+                    self.flush_subnormal(v, Ty::F32)
+                } else {
+                    v
+                };
+                let f = self.as_float(v, Ty::F32);
                 let d = self.b.ins().fpromote(F64, f);
-                self.to_bits(d)
+                self.float_bits(d)
             }
             ConvertPath::Demote => {
-                let v = if ftz { self.flush_subnormal(v, Ty::F64) } else { v };
-                let f = self.to_float(v, Ty::F64);
+                let v = if ftz {
+                    self.flush_subnormal(v, Ty::F64)
+                } else {
+                    v
+                };
+                let f = self.as_float(v, Ty::F64);
                 let d = self.b.ins().fdemote(F32, f);
-                let r = self.to_bits(d);
+                let r = self.float_bits(d);
                 if ftz {
                     self.flush_subnormal(r, Ty::F32)
                 } else {
@@ -965,4 +1157,3 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 }
-

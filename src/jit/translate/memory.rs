@@ -63,7 +63,12 @@ enum LoopOp {
 
 impl<'a, 'f> Translator<'a, 'f> {
     /// The effective address of `addr` for one lane (see [`Address::effective`]), as an i64.
-    fn lane_address(&mut self, lane: &Lane, space: Space, addr: &Address) -> Result<Value, JitError> {
+    fn lane_address(
+        &mut self,
+        lane: &Lane,
+        space: Space,
+        addr: &Address,
+    ) -> Result<Value, JitError> {
         if addr.is_absolute() {
             let v = match space {
                 Space::Shared => addr.offset as u64 & 0xffff_ffff,
@@ -94,7 +99,13 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Checks an access of `size` bytes at device address `addr` in `space` (alignment, then
     /// range) and returns the host pointer. On failure the lane traps.
-    fn checked_pointer(&mut self, lane: &Lane, space: Space, addr: Value, size: u32) -> Result<Value, JitError> {
+    fn checked_pointer(
+        &mut self,
+        lane: &Lane,
+        space: Space,
+        addr: Value,
+        size: u32,
+    ) -> Result<Value, JitError> {
         let (base_off, limit_off) = match space {
             Space::Shared => (off::SHARED_BASE, off::SHARED_LIMIT),
             Space::Global => (off::GLOBAL_BASE, off::GLOBAL_LIMIT),
@@ -107,11 +118,23 @@ impl<'a, 'f> Translator<'a, 'f> {
         };
         let cst = self.flags.state_const;
         let host_base = self.b.ins().load(I64, cst, self.ctx, base_off);
-        let limit = self.b.ins().load(I64, cst, self.ctx, limit_off + 8 * abi::limit_index(size) as i32);
-        let offset = if space == Space::Global { self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64) } else { addr };
+        let limit = self.b.ins().load(
+            I64,
+            cst,
+            self.ctx,
+            limit_off + 8 * abi::limit_index(size) as i32,
+        );
+        let offset = if space == Space::Global {
+            self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64)
+        } else {
+            addr
+        };
         let low = self.b.ins().band_imm_s(addr, i64::from(size) - 1);
         let misaligned = self.b.ins().icmp_imm_s(IntCC::NotEqual, low, 0);
-        let out_of_range = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, offset, limit);
+        let out_of_range = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, offset, limit);
         let bad = self.b.ins().bor(misaligned, out_of_range);
         let fault = self.b.create_block();
         let ok = self.b.create_block();
@@ -166,7 +189,9 @@ impl<'a, 'f> Translator<'a, 'f> {
                 Ty::S8 => t.b.ins().sload8(I32, flags, p, 0),
                 Ty::U16 | Ty::B16 | Ty::F16 | Ty::BF16 => t.b.ins().uload16(I32, flags, p, 0),
                 Ty::S16 => t.b.ins().sload16(I32, flags, p, 0),
-                Ty::U32 | Ty::S32 | Ty::B32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 => t.b.ins().load(I32, flags, p, 0),
+                Ty::U32 | Ty::S32 | Ty::B32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 => {
+                    t.b.ins().load(I32, flags, p, 0)
+                }
                 Ty::U64 | Ty::S64 | Ty::B64 | Ty::F64 => t.b.ins().load(I64, flags, p, 0),
             };
             t.write_reg(lane, dst, words, v);
@@ -176,7 +201,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             MemOrder::Weak | MemOrder::Relaxed => {}
             // Acquire (and anything stronger): no later access may be moved above the load.
             // Volatile: never merged or elided.
-            MemOrder::Volatile | MemOrder::Acquire | MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst => {
+            MemOrder::Volatile
+            | MemOrder::Acquire
+            | MemOrder::Release
+            | MemOrder::AcqRel
+            | MemOrder::SeqCst => {
                 self.b.ins().sequence_point();
             }
         }
@@ -205,7 +234,11 @@ impl<'a, 'f> Translator<'a, 'f> {
         match order {
             MemOrder::Weak | MemOrder::Relaxed => {}
             // Release (and stronger): no earlier access may be moved below the store.
-            MemOrder::Volatile | MemOrder::Acquire | MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst => {
+            MemOrder::Volatile
+            | MemOrder::Acquire
+            | MemOrder::Release
+            | MemOrder::AcqRel
+            | MemOrder::SeqCst => {
                 self.b.ins().sequence_point();
             }
         }
@@ -237,7 +270,12 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// `MEMBAR` / `fence`: see the order table in the module docs.
-    pub(super) fn translate_fence(&mut self, g: Guard, order: MemOrder, _scope: Scope) -> Result<Flow, JitError> {
+    pub(super) fn translate_fence(
+        &mut self,
+        g: Guard,
+        order: MemOrder,
+        _scope: Scope,
+    ) -> Result<Flow, JitError> {
         if g.is_never() {
             return Ok(Flow::Next(self.mask));
         }
@@ -260,7 +298,10 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     fn atomic_lowering(&self, a: &AtomicInst) -> Result<AtomicLowering, JitError> {
-        let int = matches!(a.ty, Ty::U32 | Ty::S32 | Ty::B32 | Ty::U64 | Ty::S64 | Ty::B64);
+        let int = matches!(
+            a.ty,
+            Ty::U32 | Ty::S32 | Ty::B32 | Ty::U64 | Ty::S64 | Ty::B64
+        );
         let float = matches!(a.ty, Ty::F32 | Ty::F64);
         let signed = a.ty.is_signed_int();
         let bad = || self.unsupported(format!("atomic {} on {}", a.op.name(), a.ty.name()));
@@ -268,9 +309,17 @@ impl<'a, 'f> Translator<'a, 'f> {
             AtomicOp::Add if int => AtomicLowering::Rmw(AtomicRmwOp::Add),
             AtomicOp::Add if float => AtomicLowering::Loop(LoopOp::FloatAdd),
             AtomicOp::Sub if int => AtomicLowering::Rmw(AtomicRmwOp::Sub),
-            AtomicOp::Min if int => AtomicLowering::Rmw(if signed { AtomicRmwOp::Smin } else { AtomicRmwOp::Umin }),
+            AtomicOp::Min if int => AtomicLowering::Rmw(if signed {
+                AtomicRmwOp::Smin
+            } else {
+                AtomicRmwOp::Umin
+            }),
             AtomicOp::Min if float => AtomicLowering::Loop(LoopOp::FloatMin),
-            AtomicOp::Max if int => AtomicLowering::Rmw(if signed { AtomicRmwOp::Smax } else { AtomicRmwOp::Umax }),
+            AtomicOp::Max if int => AtomicLowering::Rmw(if signed {
+                AtomicRmwOp::Smax
+            } else {
+                AtomicRmwOp::Umax
+            }),
             AtomicOp::Max if float => AtomicLowering::Loop(LoopOp::FloatMax),
             AtomicOp::Inc if int => AtomicLowering::Loop(LoopOp::Inc),
             AtomicOp::Dec if int => AtomicLowering::Loop(LoopOp::Dec),
@@ -282,7 +331,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             AtomicOp::Cast if int || float => AtomicLowering::Cas { store_flag: true },
             AtomicOp::FCmpWr if float => AtomicLowering::Loop(LoopOp::FloatCmpWrite),
             AtomicOp::PreDec => {
-                return Err(self.unsupported("vISA predec (its formula is fixed with the vISA dialect)"))
+                return Err(
+                    self.unsupported("vISA predec (its formula is fixed with the vISA dialect)")
+                )
             }
             AtomicOp::Add
             | AtomicOp::Sub
@@ -304,7 +355,11 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// host atomic read-modify-write, write the result. `CAST.SPIN` groups lanes by bank in
     /// generated code: a loop-carried mask of claimed banks; the first (lowest) executing lane of
     /// each bank attempts, later lanes of that bank return 0 without touching memory.
-    pub(super) fn translate_atomic(&mut self, g: Guard, a: &'a AtomicInst) -> Result<Flow, JitError> {
+    pub(super) fn translate_atomic(
+        &mut self,
+        g: Guard,
+        a: &'a AtomicInst,
+    ) -> Result<Flow, JitError> {
         // Orders: every lowering below is a `lock`-prefixed instruction, sequentially
         // consistent, which is at least as strong as any order `a.order` names. Scopes: one
         // coherent host memory (module docs).
@@ -327,7 +382,9 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.check_operand(s, words)?;
                 Some(s)
             }
-            (None, true) => return Err(self.invalid(format!("{} without its second operand", a.op.name()))),
+            (None, true) => {
+                return Err(self.invalid(format!("{} without its second operand", a.op.name())))
+            }
             (_, false) => None,
         };
         let spin = a.spin;
@@ -385,7 +442,15 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// One lane's read-modify-write at a checked pointer; returns the value for `dst`.
-    fn perform_atomic(&mut self, a: &AtomicInst, lowering: &AtomicLowering, it: Type, ptr: Value, b: Value, c: Option<Value>) -> Value {
+    fn perform_atomic(
+        &mut self,
+        a: &AtomicInst,
+        lowering: &AtomicLowering,
+        it: Type,
+        ptr: Value,
+        b: Value,
+        c: Option<Value>,
+    ) -> Value {
         self.stat_incr(off::stat_atomic(a.op));
         // Atomics are aligned (checked) and cannot fault (range checked); `trusted` flags.
         let flags = MemFlagsData::trusted().with_alias_region(self.flags.device.alias_region());
@@ -412,7 +477,16 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// old = actual }`, returning `old`. The first load is a plain aligned load (only a guess:
     /// the CAS decides).
     #[allow(clippy::too_many_arguments)]
-    fn cas_loop(&mut self, a: &AtomicInst, op: LoopOp, it: Type, flags: MemFlagsData, ptr: Value, b: Value, c: Option<Value>) -> Value {
+    fn cas_loop(
+        &mut self,
+        a: &AtomicInst,
+        op: LoopOp,
+        it: Type,
+        flags: MemFlagsData,
+        ptr: Value,
+        b: Value,
+        c: Option<Value>,
+    ) -> Value {
         let first = self.b.ins().load(it, self.flags.device, ptr, 0);
         let head = self.b.create_block();
         let done = self.b.create_block();
@@ -424,13 +498,22 @@ impl<'a, 'f> Translator<'a, 'f> {
         let new = self.loop_new_value(a, op, old, b, c);
         let actual = self.b.ins().atomic_cas(flags, ptr, old, new);
         let same = self.b.ins().icmp(IntCC::Equal, actual, old);
-        self.b.ins().brif(same, done, &[arg(old)], head, &[arg(actual)]);
+        self.b
+            .ins()
+            .brif(same, done, &[arg(old)], head, &[arg(actual)]);
         self.b.switch_to_block(done);
         self.b.block_params(done)[0]
     }
 
     /// The new memory value of a CAS-loop op, exactly as the documents define it.
-    fn loop_new_value(&mut self, a: &AtomicInst, op: LoopOp, old: Value, b: Value, c: Option<Value>) -> Value {
+    fn loop_new_value(
+        &mut self,
+        a: &AtomicInst,
+        op: LoopOp,
+        old: Value,
+        b: Value,
+        c: Option<Value>,
+    ) -> Value {
         let ty = a.ty;
         match op {
             LoopOp::Inc => {
@@ -454,8 +537,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                     m = self.flush_subnormal(m, ty);
                     v = self.flush_subnormal(v, ty);
                 }
-                let fm = self.bits_to_float(m, ty);
-                let fv = self.bits_to_float(v, ty);
+                let fm = self.bits_as_float(m, ty);
+                let fv = self.bits_as_float(v, ty);
                 let r = match op {
                     LoopOp::FloatAdd => self.b.ins().fadd(fm, fv),
                     LoopOp::FloatMin => self.float_min_max(false, fm, fv),
@@ -471,8 +554,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             LoopOp::FloatCmpWrite => {
                 // if (M == b) M = c, in float comparison (+0 == -0, NaN never equal).
-                let fm = self.bits_to_float(old, ty);
-                let fv = self.bits_to_float(b, ty);
+                let fm = self.bits_as_float(old, ty);
+                let fv = self.bits_as_float(b, ty);
                 let eq = self.b.ins().fcmp(FloatCC::Equal, fm, fv);
                 let new = c.unwrap_or(b);
                 self.b.ins().select(eq, new, old)
@@ -480,8 +563,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    fn bits_to_float(&mut self, v: Value, ty: Ty) -> Value {
-        let ft = if ty.bits() == 64 { cranelift_codegen::ir::types::F64 } else { cranelift_codegen::ir::types::F32 };
+    fn bits_as_float(&mut self, v: Value, ty: Ty) -> Value {
+        let ft = if ty.bits() == 64 {
+            cranelift_codegen::ir::types::F64
+        } else {
+            cranelift_codegen::ir::types::F32
+        };
         self.b.ins().bitcast(ft, MemFlagsData::new(), v)
     }
 }

@@ -49,8 +49,7 @@ use crate::valid::KernelInfo;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{
-    AliasRegion, AliasRegionData, BlockArg, InstBuilder, JumpTableData, MemFlagsData, SigRef,
-    Value,
+    AliasRegion, AliasRegionData, BlockArg, InstBuilder, JumpTableData, MemFlagsData, SigRef, Value,
 };
 use cranelift_codegen::ir::{Block, Type};
 use cranelift_frontend::FunctionBuilder;
@@ -124,7 +123,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         frontend: cranelift_codegen::isa::TargetFrontendConfig,
     ) -> Result<(), JitError> {
         let region = |b: &mut FunctionBuilder, id: u32, name: &'static str| -> AliasRegion {
-            b.func.dfg.alias_regions.insert(AliasRegionData { user_id: id, description: name.into() })
+            b.func.dfg.alias_regions.insert(AliasRegionData {
+                user_id: id,
+                description: name.into(),
+            })
         };
         let regs_region = region(&mut b, 1, "regs");
         let state_region = region(&mut b, 2, "state");
@@ -208,14 +210,25 @@ impl<'a, 'f> Translator<'a, 'f> {
     fn build_entry(&mut self, pc: Value, mask: Value, zero64: Value) -> Result<(), JitError> {
         let dispatch = self.b.create_block();
         let at_stop = self.b.ins().icmp(IntCC::Equal, pc, self.stop);
-        self.b.ins().brif(at_stop, self.reconverge_block, &[arg(mask), arg(zero64)], dispatch, &[]);
+        self.b.ins().brif(
+            at_stop,
+            self.reconverge_block,
+            &[arg(mask), arg(zero64)],
+            dispatch,
+            &[],
+        );
         self.b.switch_to_block(dispatch);
         let args = [arg(mask), arg(zero64)];
         let n = self.kernel.insts.len();
-        let table: Vec<_> =
-            self.inst_blocks.iter().map(|&blk| self.b.func.dfg.block_call(blk, &args)).collect();
+        let table: Vec<_> = self
+            .inst_blocks
+            .iter()
+            .map(|&blk| self.b.func.dfg.block_call(blk, &args))
+            .collect();
         let default = self.b.func.dfg.block_call(self.inst_blocks[n], &args);
-        let jt = self.b.create_jump_table(JumpTableData::new(default, &table));
+        let jt = self
+            .b
+            .create_jump_table(JumpTableData::new(default, &table));
         self.b.ins().br_table(pc, jt);
         Ok(())
     }
@@ -225,15 +238,26 @@ impl<'a, 'f> Translator<'a, 'f> {
         // ret(code, insts): flush the instruction count and return the event code.
         self.b.switch_to_block(self.ret_block);
         let p = self.b.block_params(self.ret_block).to_vec();
-        let old = self.b.ins().load(I64, self.flags.state, self.stats, off::STAT_WARP_INSTS);
+        let old = self
+            .b
+            .ins()
+            .load(I64, self.flags.state, self.stats, off::STAT_WARP_INSTS);
         let new = self.b.ins().iadd(old, p[1]);
-        self.b.ins().store(self.flags.state, new, self.stats, off::STAT_WARP_INSTS);
+        self.b
+            .ins()
+            .store(self.flags.state, new, self.stats, off::STAT_WARP_INSTS);
         self.b.ins().return_(&[p[0]]);
 
         // trap(reason, lane, pc, space, addr, insts).
         self.b.switch_to_block(self.trap_block);
         let p = self.b.block_params(self.trap_block).to_vec();
-        for (v, o) in [(p[0], off::OUT_A), (p[1], off::OUT_B), (p[2], off::OUT_C), (p[3], off::OUT_D), (p[4], off::OUT_ADDR)] {
+        for (v, o) in [
+            (p[0], off::OUT_A),
+            (p[1], off::OUT_B),
+            (p[2], off::OUT_C),
+            (p[3], off::OUT_D),
+            (p[4], off::OUT_ADDR),
+        ] {
             self.b.ins().store(self.flags.state, v, self.ctx, o);
         }
         let code = self.b.ins().iconst(I32, Event::Trap as i64);
@@ -242,7 +266,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         // reconverge(mask, insts).
         self.b.switch_to_block(self.reconverge_block);
         let p = self.b.block_params(self.reconverge_block).to_vec();
-        self.b.ins().store(self.flags.state, p[0], self.ctx, off::OUT_B);
+        self.b
+            .ins()
+            .store(self.flags.state, p[0], self.ctx, off::OUT_B);
         let code = self.b.ins().iconst(I32, Event::Reconverge as i64);
         self.b.ins().jump(self.ret_block, &[arg(code), arg(p[1])]);
     }
@@ -307,13 +333,25 @@ impl<'a, 'f> Translator<'a, 'f> {
             | Op::Select { .. }
             | Op::Convert { .. }
             | Op::PredMove(_) => self.translate_alu(g, &inst.op),
-            Op::SetP { .. } | Op::PredLogic { .. } | Op::Vote { .. } => self.translate_predicate(g, &inst.op),
-            Op::Load { space, ty, order, scope, dst, addr } => {
-                self.translate_load(g, *space, *ty, *order, *scope, *dst, addr)
+            Op::SetP { .. } | Op::PredLogic { .. } | Op::Vote { .. } => {
+                self.translate_predicate(g, &inst.op)
             }
-            Op::Store { space, ty, order, scope, src, addr } => {
-                self.translate_store(g, *space, *ty, *order, *scope, *src, addr)
-            }
+            Op::Load {
+                space,
+                ty,
+                order,
+                scope,
+                dst,
+                addr,
+            } => self.translate_load(g, *space, *ty, *order, *scope, *dst, addr),
+            Op::Store {
+                space,
+                ty,
+                order,
+                scope,
+                src,
+                addr,
+            } => self.translate_store(g, *space, *ty, *order, *scope, *src, addr),
             Op::Atomic(a) => self.translate_atomic(g, a),
             Op::Fence { order, scope } => self.translate_fence(g, *order, *scope),
             Op::Barrier { id } => self.translate_barrier(g, *id),
@@ -325,11 +363,19 @@ impl<'a, 'f> Translator<'a, 'f> {
     // ---- errors ----------------------------------------------------------------------------
 
     fn unsupported(&self, what: impl Into<String>) -> JitError {
-        JitError::Unsupported { kernel: self.kernel.name.clone(), pc: self.pc, what: what.into() }
+        JitError::Unsupported {
+            kernel: self.kernel.name.clone(),
+            pc: self.pc,
+            what: what.into(),
+        }
     }
 
     fn invalid(&self, what: impl Into<String>) -> JitError {
-        JitError::Invalid { kernel: self.kernel.name.clone(), pc: self.pc, what: what.into() }
+        JitError::Invalid {
+            kernel: self.kernel.name.clone(),
+            pc: self.pc,
+            what: what.into(),
+        }
     }
 
     /// Checks that register `r` (and `words - 1` more) is inside the register file.
@@ -374,7 +420,9 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Returns `event` to the scheduler (payload already written).
     fn ret_event(&mut self, event: Event) {
         let code = self.b.ins().iconst(I32, event as i64);
-        self.b.ins().jump(self.ret_block, &[arg(code), arg(self.insts)]);
+        self.b
+            .ins()
+            .jump(self.ret_block, &[arg(code), arg(self.insts)]);
     }
 
     fn store_out(&mut self, offset: i32, v: Value) {
@@ -388,32 +436,49 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// `exited |= lanes`.
     fn exit_lanes(&mut self, lanes: Value) {
-        let old = self.b.ins().load(I32, self.flags.state, self.ctx, off::EXITED);
+        let old = self
+            .b
+            .ins()
+            .load(I32, self.flags.state, self.ctx, off::EXITED);
         let new = self.b.ins().bor(old, lanes);
-        self.b.ins().store(self.flags.state, new, self.ctx, off::EXITED);
+        self.b
+            .ins()
+            .store(self.flags.state, new, self.ctx, off::EXITED);
     }
 
     /// Jumps to the trap block for `lane` faulting with `reason` (an i32 value) at `addr`.
     fn jump_trap(&mut self, reason: Value, lane: Value, space: Space, addr: Value) {
         let pc = self.b.ins().iconst(I32, self.pc as i64);
         let sp = self.b.ins().iconst(I32, abi::space_code(space) as i64);
-        self.b
-            .ins()
-            .jump(self.trap_block, &[arg(reason), arg(lane), arg(pc), arg(sp), arg(addr), arg(self.insts)]);
+        self.b.ins().jump(
+            self.trap_block,
+            &[
+                arg(reason),
+                arg(lane),
+                arg(pc),
+                arg(sp),
+                arg(addr),
+                arg(self.insts),
+            ],
+        );
     }
 
     // ---- masks, guards, predicates ----------------------------------------------------------
 
     /// The lane mask of predicate `p` (not PT).
     fn load_pred(&mut self, p: Pred) -> Value {
-        self.b.ins().load(I32, self.flags.state, self.preds, i32::from(p.0) * 4)
+        self.b
+            .ins()
+            .load(I32, self.flags.state, self.preds, i32::from(p.0) * 4)
     }
 
     /// The lanes where `src` is true, as a mask.
     fn pred_mask(&mut self, src: PredSrc) -> Result<Value, JitError> {
         self.check_pred(src.pred)?;
         Ok(if src.pred.is_pt() {
-            self.b.ins().iconst(I32, if src.negate { 0 } else { -1i64 as u32 as i64 })
+            self.b
+                .ins()
+                .iconst(I32, if src.negate { 0 } else { -1i64 as u32 as i64 })
         } else {
             let m = self.load_pred(src.pred);
             if src.negate {
@@ -426,8 +491,15 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// `mask & guard`: the lanes that execute the current instruction.
     fn exec_mask(&mut self, guard: Guard) -> Result<Value, JitError> {
-        let g = self.pred_mask(PredSrc { pred: guard.pred, negate: guard.negate })?;
-        Ok(if guard.is_always() { self.mask } else { self.b.ins().band(self.mask, g) })
+        let g = self.pred_mask(PredSrc {
+            pred: guard.pred,
+            negate: guard.negate,
+        })?;
+        Ok(if guard.is_always() {
+            self.mask
+        } else {
+            self.b.ins().band(self.mask, g)
+        })
     }
 
     /// `p = (p & !exec) | (bits & exec)`; writes to PT are discarded.
@@ -438,7 +510,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let old = self.load_pred(p);
         let new = self.b.ins().bitselect(exec, bits, old);
-        self.b.ins().store(self.flags.state, new, self.preds, i32::from(p.0) * 4);
+        self.b
+            .ins()
+            .store(self.flags.state, new, self.preds, i32::from(p.0) * 4);
         Ok(())
     }
 
@@ -464,7 +538,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         carried: &[Value],
         body: impl FnOnce(&mut Self, &Lane, &[Value]) -> Result<Vec<Value>, JitError>,
     ) -> Result<Vec<Value>, JitError> {
-        let types: Vec<Type> = carried.iter().map(|&v| self.b.func.dfg.value_type(v)).collect();
+        let types: Vec<Type> = carried
+            .iter()
+            .map(|&v| self.b.func.dfg.value_type(v))
+            .collect();
         let body_blk = self.b.create_block();
         let after = self.b.create_block();
         self.b.append_block_param(body_blk, I32);
@@ -503,7 +580,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         if r.is_rz() {
             return self.b.ins().iconst(I32, 0);
         }
-        self.b.ins().load(I32, self.flags.regs, lane.row, i32::from(r.0) * REG_ROW_BYTES)
+        self.b.ins().load(
+            I32,
+            self.flags.regs,
+            lane.row,
+            i32::from(r.0) * REG_ROW_BYTES,
+        )
     }
 
     fn read_reg64(&mut self, lane: &Lane, r: Reg) -> Value {
@@ -527,7 +609,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         if r.is_rz() {
             return;
         }
-        self.b.ins().store(self.flags.regs, v, lane.row, i32::from(r.0) * REG_ROW_BYTES);
+        self.b
+            .ins()
+            .store(self.flags.regs, v, lane.row, i32::from(r.0) * REG_ROW_BYTES);
     }
 
     fn write_reg64(&mut self, lane: &Lane, r: Reg, v: Value) {
@@ -564,11 +648,18 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
             }
             Operand::Imm(v) => {
-                let v = if words == 2 { v as i64 } else { v as u32 as i64 };
+                let v = if words == 2 {
+                    v as i64
+                } else {
+                    v as u32 as i64
+                };
                 self.b.ins().iconst(ty, v)
             }
             Operand::Const { offset, .. } => {
-                let base = self.b.ins().load(I64, self.flags.state_const, self.ctx, off::CBANK);
+                let base = self
+                    .b
+                    .ins()
+                    .load(I64, self.flags.state_const, self.ctx, off::CBANK);
                 self.b.ins().load(ty, self.flags.cbank, base, offset as i32)
             }
         })
@@ -613,7 +704,9 @@ impl<'a, 'f> Translator<'a, 'f> {
     fn stat_add(&mut self, offset: i32, v: Value) {
         let old = self.b.ins().load(I64, self.flags.state, self.stats, offset);
         let new = self.b.ins().iadd(old, v);
-        self.b.ins().store(self.flags.state, new, self.stats, offset);
+        self.b
+            .ins()
+            .store(self.flags.state, new, self.stats, offset);
     }
 
     fn stat_incr(&mut self, offset: i32) {
@@ -641,11 +734,18 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// `BRA`: uniform not-taken falls through, uniform taken jumps (or yields when the target is
     /// at or before the branch, so spinning code lets other groups run), a split reports
     /// `Diverge`.
-    fn translate_branch(&mut self, g: Guard, target: u32, _uniform: bool) -> Result<Flow, JitError> {
+    fn translate_branch(
+        &mut self,
+        g: Guard,
+        target: u32,
+        _uniform: bool,
+    ) -> Result<Flow, JitError> {
         // `uniform` (PTX `bra.uni`) is a promise the scheduler does not need: a branch marked
         // uniform that splits anyway is still reported as a divergence, which is exact.
         if target as usize >= self.kernel.insts.len() {
-            return Err(self.invalid(format!("branch target {target} is past the last instruction")));
+            return Err(self.invalid(format!(
+                "branch target {target} is past the last instruction"
+            )));
         }
         if g.is_never() {
             return Ok(Flow::Next(self.mask));
