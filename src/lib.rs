@@ -10,6 +10,7 @@
 //! prog.s --front--> ir::Program --valid--> (Kernel, KernelInfo) --interp | jit--> exec::launch
 //! ```
 
+pub mod diag;
 pub mod engine;
 pub mod exec;
 pub mod front;

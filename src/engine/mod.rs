@@ -1,1 +1,548 @@
-//! The embedding API. (Being written: issue 2.)
+//! The embedding API: load a program, run its kernels, read memory and verdicts back.
+//!
+//! ```no_run
+//! use atomjit::engine::{Config, Engine, Overrides};
+//! let engine = Engine::new(Config::default().threads(4));
+//! let module = engine.load("hist.s", &std::fs::read_to_string("programs/sass/hist_shared.s").unwrap()).unwrap();
+//! let report = module.run("hist", &Overrides::default()).unwrap();
+//! assert!(report.failure.is_none());
+//! println!("{:?}", report.buffer("hist").unwrap().as_u32());
+//! ```
+//!
+//! An [`Engine`] is cheap to clone (it is an `Arc`); its [`Config`] is set with chained calls.
+//! A [`Module`] is a parsed and validated program; it compiles each kernel once, on first use,
+//! and reuses the compiled code for every launch.
+
+pub mod buffers;
+pub mod expect;
+
+pub use buffers::Buffer;
+pub use expect::ExpectOutcome;
+
+use crate::exec::{self, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, WarpRunner};
+use crate::front::{self, ParseError};
+use crate::interp::Interpreter;
+use crate::ir::{Expect, Init, Kernel, ParamKind, Program, Scalar, Ty, CBANK_NCTAID, CBANK_NTID};
+use crate::valid::{self, KernelInfo, ValidationErrors};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// Which backend executes kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+pub enum Backend {
+    /// Cranelift-compiled native code (the default).
+    Jit,
+    /// The reference interpreter.
+    Interp,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Jit => "jit",
+            Backend::Interp => "interp",
+        }
+    }
+}
+
+/// Engine settings. Defaults: JIT backend, all host cores, no determinism, 60 s watchdog.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub backend: Backend,
+    pub threads: usize,
+    pub deterministic: bool,
+    pub timeout: Option<Duration>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            backend: Backend::Interp,
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            deterministic: false,
+            timeout: Some(Duration::from_secs(60)),
+        }
+    }
+}
+
+impl Config {
+    pub fn backend(&mut self, backend: Backend) -> &mut Self {
+        self.backend = backend;
+        self
+    }
+    /// Host worker threads (at least 1).
+    pub fn threads(&mut self, threads: usize) -> &mut Self {
+        self.threads = threads.max(1);
+        self
+    }
+    /// One thread, fixed order: bit-identical results run to run.
+    pub fn deterministic(&mut self, on: bool) -> &mut Self {
+        self.deterministic = on;
+        self
+    }
+    /// The watchdog's limit for one launch (`None`: no limit).
+    pub fn timeout(&mut self, timeout: Option<Duration>) -> &mut Self {
+        self.timeout = timeout;
+        self
+    }
+}
+
+/// Everything that can go wrong before or around a launch (a launch's own failure — a trap or
+/// the watchdog — is reported in [`RunReport::failure`] so the memory image is not lost).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Parse(ParseError),
+    #[error("kernel `{kernel}` is invalid:\n{errors}")]
+    Validation {
+        kernel: String,
+        errors: ValidationErrors,
+    },
+    #[error("no kernel named `{0}` (the program has: {1})")]
+    UnknownKernel(String, String),
+    #[error("{0}")]
+    Override(String),
+    #[error("compiling kernel `{kernel}` failed: {message}")]
+    Compile { kernel: String, message: String },
+    #[error("{0}")]
+    Launch(String),
+}
+
+/// A program loaded into an engine: parsed, validated, compiled on demand.
+pub struct Engine {
+    inner: Arc<Config>,
+}
+
+impl Clone for Engine {
+    fn clone(&self) -> Self {
+        Engine {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl Engine {
+    pub fn new(config: &Config) -> Engine {
+        Engine {
+            inner: Arc::new(config.clone()),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.inner
+    }
+
+    /// Parses (dialect from the file name, see [`front::dialect_for`]) and validates every
+    /// kernel of `source`.
+    pub fn load(&self, file_name: &str, source: &str) -> Result<Module, Error> {
+        let program =
+            front::parse(file_name, source, front::dialect_for(file_name)).map_err(Error::Parse)?;
+        self.load_program(program)
+    }
+
+    /// Validates an already parsed program.
+    pub fn load_program(&self, program: Program) -> Result<Module, Error> {
+        let mut infos = Vec::with_capacity(program.kernels.len());
+        for kernel in &program.kernels {
+            let info = valid::validate(kernel).map_err(|errors| Error::Validation {
+                kernel: kernel.name.clone(),
+                errors,
+            })?;
+            infos.push(info);
+        }
+        let compiled = program.kernels.iter().map(|_| OnceLock::new()).collect();
+        Ok(Module {
+            engine: self.clone(),
+            program: Arc::new(program),
+            infos,
+            compiled,
+        })
+    }
+}
+
+type Compiled = Result<Arc<dyn WarpRunner>, String>;
+
+/// A validated program and its compiled kernels.
+pub struct Module {
+    engine: Engine,
+    program: Arc<Program>,
+    infos: Vec<KernelInfo>,
+    compiled: Vec<OnceLock<Compiled>>,
+}
+
+/// Changes to a kernel's declared launch, from the command line or a caller.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    pub shared_bytes: Option<u32>,
+    /// New initialisers for named buffers.
+    pub buffers: Vec<(String, Init)>,
+    /// New values for named scalar parameters.
+    pub params: Vec<(String, Scalar)>,
+    /// Extra expectations, checked after the declared ones.
+    pub expects: Vec<Expect>,
+}
+
+/// What a launch did and left behind.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunReport {
+    pub kernel: String,
+    pub backend: Backend,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+    pub deterministic: bool,
+    pub launch: LaunchStats,
+    /// Every buffer after the launch (also after a trap: whatever the kernel wrote so far).
+    pub buffers: Vec<Buffer>,
+    /// Expectation verdicts (empty if the launch failed).
+    pub expectations: Vec<ExpectOutcome>,
+    /// A trap or watchdog report, if the launch did not complete.
+    pub failure: Option<Failure>,
+}
+
+/// Why a launch did not complete.
+#[derive(Debug, Clone, serde::Serialize)]
+pub enum Failure {
+    Trap(Box<exec::Trap>),
+    Watchdog(Box<exec::WatchdogReport>),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Trap(t) => write!(f, "{t}"),
+            Failure::Watchdog(w) => write!(f, "{w}"),
+        }
+    }
+}
+
+impl RunReport {
+    pub fn buffer(&self, name: &str) -> Option<&Buffer> {
+        self.buffers.iter().find(|b| b.name == name)
+    }
+    /// True when the launch completed and every expectation held.
+    pub fn passed(&self) -> bool {
+        self.failure.is_none() && self.expectations.iter().all(|e| e.passed)
+    }
+}
+
+impl Module {
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Kernel names in file order.
+    pub fn kernel_names(&self) -> Vec<&str> {
+        self.program
+            .kernels
+            .iter()
+            .map(|k| k.name.as_str())
+            .collect()
+    }
+
+    fn index_of(&self, name: &str) -> Result<usize, Error> {
+        self.program
+            .kernels
+            .iter()
+            .position(|k| k.name == name)
+            .ok_or_else(|| Error::UnknownKernel(name.to_string(), self.kernel_names().join(", ")))
+    }
+
+    /// The kernel called `name` and what validation proved about it.
+    pub fn kernel(&self, name: &str) -> Result<(&Kernel, &KernelInfo), Error> {
+        let i = self.index_of(name)?;
+        Ok((&self.program.kernels[i], &self.infos[i]))
+    }
+
+    /// The backend's prepared form of kernel `name` (compiled once, then reused).
+    pub fn runner(&self, name: &str) -> Result<Arc<dyn WarpRunner>, Error> {
+        self.runner_for(self.index_of(name)?, self.engine.inner.backend)
+    }
+
+    fn runner_for(&self, i: usize, backend: Backend) -> Result<Arc<dyn WarpRunner>, Error> {
+        let make = || -> Compiled {
+            match backend {
+                Backend::Interp => Ok(Arc::new(Interpreter::new()) as Arc<dyn WarpRunner>),
+                Backend::Jit => {
+                    Err("the JIT backend is not available yet; use --backend interp".to_string())
+                }
+            }
+        };
+        // Only the configured backend is cached; others (differential runs) are built per call.
+        let result = if backend == self.engine.inner.backend {
+            self.compiled[i].get_or_init(make).clone()
+        } else {
+            make()
+        };
+        result.map_err(|message| Error::Compile {
+            kernel: self.program.kernels[i].name.clone(),
+            message,
+        })
+    }
+
+    /// Runs kernel `name` with its declared launch, changed by `overrides`, on the engine's
+    /// backend.
+    pub fn run(&self, name: &str, overrides: &Overrides) -> Result<RunReport, Error> {
+        self.run_with(
+            name,
+            overrides,
+            self.engine.inner.backend,
+            self.engine.inner.deterministic,
+        )
+    }
+
+    /// Like [`Module::run`] with an explicit backend and determinism (used by differential runs).
+    pub fn run_with(
+        &self,
+        name: &str,
+        overrides: &Overrides,
+        backend: Backend,
+        deterministic: bool,
+    ) -> Result<RunReport, Error> {
+        let prepared = self.prepare(name, overrides, backend, deterministic)?;
+        let outcome = prepared.launch();
+        prepared.finish(outcome)
+    }
+
+    /// Allocates and initialises a launch of kernel `name` without running it: the memory
+    /// image, the constant bank and the backend's compiled kernel. [`Prepared::launch`] can then
+    /// run it any number of times on the same memory (benchmarks measure exactly that).
+    pub fn prepare(
+        &self,
+        name: &str,
+        overrides: &Overrides,
+        backend: Backend,
+        deterministic: bool,
+    ) -> Result<Prepared<'_>, Error> {
+        let i = self.index_of(name)?;
+        let kernel = &self.program.kernels[i];
+        let spec = &kernel.launch;
+        let grid = overrides.grid.unwrap_or(spec.grid);
+        let block = overrides.block.unwrap_or(spec.block);
+        let shared_bytes = overrides.shared_bytes.unwrap_or(spec.shared_bytes);
+        valid::check_launch(grid, block, shared_bytes).map_err(Error::Override)?;
+        let has = |name: &str, buffer: bool| {
+            spec.params
+                .iter()
+                .any(|p| p.name == name && matches!(p.kind, ParamKind::Buffer { .. }) == buffer)
+        };
+        if let Some((name, _)) = overrides.buffers.iter().find(|(n, _)| !has(n, true)) {
+            return Err(Error::Override(format!(
+                "kernel `{}` has no buffer named `{name}`",
+                kernel.name
+            )));
+        }
+        if let Some((name, _)) = overrides.params.iter().find(|(n, _)| !has(n, false)) {
+            return Err(Error::Override(format!(
+                "kernel `{}` has no scalar parameter named `{name}`",
+                kernel.name
+            )));
+        }
+
+        // Global memory: one allocation per buffer, initialised.
+        let mut buffers = Vec::new();
+        for p in &spec.params {
+            if let ParamKind::Buffer { elem, len, init } = &p.kind {
+                let init = overrides
+                    .buffers
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == &p.name)
+                    .map_or(init, |(_, i)| i);
+                buffers.push(BufferSlot {
+                    name: p.name.clone(),
+                    elem: *elem,
+                    len: *len,
+                    init: init.clone(),
+                    address: 0,
+                });
+            }
+        }
+        let sizes: Vec<u64> = buffers
+            .iter()
+            .map(|b| b.len * b.elem.bytes() as u64)
+            .collect();
+        let (global, addresses) = GlobalMemory::with_allocations(&sizes);
+        for (b, &addr) in buffers.iter_mut().zip(&addresses) {
+            b.address = addr;
+        }
+
+        // Constant bank 0: geometry, then parameters at their declared offsets.
+        let cbank_len = valid::cbank_bytes(spec);
+        let mut cbank = vec![0u8; cbank_len as usize];
+        let mut put = |off: usize, raw: u64, size: usize| {
+            cbank[off..off + size].copy_from_slice(&raw.to_le_bytes()[..size])
+        };
+        for d in 0..3 {
+            put((CBANK_NTID + 4 * d as u32) as usize, block[d] as u64, 4);
+            put((CBANK_NCTAID + 4 * d as u32) as usize, grid[d] as u64, 4);
+        }
+        let mut next_buffer = addresses.iter();
+        for p in &spec.params {
+            let (raw, size) = match &p.kind {
+                ParamKind::Buffer { .. } => {
+                    (*next_buffer.next().expect("one address per buffer"), 8)
+                }
+                ParamKind::Scalar { ty, value } => {
+                    let value = overrides
+                        .params
+                        .iter()
+                        .rev()
+                        .find(|(n, _)| n == &p.name)
+                        .map_or(*value, |(_, v)| *v);
+                    (buffers::encode(*ty, value), ty.bytes() as usize)
+                }
+            };
+            put(p.cbank_offset as usize, raw, size);
+        }
+
+        let runner = self.runner_for(i, backend)?;
+        let config = LaunchConfig {
+            grid,
+            block,
+            shared_bytes,
+            threads: self.engine.inner.threads,
+            deterministic,
+            timeout: self.engine.inner.timeout,
+        };
+        let prepared = Prepared {
+            module: self,
+            index: i,
+            backend,
+            runner,
+            global,
+            cbank,
+            config,
+            buffers,
+            expects: spec
+                .expects
+                .iter()
+                .chain(&overrides.expects)
+                .cloned()
+                .collect(),
+        };
+        prepared.reset();
+        Ok(prepared)
+    }
+}
+
+struct BufferSlot {
+    name: String,
+    elem: Ty,
+    len: u64,
+    init: Init,
+    address: u64,
+}
+
+/// A launch with its memory allocated and initialised, ready to run (see [`Module::prepare`]).
+pub struct Prepared<'m> {
+    module: &'m Module,
+    index: usize,
+    backend: Backend,
+    runner: Arc<dyn WarpRunner>,
+    global: GlobalMemory,
+    cbank: Vec<u8>,
+    config: LaunchConfig,
+    buffers: Vec<BufferSlot>,
+    expects: Vec<Expect>,
+}
+
+impl Prepared<'_> {
+    /// Runs the kernel once on the current memory image.
+    pub fn launch(&self) -> Result<LaunchStats, LaunchError> {
+        let kernel = &self.module.program.kernels[self.index];
+        let info = &self.module.infos[self.index];
+        exec::launch(
+            kernel,
+            info,
+            self.runner.as_ref(),
+            &self.global,
+            &self.cbank,
+            &self.config,
+        )
+    }
+
+    /// Restores every buffer to its initial value.
+    pub fn reset(&self) {
+        for b in &self.buffers {
+            self.global
+                .write(b.address, &buffers::materialize(b.elem, b.len, &b.init));
+        }
+    }
+
+    /// Restores one buffer to its initial value (false if there is no such buffer).
+    pub fn reset_buffer(&self, name: &str) -> bool {
+        let Some(b) = self.buffers.iter().find(|b| b.name == name) else {
+            return false;
+        };
+        self.global
+            .write(b.address, &buffers::materialize(b.elem, b.len, &b.init));
+        true
+    }
+
+    /// The launch configuration (grid, block, shared bytes, threads).
+    pub fn config(&self) -> &LaunchConfig {
+        &self.config
+    }
+
+    /// The global memory image.
+    pub fn global(&self) -> &GlobalMemory {
+        &self.global
+    }
+
+    /// Every buffer's current contents.
+    pub fn buffers(&self) -> Vec<Buffer> {
+        self.buffers
+            .iter()
+            .map(|b| {
+                let mut bytes = vec![0u8; (b.len * b.elem.bytes() as u64) as usize];
+                self.global.read(b.address, &mut bytes);
+                Buffer {
+                    name: b.name.clone(),
+                    elem: b.elem,
+                    address: b.address,
+                    bytes,
+                }
+            })
+            .collect()
+    }
+
+    /// Turns a launch outcome into a report: buffers read back, expectations checked.
+    pub fn finish(&self, outcome: Result<LaunchStats, LaunchError>) -> Result<RunReport, Error> {
+        let buffers = self.buffers();
+        let (launch, failure) = match outcome {
+            Ok(stats) => (stats, None),
+            Err(LaunchError::Trap(t)) => (LaunchStats::default(), Some(Failure::Trap(t))),
+            Err(LaunchError::Watchdog(w)) => (LaunchStats::default(), Some(Failure::Watchdog(w))),
+            Err(LaunchError::Config(msg)) => return Err(Error::Launch(msg)),
+        };
+        let expectations = if failure.is_none() {
+            self.expects
+                .iter()
+                .map(|e| expect::evaluate(e, &buffers))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(RunReport {
+            kernel: self.module.program.kernels[self.index].name.clone(),
+            backend: self.backend,
+            grid: self.config.grid,
+            block: self.config.block,
+            shared_bytes: self.config.shared_bytes,
+            deterministic: self.config.deterministic,
+            launch,
+            buffers,
+            expectations,
+            failure,
+        })
+    }
+}

@@ -3,24 +3,83 @@
 //!
 //! [`validate`] checks a kernel and returns its [`KernelInfo`]; backends take
 //! `(&Kernel, &KernelInfo)` and may assume everything listed under "guarantees" on each IR type.
-//! (Being written: see issue 2.)
+//! Every broken rule is reported (not just the first), in source order, as a
+//! [`ValidationError`] whose `rule` quotes the sentence of the reference document it breaks,
+//! prefixed by the document's file name. The rule texts live in [`rules`].
+//!
+//! # What a validated kernel guarantees
+//!
+//! * **Launch** (`launch.rs`): block dimensions at least 1 with at most 1024 threads, grid
+//!   dimensions at least 1 with x below 2^31 and y, z at most 65535, shared size at most 16 MiB;
+//!   the warp size fits the dialect; parameters lie naturally aligned and disjoint in constant
+//!   bank 0 from [`crate::ir::PARAM_BASE`] on.
+//! * **Atomics** (`atomics.rs`): the op and size are in the `(dialect, space)` op×size table
+//!   (`ATOMS` exactly per `000_6d05a8552870c0ae.txt`); `src2` is present exactly for CAS, CAST
+//!   and FCMPWR; `spin` only on shared CAST; in SASS, Rb and Rc are registers, the `ATOMS`
+//!   Imm24 has zero low bits and fits `ImmU24`/`ImmS24`, and `ATOMS.CAS/.CAST` pair Rb/Rc as the
+//!   document requires. `PreDec` is rejected until the vISA dialect defines it.
+//! * **Operands** (`operands.rs`): every register (each word of a pair) is below
+//!   [`Kernel::num_regs`], every predicate below [`Kernel::num_preds`]; in SASS every 64-bit
+//!   pair starts at an even register; constant reads are in bank 0, naturally aligned, inside
+//!   the bank ([`cbank_bytes`]); branch targets are instructions; ALU types, source modifiers,
+//!   conversions and comparisons are legal; `LDS`/`STS` immediates fit 24 bits; no store or
+//!   atomic to the constant bank; no generic addresses in SASS; shared-window bases in SASS are
+//!   32-bit registers; barrier ids are 0..=15. Operand widths: a shift amount
+//!   (`Binary` `Shl`/`Shr` `b`) is always one 32-bit word; `Popc`/`Clz` results are one word;
+//!   `MulWide` is defined for integer types up to 32 bits. Loads and stores accept every
+//!   [`crate::ir::Ty`] (each is 1, 2, 4 or 8 bytes; a narrow store writes the low bits).
+//! * **Orders** (`orders.rs`): loads are weak, relaxed, acquire or volatile; stores weak,
+//!   relaxed, release or volatile; atomics relaxed, acquire, release or acq_rel; fences
+//!   acquire, release, acq_rel or sc (`001_e732919ae3db9bea.txt`).
+//! * **Control** (`cfg.rs`): the kernel is not empty and no reachable path runs past the last
+//!   instruction.
 
-use crate::ir::{Kernel, Span};
+mod atomics;
+mod cfg;
+mod launch;
+mod operands;
+mod orders;
+pub mod rules;
+
+#[cfg(test)]
+pub(crate) mod build;
+#[cfg(test)]
+mod tests;
+
+pub use atomics::{table, AtomicTable, Row, Size, TABLES};
+pub use launch::{check_launch, launch_problems, LaunchProblem};
+pub use operands::{dst_uses, operand_uses, reg_uses, OperandUse, RegUse, Role};
+
+use crate::ir::{Dialect, Inst, Kernel, LaunchSpec, Op, Span, PARAM_BASE};
 use std::fmt;
 
-/// Facts about a validated kernel that backends and the scheduler use.
+/// Facts about a validated kernel that backends and the scheduler use. Every vector has one
+/// entry per instruction.
 #[derive(Debug, Clone, Default)]
 pub struct KernelInfo {
     /// For each instruction: if it is a conditional branch, the instruction where lanes that
     /// diverge there reconverge (its immediate post-dominator), or `None` when the paths only
-    /// meet at exit.
+    /// meet at exit, or when one of its paths can never reach `EXIT` (an infinite loop: lanes
+    /// there never arrive, so nobody waits for them).
     pub reconverge: Vec<Option<u32>>,
     /// For each instruction: true if it is the reconvergence point of some branch (backends
     /// need to compare against `stop_pc` only there).
     pub is_join: Vec<bool>,
-    /// For each instruction: true if it starts a basic block (entry, branch target, or the
-    /// instruction after a branch, exit or barrier).
+    /// For each instruction: true if it starts a basic block (entry, branch target, the
+    /// instruction after a branch, exit or barrier, or a reconvergence point).
     pub block_start: Vec<bool>,
+    /// For each instruction: true if it is a branch that can jump backward (target <= pc; the
+    /// guard is not `!PT`). The scheduler's yield points, so spinning code lets others run.
+    pub backward_branch: Vec<bool>,
+    /// For each instruction: true if some path from instruction 0 reaches it.
+    pub reachable: Vec<bool>,
+    /// For each instruction: its immediate post-dominator, `None` when that is the kernel's exit
+    /// or when no path from the instruction reaches an `EXIT` (an infinite loop).
+    pub post_dominator: Vec<Option<u32>>,
+    /// Bytes of constant bank 0 the kernel may read: see [`cbank_bytes`].
+    pub cbank_bytes: u32,
+    /// One more than the highest barrier id used (0 when the kernel has no barrier).
+    pub num_barriers: u32,
 }
 
 /// One broken rule.
@@ -62,12 +121,244 @@ impl fmt::Display for ValidationErrors {
     }
 }
 
+/// Collects the errors of one kernel.
+pub(crate) struct Diagnostics {
+    kernel: String,
+    errors: Vec<ValidationError>,
+}
+
+impl Diagnostics {
+    fn new(kernel: &str) -> Diagnostics {
+        Diagnostics {
+            kernel: kernel.to_string(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// An error about instruction `pc`.
+    pub(crate) fn error(&mut self, pc: u32, inst: &Inst, message: String, rule: &str) {
+        self.errors.push(ValidationError {
+            kernel: self.kernel.clone(),
+            pc: Some(pc),
+            span: inst.span,
+            message,
+            rule: rule.to_string(),
+        });
+    }
+
+    /// An error about the kernel or one of its declarations.
+    pub(crate) fn kernel_error(&mut self, span: Span, message: String, rule: &str) {
+        self.errors.push(ValidationError {
+            kernel: self.kernel.clone(),
+            pc: None,
+            span,
+            message,
+            rule: rule.to_string(),
+        });
+    }
+}
+
+/// An offset for messages: `0x10`, `-0x190`.
+pub(crate) fn fmt_offset(off: i64) -> String {
+    if off < 0 {
+        format!("-{:#x}", off.unsigned_abs())
+    } else {
+        format!("{off:#x}")
+    }
+}
+
+/// The bytes of constant bank 0 a kernel may read: the whole ABI area below
+/// [`PARAM_BASE`] (the launch geometry at `0x0..0x18`; the rest reads as zero, so that
+/// cuobjdump listings such as `MOV R1, c[0x0][0x28]` run), then the parameters' extent.
+pub fn cbank_bytes(launch: &LaunchSpec) -> u32 {
+    let params_end = launch
+        .params
+        .iter()
+        .map(|p| u64::from(p.cbank_offset) + u64::from(p.cbank_size()))
+        .max()
+        .unwrap_or(0);
+    u32::try_from(params_end.max(u64::from(PARAM_BASE))).unwrap_or(u32::MAX)
+}
+
 /// Checks `kernel` and computes its [`KernelInfo`].
 pub fn validate(kernel: &Kernel) -> Result<KernelInfo, ValidationErrors> {
+    let mut d = Diagnostics::new(&kernel.name);
+    check_kernel(&mut d, kernel);
+    if u32::try_from(kernel.insts.len()).is_err() {
+        d.kernel_error(
+            kernel.span,
+            format!(
+                "{} instructions do not fit 32-bit program counters",
+                kernel.insts.len()
+            ),
+            rules::EMPTY_KERNEL,
+        );
+        return Err(ValidationErrors(d.errors));
+    }
+
+    let cbank = cbank_bytes(&kernel.launch);
+    let flow = cfg::analyze(kernel);
+    for (index, inst) in kernel.insts.iter().enumerate() {
+        let pc = index as u32;
+        operands::check_registers(&mut d, kernel, pc, inst);
+        operands::check_const_operands(&mut d, cbank, pc, inst);
+        operands::check_op(&mut d, kernel, pc, inst);
+        orders::check(&mut d, pc, inst);
+        if let Op::Atomic(a) = &inst.op {
+            atomics::check(&mut d, kernel.dialect, pc, inst, a);
+        }
+        if flow.falls_off[index] && flow.reachable[index] {
+            d.error(
+                pc,
+                inst,
+                "control reaches the end of the kernel without EXIT".to_string(),
+                rules::FALL_OFF_END,
+            );
+        }
+    }
+    if !d.errors.is_empty() {
+        return Err(ValidationErrors(d.errors));
+    }
+    Ok(kernel_info(kernel, &flow, cbank))
+}
+
+/// Kernel-level rules: warp size, launch shape, parameter layout, non-empty body.
+fn check_kernel(d: &mut Diagnostics, kernel: &Kernel) {
+    let warp_ok = match kernel.dialect {
+        Dialect::Sass | Dialect::Ptx => kernel.warp_size == 32,
+        Dialect::Visa => matches!(kernel.warp_size, 8 | 16 | 32),
+    };
+    if !warp_ok {
+        d.kernel_error(
+            kernel.span,
+            format!(
+                "warp size {} is invalid for {:?}",
+                kernel.warp_size, kernel.dialect
+            ),
+            rules::WARP_SIZE,
+        );
+    }
+    let l = &kernel.launch;
+    for p in launch_problems(l.grid, l.block, l.shared_bytes) {
+        d.kernel_error(kernel.span, p.message, p.rule);
+    }
+    check_params(d, l);
+    if kernel.insts.is_empty() {
+        d.kernel_error(
+            kernel.span,
+            "the kernel has no instructions (it must end with EXIT)".to_string(),
+            rules::FALL_OFF_END,
+        );
+    }
+}
+
+/// Parameters sit in constant bank 0 from `PARAM_BASE` on, naturally aligned, without overlap
+/// (the front-end assigns the offsets; a violation is a front-end bug).
+fn check_params(d: &mut Diagnostics, launch: &LaunchSpec) {
+    const RULE: &str = "issue 2 (program files): \"buffers and `.param` scalars from `c[0x0][0x160]` on, in declaration order, naturally aligned (a buffer is its 64-bit device address)\"";
+    let mut prev_end: u64 = u64::from(PARAM_BASE);
+    for p in &launch.params {
+        let size = p.cbank_size();
+        let start = u64::from(p.cbank_offset);
+        if start < prev_end {
+            d.kernel_error(
+                p.span,
+                format!(
+                    "parameter {} at c[0x0][{:#x}] overlaps the geometry or an earlier parameter (must be at {:#x} or later)",
+                    p.name, p.cbank_offset, prev_end
+                ),
+                RULE,
+            );
+        }
+        if p.cbank_offset % size != 0 {
+            d.kernel_error(
+                p.span,
+                format!(
+                    "parameter {} at c[0x0][{:#x}] is not {size}-byte aligned",
+                    p.name, p.cbank_offset
+                ),
+                RULE,
+            );
+        }
+        prev_end = prev_end.max(start + u64::from(size));
+    }
+}
+
+/// The control-flow facts of a kernel that passed validation.
+fn kernel_info(kernel: &Kernel, flow: &cfg::ControlFlow, cbank: u32) -> KernelInfo {
     let n = kernel.insts.len();
-    Ok(KernelInfo {
+    let exit = n as u32;
+    let post_dominator: Vec<Option<u32>> = flow
+        .ipdom
+        .iter()
+        .map(|d| d.filter(|&p| p != exit))
+        .collect();
+    let mut info = KernelInfo {
         reconverge: vec![None; n],
         is_join: vec![false; n],
         block_start: vec![false; n],
-    })
+        backward_branch: vec![false; n],
+        reachable: flow.reachable.clone(),
+        post_dominator: post_dominator.clone(),
+        cbank_bytes: cbank,
+        num_barriers: 0,
+    };
+    if n > 0 {
+        info.block_start[0] = true;
+    }
+    for (pc, inst) in kernel.insts.iter().enumerate() {
+        let ends_block = match &inst.op {
+            Op::Branch { target, .. } => {
+                if !inst.guard.is_never() {
+                    info.block_start[*target as usize] = true;
+                    info.backward_branch[pc] = *target as usize <= pc;
+                }
+                if !inst.guard.is_always() && !inst.guard.is_never() {
+                    // Lanes that enter a path which never reaches EXIT never arrive at a join:
+                    // waiting for them would only stall the other lanes, so such a branch gets
+                    // no reconvergence point.
+                    let all_paths_exit = flow.succ[pc]
+                        .iter()
+                        .all(|&s| s == exit || flow.ipdom[s as usize].is_some());
+                    if all_paths_exit {
+                        info.reconverge[pc] = post_dominator[pc];
+                    }
+                }
+                true
+            }
+            Op::Barrier { id } => {
+                info.num_barriers = info.num_barriers.max(id + 1);
+                true
+            }
+            Op::Exit => true,
+            Op::Nop
+            | Op::Mov { .. }
+            | Op::ReadSpecial { .. }
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::IAdd3 { .. }
+            | Op::Imad { .. }
+            | Op::Lea { .. }
+            | Op::Shf(_)
+            | Op::Lop3 { .. }
+            | Op::SetP { .. }
+            | Op::PredLogic { .. }
+            | Op::PredMove(_)
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Vote { .. }
+            | Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Atomic(_)
+            | Op::Fence { .. } => false,
+        };
+        if ends_block && pc + 1 < n {
+            info.block_start[pc + 1] = true;
+        }
+    }
+    for join in info.reconverge.clone().into_iter().flatten() {
+        info.is_join[join as usize] = true;
+        info.block_start[join as usize] = true;
+    }
+    info
 }

@@ -650,6 +650,7 @@ mod tests {
             reconverge: vec![None; 8],
             is_join: vec![false; 8],
             block_start: vec![false; 8],
+            ..KernelInfo::default()
         };
         info.reconverge[0] = Some(5);
         let (global, _) = GlobalMemory::with_allocations(&[4]);

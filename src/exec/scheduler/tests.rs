@@ -210,6 +210,7 @@ fn info(n: usize, joins: &[(u32, u32)]) -> KernelInfo {
         reconverge: vec![None; n],
         is_join: vec![false; n],
         block_start: vec![false; n],
+        ..KernelInfo::default()
     };
     for &(branch, reconv) in joins {
         info.reconverge[branch as usize] = Some(reconv);

@@ -1,0 +1,260 @@
+//! Atomic-throughput benchmarks: each workload of `benches/programs/` runs on the JIT and on the
+//! interpreter, beside a hand-written native Rust baseline that does the same per-lane work with
+//! `std::sync::atomic` on the same number of host threads. After criterion's own output, a table
+//! prints the medians and the ratios measured in this run.
+//!
+//! Run: `cargo bench --bench atomics` (all), `cargo bench --bench atomics -- counter` (one).
+//! Set `ATOMJIT_BENCH_THREADS=1,2` to choose the host-thread counts (default `1,2`).
+
+use atomjit::engine::{Backend, Config, Engine, Module, Overrides};
+use atomjit::exec::random::SplitMix64;
+use criterion::{BatchSize, Criterion};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+const LANES: usize = 1 << 22;
+const CTA: usize = 256;
+
+/// Splits `n` items into `threads` contiguous chunks and runs `f(start, end)` on each, inline
+/// when there is one thread (as the launch does not need to spawn for one worker either).
+fn split(n: usize, threads: usize, f: impl Fn(usize, usize) + Sync) {
+    if threads == 1 {
+        return f(0, n);
+    }
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let f = &f;
+            s.spawn(move || f(n * t / threads, n * (t + 1) / threads));
+        }
+    });
+}
+
+fn native_counter(threads: usize) {
+    let c = AtomicU32::new(0);
+    split(LANES, threads, |a, b| {
+        for _ in a..b {
+            c.fetch_add(1, Relaxed);
+        }
+    });
+    assert_eq!(c.load(Relaxed), LANES as u32);
+}
+
+fn native_hist_global(threads: usize) {
+    let hist: Vec<AtomicU32> = (0..256).map(|_| AtomicU32::new(0)).collect();
+    split(LANES, threads, |a, b| {
+        for gid in a..b {
+            let bin = (gid as u32).wrapping_mul(2654435761) & 0xff;
+            hist[bin as usize].fetch_add(1, Relaxed);
+        }
+    });
+    black_box(&hist);
+}
+
+fn random_u32(seed: u64, n: usize, lo: i128, hi: i128) -> Vec<u32> {
+    let mut g = SplitMix64::new(seed);
+    (0..n).map(|_| g.next_in(lo, hi) as u32).collect()
+}
+
+fn native_hist_shared(threads: usize, data: &[u32]) {
+    let hist: Vec<AtomicU32> = (0..256).map(|_| AtomicU32::new(0)).collect();
+    split(LANES / CTA, threads, |a, b| {
+        let local: Vec<AtomicU32> = (0..256).map(|_| AtomicU32::new(0)).collect();
+        for cta in a..b {
+            local.iter().for_each(|l| l.store(0, Relaxed));
+            for &v in &data[cta * CTA..(cta + 1) * CTA] {
+                local[v as usize].fetch_add(1, Relaxed);
+            }
+            for (bin, l) in local.iter().enumerate() {
+                hist[bin].fetch_add(l.load(Relaxed), Relaxed);
+            }
+        }
+    });
+    black_box(&hist);
+}
+
+fn native_min64(threads: usize, vals: &[u64], target: &AtomicU64) {
+    split(vals.len(), threads, |a, b| {
+        for &val in &vals[a..b] {
+            // The document's loop: ret = *address; while (val < ret) { old = ret; CAS ... }
+            let mut ret = target.load(Relaxed);
+            while val < ret {
+                match target.compare_exchange(ret, val, Relaxed, Relaxed) {
+                    Ok(_) => break,
+                    Err(now) => ret = now,
+                }
+            }
+        }
+    });
+}
+
+fn native_ring_inc(threads: usize) {
+    let finals: Vec<AtomicU32> = (0..LANES / CTA).map(|_| AtomicU32::new(0)).collect();
+    split(LANES / CTA, threads, |a, b| {
+        let idx = AtomicU32::new(0);
+        let ring: Vec<AtomicU32> = (0..1024).map(|_| AtomicU32::new(0)).collect();
+        for slot in &finals[a..b] {
+            idx.store(0, Relaxed);
+            for tid in 0..CTA as u32 {
+                let old = idx
+                    .fetch_update(Relaxed, Relaxed, |m| {
+                        Some(if m >= 1023 { 0 } else { m + 1 })
+                    })
+                    .unwrap();
+                ring[old as usize].store(tid, Relaxed);
+            }
+            slot.store(idx.load(Relaxed), Relaxed);
+        }
+        black_box(&ring);
+    });
+    black_box(&finals);
+}
+
+fn native_spinlock(threads: usize) {
+    let total = AtomicU32::new(0);
+    split(256, threads, |a, b| {
+        let lock = AtomicU32::new(0);
+        let counter = AtomicU32::new(0);
+        for _ in a..b {
+            counter.store(0, Relaxed);
+            for _ in 0..128 {
+                while lock.compare_exchange(0, 1, Relaxed, Relaxed).is_err() {}
+                counter.store(counter.load(Relaxed) + 1, Relaxed);
+                lock.swap(0, Relaxed);
+            }
+            total.fetch_add(counter.load(Relaxed), Relaxed);
+        }
+    });
+    assert_eq!(total.load(Relaxed), 256 * 128);
+}
+
+fn load(threads: usize, file: &str) -> Module {
+    let mut config = Config::default();
+    config.threads(threads).timeout(None);
+    let path = format!("{}/benches/programs/{file}", env!("CARGO_MANIFEST_DIR"));
+    let source = std::fs::read_to_string(&path).expect("bench program");
+    Engine::new(&config)
+        .load(&path, &source)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The workloads: (name, program file, buffer reset before every iteration if any).
+const WORKLOADS: &[(&str, &str, Option<&str>)] = &[
+    ("counter", "counter.s", None),
+    ("hist_global", "hist_global.s", None),
+    ("hist_shared", "hist_shared.s", None),
+    ("min64_cas", "min64_cas.s", Some("out")),
+    ("ring_inc", "ring_inc.s", None),
+    ("spinlock", "spinlock.s", None),
+];
+
+fn bench_backend(
+    c: &mut Criterion,
+    group: &str,
+    module: &Module,
+    kernel: &str,
+    backend: Backend,
+    reset: Option<&str>,
+) {
+    let prepared = module
+        .prepare(kernel, &Overrides::default(), backend, false)
+        .unwrap();
+    // The first launch must pass the program's own expectations: the benchmark measures
+    // correct work only.
+    let report = prepared.finish(prepared.launch()).unwrap();
+    assert!(
+        report.passed(),
+        "{group} {backend:?}: {:?} {:?}",
+        report.failure,
+        report.expectations
+    );
+    c.benchmark_group(group)
+        .bench_function(backend.name(), |b| match reset {
+            Some(name) => b.iter_batched(
+                || assert!(prepared.reset_buffer(name)),
+                |()| prepared.launch().unwrap(),
+                BatchSize::PerIteration,
+            ),
+            None => b.iter(|| prepared.launch().unwrap()),
+        });
+}
+
+fn main() {
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    let threads: Vec<usize> = std::env::var("ATOMJIT_BENCH_THREADS")
+        .unwrap_or_else(|_| "1,2".into())
+        .split(',')
+        .filter_map(|t| t.trim().parse().ok())
+        .collect();
+    let data = random_u32(7, LANES, 0, 256);
+    let mut vals = SplitMix64::new(11);
+    let vals: Vec<u64> = (0..1 << 20).map(|_| vals.next()).collect();
+    let min_target = AtomicU64::new(u64::MAX);
+    let mut groups = Vec::new();
+    for &t in &threads {
+        for &(name, file, reset) in WORKLOADS {
+            let group = format!("{name}/t{t}");
+            let module = load(t, file);
+            let kernel = module.kernel_names()[0].to_string();
+            c.benchmark_group(&group)
+                .bench_function("native", |b| match name {
+                    "counter" => b.iter(|| native_counter(t)),
+                    "hist_global" => b.iter(|| native_hist_global(t)),
+                    "hist_shared" => b.iter(|| native_hist_shared(t, &data)),
+                    "min64_cas" => b.iter_batched(
+                        || min_target.store(u64::MAX, Relaxed),
+                        |()| native_min64(t, &vals, &min_target),
+                        BatchSize::PerIteration,
+                    ),
+                    "ring_inc" => b.iter(|| native_ring_inc(t)),
+                    _ => b.iter(|| native_spinlock(t)),
+                });
+            for backend in [Backend::Jit, Backend::Interp] {
+                bench_backend(&mut c, &group, &module, &kernel, backend, reset);
+            }
+            groups.push(group);
+        }
+    }
+    c.final_summary();
+    print_ratios(&groups);
+}
+
+/// Reads the medians criterion just wrote and prints them with the ratios to native.
+fn print_ratios(groups: &[String]) {
+    let dir = std::env::var("CARGO_TARGET_DIR")
+        .unwrap_or_else(|_| format!("{}/target", env!("CARGO_MANIFEST_DIR")));
+    let median = |group: &str, f: &str| -> Option<f64> {
+        let path = format!(
+            "{dir}/criterion/{}/{f}/new/estimates.json",
+            group.replace('/', "_")
+        );
+        let text = std::fs::read_to_string(path).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        v["median"]["point_estimate"].as_f64()
+    };
+    println!(
+        "\n{:<18} {:>12} {:>12} {:>12} {:>10} {:>10}",
+        "workload", "native ms", "jit ms", "interp ms", "jit/nat", "interp/jit"
+    );
+    for g in groups {
+        let (n, j, i) = (median(g, "native"), median(g, "jit"), median(g, "interp"));
+        let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.3}", v / 1e6));
+        let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => format!("{:.2}", a / b),
+            _ => "-".to_string(),
+        };
+        println!(
+            "{:<18} {:>12} {:>12} {:>12} {:>10} {:>10}",
+            g,
+            ms(n),
+            ms(j),
+            ms(i),
+            ratio(j, n),
+            ratio(i, j)
+        );
+    }
+}

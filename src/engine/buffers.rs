@@ -1,0 +1,220 @@
+//! Buffer contents: turning initialisers into bytes, and bytes back into typed elements.
+
+use crate::exec::random::SplitMix64;
+use crate::ir::{Init, Scalar, Ty};
+
+/// The contents of one buffer after (or before) a launch: its element type and raw
+/// little-endian bytes.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Buffer {
+    pub name: String,
+    #[serde(serialize_with = "serialize_ty")]
+    pub elem: Ty,
+    /// Device address the buffer had during the launch.
+    pub address: u64,
+    #[serde(skip)]
+    pub bytes: Vec<u8>,
+}
+
+fn serialize_ty<S: serde::Serializer>(ty: &Ty, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(ty.name())
+}
+
+impl Buffer {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.bytes.len() / self.elem.bytes() as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Element `i` as a [`Scalar`] (integers exactly, floats as f64).
+    pub fn get(&self, i: usize) -> Option<Scalar> {
+        let size = self.elem.bytes() as usize;
+        let raw = self.bytes.get(i * size..(i + 1) * size)?;
+        let mut word = [0u8; 8];
+        word[..size].copy_from_slice(raw);
+        Some(decode(self.elem, u64::from_le_bytes(word)))
+    }
+
+    /// All elements as scalars.
+    pub fn values(&self) -> impl Iterator<Item = Scalar> + '_ {
+        (0..self.len()).map(|i| self.get(i).expect("index in range"))
+    }
+
+    /// The elements as `u32` (for `u32` buffers; `None` for other element types).
+    pub fn as_u32(&self) -> Option<Vec<u32>> {
+        (self.elem == Ty::U32).then(|| {
+            self.bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        })
+    }
+
+    /// The elements as `u64` (for `u64` buffers).
+    pub fn as_u64(&self) -> Option<Vec<u64>> {
+        (self.elem == Ty::U64).then(|| {
+            self.bytes
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        })
+    }
+
+    /// The elements as `i32` (for `s32` buffers).
+    pub fn as_i32(&self) -> Option<Vec<i32>> {
+        (self.elem == Ty::S32).then(|| {
+            self.bytes
+                .chunks_exact(4)
+                .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        })
+    }
+}
+
+/// Decodes the low `elem.bytes()` bytes of `raw` as an element of type `elem`.
+pub fn decode(elem: Ty, raw: u64) -> Scalar {
+    match elem {
+        Ty::U8 => Scalar::Int(raw as u8 as i128),
+        Ty::U16 | Ty::B16 => Scalar::Int(raw as u16 as i128),
+        Ty::U32 | Ty::B32 => Scalar::Int(raw as u32 as i128),
+        Ty::U64 | Ty::B64 => Scalar::Int(raw as i128),
+        Ty::S8 => Scalar::Int(raw as i8 as i128),
+        Ty::S16 => Scalar::Int(raw as i16 as i128),
+        Ty::S32 => Scalar::Int(raw as i32 as i128),
+        Ty::S64 => Scalar::Int(raw as i64 as i128),
+        Ty::F16 => Scalar::Float(half::f16::from_bits(raw as u16).to_f64()),
+        Ty::BF16 => Scalar::Float(half::bf16::from_bits(raw as u16).to_f64()),
+        Ty::F32 => Scalar::Float(f32::from_bits(raw as u32) as f64),
+        Ty::F64 => Scalar::Float(f64::from_bits(raw)),
+        // Packed pairs decode as their raw bits: expectations compare them bitwise.
+        Ty::F16x2 | Ty::BF16x2 => Scalar::Int(raw as u32 as i128),
+    }
+}
+
+/// Encodes `v` as an element of type `elem` (little-endian bits in the low bytes). Integers
+/// wrap to the element width (the front-end has already range-checked literal values); floats
+/// round to nearest even.
+pub fn encode(elem: Ty, v: Scalar) -> u64 {
+    match (elem.is_float(), v) {
+        (false, Scalar::Int(i)) => i as u64 & width_mask(elem),
+        (false, Scalar::Float(f)) => (f as i128) as u64 & width_mask(elem),
+        (true, v) => {
+            let f = match v {
+                Scalar::Int(i) => i as f64,
+                Scalar::Float(f) => f,
+            };
+            match elem {
+                Ty::F16 => half::f16::from_f64(f).to_bits() as u64,
+                Ty::BF16 => half::bf16::from_f64(f).to_bits() as u64,
+                Ty::F32 => (f as f32).to_bits() as u64,
+                _ => f.to_bits(),
+            }
+        }
+    }
+}
+
+fn width_mask(elem: Ty) -> u64 {
+    match elem.bytes() {
+        8 => u64::MAX,
+        n => (1u64 << (n * 8)) - 1,
+    }
+}
+
+/// The bytes of a buffer of `len` elements of `elem` initialised by `init`.
+pub fn materialize(elem: Ty, len: u64, init: &Init) -> Vec<u8> {
+    let size = elem.bytes() as usize;
+    let mut bytes = vec![0u8; len as usize * size];
+    let mut put = |i: usize, raw: u64| {
+        bytes[i * size..(i + 1) * size].copy_from_slice(&raw.to_le_bytes()[..size])
+    };
+    match init {
+        Init::Fill(v) => {
+            let raw = encode(elem, *v);
+            if raw != 0 {
+                (0..len as usize).for_each(|i| put(i, raw));
+            }
+        }
+        Init::List(values) => {
+            for (i, v) in values.iter().enumerate().take(len as usize) {
+                put(i, encode(elem, *v));
+            }
+        }
+        Init::Iota => (0..len as usize).for_each(|i| put(i, encode(elem, Scalar::Int(i as i128)))),
+        Init::Random { seed, range } => {
+            let mut rng = SplitMix64::new(*seed);
+            for i in 0..len as usize {
+                let v = match (range, elem.is_float()) {
+                    (Some((lo, hi)), _) => Scalar::Int(rng.next_in(*lo, *hi)),
+                    (None, true) => Scalar::Float(rng.next_unit()),
+                    (None, false) => Scalar::Int(rng.next() as i128),
+                };
+                put(i, encode(elem, v));
+            }
+        }
+    }
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_list_iota() {
+        assert_eq!(
+            materialize(Ty::U16, 3, &Init::Fill(Scalar::Int(0x102))),
+            vec![2, 1, 2, 1, 2, 1]
+        );
+        assert_eq!(
+            materialize(
+                Ty::S8,
+                4,
+                &Init::List(vec![Scalar::Int(-1), Scalar::Int(2)])
+            ),
+            vec![0xff, 2, 0, 0]
+        );
+        assert_eq!(
+            materialize(Ty::U8, 258, &Init::Iota)[256..],
+            [0, 1],
+            "narrow iota wraps"
+        );
+        let f = materialize(Ty::F32, 1, &Init::Fill(Scalar::Float(1.5)));
+        assert_eq!(f, 1.5f32.to_le_bytes());
+        let h = materialize(Ty::F16, 1, &Init::Fill(Scalar::Float(1.0)));
+        assert_eq!(h, [0x00, 0x3c], "f16 1.0 is 0x3c00");
+    }
+
+    #[test]
+    fn random_in_range_is_reproducible() {
+        let init = Init::Random {
+            seed: 7,
+            range: Some((0, 256)),
+        };
+        let a = materialize(Ty::U32, 1000, &init);
+        assert_eq!(a, materialize(Ty::U32, 1000, &init));
+        let buf = Buffer {
+            name: "d".into(),
+            elem: Ty::U32,
+            address: 0,
+            bytes: a,
+        };
+        assert!(buf.as_u32().unwrap().iter().all(|&v| v < 256));
+        // The first element follows the documented mapping of SplitMix64's first value.
+        let first = SplitMix64::new(7).next();
+        assert_eq!(
+            buf.as_u32().unwrap()[0] as u128,
+            (first as u128 * 256) >> 64
+        );
+    }
+
+    #[test]
+    fn decode_sign_extends() {
+        assert_eq!(decode(Ty::S16, 0xffff), Scalar::Int(-1));
+        assert_eq!(decode(Ty::U16, 0xffff), Scalar::Int(65535));
+        assert_eq!(decode(Ty::F64, 2.5f64.to_bits()), Scalar::Float(2.5));
+    }
+}

@@ -1,0 +1,404 @@
+//! Atomic instruction rules: the op×size tables (one per dialect and space, as data), the
+//! operand shape of each op, the Imm24 encoding restrictions of `ATOMS`, and the CAS/CAST
+//! register pairing.
+//!
+//! A table lists, per op, the exact sizes the document allows; anything else is an error that
+//! quotes the row (or the op list when the op has no row). A `(dialect, space)` without a table
+//! rejects every atomic with [`rules::NO_TABLE`], so a new dialect cannot run atomics that
+//! nobody checked: its front-end adds its table here.
+
+use super::{fmt_offset, rules, Diagnostics};
+use crate::ir::{Address, AtomicInst, AtomicOp, Dialect, Inst, Operand, Space, Ty};
+
+/// One legal size of a table row: the type and whether it is the `.FTZ` form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size {
+    pub ty: Ty,
+    /// `.FTZ` (flush subnormals): a distinct form, e.g. `F32.FTZ.RN`.
+    pub ftz: bool,
+}
+
+impl Size {
+    const fn plain(ty: Ty) -> Size {
+        Size { ty, ftz: false }
+    }
+    /// The SASS spelling: `.U32`, `.F32.FTZ.RN`, `.F64.RN`.
+    pub fn sass_name(self) -> String {
+        let base = format!(".{}", self.ty.name().to_ascii_uppercase());
+        match (self.ty.is_float(), self.ftz) {
+            (true, true) => format!("{base}.FTZ.RN"),
+            (true, false) => format!("{base}.RN"),
+            (false, true) => format!("{base}.FTZ"),
+            (false, false) => base,
+        }
+    }
+}
+
+const U32: Size = Size::plain(Ty::U32);
+const S32: Size = Size::plain(Ty::S32);
+const U64: Size = Size::plain(Ty::U64);
+const S64: Size = Size::plain(Ty::S64);
+const F32_FTZ: Size = Size {
+    ty: Ty::F32,
+    ftz: true,
+};
+const F64: Size = Size::plain(Ty::F64);
+
+/// One row of an op×size table.
+#[derive(Debug, Clone, Copy)]
+pub struct Row {
+    pub op: AtomicOp,
+    pub sizes: &'static [Size],
+    /// The rule text quoting this row.
+    pub rule: &'static str,
+}
+
+const fn row(op: AtomicOp, sizes: &'static [Size], rule: &'static str) -> Row {
+    Row { op, sizes, rule }
+}
+
+/// The legal atomic forms of one dialect and address space.
+#[derive(Debug, Clone, Copy)]
+pub struct AtomicTable {
+    pub dialect: Dialect,
+    pub space: Space,
+    /// The instruction name used in messages (`ATOMS`).
+    pub mnemonic: &'static str,
+    pub rows: &'static [Row],
+    /// The rule quoted when the op has no row.
+    pub ops_rule: &'static str,
+}
+
+impl AtomicTable {
+    pub fn row(&self, op: AtomicOp) -> Option<&'static Row> {
+        self.rows.iter().find(|r| r.op == op)
+    }
+    /// True when `op` at `size` is in the table.
+    pub fn allows(&self, op: AtomicOp, size: Size) -> bool {
+        self.row(op).is_some_and(|r| r.sizes.contains(&size))
+    }
+}
+
+/// `ATOMS`: exactly the table of `000_6d05a8552870c0ae.txt`.
+pub const SASS_SHARED: AtomicTable = AtomicTable {
+    dialect: Dialect::Sass,
+    space: Space::Shared,
+    mnemonic: "ATOMS",
+    rows: &[
+        row(AtomicOp::Add, &[U32, S32], rules::ATOMS_ROW_ADD),
+        row(AtomicOp::Min, &[U32, S32], rules::ATOMS_ROW_MIN),
+        row(AtomicOp::Max, &[U32, S32], rules::ATOMS_ROW_MAX),
+        row(AtomicOp::Inc, &[U32], rules::ATOMS_ROW_INC),
+        row(AtomicOp::Dec, &[U32], rules::ATOMS_ROW_DEC),
+        row(AtomicOp::And, &[U32, S32], rules::ATOMS_ROW_AND),
+        row(AtomicOp::Or, &[U32, S32], rules::ATOMS_ROW_OR),
+        row(AtomicOp::Xor, &[U32, S32], rules::ATOMS_ROW_XOR),
+        row(AtomicOp::Exch, &[U32, S32, U64], rules::ATOMS_ROW_EXCH),
+        row(AtomicOp::Cas, &[U32, S32, U64], rules::ATOMS_ROW_CAS),
+        row(AtomicOp::Cast, &[U32, S32, U64], rules::ATOMS_ROW_CAST),
+    ],
+    ops_rule: rules::ATOMS_OPS,
+};
+
+/// `ATOMG`/`RED` in sm_80 syntax, as issue 2 lists them (see [`rules::ATOMG_OPS`]).
+pub const SASS_GLOBAL: AtomicTable = AtomicTable {
+    dialect: Dialect::Sass,
+    space: Space::Global,
+    mnemonic: "ATOMG",
+    rows: &[
+        row(
+            AtomicOp::Add,
+            &[U32, S32, U64, F32_FTZ, F64],
+            rules::ATOMG_ROW_ADD,
+        ),
+        row(
+            AtomicOp::Min,
+            &[U32, S32, U64, S64],
+            rules::ATOMG_ROW_MINMAX,
+        ),
+        row(
+            AtomicOp::Max,
+            &[U32, S32, U64, S64],
+            rules::ATOMG_ROW_MINMAX,
+        ),
+        row(AtomicOp::Inc, &[U32], rules::ATOMG_ROW_INC),
+        row(AtomicOp::Dec, &[U32], rules::ATOMG_ROW_DEC),
+        row(AtomicOp::And, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
+        row(AtomicOp::Or, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
+        row(AtomicOp::Xor, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
+        row(AtomicOp::Exch, &[U32, S32, U64], rules::ATOMG_ROW_EXCH),
+        row(AtomicOp::Cas, &[U32, S32, U64], rules::ATOMG_ROW_CAS),
+    ],
+    ops_rule: rules::ATOMG_OPS,
+};
+
+/// Every table, looked up by `(dialect, space)`.
+pub const TABLES: &[AtomicTable] = &[SASS_SHARED, SASS_GLOBAL];
+
+/// The table for atomics of `dialect` in `space`, if one exists.
+pub fn table(dialect: Dialect, space: Space) -> Option<&'static AtomicTable> {
+    TABLES
+        .iter()
+        .find(|t| t.dialect == dialect && t.space == space)
+}
+
+/// The smallest and largest offset of the `ATOMS` 24-bit immediate forms.
+pub const IMM_U24_MAX: i64 = (1 << 24) - 1;
+pub const IMM_S24_MIN: i64 = -(1 << 23);
+pub const IMM_S24_MAX: i64 = (1 << 23) - 1;
+
+/// Checks one atomic instruction (everything but orders, register ranges and pair alignment,
+/// which apply to all instructions and live in `operands` and `orders`).
+pub fn check(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &AtomicInst) {
+    check_table(d, dialect, pc, inst, a);
+    check_shape(d, pc, inst, a);
+    if dialect == Dialect::Sass {
+        check_sass_registers(d, pc, inst, a);
+        if a.space == Space::Shared {
+            check_imm24(d, pc, inst, &a.addr, true);
+        }
+    }
+}
+
+fn mnemonic(dialect: Dialect, space: Space) -> String {
+    match table(dialect, space) {
+        Some(t) => t.mnemonic.to_string(),
+        None => format!("atom.{}", space.name()),
+    }
+}
+
+fn check_table(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &AtomicInst) {
+    let size = Size {
+        ty: a.ty,
+        ftz: a.ftz,
+    };
+    let form = format!(
+        "{}.{}{}",
+        mnemonic(dialect, a.space),
+        a.op.name().to_ascii_uppercase(),
+        size.sass_name()
+    );
+    if a.op == AtomicOp::PreDec {
+        d.error(
+            pc,
+            inst,
+            format!("{form}: the vISA pre-decrement atomic is not supported yet"),
+            rules::PREDEC_PENDING,
+        );
+        return;
+    }
+    let Some(table) = table(dialect, a.space) else {
+        d.error(
+            pc,
+            inst,
+            format!(
+                "{form}: no atomic op×size table for {dialect:?} {} memory",
+                a.space.name()
+            ),
+            rules::NO_TABLE,
+        );
+        return;
+    };
+    match table.row(a.op) {
+        None => d.error(
+            pc,
+            inst,
+            format!(
+                "{form}: {} has no .{} operation",
+                table.mnemonic,
+                a.op.name().to_ascii_uppercase()
+            ),
+            table.ops_rule,
+        ),
+        Some(row) if !row.sizes.contains(&size) => {
+            let allowed: Vec<String> = row.sizes.iter().map(|s| s.sass_name()).collect();
+            d.error(
+                pc,
+                inst,
+                format!(
+                    "{form} is not in the op×size table: {}.{} supports only {}",
+                    table.mnemonic,
+                    a.op.name().to_ascii_uppercase(),
+                    allowed.join(" ")
+                ),
+                row.rule,
+            );
+        }
+        Some(_) => {}
+    }
+}
+
+/// `src2` exactly for the three-operand ops; `.SPIN` only on shared-memory CAST.
+fn check_shape(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicInst) {
+    let needs_src2 = match a.op {
+        AtomicOp::Cas | AtomicOp::Cast | AtomicOp::FCmpWr => true,
+        AtomicOp::Add
+        | AtomicOp::Sub
+        | AtomicOp::Min
+        | AtomicOp::Max
+        | AtomicOp::Inc
+        | AtomicOp::Dec
+        | AtomicOp::And
+        | AtomicOp::Or
+        | AtomicOp::Xor
+        | AtomicOp::Exch
+        | AtomicOp::PreDec => false,
+    };
+    let op = a.op.name().to_ascii_uppercase();
+    match (needs_src2, a.src2.is_some()) {
+        (true, false) => d.error(
+            pc,
+            inst,
+            format!("atomic .{op} needs a second operand (the swap value Rc)"),
+            rules::SRC2_SHAPE,
+        ),
+        (false, true) => d.error(
+            pc,
+            inst,
+            format!(
+                "atomic .{op} takes no second operand (Rc exists only for CAS, CAST and FCMPWR)"
+            ),
+            rules::ATOMS_RC_ONLY_CAS,
+        ),
+        (true, true) | (false, false) => {}
+    }
+    if a.spin && a.op != AtomicOp::Cast {
+        d.error(
+            pc,
+            inst,
+            format!(".SPIN is only valid on CAST, not on .{op}"),
+            rules::ATOMS_SPIN,
+        );
+    }
+    if a.spin && a.space != Space::Shared {
+        d.error(
+            pc,
+            inst,
+            format!(
+                ".SPIN groups lanes by shared-memory bank; it is invalid on {} memory",
+                a.space.name()
+            ),
+            rules::SPIN_SHARED,
+        );
+    }
+}
+
+/// SASS atomics take register operands; `ATOMS.CAS/.CAST` pair Rb and Rc.
+fn check_sass_registers(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicInst) {
+    let register_rule = match a.space {
+        Space::Shared => rules::ATOMS_RB_REGISTER,
+        Space::Global | Space::Generic | Space::Const => rules::ATOMG_REGISTERS,
+    };
+    let rb = match a.src {
+        Operand::Reg(r) => Some(r),
+        Operand::Imm(_) | Operand::Const { .. } => {
+            d.error(
+                pc,
+                inst,
+                "the atomic operand Rb must be a register".to_string(),
+                register_rule,
+            );
+            None
+        }
+    };
+    let rc = match a.src2 {
+        Some(Operand::Reg(r)) => Some(r),
+        Some(Operand::Imm(_) | Operand::Const { .. }) => {
+            d.error(
+                pc,
+                inst,
+                "the atomic operand Rc must be a register".to_string(),
+                register_rule,
+            );
+            None
+        }
+        None => None,
+    };
+    let is_cas = matches!(a.op, AtomicOp::Cas | AtomicOp::Cast);
+    if !(is_cas && a.space == Space::Shared) {
+        // ATOMG.CAS takes independent compare and swap registers; only the pair alignment of
+        // 64-bit values applies (checked for every instruction in `operands`).
+        return;
+    }
+    let (Some(rb), Some(_)) = (rb, a.src2) else {
+        return;
+    };
+    let wide = a.ty.regs() == 2;
+    let (align, step, size) = if wide { (4, 2, ".64") } else { (2, 1, ".32") };
+    let op = a.op.name().to_ascii_uppercase();
+    if rb.is_rz() {
+        d.error(
+            pc,
+            inst,
+            format!("ATOMS.{op}{size}: Rb cannot be RZ"),
+            rules::ATOMS_CAS_REGS,
+        );
+        return;
+    }
+    if rb.0 % align != 0 {
+        d.error(
+            pc,
+            inst,
+            format!(
+                "ATOMS.{op}{size}: Rb is R{}, but must be a multiple of {align} (R{align}n+0)",
+                rb.0
+            ),
+            rules::ATOMS_CAS_REGS,
+        );
+    }
+    if let Some(rc) = rc {
+        let expected = u32::from(rb.0) + step;
+        if !rc.is_rz() && u32::from(rc.0) != expected {
+            d.error(
+                pc,
+                inst,
+                format!(
+                    "ATOMS.{op}{size}: Rc is R{}, but must be R{expected} (Rb+{step}) or RZ",
+                    rc.0
+                ),
+                rules::ATOMS_CAS_REGS,
+            );
+        }
+    }
+}
+
+/// The Imm24 field of `ATOMS` (`atomic == true`) and of `LDS`/`STS` (the range only).
+pub fn check_imm24(d: &mut Diagnostics, pc: u32, inst: &Inst, addr: &Address, atomic: bool) {
+    let (u24_rule, s24_rule) = if atomic {
+        (rules::ATOMS_IMM_U24, rules::ATOMS_IMM_S24)
+    } else {
+        (rules::LDS_STS_IMM_U24, rules::LDS_STS_IMM_S24)
+    };
+    let off = addr.offset;
+    if addr.is_absolute() {
+        if !(0..=IMM_U24_MAX).contains(&off) {
+            d.error(
+                pc,
+                inst,
+                format!("absolute shared address {} does not fit the 24-bit unsigned immediate (0..=0xffffff)", fmt_offset(off)),
+                u24_rule,
+            );
+        }
+    } else if !(IMM_S24_MIN..=IMM_S24_MAX).contains(&off) {
+        d.error(
+            pc,
+            inst,
+            format!(
+                "offset {} does not fit the 24-bit signed immediate (-0x800000..=0x7fffff)",
+                fmt_offset(off)
+            ),
+            s24_rule,
+        );
+    }
+    if atomic && off & 3 != 0 {
+        d.error(
+            pc,
+            inst,
+            format!(
+                "the immediate offset {} has non-zero low 2 bits",
+                fmt_offset(off)
+            ),
+            rules::ATOMS_IMM_LOW_BITS,
+        );
+    }
+}

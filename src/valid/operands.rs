@@ -1,0 +1,659 @@
+//! Operand rules that apply to every instruction: register and predicate ranges, SASS register
+//! pairs, constant-bank reads, branch targets, type legality of ALU ops and conversions, and
+//! which address spaces each memory op may use.
+//!
+//! [`reg_uses`] and [`operand_uses`] list every register an op reads or writes with its width in
+//! 32-bit words; they are the single description of operand widths the checks (and the test
+//! builder's register count) rely on.
+
+use super::{atomics, rules, Diagnostics};
+use crate::ir::{
+    Address, BinOp, CmpOp, Dialect, ImadMode, Inst, Kernel, Op, Operand, Pred, PredMove, Reg,
+    Space, Src, SrcMod, Ty, UnOp,
+};
+
+/// Whether an operand is read or written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Dst,
+    Src,
+}
+
+/// A source operand with the number of 32-bit words the op reads from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OperandUse {
+    pub operand: Operand,
+    pub words: u16,
+}
+
+/// A register an op reads or writes, with its width in 32-bit words (2 for a pair).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegUse {
+    pub reg: Reg,
+    pub words: u16,
+    pub role: Role,
+}
+
+/// Words a destination of `bits` bits occupies (narrow values use one register).
+fn words_of(ty: Ty) -> u16 {
+    ty.regs()
+}
+
+fn src(s: &Src, words: u16) -> OperandUse {
+    OperandUse {
+        operand: s.operand,
+        words,
+    }
+}
+
+fn plain(operand: Operand, words: u16) -> OperandUse {
+    OperandUse { operand, words }
+}
+
+/// The address base register, if any, as a source.
+fn addr_base(addr: &Address) -> Option<OperandUse> {
+    addr.base
+        .map(|r| plain(Operand::Reg(r), if addr.base_bits == 64 { 2 } else { 1 }))
+}
+
+/// Words of the destination of a `Binary` op: double width for `MulWide`.
+fn binary_dst_words(op: BinOp, ty: Ty) -> u16 {
+    match op {
+        BinOp::MulWide => {
+            if ty.bits() >= 32 {
+                2
+            } else {
+                1
+            }
+        }
+        BinOp::Add
+        | BinOp::Sub
+        | BinOp::Mul
+        | BinOp::MulHi
+        | BinOp::Div
+        | BinOp::Rem
+        | BinOp::Min
+        | BinOp::Max
+        | BinOp::And
+        | BinOp::Or
+        | BinOp::Xor
+        | BinOp::Shl
+        | BinOp::Shr => words_of(ty),
+    }
+}
+
+/// Words of the second source of a `Binary` op: a shift amount is one 32-bit word.
+fn binary_b_words(op: BinOp, ty: Ty) -> u16 {
+    match op {
+        BinOp::Shl | BinOp::Shr => 1,
+        BinOp::Add
+        | BinOp::Sub
+        | BinOp::Mul
+        | BinOp::MulHi
+        | BinOp::MulWide
+        | BinOp::Div
+        | BinOp::Rem
+        | BinOp::Min
+        | BinOp::Max
+        | BinOp::And
+        | BinOp::Or
+        | BinOp::Xor => words_of(ty),
+    }
+}
+
+/// Every source operand of `op` (registers, immediates and constant-bank reads) with its width,
+/// address bases included.
+pub fn operand_uses(op: &Op) -> Vec<OperandUse> {
+    match op {
+        Op::Nop
+        | Op::ReadSpecial { .. }
+        | Op::PredLogic { .. }
+        | Op::Vote { .. }
+        | Op::Fence { .. }
+        | Op::Barrier { .. }
+        | Op::Branch { .. }
+        | Op::Exit => vec![],
+        Op::Mov { ty, src: s, .. } => vec![plain(*s, words_of(*ty))],
+        Op::Unary { ty, a, .. } => vec![src(a, words_of(*ty))],
+        Op::Binary { op, ty, a, b, .. } => {
+            vec![src(a, words_of(*ty)), src(b, binary_b_words(*op, *ty))]
+        }
+        Op::IAdd3 { a, b, c, .. } => vec![src(a, 1), src(b, 1), src(c, 1)],
+        Op::Imad { mode, a, b, c, .. } => {
+            let c_words = match mode {
+                ImadMode::Wide => 2,
+                ImadMode::Lo | ImadMode::Hi => 1,
+            };
+            vec![src(a, 1), src(b, 1), src(c, c_words)]
+        }
+        Op::Lea { a, b, c, .. } => vec![src(a, 1), src(b, 1), src(c, 1)],
+        Op::Shf(s) => vec![src(&s.lo, 1), src(&s.shift, 1), src(&s.hi, 1)],
+        Op::Lop3 { a, b, c, .. } => vec![src(a, 1), src(b, 1), src(c, 1)],
+        Op::SetP { ty, a, b, .. } => vec![src(a, words_of(*ty)), src(b, words_of(*ty))],
+        Op::PredMove(PredMove::ToReg { .. }) => vec![],
+        Op::PredMove(PredMove::FromReg { src: s, .. }) => vec![plain(*s, 1)],
+        Op::Select { ty, a, b, .. } => vec![src(a, words_of(*ty)), src(b, words_of(*ty))],
+        Op::Convert { src_ty, a, .. } => vec![src(a, words_of(*src_ty))],
+        Op::Load { addr, .. } => addr_base(addr).into_iter().collect(),
+        Op::Store {
+            ty, src: s, addr, ..
+        } => {
+            let mut v = vec![plain(*s, words_of(*ty))];
+            v.extend(addr_base(addr));
+            v
+        }
+        Op::Atomic(a) => {
+            let w = words_of(a.ty);
+            let mut v = vec![plain(a.src, w)];
+            v.extend(a.src2.map(|s| plain(s, w)));
+            v.extend(addr_base(&a.addr));
+            v
+        }
+    }
+}
+
+/// Every destination register of `op` with its width.
+pub fn dst_uses(op: &Op) -> Vec<(Reg, u16)> {
+    match op {
+        Op::Nop
+        | Op::SetP { .. }
+        | Op::PredLogic { .. }
+        | Op::PredMove(PredMove::FromReg { .. })
+        | Op::Store { .. }
+        | Op::Fence { .. }
+        | Op::Barrier { .. }
+        | Op::Branch { .. }
+        | Op::Exit => vec![],
+        Op::Mov { ty, dst, .. } | Op::Select { ty, dst, .. } | Op::Load { ty, dst, .. } => {
+            vec![(*dst, words_of(*ty))]
+        }
+        Op::ReadSpecial { dst, .. }
+        | Op::IAdd3 { dst, .. }
+        | Op::Lea { dst, .. }
+        | Op::Lop3 { dst, .. }
+        | Op::Vote { dst, .. }
+        | Op::PredMove(PredMove::ToReg { dst, .. }) => vec![(*dst, 1)],
+        Op::Shf(s) => vec![(s.dst, 1)],
+        Op::Unary { op, ty, dst, .. } => {
+            let w = match op {
+                UnOp::Popc | UnOp::Clz => 1,
+                UnOp::Not | UnOp::Neg | UnOp::Abs | UnOp::Brev => words_of(*ty),
+            };
+            vec![(*dst, w)]
+        }
+        Op::Binary { op, ty, dst, .. } => vec![(*dst, binary_dst_words(*op, *ty))],
+        Op::Imad { mode, dst, .. } => {
+            let w = match mode {
+                ImadMode::Wide => 2,
+                ImadMode::Lo | ImadMode::Hi => 1,
+            };
+            vec![(*dst, w)]
+        }
+        Op::Convert { dst_ty, dst, .. } => vec![(*dst, words_of(*dst_ty))],
+        Op::Atomic(a) => vec![(a.dst, words_of(a.ty))],
+    }
+}
+
+/// Every register `op` reads or writes.
+pub fn reg_uses(op: &Op) -> Vec<RegUse> {
+    let mut v: Vec<RegUse> = dst_uses(op)
+        .into_iter()
+        .map(|(reg, words)| RegUse {
+            reg,
+            words,
+            role: Role::Dst,
+        })
+        .collect();
+    for u in operand_uses(op) {
+        if let Operand::Reg(reg) = u.operand {
+            v.push(RegUse {
+                reg,
+                words: u.words,
+                role: Role::Src,
+            });
+        }
+    }
+    v
+}
+
+/// Every predicate `inst` reads or writes (its guard included; PT included).
+pub fn pred_uses(inst: &Inst) -> Vec<Pred> {
+    let mut v = vec![inst.guard.pred];
+    match &inst.op {
+        Op::Nop
+        | Op::Mov { .. }
+        | Op::ReadSpecial { .. }
+        | Op::Unary { .. }
+        | Op::Binary { .. }
+        | Op::Imad { .. }
+        | Op::Shf(_)
+        | Op::Convert { .. }
+        | Op::Load { .. }
+        | Op::Store { .. }
+        | Op::Atomic(_)
+        | Op::Fence { .. }
+        | Op::Barrier { .. }
+        | Op::Branch { .. }
+        | Op::Exit => {}
+        Op::IAdd3 {
+            carry_out,
+            carry_in,
+            ..
+        } => {
+            v.extend(carry_out);
+            v.extend(carry_in.iter().map(|p| p.pred));
+        }
+        Op::Lea {
+            carry_out,
+            carry_in,
+            ..
+        } => v.extend([*carry_out, carry_in.pred]),
+        Op::Lop3 { pred_out, .. } => v.push(*pred_out),
+        Op::SetP { dst, dst2, c, .. } => v.extend([*dst, *dst2, c.pred]),
+        Op::PredLogic { dst, a, b, .. } => v.extend([*dst, a.pred, b.pred]),
+        Op::PredMove(PredMove::ToReg { src, .. }) => v.push(src.pred),
+        Op::PredMove(PredMove::FromReg { dst, .. }) => v.push(*dst),
+        Op::Select { pred, .. } => v.push(pred.pred),
+        Op::Vote { dst_pred, src, .. } => v.extend([*dst_pred, src.pred]),
+    }
+    v
+}
+
+/// Register and predicate ranges; SASS pair alignment.
+pub fn check_registers(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
+    for u in reg_uses(&inst.op) {
+        if u.reg.is_rz() {
+            continue;
+        }
+        let role = match u.role {
+            Role::Dst => "destination",
+            Role::Src => "source",
+        };
+        let last = u32::from(u.reg.0) + u32::from(u.words) - 1;
+        if last >= kernel.num_regs {
+            d.error(
+                pc,
+                inst,
+                format!(
+                    "{role} register R{last} is outside the kernel's {} registers (a front-end bug)",
+                    kernel.num_regs
+                ),
+                rules::REG_RANGE,
+            );
+        }
+        if kernel.dialect == Dialect::Sass && u.words == 2 && u.reg.0 % 2 != 0 {
+            d.error(
+                pc,
+                inst,
+                format!(
+                    "misaligned 64-bit {role} pair R{}: a pair starts at an even register",
+                    u.reg.0
+                ),
+                rules::SASS_PAIR_ALIGNED,
+            );
+        }
+    }
+    for p in pred_uses(inst) {
+        if !p.is_pt() && u32::from(p.0) >= kernel.num_preds {
+            d.error(
+                pc,
+                inst,
+                format!(
+                    "predicate P{} is outside the kernel's {} predicates (a front-end bug)",
+                    p.0, kernel.num_preds
+                ),
+                rules::PRED_RANGE,
+            );
+        }
+    }
+}
+
+/// Constant-bank reads: bank 0, naturally aligned, inside the bank of `cbank_bytes` bytes.
+pub fn check_const_operands(d: &mut Diagnostics, cbank_bytes: u32, pc: u32, inst: &Inst) {
+    for u in operand_uses(&inst.op) {
+        let Operand::Const { bank, offset } = u.operand else {
+            continue;
+        };
+        let width = u32::from(u.words) * 4;
+        if bank != 0 {
+            d.error(
+                pc,
+                inst,
+                format!("c[{bank:#x}][{offset:#x}]: only constant bank 0 exists"),
+                rules::CONST_OPERAND,
+            );
+            continue;
+        }
+        if offset % width != 0 {
+            d.error(
+                pc,
+                inst,
+                format!("c[0x0][{offset:#x}]: a {width}-byte read must be {width}-byte aligned"),
+                rules::CONST_OPERAND,
+            );
+        }
+        if u64::from(offset) + u64::from(width) > u64::from(cbank_bytes) {
+            d.error(
+                pc,
+                inst,
+                format!(
+                    "c[0x0][{offset:#x}]: the {width}-byte read ends past the constant bank ({cbank_bytes:#x} bytes)"
+                ),
+                rules::CONST_OPERAND,
+            );
+        }
+    }
+}
+
+/// Float types atomjit computes with.
+fn is_arith_float(ty: Ty) -> bool {
+    matches!(ty, Ty::F32 | Ty::F64)
+}
+
+/// Scalar float types conversions accept.
+fn is_convert_float(ty: Ty) -> bool {
+    matches!(ty, Ty::F16 | Ty::BF16 | Ty::F32 | Ty::F64)
+}
+
+fn ty_name(ty: Ty) -> String {
+    ty.name().to_ascii_uppercase()
+}
+
+/// Source modifiers legal for the type the op computes in.
+fn check_modifier(d: &mut Diagnostics, pc: u32, inst: &Inst, s: &Src, ty: Ty) {
+    let ok = match s.modifier {
+        SrcMod::None | SrcMod::Neg => true,
+        SrcMod::Abs | SrcMod::NegAbs => ty.is_float(),
+        SrcMod::Not => ty.is_int(),
+    };
+    if !ok {
+        d.error(
+            pc,
+            inst,
+            format!(
+                "source modifier {:?} is invalid on a {} operand",
+                s.modifier,
+                ty_name(ty)
+            ),
+            rules::SRC_MODIFIERS,
+        );
+    }
+}
+
+/// Type legality of ALU ops, conversions, shifts; branch targets; barrier ids; memory spaces.
+pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
+    let sass = kernel.dialect == Dialect::Sass;
+    match &inst.op {
+        Op::Nop | Op::Mov { .. } | Op::ReadSpecial { .. } | Op::Exit | Op::Fence { .. } => {}
+        Op::Unary { op, ty, a, .. } => {
+            let (ok, rule) = match op {
+                UnOp::Not | UnOp::Popc | UnOp::Clz | UnOp::Brev => (ty.is_int(), rules::INT_OPS),
+                UnOp::Neg | UnOp::Abs => (ty.is_int() || is_arith_float(*ty), rules::FLOAT_TYPES),
+            };
+            if !ok {
+                d.error(
+                    pc,
+                    inst,
+                    format!("{} is not defined on {}", op.name(), ty_name(*ty)),
+                    rule,
+                );
+            }
+            check_modifier(d, pc, inst, a, *ty);
+        }
+        Op::Binary {
+            op, ty, a, b, ftz, ..
+        } => {
+            let (ok, rule) = match op {
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Min | BinOp::Max => {
+                    (ty.is_int() || is_arith_float(*ty), rules::FLOAT_TYPES)
+                }
+                BinOp::MulWide => (ty.is_int() && ty.bits() <= 32, rules::MUL_WIDE),
+                BinOp::MulHi
+                | BinOp::Div
+                | BinOp::Rem
+                | BinOp::And
+                | BinOp::Or
+                | BinOp::Xor
+                | BinOp::Shl
+                | BinOp::Shr => (ty.is_int(), rules::INT_OPS),
+            };
+            if !ok {
+                d.error(
+                    pc,
+                    inst,
+                    format!("{} is not defined on {}", op.name(), ty_name(*ty)),
+                    rule,
+                );
+            }
+            if *ftz && !ty.is_float() {
+                d.error(
+                    pc,
+                    inst,
+                    format!(".FTZ on the integer type {}", ty_name(*ty)),
+                    rules::FTZ_FLOAT_ONLY,
+                );
+            }
+            check_modifier(d, pc, inst, a, *ty);
+            let shift_amount = matches!(op, BinOp::Shl | BinOp::Shr);
+            check_modifier(d, pc, inst, b, if shift_amount { Ty::U32 } else { *ty });
+        }
+        Op::IAdd3 { a, b, c, .. } | Op::Lop3 { a, b, c, .. } | Op::Imad { a, b, c, .. } => {
+            for s in [a, b, c] {
+                check_modifier(d, pc, inst, s, Ty::U32);
+            }
+        }
+        Op::Lea { a, b, c, shift, .. } => {
+            for s in [a, b, c] {
+                check_modifier(d, pc, inst, s, Ty::U32);
+            }
+            if *shift > 31 {
+                d.error(
+                    pc,
+                    inst,
+                    format!("LEA shift {shift} is outside 0..=31"),
+                    rules::LEA_SHIFT,
+                );
+            }
+        }
+        Op::Shf(s) => {
+            if !matches!(s.ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64) {
+                d.error(
+                    pc,
+                    inst,
+                    format!("SHF type {} must be U32, S32, U64 or S64", ty_name(s.ty)),
+                    rules::SHF_TYPES,
+                );
+            }
+            for x in [&s.lo, &s.shift, &s.hi] {
+                check_modifier(d, pc, inst, x, Ty::U32);
+            }
+        }
+        Op::SetP { cmp, ty, a, b, .. } => {
+            if !(ty.is_int() || is_arith_float(*ty)) {
+                d.error(
+                    pc,
+                    inst,
+                    format!("comparison in {}", ty_name(*ty)),
+                    rules::FLOAT_TYPES,
+                );
+            }
+            let float_only = match cmp {
+                CmpOp::Eq | CmpOp::Ne | CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => false,
+                CmpOp::Equ
+                | CmpOp::Neu
+                | CmpOp::Ltu
+                | CmpOp::Leu
+                | CmpOp::Gtu
+                | CmpOp::Geu
+                | CmpOp::Num
+                | CmpOp::Nan => true,
+            };
+            if float_only && ty.is_int() {
+                d.error(
+                    pc,
+                    inst,
+                    format!(
+                        "comparison {} exists only for floats, not {}",
+                        cmp.name(),
+                        ty_name(*ty)
+                    ),
+                    rules::FLOAT_COMPARE,
+                );
+            }
+            check_modifier(d, pc, inst, a, *ty);
+            check_modifier(d, pc, inst, b, *ty);
+        }
+        Op::PredLogic { .. } | Op::PredMove(_) | Op::Vote { .. } => {}
+        Op::Select { ty, a, b, .. } => {
+            check_modifier(d, pc, inst, a, *ty);
+            check_modifier(d, pc, inst, b, *ty);
+        }
+        Op::Convert {
+            dst_ty,
+            src_ty,
+            round,
+            ftz,
+            a,
+            ..
+        } => {
+            let legal = |t: Ty| t.is_int() || is_convert_float(t);
+            if !legal(*dst_ty) || !legal(*src_ty) {
+                d.error(
+                    pc,
+                    inst,
+                    format!(
+                        "no conversion from {} to {}",
+                        ty_name(*src_ty),
+                        ty_name(*dst_ty)
+                    ),
+                    rules::CONVERT,
+                );
+            }
+            let both_int = dst_ty.is_int() && src_ty.is_int();
+            if both_int && *round != crate::ir::Round::Nearest {
+                d.error(
+                    pc,
+                    inst,
+                    format!("integer to integer conversion takes no rounding mode (got {round:?})"),
+                    rules::CONVERT,
+                );
+            }
+            if both_int && *ftz {
+                d.error(
+                    pc,
+                    inst,
+                    ".FTZ on an integer conversion".to_string(),
+                    rules::FTZ_FLOAT_ONLY,
+                );
+            }
+            check_modifier(d, pc, inst, a, *src_ty);
+        }
+        Op::Load { space, addr, .. } => {
+            check_space(d, sass, pc, inst, *space, false);
+            check_address(d, sass, pc, inst, *space, addr);
+        }
+        Op::Store { space, addr, .. } => {
+            check_space(d, sass, pc, inst, *space, true);
+            check_address(d, sass, pc, inst, *space, addr);
+        }
+        Op::Atomic(a) => {
+            check_space(d, sass, pc, inst, a.space, true);
+            // The Imm24 rules of ATOMS are checked with the atomic rules.
+            check_address_base(d, sass, pc, inst, a.space, &a.addr);
+        }
+        Op::Barrier { id } => {
+            if *id > 15 {
+                d.error(
+                    pc,
+                    inst,
+                    format!("barrier id {id} is outside 0..=15"),
+                    rules::BARRIER_IDS,
+                );
+            }
+        }
+        Op::Branch { target, .. } => {
+            if *target as usize >= kernel.insts.len() {
+                d.error(
+                    pc,
+                    inst,
+                    format!(
+                        "branch target {target} is past the last instruction ({})",
+                        kernel.insts.len().saturating_sub(1)
+                    ),
+                    rules::BRANCH_TARGET,
+                );
+            }
+        }
+    }
+}
+
+/// `Const` is read only; `Generic` is PTX only.
+fn check_space(d: &mut Diagnostics, sass: bool, pc: u32, inst: &Inst, space: Space, writes: bool) {
+    match space {
+        Space::Global | Space::Shared => {}
+        Space::Const => {
+            if writes {
+                d.error(
+                    pc,
+                    inst,
+                    "the constant bank is read only: no stores or atomics".to_string(),
+                    rules::CONST_READ_ONLY,
+                );
+            }
+        }
+        Space::Generic => {
+            if sass {
+                d.error(
+                    pc,
+                    inst,
+                    "SASS has no generic address space".to_string(),
+                    rules::GENERIC_PTX_ONLY,
+                );
+            }
+        }
+    }
+}
+
+/// Base width; a SASS shared-window base is one 32-bit register.
+fn check_address_base(
+    d: &mut Diagnostics,
+    sass: bool,
+    pc: u32,
+    inst: &Inst,
+    space: Space,
+    addr: &Address,
+) {
+    if addr.base_bits != 32 && addr.base_bits != 64 {
+        d.error(
+            pc,
+            inst,
+            format!("address base width {} must be 32 or 64", addr.base_bits),
+            rules::ADDRESS_BASE_BITS,
+        );
+    } else if sass && space == Space::Shared && addr.base_bits == 64 && !addr.is_absolute() {
+        d.error(
+            pc,
+            inst,
+            format!(
+                "a shared-memory address base is one 32-bit register, not the pair R{}.64",
+                addr.base.map_or(0, |r| r.0)
+            ),
+            rules::SHARED_BASE_32,
+        );
+    }
+}
+
+/// Address rules of loads and stores: the base, and the Imm24 range of SASS `LDS`/`STS`.
+fn check_address(
+    d: &mut Diagnostics,
+    sass: bool,
+    pc: u32,
+    inst: &Inst,
+    space: Space,
+    addr: &Address,
+) {
+    check_address_base(d, sass, pc, inst, space, addr);
+    if sass && space == Space::Shared {
+        atomics::check_imm24(d, pc, inst, addr, false);
+    }
+}

@@ -1,0 +1,317 @@
+//! The rules the validator enforces, each as the text a [`super::ValidationError`] carries in
+//! its `rule` field: a sentence quoted verbatim from a reference document, prefixed by the
+//! document's file name (`000_6d05a8552870c0ae.txt: "..."`).
+//!
+//! Where no reference document states a rule (launch limits, the IR's own invariants), the text
+//! names its real source instead: issue 2 (the user-facing contract), the IR contract in
+//! `src/ir/`, or a CUDA launch limit. Keeping every rule here makes the quotes easy to audit
+//! against the documents; `tests::quotes_are_verbatim` checks the document quotes.
+
+/// Quotes `$s` from the SASS `ATOMS` document.
+macro_rules! atoms_doc {
+    ($s:literal) => {
+        concat!("000_6d05a8552870c0ae.txt: \"", $s, "\"")
+    };
+}
+
+/// Quotes `$s` from the PTX atomics ABI document.
+macro_rules! ptx_abi_doc {
+    ($s:literal) => {
+        concat!("001_e732919ae3db9bea.txt: \"", $s, "\"")
+    };
+}
+
+/// Quotes `$s` from the IR contract (for invariants no vendor document states).
+macro_rules! ir_contract {
+    ($file:literal, $s:literal) => {
+        concat!("IR contract ", $file, ": \"", $s, "\"")
+    };
+}
+
+// ---- SASS ATOMS (000) ------------------------------------------------------------------------
+
+/// The op list of `ATOMS.op` (CAS and CAST have their own forms).
+pub const ATOMS_OPS: &str = atoms_doc!(
+    ".op: { .ADD, .MIN, .MAX, .INC, .DEC, .AND, .OR, .XOR, .EXCH} Operation .sz: { .U32*, .S32, .U64 } Typed bit size of memory and Rd"
+);
+pub const ATOMS_ROW_ADD: &str = atoms_doc!(".ADD .U32 .S32 Rd = M; M = M + Rb;");
+pub const ATOMS_ROW_MIN: &str = atoms_doc!(".MIN .U32 .S32 Rd = M; M = min(M, Rb);");
+pub const ATOMS_ROW_MAX: &str = atoms_doc!(".MAX .U32 .S32 Rd = M; M = max(M, Rb);");
+pub const ATOMS_ROW_INC: &str = atoms_doc!(".INC .U32 Rd = M; M = (M >= Rb) ? 0 : (M + 1);");
+pub const ATOMS_ROW_DEC: &str = atoms_doc!(".DEC .U32 Rd = M; M = (M == 0 || M > Rb)? Rb : M - 1;");
+pub const ATOMS_ROW_AND: &str = atoms_doc!(".AND .U32 .S32 Rd = M; M = M & Rb;");
+pub const ATOMS_ROW_OR: &str = atoms_doc!(".OR .U32 .S32 Rd = M; M = M | Rb;");
+pub const ATOMS_ROW_XOR: &str = atoms_doc!(".XOR .U32 .S32 Rd = M; M = M ^ Rb;");
+pub const ATOMS_ROW_EXCH: &str = atoms_doc!(".EXCH .U32 .S32 .U64 Rd = M; M = Rb;");
+pub const ATOMS_ROW_CAS: &str = atoms_doc!(".CAS .U32 .S32 .U64 Rd = M; if (M == Rb) M = Rc;");
+pub const ATOMS_ROW_CAST: &str =
+    atoms_doc!(".CAST .U32 .S32 .U64 if (M == Rb) { M = Rc; Rd = 1; } else { Rd = 0 }");
+
+/// `.SPIN` exists only on the CAST form.
+pub const ATOMS_SPIN: &str = atoms_doc!(
+    "One thread from each group is selected to do its ATOMS.CAST (compare & store); all other threads from that bank will immediately \"fail\""
+);
+/// The immediate's encoding restriction.
+pub const ATOMS_IMM_LOW_BITS: &str =
+    atoms_doc!("The low 2 bits of the ImmS24 or ImmU24 must always be zero.");
+/// The `[ImmU24]` form.
+pub const ATOMS_IMM_U24: &str =
+    atoms_doc!("When Ra is RZ (or not specified), then the Imm24 is zero-extended to 32 bits.");
+/// The `[Ra + ImmS24]` form.
+pub const ATOMS_IMM_S24: &str = atoms_doc!(
+    "When Ra is other than RZ, then the Imm24 is sign-extended to 32 bits, and added to Ra."
+);
+/// `LDS`/`STS` share the window addressing and the Imm24 field of `ATOMS`.
+pub const LDS_STS_IMM_U24: &str = concat!(
+    "the LDS/STS analogue of ",
+    atoms_doc!(
+        "ATOMS uses window-specific addressing, like LDS and STS. ... When Ra is RZ (or not specified), then the Imm24 is zero-extended to 32 bits."
+    )
+);
+pub const LDS_STS_IMM_S24: &str = concat!(
+    "the LDS/STS analogue of ",
+    atoms_doc!(
+        "ATOMS uses window-specific addressing, like LDS and STS. ... When Ra is other than RZ, then the Imm24 is sign-extended to 32 bits, and added to Ra."
+    )
+);
+/// Ra of a shared-window address is one 32-bit register.
+pub const SHARED_BASE_32: &str = atoms_doc!(
+    "The byte address is computed as the 32-bit addition of register Ra plus the immediate offset Imm24."
+);
+/// The CAS/CAST register pairing.
+pub const ATOMS_CAS_REGS: &str = atoms_doc!(
+    "in ATOMS.CAS/.CAST.32, Rb must be R2n+0(even register) and cannot be RZ, and Rc must be Rb+1 or RZ. Similarly, for ATOMS.CAS/.CAST.64, Rb must be R4n+0 (and cannot be RZ) and Rc must be Rb+2 or RZ."
+);
+/// Rc exists only for CAS/CAST.
+pub const ATOMS_RC_ONLY_CAS: &str = atoms_doc!(
+    "ATOMS.CAS performs an atomic compare-and-swap operation on shared memory. It requires one or more extra register(s) for the compare value, which are provided as Rc."
+);
+/// The operand syntax: Rb is a register.
+pub const ATOMS_RB_REGISTER: &str = atoms_doc!("Rd, [Ra + ImmS24], Rb");
+/// Register pairs are naturally aligned (atomjit applies this to every 64-bit pair in SASS).
+pub const SASS_PAIR_ALIGNED: &str = concat!(
+    atoms_doc!("{Rb,Rc} are expected to be consecutive registers, naturally aligned based on .sz."),
+    " (applied to every 64-bit register pair of a SASS kernel)"
+);
+/// The shared window bound.
+pub const SHARED_WINDOW: &str =
+    atoms_doc!("The address must be within the 16 MB shared memory window.");
+
+// ---- SASS global atomics (issue 2, by analogy with 000 and 004) -----------------------------
+
+/// `ATOMG`/`RED` sizes are not in a reference document; issue 2 lists them, and the sizes it
+/// leaves open (INC, DEC, AND, OR, XOR, EXCH, CAS) follow the `ATOMS` (000) and `SUATOM` (004)
+/// tables.
+pub const ATOMG_ROW_ADD: &str =
+    "issue 2 (SASS global atomics): \"RED.E.<op>.STRONG.<scope> ... with ADD (U32 S32 U64 F32.FTZ.RN F64.RN)\"";
+pub const ATOMG_ROW_MINMAX: &str =
+    "issue 2 (SASS global atomics): \"RED.E.<op>.STRONG.<scope> ... MIN/MAX (U32 S32 U64 S64)\"";
+pub const ATOMG_ROW_INC: &str = concat!(
+    "issue 2 (SASS global atomics) lists INC without sizes; as in ",
+    atoms_doc!(".INC .U32 Rd = M; M = (M >= Rb) ? 0 : (M + 1);")
+);
+pub const ATOMG_ROW_DEC: &str = concat!(
+    "issue 2 (SASS global atomics) lists DEC without sizes; as in ",
+    atoms_doc!(".DEC .U32 Rd = M; M = (M == 0 || M > Rb)? Rb : M - 1;")
+);
+pub const ATOMG_ROW_BITWISE: &str = "issue 2 (SASS global atomics) lists AND, OR, XOR without sizes; as in 004_16d4664d52412e92.txt: \".AND .U32 .S32 .SD32 .U64 Rd = M; M = M & Rb;\"";
+pub const ATOMG_ROW_EXCH: &str = concat!(
+    "issue 2 (SASS global atomics) lists EXCH without sizes; as in ",
+    atoms_doc!(".EXCH .U32 .S32 .U64 Rd = M; M = Rb;")
+);
+pub const ATOMG_ROW_CAS: &str = "issue 2 (SASS global atomics): \"ATOMG.E.CAS (32/64)\"";
+pub const ATOMG_OPS: &str = "issue 2 (SASS global atomics): \"ATOMG.E.<op>.STRONG.<GPU|SYS|CTA>\", \"ATOMG.E.CAS (32/64)\", \"RED.E.<op>.STRONG.<scope>\" with ADD, MIN/MAX, INC, DEC, AND, OR, XOR, EXCH";
+/// Global atomics take register operands.
+pub const ATOMG_REGISTERS: &str =
+    "issue 2 (SASS global atomics): \"ATOMG.E.ADD.STRONG.GPU PT, R0, [R2.64+0x10], R5 ;\"";
+
+// ---- PTX memory orders (001) -----------------------------------------------------------------
+
+pub const LOAD_ORDER: &str = ptx_abi_doc!(
+    "atomic_load(memory_order_seq_cst, thread_scope_<scope>) fence.sc.<scope>; ld.acquire.<scope>;"
+);
+pub const STORE_ORDER: &str = ptx_abi_doc!(
+    "atomic_store(memory_order_seq_cst, thread_scope_<scope>) fence.sc.<scope>; st.relaxed.<scope>;"
+);
+pub const ATOMIC_ORDER_SEQ_CST: &str = ptx_abi_doc!(
+    "atomic_<rmw op>(memory_order_seq_cst, thread_scope_<scope>) fence.sc.<scope>; atom.acquire.<scope>.<rmw op>;"
+);
+pub const ATOMIC_ORDER_WEAK: &str = ptx_abi_doc!(
+    "atomic_<rmw op>(memory_order_relaxed, thread_scope_<scope>) atom.relaxed.<scope>.<rmw op>;"
+);
+pub const FENCE_ORDER: &str = ptx_abi_doc!(
+    "The PTX ISA provides atomic memory operations and fences for acquire, release, acquire-release, and relaxed C++ memory ordering semantics."
+);
+pub const FENCE_FORMS: &str = concat!(
+    ptx_abi_doc!("fence.sc.<scope>;"),
+    ", \"fence.acq_rel.<scope>;\", \"fence.release.<scope>;\", \"fence.acquire.<scope>;\" (the only fences of the ABI)"
+);
+pub const VOLATILE_LOAD_STORE: &str = ir_contract!(
+    "src/ir/ops.rs MemOrder::Volatile",
+    "PTX `.volatile`: treated as relaxed at system scope."
+);
+
+// ---- Launch ----------------------------------------------------------------------------------
+
+pub const BLOCK_LIMIT: &str =
+    "issue 2 (program files): \".block 256 // threads per CTA: X[,Y[,Z]], up to 1024\"";
+pub const DIMS_POSITIVE: &str =
+    "issue 2 (program files): \".grid 64 // CTAs: X[,Y[,Z]]\" (every dimension is at least 1)";
+pub const GRID_LIMIT: &str =
+    "CUDA launch limits (compute capability 3.0 and later): grid x at most 2^31-1, grid y and z at most 65535";
+pub const WARP_SIZE: &str = ir_contract!(
+    "src/ir/mod.rs Kernel::warp_size",
+    "Lanes per warp: 32 for SASS and PTX; 8, 16 or 32 for vISA."
+);
+
+// ---- IR contract -------------------------------------------------------------------------------
+
+pub const EMPTY_KERNEL: &str = ir_contract!(
+    "src/ir/mod.rs Kernel::insts",
+    "Instructions; branch targets are indices into this vector. Execution starts at 0."
+);
+pub const BRANCH_TARGET: &str = EMPTY_KERNEL;
+pub const FALL_OFF_END: &str = concat!(
+    ir_contract!("src/ir/ops.rs Op::Exit", "The executing lanes finish."),
+    " (a lane finishes only at EXIT: no path may run past the last instruction)"
+);
+pub const REG_RANGE: &str = ir_contract!(
+    "src/ir/mod.rs Kernel::num_regs",
+    "32-bit register slots per lane: one more than the highest register (or pair half) used."
+);
+pub const PRED_RANGE: &str = ir_contract!(
+    "src/ir/mod.rs Kernel::num_preds",
+    "Predicate registers per lane: one more than the highest predicate used (`PT` excluded)."
+);
+pub const CONST_OPERAND: &str = ir_contract!(
+    "src/ir/mod.rs Operand::Const",
+    "Only bank 0 exists (kernel parameters, see [`LaunchSpec`]); validation guarantees `bank == 0`, natural alignment of `offset`, and that the read lies inside the bank."
+);
+pub const SRC2_SHAPE: &str = ir_contract!(
+    "src/ir/mod.rs AtomicInst::src2",
+    "validation guarantees it is present exactly for those and for `FCmpWr`"
+);
+pub const SPIN_SHARED: &str = ir_contract!(
+    "src/ir/mod.rs AtomicInst::spin",
+    "`CAST.SPIN`: lanes are grouped by shared-memory bank (`(address / 4) mod 32`)"
+);
+pub const CONST_READ_ONLY: &str = ir_contract!(
+    "src/ir/ops.rs Space::Const",
+    "The constant bank (read only)."
+);
+pub const GENERIC_PTX_ONLY: &str = ir_contract!(
+    "src/ir/ops.rs Space::Generic",
+    "PTX generic addresses, resolved at run time to global or shared."
+);
+pub const ADDRESS_BASE_BITS: &str = ir_contract!(
+    "src/ir/mod.rs Address::base_bits",
+    "Width of the base register: 32 or 64."
+);
+pub const FTZ_FLOAT_ONLY: &str = ir_contract!(
+    "src/ir/mod.rs Op::Binary",
+    "`ftz` flushes subnormal float inputs and results to sign-preserving zero (float types only)."
+);
+pub const SRC_MODIFIERS: &str = ir_contract!(
+    "src/ir/mod.rs Src",
+    "`Neg` is two's-complement negation for integers and sign flip for floats, `Not` is bitwise complement, `Abs` absolute value (floats only)"
+);
+pub const INT_OPS: &str = ir_contract!(
+    "src/ir/ops.rs BinOp/UnOp",
+    "Integer ops wrap modulo 2^bits."
+);
+pub const FLOAT_TYPES: &str = "atomjit implements float arithmetic in F32 and F64 only (IR contract src/ir/mod.rs Op::Binary: \"Float results are rounded to nearest even.\")";
+pub const MUL_WIDE: &str = ir_contract!(
+    "src/ir/ops.rs BinOp::MulWide",
+    "Double-width product: the destination is twice the type's width (a pair for 32-bit)."
+);
+pub const SHF_TYPES: &str = ir_contract!(
+    "src/ir/mod.rs ShfInst",
+    "For 32-bit types the shift amount is clamped to 32 (SASS `SHF` clamps unless `.W` wraps it mod 32); for 64-bit types it is masked to 0..=63."
+);
+pub const LEA_SHIFT: &str = ir_contract!("src/ir/mod.rs Op::Lea", "`shift` is 0..=31.");
+pub const FLOAT_COMPARE: &str = ir_contract!(
+    "src/ir/ops.rs CmpOp",
+    "The `*u` forms are the float unordered comparisons (true if either input is NaN)."
+);
+pub const CONVERT: &str = ir_contract!(
+    "src/ir/mod.rs Op::Convert",
+    "Integer to integer conversions truncate or extend by the source signedness. Integer to float and float to float round by `round`."
+);
+pub const BARRIER_IDS: &str =
+    "NVIDIA named barriers: BAR.SYNC and PTX bar.sync take a barrier id 0..15 (16 barriers per CTA)";
+pub const PREDEC_PENDING: &str = ir_contract!(
+    "src/ir/ops.rs AtomicOp::PreDec",
+    "Its exact formula is fixed together with the vISA dialect; until then validation rejects it."
+);
+pub const NO_TABLE: &str = "atomjit has no op×size table for this dialect and space yet (tables are added with their dialect's front-end); the op cannot be checked, so it is rejected";
+
+/// Every rule text above, for audits (`tests::quotes` checks each quoted sentence).
+pub const ALL: &[&str] = &[
+    ATOMS_OPS,
+    ATOMS_ROW_ADD,
+    ATOMS_ROW_MIN,
+    ATOMS_ROW_MAX,
+    ATOMS_ROW_INC,
+    ATOMS_ROW_DEC,
+    ATOMS_ROW_AND,
+    ATOMS_ROW_OR,
+    ATOMS_ROW_XOR,
+    ATOMS_ROW_EXCH,
+    ATOMS_ROW_CAS,
+    ATOMS_ROW_CAST,
+    ATOMS_SPIN,
+    ATOMS_IMM_LOW_BITS,
+    ATOMS_IMM_U24,
+    ATOMS_IMM_S24,
+    LDS_STS_IMM_U24,
+    LDS_STS_IMM_S24,
+    SHARED_BASE_32,
+    ATOMS_CAS_REGS,
+    ATOMS_RC_ONLY_CAS,
+    ATOMS_RB_REGISTER,
+    SASS_PAIR_ALIGNED,
+    SHARED_WINDOW,
+    ATOMG_ROW_ADD,
+    ATOMG_ROW_MINMAX,
+    ATOMG_ROW_INC,
+    ATOMG_ROW_DEC,
+    ATOMG_ROW_BITWISE,
+    ATOMG_ROW_EXCH,
+    ATOMG_ROW_CAS,
+    ATOMG_OPS,
+    ATOMG_REGISTERS,
+    LOAD_ORDER,
+    STORE_ORDER,
+    ATOMIC_ORDER_SEQ_CST,
+    ATOMIC_ORDER_WEAK,
+    FENCE_ORDER,
+    FENCE_FORMS,
+    VOLATILE_LOAD_STORE,
+    BLOCK_LIMIT,
+    DIMS_POSITIVE,
+    GRID_LIMIT,
+    WARP_SIZE,
+    EMPTY_KERNEL,
+    BRANCH_TARGET,
+    FALL_OFF_END,
+    REG_RANGE,
+    PRED_RANGE,
+    CONST_OPERAND,
+    SRC2_SHAPE,
+    SPIN_SHARED,
+    CONST_READ_ONLY,
+    GENERIC_PTX_ONLY,
+    ADDRESS_BASE_BITS,
+    FTZ_FLOAT_ONLY,
+    SRC_MODIFIERS,
+    INT_OPS,
+    FLOAT_TYPES,
+    MUL_WIDE,
+    SHF_TYPES,
+    LEA_SHIFT,
+    FLOAT_COMPARE,
+    CONVERT,
+    BARRIER_IDS,
+    PREDEC_PENDING,
+    NO_TABLE,
+];
