@@ -272,7 +272,9 @@ impl Module {
             match backend {
                 Backend::Interp => Ok(Arc::new(Interpreter::new()) as Arc<dyn WarpRunner>),
                 Backend::Jit => {
-                    Err("the JIT backend is not available yet; use --backend interp".to_string())
+                    crate::jit::compile(&self.program.kernels[i], &self.infos[i])
+                        .map(|k| Arc::new(k) as Arc<dyn WarpRunner>)
+                        .map_err(|e| e.to_string())
                 }
             }
         };

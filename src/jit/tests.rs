@@ -133,6 +133,8 @@ impl KernelBuilder {
             reconverge: vec![None; n],
             is_join: vec![false; n],
             block_start: vec![false; n],
+            cbank_bytes: 0x180,
+            ..KernelInfo::default()
         };
         for &(b, j) in &self.joins {
             info.reconverge[b as usize] = Some(j);
