@@ -124,7 +124,7 @@ impl KernelBuilder {
             warp_size: 32,
             insts: self.insts.clone(),
             labels: Vec::new(),
-            num_regs: 24,
+            num_regs: 32,
             num_preds: 4,
             launch: LaunchSpec::default(),
             span: Span::default(),
@@ -1549,4 +1549,125 @@ fn counters_accumulate_across_calls() {
     world.run(&kernel, &info, &jit, &mut warp, 0, 0xff, None);
     assert_eq!(warp.stats.warp_insts, 12);
     assert_eq!(warp.stats.atomics[AtomicOp::Add.index()], 8);
+}
+
+/// A straight-line kernel shaped like `programs/sass/atomics_edges.s`: per case a MOV, STS,
+/// MOV, ATOMS, LDS and two STG.
+fn edges_like_kernel(cases: usize) -> KernelBuilder {
+    let ops = [
+        AtomicOp::Add,
+        AtomicOp::Min,
+        AtomicOp::Inc,
+        AtomicOp::Dec,
+        AtomicOp::Exch,
+        AtomicOp::Cas,
+        AtomicOp::Cast,
+    ];
+    let mut b = KernelBuilder::new();
+    b.push(Op::Mov {
+        ty: Ty::U64,
+        dst: r(20),
+        src: Operand::Const {
+            bank: 0,
+            offset: 0x160,
+        },
+    });
+    for i in 0..cases {
+        let op = ops[i % ops.len()];
+        let cas = matches!(op, AtomicOp::Cas | AtomicOp::Cast);
+        b.push(Op::Mov {
+            ty: Ty::U32,
+            dst: r(2),
+            src: imm(i as u64),
+        })
+        .push(Op::Store {
+            space: Space::Shared,
+            ty: Ty::U32,
+            order: MemOrder::Weak,
+            scope: Scope::Cta,
+            src: reg(2),
+            addr: Address::absolute(8),
+        })
+        .push(Op::Mov {
+            ty: Ty::U32,
+            dst: r(8),
+            src: imm(7),
+        })
+        .atom(
+            Space::Shared,
+            op,
+            Ty::U32,
+            r(4),
+            shared_addr(30, -8),
+            reg(8),
+            if cas { Some(reg(9)) } else { None },
+        )
+        .push(Op::Load {
+            space: Space::Shared,
+            ty: Ty::U32,
+            order: MemOrder::Weak,
+            scope: Scope::Cta,
+            dst: r(6),
+            addr: Address::absolute(8),
+        })
+        .push(Op::Store {
+            space: Space::Global,
+            ty: Ty::U32,
+            order: MemOrder::Weak,
+            scope: Scope::Cta,
+            src: reg(4),
+            addr: global_addr(20, 8 * i as i64),
+        })
+        .push(Op::Store {
+            space: Space::Global,
+            ty: Ty::U32,
+            order: MemOrder::Weak,
+            scope: Scope::Cta,
+            src: reg(6),
+            addr: global_addr(20, 8 * i as i64 + 4),
+        });
+    }
+    b.exit();
+    b
+}
+
+/// Cold compile times (run with `cargo test --lib compile_time -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn compile_time_report() {
+    for cases in [1usize, 8, 64] {
+        let (kernel, info) = edges_like_kernel(cases).build();
+        let _ = compile(&kernel, &info).unwrap();
+        let mut best = std::time::Duration::MAX;
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            let k = compile(&kernel, &info).unwrap();
+            best = best.min(t.elapsed());
+            drop(k);
+        }
+        println!("{} instructions: {:?}", kernel.insts.len(), best);
+        let _ = cranelift_codegen::timing::take_current();
+        let _ = compile(&kernel, &info).unwrap();
+        println!("{}", cranelift_codegen::timing::take_current());
+    }
+}
+
+#[test]
+fn a_long_straight_line_kernel_runs() {
+    let b = edges_like_kernel(16);
+    let world = World::new(16 * 8, 16);
+    let (exit, w) = run_kernel_masked(&b, &world, 1, |w| set_reg(w, 30, 0, 16));
+    assert_eq!(exit, GroupExit::Exited);
+    assert_eq!(w.stats.warp_insts, 16 * 7 + 2);
+    // Case 0 is ADD: M = 0 + 7, Rd = 0.
+    assert_eq!((world.global_u32(0), world.global_u32(4)), (0, 7));
+    // Case 2 is INC with M = 2, Rb = 7: M = 3.
+    assert_eq!((world.global_u32(16), world.global_u32(20)), (2, 3));
+}
+
+#[test]
+#[ignore]
+fn print_clif_of_edges_kernel() {
+    let (kernel, info) = edges_like_kernel(1).build();
+    println!("{}", dump_clif(&kernel, &info).unwrap());
 }

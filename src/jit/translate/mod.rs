@@ -237,6 +237,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     fn build_exits(&mut self) {
         // ret(code, insts): flush the instruction count and return the event code.
         self.b.switch_to_block(self.ret_block);
+        self.load_bases();
         let p = self.b.block_params(self.ret_block).to_vec();
         let old = self
             .b
@@ -280,8 +281,21 @@ impl<'a, 'f> Translator<'a, 'f> {
         let p = self.b.block_params(blk).to_vec();
         self.mask = p[0];
         self.insts = p[1];
+        self.load_bases();
         self.exit_lanes(p[0]);
         self.ret_event(Event::Exited);
+    }
+
+    /// Loads the register-file, predicate and counter base pointers for the current
+    /// instruction. They are movable loads: unused ones disappear, lane loops hoist them. They
+    /// are reloaded per instruction (not kept from the entry block) because every instruction
+    /// block is a `br_table` target, so a value defined in one instruction does not dominate the
+    /// next; long-lived values across hundreds of blocks make register allocation slow.
+    fn load_bases(&mut self) {
+        let cst = self.flags.state_const;
+        self.regs = self.b.ins().load(I64, cst, self.ctx, off::REGS);
+        self.preds = self.b.ins().load(I64, cst, self.ctx, off::PREDS);
+        self.stats = self.b.ins().load(I64, cst, self.ctx, off::STATS);
     }
 
     fn build_instruction(&mut self, pc: u32) -> Result<(), JitError> {
@@ -305,6 +319,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.b.switch_to_block(cont);
         }
         self.insts = self.b.ins().iadd_imm_s(self.insts, 1);
+        self.load_bases();
         let inst = &self.kernel.insts[pc as usize];
         match self.translate_inst(inst)? {
             Flow::Next(mask) => {
