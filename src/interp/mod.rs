@@ -1,8 +1,72 @@
 //! The reference interpreter: per lane, under the active mask, a plain `match` per instruction.
-//! It is the oracle of differential tests, so clarity beats speed. (Being written: issue 2.)
+//! It is the oracle of differential tests, so clarity beats speed.
+//!
+//! [`Interpreter`] implements [`WarpRunner`]: [`run_group`] runs one group `(pc, mask)` of a
+//! warp until an event the scheduler must see ([`GroupExit`]). The semantics of every op are
+//! those documented in [`crate::ir`]; where the IR leaves a choice to the backend, the choice is
+//! documented at the function that makes it.
+//!
+//! # The run loop
+//!
+//! At every instruction boundary, first `stop_pc` is checked (reaching it returns
+//! [`GroupExit::Reconverge`] without executing it, also at the very start). Then the
+//! instruction is fetched, counted in `warp.stats.warp_insts` (once per executed instruction,
+//! even when no lane passes the guard), and run for the *executing lanes*: the group's mask
+//! intersected with the lanes whose guard holds (`PT` always holds).
+//!
+//! * `Branch`: executing lanes go to the target, the others fall through. If the whole group
+//!   goes one way it continues there, except that a uniformly *taken backward* branch (target
+//!   `<=` pc) returns [`GroupExit::Yield`] so that other groups and warps can run (this is what
+//!   makes spin loops terminate). A split returns [`GroupExit::Diverge`]. `uniform` (PTX
+//!   `bra.uni`) is a promise the interpreter does not need: it evaluates the guard per lane,
+//!   which is correct whether or not the promise holds.
+//! * `Exit`: executing lanes are added to `warp.exited` and leave the group; an empty group
+//!   returns [`GroupExit::Exited`].
+//! * `Barrier`: if any lane of the group passes the guard, the *whole group* arrives (a
+//!   guarded `BAR.SYNC` is taken as executed by the group; the hardware barrier counts warps,
+//!   not lanes) and [`GroupExit::Barrier`] is returned; the scheduler resumes at `pc + 1`. If no
+//!   lane passes the guard the barrier is skipped.
+//! * Running past the last instruction (validation rejects kernels that can) is an implicit
+//!   `EXIT` of the group.
+//!
+//! # Lanes, sources and traps
+//!
+//! Per lane, all sources are read before any destination is written. Lanes run in increasing
+//! lane order; a faulting access in lane `k` returns [`GroupExit::Trap`] with lanes `< k`
+//! having completed their effects and lanes `> k` untouched. Reading a constant-bank operand
+//! outside the bank is a fault in [`Space::Const`] like any other access.
+//!
+//! # Registers
+//!
+//! `warp.regs[r * WARP_STRIDE + lane]` (structure of arrays); `RZ` reads 0 and discards
+//! writes; a 64-bit value is the pair `(r, r+1)`, low word first; predicates are lane masks in
+//! `warp.preds`, `PT` reads true and discards writes. Validation guarantees every register and
+//! predicate index is below the kernel's `num_regs`/`num_preds`, for which the scheduler sizes
+//! the [`WarpState`].
+//!
+//! # Modules
+//!
+//! [`alu`] and [`float`] hold the pure value functions of the ALU ops, [`atomic`] the pure
+//! [`atomic::rmw_value`] and the host-atomic execution, [`memory`] addresses, checks, loads,
+//! stores and fences. Their functions are public so the JIT's tests can use them as the
+//! definition of each op.
 
-/// Placeholder until the interpreter lands.
-#[derive(Debug, Default)]
+pub mod alu;
+pub mod atomic;
+pub mod float;
+pub mod memory;
+
+#[cfg(test)]
+mod tests;
+
+use crate::exec::{CtaEnv, GroupExit, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE};
+use crate::ir::{
+    BinOp, ImadMode, Inst, Op, Operand, Pred, PredMove, PredSrc, Reg, Space, SpecialReg, Src, Ty,
+    UnOp, VoteMode,
+};
+
+/// The reference interpreter backend.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Interpreter;
 
 impl Interpreter {
@@ -11,15 +75,551 @@ impl Interpreter {
     }
 }
 
-impl crate::exec::WarpRunner for Interpreter {
+impl WarpRunner for Interpreter {
     fn run_group(
         &self,
-        _warp: &mut crate::exec::WarpState,
-        _env: &crate::exec::CtaEnv,
-        _pc: u32,
-        _mask: u32,
-        _stop_pc: Option<u32>,
-    ) -> crate::exec::GroupExit {
-        crate::exec::GroupExit::Exited
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        stop_pc: Option<u32>,
+    ) -> GroupExit {
+        run_group(warp, env, pc, mask, stop_pc)
     }
+}
+
+/// A faulting access: why, in which space, at which address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault {
+    pub reason: TrapReason,
+    pub space: Space,
+    pub address: u64,
+}
+
+/// A [`Fault`] in one lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaneFault {
+    pub lane: u32,
+    pub fault: Fault,
+}
+
+/// What an instruction leaves the run loop to do next.
+enum Flow {
+    /// Continue at `pc` with the group `mask`.
+    Continue { pc: u32, mask: u32 },
+    /// Return to the scheduler.
+    Leave(GroupExit),
+}
+
+/// Runs the lanes `mask` of `warp` from `pc` until a [`GroupExit`] (see the module docs).
+pub fn run_group(
+    warp: &mut WarpState,
+    env: &CtaEnv,
+    pc: u32,
+    mask: u32,
+    stop_pc: Option<u32>,
+) -> GroupExit {
+    let (mut pc, mut mask) = (pc, mask);
+    loop {
+        if stop_pc == Some(pc) {
+            return GroupExit::Reconverge { mask };
+        }
+        if mask == 0 {
+            // No lane left to run (the scheduler never passes an empty group).
+            return GroupExit::Exited;
+        }
+        let Some(inst) = env.kernel.insts.get(pc as usize) else {
+            warp.exited |= mask;
+            return GroupExit::Exited;
+        };
+        warp.stats.warp_insts += 1;
+        let exec = mask & guard_lanes(warp, inst);
+        match step(warp, env, pc, inst, mask, exec) {
+            Ok(Flow::Continue {
+                pc: next_pc,
+                mask: next_mask,
+            }) => {
+                pc = next_pc;
+                mask = next_mask;
+            }
+            Ok(Flow::Leave(exit)) => return exit,
+            Err(LaneFault { lane, fault }) => {
+                return GroupExit::Trap(TrapInfo {
+                    reason: fault.reason,
+                    pc,
+                    lane,
+                    space: fault.space,
+                    address: fault.address,
+                })
+            }
+        }
+    }
+}
+
+/// The lanes whose guard holds (all lanes for `@PT`, none for `@!PT`).
+fn guard_lanes(warp: &WarpState, inst: &Inst) -> u32 {
+    let lanes = pred_lanes(warp, inst.guard.pred);
+    if inst.guard.negate {
+        !lanes
+    } else {
+        lanes
+    }
+}
+
+/// Executes one instruction for the lanes `exec` of the group `mask` at `pc`.
+fn step(
+    warp: &mut WarpState,
+    env: &CtaEnv,
+    pc: u32,
+    inst: &Inst,
+    mask: u32,
+    exec: u32,
+) -> Result<Flow, LaneFault> {
+    let next = Flow::Continue { pc: pc + 1, mask };
+    match &inst.op {
+        Op::Nop => {}
+        &Op::Mov { ty, dst, ref src } => for_lanes(exec, |lane| {
+            let value = read_operand(warp, env, src, lane, ty.regs())?;
+            write_reg_words(warp, dst, lane, value as u128, ty.regs());
+            Ok(())
+        })?,
+        &Op::ReadSpecial { dst, sr } => for_lanes(exec, |lane| {
+            let value = special_register(warp, env, sr, lane);
+            write_reg(warp, dst, lane, value);
+            Ok(())
+        })?,
+        &Op::Unary { op, ty, dst, ref a } => for_lanes(exec, |lane| {
+            let a = read_src(warp, env, a, ty, lane)?;
+            let words = match op {
+                UnOp::Popc | UnOp::Clz => 1,
+                UnOp::Not | UnOp::Neg | UnOp::Abs | UnOp::Brev => ty.regs(),
+            };
+            write_reg_words(warp, dst, lane, alu::unary(op, ty, a) as u128, words);
+            Ok(())
+        })?,
+        &Op::Binary {
+            op,
+            ty,
+            dst,
+            ref a,
+            ref b,
+            ftz,
+        } => for_lanes(exec, |lane| {
+            let a = read_src(warp, env, a, ty, lane)?;
+            let b = match op {
+                // Shift amounts are the whole unsigned source register (see `alu`).
+                BinOp::Shl | BinOp::Shr => {
+                    let raw = read_operand(warp, env, &b.operand, lane, ty.regs())?;
+                    alu::apply_modifier(
+                        if ty.regs() == 2 { Ty::U64 } else { Ty::U32 },
+                        b.modifier,
+                        raw,
+                    )
+                }
+                BinOp::Add
+                | BinOp::Sub
+                | BinOp::Mul
+                | BinOp::MulHi
+                | BinOp::MulWide
+                | BinOp::Div
+                | BinOp::Rem
+                | BinOp::Min
+                | BinOp::Max
+                | BinOp::And
+                | BinOp::Or
+                | BinOp::Xor => read_src(warp, env, b, ty, lane)?,
+            };
+            let result = alu::binary(op, ty, a, b, ftz);
+            write_reg_words(warp, dst, lane, result, alu::binary_result_words(op, ty));
+            Ok(())
+        })?,
+        &Op::IAdd3 {
+            dst,
+            carry_out,
+            ref a,
+            ref b,
+            ref c,
+            carry_in,
+        } => for_lanes(exec, |lane| {
+            let term = |src: &Src| -> Result<u64, Fault> {
+                let raw = read_operand(warp, env, &src.operand, lane, 1)? as u32;
+                Ok(alu::carry_term(raw, src.modifier))
+            };
+            let terms = [term(a)?, term(b)?, term(c)?];
+            let carries = [
+                read_pred_src(warp, carry_in[0], lane),
+                read_pred_src(warp, carry_in[1], lane),
+            ];
+            let (sum, carry) = alu::iadd3(terms, carries);
+            write_reg(warp, dst, lane, sum);
+            write_pred(warp, carry_out[0], lane, carry[0]);
+            write_pred(warp, carry_out[1], lane, carry[1]);
+            Ok(())
+        })?,
+        &Op::Imad {
+            mode,
+            signed,
+            dst,
+            ref a,
+            ref b,
+            ref c,
+        } => for_lanes(exec, |lane| {
+            let wide = mode == ImadMode::Wide;
+            let a = read_src(warp, env, a, Ty::U32, lane)? as u32;
+            let b = read_src(warp, env, b, Ty::U32, lane)? as u32;
+            let c = read_src(warp, env, c, if wide { Ty::U64 } else { Ty::U32 }, lane)?;
+            let result = alu::imad(mode, signed, a, b, c);
+            write_reg_words(warp, dst, lane, result as u128, if wide { 2 } else { 1 });
+            Ok(())
+        })?,
+        &Op::Lea {
+            hi,
+            dst,
+            carry_out,
+            ref a,
+            ref b,
+            ref c,
+            shift,
+            carry_in,
+        } => for_lanes(exec, |lane| {
+            let a = read_src(warp, env, a, Ty::U32, lane)? as u32;
+            let b_term = alu::carry_term(
+                read_operand(warp, env, &b.operand, lane, 1)? as u32,
+                b.modifier,
+            );
+            let c = read_src(warp, env, c, Ty::U32, lane)? as u32;
+            let carry_in = read_pred_src(warp, carry_in, lane);
+            let (result, carry) = alu::lea(hi, a, b_term, c, shift, carry_in);
+            write_reg(warp, dst, lane, result);
+            write_pred(warp, carry_out, lane, carry);
+            Ok(())
+        })?,
+        Op::Shf(shf) => for_lanes(exec, |lane| {
+            let lo = read_src(warp, env, &shf.lo, Ty::U32, lane)? as u32;
+            let amount = read_src(warp, env, &shf.shift, Ty::U32, lane)? as u32;
+            let hi = read_src(warp, env, &shf.hi, Ty::U32, lane)? as u32;
+            write_reg(warp, shf.dst, lane, alu::shf(shf, lo, amount, hi));
+            Ok(())
+        })?,
+        &Op::Lop3 {
+            dst,
+            pred_out,
+            ref a,
+            ref b,
+            ref c,
+            lut,
+        } => for_lanes(exec, |lane| {
+            let a = read_src(warp, env, a, Ty::U32, lane)? as u32;
+            let b = read_src(warp, env, b, Ty::U32, lane)? as u32;
+            let c = read_src(warp, env, c, Ty::U32, lane)? as u32;
+            let result = alu::lop3(a, b, c, lut);
+            write_reg(warp, dst, lane, result);
+            write_pred(warp, pred_out, lane, result != 0);
+            Ok(())
+        })?,
+        &Op::SetP {
+            cmp,
+            ty,
+            combine,
+            dst,
+            dst2,
+            ref a,
+            ref b,
+            c,
+        } => for_lanes(exec, |lane| {
+            let a = read_src(warp, env, a, ty, lane)?;
+            let b = read_src(warp, env, b, ty, lane)?;
+            let c = read_pred_src(warp, c, lane);
+            let r = alu::compare(cmp, ty, a, b);
+            write_pred(warp, dst, lane, alu::bool_op(combine, r, c));
+            write_pred(warp, dst2, lane, alu::bool_op(combine, !r, c));
+            Ok(())
+        })?,
+        &Op::PredLogic { op, dst, a, b } => for_lanes(exec, |lane| {
+            let value = alu::bool_op(
+                op,
+                read_pred_src(warp, a, lane),
+                read_pred_src(warp, b, lane),
+            );
+            write_pred(warp, dst, lane, value);
+            Ok(())
+        })?,
+        Op::PredMove(PredMove::ToReg { dst, src }) => for_lanes(exec, |lane| {
+            let value = read_pred_src(warp, *src, lane);
+            write_reg(warp, *dst, lane, value as u32);
+            Ok(())
+        })?,
+        Op::PredMove(PredMove::FromReg {
+            dst,
+            src,
+            mask: bits,
+        }) => for_lanes(exec, |lane| {
+            let value = read_operand(warp, env, src, lane, 1)? as u32 & bits != 0;
+            write_pred(warp, *dst, lane, value);
+            Ok(())
+        })?,
+        &Op::Select {
+            ty,
+            dst,
+            ref a,
+            ref b,
+            pred,
+        } => for_lanes(exec, |lane| {
+            let a = read_src(warp, env, a, ty, lane)?;
+            let b = read_src(warp, env, b, ty, lane)?;
+            let value = if read_pred_src(warp, pred, lane) {
+                a
+            } else {
+                b
+            };
+            write_reg_words(
+                warp,
+                dst,
+                lane,
+                alu::to_register(ty, value) as u128,
+                ty.regs(),
+            );
+            Ok(())
+        })?,
+        &Op::Convert {
+            dst_ty,
+            src_ty,
+            round,
+            ftz,
+            dst,
+            ref a,
+        } => for_lanes(exec, |lane| {
+            let a = read_src(warp, env, a, src_ty, lane)?;
+            let value = alu::convert(dst_ty, src_ty, round, ftz, a);
+            write_reg_words(warp, dst, lane, value as u128, dst_ty.regs());
+            Ok(())
+        })?,
+        &Op::Vote {
+            mode,
+            dst,
+            dst_pred,
+            src,
+        } => vote(warp, exec, mode, dst, dst_pred, src),
+        &Op::Load {
+            space,
+            ty,
+            order,
+            scope: _,
+            dst,
+            ref addr,
+        } => {
+            // Scope: every scope is coherent on one host (see `memory`).
+            memory::execute_load(warp, env, exec, (space, ty, order), dst, addr)?
+        }
+        &Op::Store {
+            space,
+            ty,
+            order,
+            scope: _,
+            ref src,
+            ref addr,
+        } => memory::execute_store(warp, env, exec, (space, ty, order), src, addr)?,
+        Op::Atomic(atomic_inst) => atomic::execute_atomic(warp, env, exec, atomic_inst)?,
+        &Op::Fence { order, scope: _ } => {
+            if exec != 0 {
+                memory::fence_for(order);
+            }
+        }
+        &Op::Barrier { id } => {
+            if exec != 0 {
+                return Ok(Flow::Leave(GroupExit::Barrier { pc, mask, id }));
+            }
+        }
+        &Op::Branch { target, uniform: _ } => {
+            let (taken, fall) = (exec, mask & !exec);
+            return Ok(if fall == 0 {
+                if target <= pc {
+                    Flow::Leave(GroupExit::Yield { pc: target, mask })
+                } else {
+                    Flow::Continue { pc: target, mask }
+                }
+            } else if taken == 0 {
+                next
+            } else {
+                Flow::Leave(GroupExit::Diverge {
+                    branch_pc: pc,
+                    taken_pc: target,
+                    taken,
+                    fall_pc: pc + 1,
+                    fall,
+                })
+            });
+        }
+        Op::Exit => {
+            warp.exited |= exec;
+            let remaining = mask & !exec;
+            return Ok(if remaining == 0 {
+                Flow::Leave(GroupExit::Exited)
+            } else {
+                Flow::Continue {
+                    pc: pc + 1,
+                    mask: remaining,
+                }
+            });
+        }
+    }
+    Ok(next)
+}
+
+/// [`Op::Vote`]: the ballot of `src` over the executing lanes, then `dst` and `dst_pred` in
+/// each executing lane (all sources are read before any destination is written).
+fn vote(warp: &mut WarpState, exec: u32, mode: VoteMode, dst: Reg, dst_pred: Pred, src: PredSrc) {
+    let ballot = lanes(exec)
+        .filter(|&lane| read_pred_src(warp, src, lane))
+        .fold(0u32, |acc, lane| acc | 1 << lane);
+    let verdict = match mode {
+        VoteMode::Any => ballot != 0,
+        VoteMode::All => ballot == exec,
+        VoteMode::Eq => ballot == 0 || ballot == exec,
+    };
+    for lane in lanes(exec) {
+        write_reg(warp, dst, lane, ballot);
+        write_pred(warp, dst_pred, lane, verdict);
+    }
+}
+
+/// The value of a special register for `lane`. The thread index is
+/// `warp_id * warp_size + lane`, decomposed by the CTA shape with x fastest.
+fn special_register(warp: &WarpState, env: &CtaEnv, sr: SpecialReg, lane: usize) -> u32 {
+    let [nx, ny, nz] = env.ntid.map(|n| n.max(1) as u64);
+    let thread = warp.warp_id as u64 * env.kernel.warp_size as u64 + lane as u64;
+    let warp_size = env.kernel.warp_size.max(1) as u64;
+    match sr {
+        SpecialReg::TidX => (thread % nx) as u32,
+        SpecialReg::TidY => (thread / nx % ny) as u32,
+        SpecialReg::TidZ => (thread / (nx * ny)) as u32,
+        SpecialReg::CtaIdX => env.ctaid[0],
+        SpecialReg::CtaIdY => env.ctaid[1],
+        SpecialReg::CtaIdZ => env.ctaid[2],
+        SpecialReg::NTidX => env.ntid[0],
+        SpecialReg::NTidY => env.ntid[1],
+        SpecialReg::NTidZ => env.ntid[2],
+        SpecialReg::NCtaIdX => env.nctaid[0],
+        SpecialReg::NCtaIdY => env.nctaid[1],
+        SpecialReg::NCtaIdZ => env.nctaid[2],
+        SpecialReg::LaneId => lane as u32,
+        SpecialReg::WarpId => warp.warp_id,
+        SpecialReg::NWarpId => (nx * ny * nz).div_ceil(warp_size) as u32,
+    }
+}
+
+/// The lanes of `mask` in increasing order.
+pub(crate) fn lanes(mask: u32) -> impl Iterator<Item = usize> {
+    (0..32).filter(move |lane| mask >> lane & 1 == 1)
+}
+
+/// Runs `f` for each lane of `mask` in increasing order, stopping at the first fault.
+pub(crate) fn for_lanes(
+    mask: u32,
+    mut f: impl FnMut(usize) -> Result<(), Fault>,
+) -> Result<(), LaneFault> {
+    for lane in lanes(mask) {
+        f(lane).map_err(|fault| LaneFault {
+            lane: lane as u32,
+            fault,
+        })?;
+    }
+    Ok(())
+}
+
+/// Register `reg` of `lane` (0 for `RZ`).
+pub(crate) fn read_reg(warp: &WarpState, reg: Reg, lane: usize) -> u32 {
+    if reg.is_rz() {
+        0
+    } else {
+        warp.regs[reg.0 as usize * WARP_STRIDE + lane]
+    }
+}
+
+/// One register (`words == 1`) or the pair starting at `reg` (`words == 2`, low word first).
+pub(crate) fn read_reg_words(warp: &WarpState, reg: Reg, lane: usize, words: u16) -> u64 {
+    (0..words.min(2)).fold(0u64, |acc, i| {
+        acc | (read_reg(warp, reg.word(i), lane) as u64) << (32 * i)
+    })
+}
+
+/// Writes register `reg` of `lane` (discarded for `RZ`).
+pub(crate) fn write_reg(warp: &mut WarpState, reg: Reg, lane: usize, value: u32) {
+    if !reg.is_rz() {
+        warp.regs[reg.0 as usize * WARP_STRIDE + lane] = value;
+    }
+}
+
+/// Writes the low `32 * words` bits of `value` to `words` consecutive registers from `reg`.
+pub(crate) fn write_reg_words(
+    warp: &mut WarpState,
+    reg: Reg,
+    lane: usize,
+    value: u128,
+    words: u16,
+) {
+    for i in 0..words {
+        write_reg(warp, reg.word(i), lane, (value >> (32 * i)) as u32);
+    }
+}
+
+/// The lane mask of predicate `pred` (all ones for `PT`).
+fn pred_lanes(warp: &WarpState, pred: Pred) -> u32 {
+    if pred.is_pt() {
+        u32::MAX
+    } else {
+        warp.preds[pred.0 as usize]
+    }
+}
+
+/// A predicate source for `lane`.
+pub(crate) fn read_pred_src(warp: &WarpState, src: PredSrc, lane: usize) -> bool {
+    (pred_lanes(warp, src.pred) >> lane & 1 == 1) != src.negate
+}
+
+/// Sets predicate `pred` of `lane` (discarded for `PT`).
+pub(crate) fn write_pred(warp: &mut WarpState, pred: Pred, lane: usize, value: bool) {
+    if !pred.is_pt() {
+        let bits = &mut warp.preds[pred.0 as usize];
+        *bits = (*bits & !(1 << lane)) | (value as u32) << lane;
+    }
+}
+
+/// A source operand of `words` 32-bit words (1 or 2): a register or pair, an immediate (its
+/// low 32 bits for one word), or a little-endian constant-bank read of 4 or 8 bytes.
+pub(crate) fn read_operand(
+    warp: &WarpState,
+    env: &CtaEnv,
+    operand: &Operand,
+    lane: usize,
+    words: u16,
+) -> Result<u64, Fault> {
+    match *operand {
+        Operand::Reg(reg) => Ok(read_reg_words(warp, reg, lane, words)),
+        Operand::Imm(bits) => Ok(if words >= 2 { bits } else { bits & 0xffff_ffff }),
+        Operand::Const { bank, offset } => {
+            let size = if words >= 2 { 8 } else { 4 };
+            if bank != 0 {
+                // Only bank 0 exists (validation guarantees it); any other bank has no bytes.
+                return Err(Fault {
+                    reason: TrapReason::AddressOutOfRange,
+                    space: Space::Const,
+                    address: offset as u64,
+                });
+            }
+            memory::read_const(env.cbank, offset as u64, size)
+        }
+    }
+}
+
+/// A source operand read in type `ty` with its modifier applied (the low `ty.bits()` bits).
+pub(crate) fn read_src(
+    warp: &WarpState,
+    env: &CtaEnv,
+    src: &Src,
+    ty: Ty,
+    lane: usize,
+) -> Result<u64, Fault> {
+    let raw = read_operand(warp, env, &src.operand, lane, ty.regs())?;
+    Ok(alu::apply_modifier(ty, src.modifier, raw))
 }

@@ -360,6 +360,10 @@ pub enum Op {
     /// `carry_out[0]` gets bit 32, `carry_out[1]` bit 33. With `.X`, each `carry_in` predicate
     /// adds 1 when true (the two carry-in predicates of `IADD3.X`; `!PT` means no carry).
     /// Operand modifiers `-` (two's complement) and `~` (complement) apply before the sum.
+    /// In the 34-bit sum a negated operand `-x` counts as `~x + 1` without wrapping (i.e.
+    /// `2^32 - x`, which is `2^32` for `x = 0`), as the hardware forms a subtraction: so
+    /// `IADD3 R0, P0, Ra, -Rb, RZ` sets `P0` exactly when `Ra >= Rb` unsigned (no borrow), and
+    /// `IADD3 Rlo, P0, Alo, -Blo, RZ ; IADD3.X Rhi, Ahi, ~Bhi, RZ, P0, !PT` is a 64-bit subtract.
     IAdd3 {
         dst: Reg,
         carry_out: [Pred; 2],
@@ -386,6 +390,9 @@ pub enum Op {
     /// `LEA.HI`: `dst = hi32(((c:a) << shift)) + b + (carry_in ? 1 : 0)`, where `c:a` is the
     /// 64-bit value with `c` as the high word (with `.SX32`, `c` is the sign of `a`), i.e. the
     /// bits of the 64-bit value shifted out of the low word. `shift` is 0..=31.
+    /// In both forms `carry_in` (`.X`; front-ends set `!PT` without it) adds 1 when true and
+    /// `carry_out` (unless PT) receives bit 32 of the sum; a negated `b` enters the sum as
+    /// `~b + 1` without wrapping, as in [`Op::IAdd3`].
     Lea {
         hi: bool,
         dst: Reg,
@@ -495,11 +502,20 @@ pub enum Op {
     Exit,
 }
 
-/// `SHF` funnel shifts. With `left`, the result is the high word of `(hi:lo) << shift`;
-/// otherwise the low word of `(hi:lo) >> shift` (arithmetic if `ty` is signed). For 32-bit
-/// types the shift amount is clamped to 32 (SASS `SHF` clamps unless `.W` wraps it mod 32);
-/// for 64-bit types it is masked to 0..=63. `high` (`.HI`) selects the other word of the 64-bit
-/// result (the high word for right shifts, the low word for left shifts is never used by SASS).
+/// `SHF` funnel shifts of the 64-bit value `hi:lo` (`hi` the high word).
+///
+/// The shifted value is `(hi:lo) << s` with `left`, otherwise `(hi:lo) >> s` (arithmetic,
+/// i.e. filling with bit 63, if `ty` is signed). The result is one 32-bit word of it: the high
+/// word (bits 63..32) with `high` (`.HI`), otherwise the low word (bits 31..0). The amount `s`
+/// is the `shift` operand: for 32-bit types clamped to 32 (SASS `SHF` clamps unless `.W`, i.e.
+/// `wrap`, masks it to 0..=31); for 64-bit types masked to 0..=63. So:
+/// * `SHF.L.U32 Rd, Ra, 0x2, RZ` is `Ra << 2`; `SHF.L.W.U32.HI Rd, Rlo, s, Rhi` is the PTX
+///   funnel shift `shf.l.wrap` (high word of `(Rhi:Rlo) << (s & 31)`);
+/// * `SHF.R.U32.HI Rd, RZ, 0x1e, Ra` is `Ra >> 30`; `SHF.R.S32.HI Rd, RZ, 0x1f, Ra` is
+///   `Ra >> 31` arithmetic (the sign mask);
+/// * `SHF.L.U64.HI Rd, Rlo, s, Rhi` is the high word of the 64-bit `x << s`, `SHF.R.U64 Rd,
+///   Rlo, s, Rhi` the low word of `x >> s` and `SHF.R.S64.HI` the high word of `x >> s`
+///   arithmetic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ShfInst {
     pub left: bool,

@@ -1,0 +1,933 @@
+//! Pure value functions for the ALU ops of the IR: one lane, raw bits in, raw bits out.
+//!
+//! Values travel as `u64` holding the low `ty.bits()` bits of the op's type (a 64-bit value is
+//! the register pair `hi:lo`); results are returned in *register form* (see
+//! [`to_register`]). Nothing here touches a warp or memory, so the JIT's tests and the
+//! differential tests can use these functions as the definition of each op.
+//!
+//! # Conventions the IR leaves to the backend (strengthened, not ignored)
+//!
+//! * **Narrow integer types** (`u8`, `s16`, ...): an op computes modulo `2^bits` and its result
+//!   is extended to the 32-bit register by the type's signedness (sign-extended for `s8`/`s16`,
+//!   zero-extended otherwise), the same rule as narrow loads.
+//! * **Shift amounts** of [`BinOp::Shl`]/[`BinOp::Shr`] are the whole unsigned source register
+//!   (pair for 64-bit types), not truncated to the type's width: `>= bits` gives 0 / sign fill.
+//! * **Float types under integer-only ops** (bitwise ops, shifts, `MulHi`, `Popc`, `Clz`,
+//!   `Brev`, `Not`) act on the raw bits as the unsigned integer of the same width.
+//! * Forms validation rejects are still given one defined meaning each, documented where they
+//!   are computed, so the interpreter never panics and never guesses differently twice.
+
+use super::float::{self, FloatFormat, FloatOp};
+use crate::ir::{BinOp, BoolOp, CmpOp, ImadMode, Round, ShfInst, SrcMod, Ty, UnOp};
+
+/// All ones in the low `bits` bits (`bits` in 1..=64).
+pub fn low_mask(bits: u32) -> u64 {
+    u64::MAX >> (64 - bits)
+}
+
+/// The low `bits` bits of `v` read as a two's-complement signed number.
+pub fn sign_extend(v: u64, bits: u32) -> i64 {
+    ((v << (64 - bits)) as i64) >> (64 - bits)
+}
+
+/// `v` (the low `ty.bits()` bits are the value) as the integer it denotes in `ty`: signed types
+/// sign-extend, everything else (unsigned, bits, floats' raw bits) zero-extends.
+pub fn int_value(ty: Ty, v: u64) -> i128 {
+    if ty.is_signed_int() {
+        sign_extend(v, ty.bits()) as i128
+    } else {
+        (v & low_mask(ty.bits())) as i128
+    }
+}
+
+/// A result of type `ty` in register form: types narrower than 32 bits are extended to 32 bits
+/// by their signedness, 32-bit types occupy 32 bits, 64-bit types 64 bits (a pair).
+pub fn to_register(ty: Ty, v: u64) -> u64 {
+    let bits = ty.bits();
+    if bits < 32 {
+        if ty.is_signed_int() {
+            sign_extend(v, bits) as u32 as u64
+        } else {
+            v & low_mask(bits)
+        }
+    } else {
+        v & low_mask(bits)
+    }
+}
+
+/// Applies a source modifier in type `ty` (the IR's [`SrcMod`] rules): for integers `Neg` is
+/// two's complement, `Not` complement, `Abs` wrapping absolute value and `NegAbs` its negation;
+/// for floats `Neg`/`Abs`/`NegAbs` act on the sign bit of every element and `Not` complements
+/// the bits. The result is the low `ty.bits()` bits.
+pub fn apply_modifier(ty: Ty, modifier: SrcMod, v: u64) -> u64 {
+    let bits = ty.bits();
+    let mask = low_mask(bits);
+    let v = v & mask;
+    match FloatFormat::of(ty) {
+        Some((fmt, elements)) => {
+            let signs =
+                (0..elements).fold(0u64, |acc, i| acc | fmt.sign_mask() << (i * fmt.bits()));
+            match modifier {
+                SrcMod::None => v,
+                SrcMod::Neg => v ^ signs,
+                SrcMod::Not => !v & mask,
+                SrcMod::Abs => v & !signs,
+                SrcMod::NegAbs => v | signs,
+            }
+        }
+        None => {
+            let abs = || {
+                if sign_extend(v, bits) < 0 {
+                    v.wrapping_neg() & mask
+                } else {
+                    v
+                }
+            };
+            match modifier {
+                SrcMod::None => v,
+                SrcMod::Neg => v.wrapping_neg() & mask,
+                SrcMod::Not => !v & mask,
+                SrcMod::Abs => abs(),
+                SrcMod::NegAbs => abs().wrapping_neg() & mask,
+            }
+        }
+    }
+}
+
+/// [`crate::ir::Op::Unary`]: `op(a)` in `ty`, in register form. `Popc` and `Clz` return a
+/// 32-bit count (the type's width for `Clz(0)`).
+pub fn unary(op: UnOp, ty: Ty, a: u64) -> u64 {
+    let bits = ty.bits();
+    let a = a & low_mask(bits);
+    match op {
+        UnOp::Not => to_register(ty, !a),
+        UnOp::Neg => to_register(ty, apply_modifier(ty, SrcMod::Neg, a)),
+        UnOp::Abs => to_register(ty, apply_modifier(ty, SrcMod::Abs, a)),
+        UnOp::Popc => a.count_ones() as u64,
+        UnOp::Clz => (a.leading_zeros() - (64 - bits)) as u64,
+        UnOp::Brev => to_register(ty, a.reverse_bits() >> (64 - bits)),
+    }
+}
+
+/// How many 32-bit registers the result of `Binary { op, ty, .. }` fills: twice the type's
+/// width for `MulWide` (one register for 8- and 16-bit types, four for 64-bit types), else the
+/// type's register count.
+pub fn binary_result_words(op: BinOp, ty: Ty) -> u16 {
+    match op {
+        BinOp::MulWide => (2 * ty.bits()).div_ceil(32) as u16,
+        BinOp::Add
+        | BinOp::Sub
+        | BinOp::Mul
+        | BinOp::MulHi
+        | BinOp::Div
+        | BinOp::Rem
+        | BinOp::Min
+        | BinOp::Max
+        | BinOp::And
+        | BinOp::Or
+        | BinOp::Xor
+        | BinOp::Shl
+        | BinOp::Shr => ty.regs(),
+    }
+}
+
+/// [`crate::ir::Op::Binary`]: `op(a, b)` in `ty`, in register form (`u128` because `MulWide` on
+/// 64-bit types yields 128 bits; see [`binary_result_words`]).
+pub fn binary(op: BinOp, ty: Ty, a: u64, b: u64, ftz: bool) -> u128 {
+    match FloatFormat::of(ty) {
+        Some(_) => binary_float(op, ty, a, b, ftz),
+        None => binary_int(op, ty, a, b),
+    }
+}
+
+fn binary_int(op: BinOp, ty: Ty, a: u64, b: u64) -> u128 {
+    let bits = ty.bits();
+    let mask = low_mask(bits);
+    let signed = ty.is_signed_int();
+    let (ua, ub) = (a & mask, b & mask);
+    let (sa, sb) = (int_value(ty, a), int_value(ty, b));
+    let reg = |v: u64| to_register(ty, v) as u128;
+    match op {
+        BinOp::Add => reg(ua.wrapping_add(ub)),
+        BinOp::Sub => reg(ua.wrapping_sub(ub)),
+        BinOp::Mul => reg(ua.wrapping_mul(ub)),
+        BinOp::MulHi => {
+            // The exact double-width product (fits i128/u128 for 64-bit operands).
+            let high = if signed {
+                (sa * sb) >> bits
+            } else {
+                ((ua as u128 * ub as u128) >> bits) as i128
+            };
+            reg(high as u64)
+        }
+        BinOp::MulWide => {
+            let wide_bits = 2 * bits;
+            let product = if signed {
+                (sa * sb) as u128
+            } else {
+                ua as u128 * ub as u128
+            };
+            let product = product & (u128::MAX >> (128 - wide_bits));
+            if wide_bits < 32 {
+                // 8-bit operands: a 16-bit result, extended to the register by signedness.
+                let extended = if signed {
+                    sign_extend(product as u64, wide_bits) as u32 as u64
+                } else {
+                    product as u64
+                };
+                extended as u128
+            } else {
+                product
+            }
+        }
+        BinOp::Div => {
+            if ub == 0 {
+                // NVIDIA: all ones for unsigned, -1 for signed (the same bits).
+                reg(mask)
+            } else if signed {
+                // `INT_MIN / -1` overflows back to INT_MIN: the low bits of the exact quotient.
+                reg((sa / sb) as u64)
+            } else {
+                reg(ua / ub)
+            }
+        }
+        BinOp::Rem => {
+            if ub == 0 {
+                reg(ua)
+            } else if signed {
+                // Sign of the dividend (Rust `%`); `INT_MIN % -1 = 0` exactly in i128.
+                reg((sa % sb) as u64)
+            } else {
+                reg(ua % ub)
+            }
+        }
+        BinOp::Min => reg(if signed {
+            sa.min(sb) as u64
+        } else {
+            ua.min(ub)
+        }),
+        BinOp::Max => reg(if signed {
+            sa.max(sb) as u64
+        } else {
+            ua.max(ub)
+        }),
+        BinOp::And => reg(ua & ub),
+        BinOp::Or => reg(ua | ub),
+        BinOp::Xor => reg(ua ^ ub),
+        BinOp::Shl => reg(if b >= bits as u64 { 0 } else { ua << b }),
+        BinOp::Shr => {
+            if signed {
+                // Amounts `>= bits` fill with the sign (`sa` is the sign-extended i128 value).
+                reg((sa >> b.min(bits as u64)) as u64)
+            } else if b >= bits as u64 {
+                0
+            } else {
+                reg(ua >> b)
+            }
+        }
+    }
+}
+
+/// Float `Binary` ops. Arithmetic is IEEE (see [`super::float`]); bitwise ops and shifts act on
+/// the raw bits as unsigned integers; `MulHi` likewise (validation rejects it for floats).
+/// `MulWide` (validation rejects it for floats) is the product rounded to nearest in the format
+/// twice as wide: `f16`/`bf16` → `f32` (exact for `f16`), `f32` → `f64` (exact); for `f64` and
+/// the packed types no wider format exists and the result is the same-width product with zero
+/// upper words.
+fn binary_float(op: BinOp, ty: Ty, a: u64, b: u64, ftz: bool) -> u128 {
+    let float = |fop: FloatOp| float::float_op_ty(ty, fop, a, b, ftz).unwrap_or(0) as u128;
+    match op {
+        BinOp::Add => float(FloatOp::Add),
+        BinOp::Sub => float(FloatOp::Sub),
+        BinOp::Mul => float(FloatOp::Mul),
+        BinOp::Div => float(FloatOp::Div),
+        BinOp::Rem => float(FloatOp::Rem),
+        BinOp::Min => float(FloatOp::Min),
+        BinOp::Max => float(FloatOp::Max),
+        BinOp::MulWide => match (FloatFormat::of(ty), wider_float(ty)) {
+            (Some((fmt, 1)), Some(wide_ty)) => {
+                let flush = |fmt: FloatFormat, v: u64| if ftz { fmt.flush_subnormal(v) } else { v };
+                let product = fmt.to_f64(flush(fmt, a)) * fmt.to_f64(flush(fmt, b));
+                let (wide_fmt, _) = FloatFormat::of(wide_ty).unwrap_or((FloatFormat::F64, 1));
+                let bits = flush(wide_fmt, wide_fmt.from_f64(product, Round::Nearest));
+                to_register(wide_ty, bits) as u128
+            }
+            _ => float(FloatOp::Mul),
+        },
+        BinOp::MulHi | BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr => {
+            let unsigned_ty = if ty.bits() == 16 {
+                Ty::U16
+            } else if ty.bits() == 32 {
+                Ty::U32
+            } else {
+                Ty::U64
+            };
+            binary_int(op, unsigned_ty, a, b)
+        }
+    }
+}
+
+/// The float type twice as wide as `ty`, for a float `MulWide`, if there is one.
+fn wider_float(ty: Ty) -> Option<Ty> {
+    match ty {
+        Ty::F16 | Ty::BF16 => Some(Ty::F32),
+        Ty::F32 => Some(Ty::F64),
+        Ty::F64 | Ty::F16x2 | Ty::BF16x2 => None,
+        Ty::U8
+        | Ty::U16
+        | Ty::U32
+        | Ty::U64
+        | Ty::S8
+        | Ty::S16
+        | Ty::S32
+        | Ty::S64
+        | Ty::B16
+        | Ty::B32
+        | Ty::B64 => None,
+    }
+}
+
+/// The contribution of a 32-bit `IADD3`/`LEA` addend to the wide sum that produces carries.
+///
+/// A negated operand `-x` enters as `~x + 1` computed without wrapping (`2^32 - x`, which is
+/// `2^32` for `x = 0`), the way the hardware forms a subtraction: so `IADD3 R0, P0, Ra, -Rb, RZ`
+/// sets `P0` exactly when `Ra >= Rb` (no borrow), and the `IADD3 ... ; IADD3.X ..., ~Rb_hi, ...`
+/// idiom computes a 64-bit difference. `Not` enters as `~x`; `Abs`/`NegAbs` (not SASS forms)
+/// enter as the wrapping absolute value and as its negation in the same way.
+pub fn carry_term(x: u32, modifier: SrcMod) -> u64 {
+    let negate = |v: u32| (!v) as u64 + 1;
+    let abs = (x as i32).unsigned_abs();
+    match modifier {
+        SrcMod::None => x as u64,
+        SrcMod::Neg => negate(x),
+        SrcMod::Not => (!x) as u64,
+        SrcMod::Abs => abs as u64,
+        SrcMod::NegAbs => negate(abs),
+    }
+}
+
+/// SASS `IADD3`: the three addends as [`carry_term`]s plus the carry-ins, summed in 34 bits.
+/// Returns the low 32 bits and `[bit 32, bit 33]` of the sum (the two carry-outs).
+pub fn iadd3(terms: [u64; 3], carry_in: [bool; 2]) -> (u32, [bool; 2]) {
+    let sum = terms.iter().sum::<u64>() + carry_in[0] as u64 + carry_in[1] as u64;
+    (sum as u32, [sum >> 32 & 1 == 1, sum >> 33 & 1 == 1])
+}
+
+/// SASS `IMAD`: `a * b + c` (operands already modified). `Lo`/`Hi` return 32 bits; `Wide`
+/// returns the 64-bit value (`c` is the 64-bit pair).
+pub fn imad(mode: ImadMode, signed: bool, a: u32, b: u32, c: u64) -> u64 {
+    let product: u64 = if signed {
+        (a as i32 as i64).wrapping_mul(b as i32 as i64) as u64
+    } else {
+        a as u64 * b as u64
+    };
+    match mode {
+        ImadMode::Lo => (product as u32).wrapping_add(c as u32) as u64,
+        ImadMode::Hi => ((product >> 32) as u32).wrapping_add(c as u32) as u64,
+        ImadMode::Wide => product.wrapping_add(c),
+    }
+}
+
+/// SASS `LEA`. `a` is already modified; `b_term` is `b` as a [`carry_term`].
+/// * `hi == false`: `(a << shift) + b + carry_in`, low 32 bits;
+/// * `hi == true`: `hi32((c:a) << shift) + b + carry_in`.
+///
+/// Returns the 32-bit result and the carry (bit 32) of the addition. `shift` is 0..=31 after
+/// validation; larger values shift the 64-bit `c:a` further (bits beyond 64 are lost).
+pub fn lea(hi: bool, a: u32, b_term: u64, c: u32, shift: u8, carry_in: bool) -> (u32, bool) {
+    let wide = ((c as u128) << 32 | a as u128)
+        .checked_shl(shift as u32)
+        .unwrap_or(0);
+    let shifted = if hi { (wide >> 32) as u32 } else { wide as u32 };
+    let sum = shifted as u64 + b_term + carry_in as u64;
+    (sum as u32, sum >> 32 & 1 == 1)
+}
+
+/// SASS `SHF` funnel shift of the 64-bit value `hi:lo` (see [`ShfInst`]): 32-bit types clamp
+/// the amount to 32 (`wrap`: mask it to 0..=31), 64-bit types mask it to 0..=63; `left`
+/// shifts left, otherwise right (arithmetic for signed types); the result is the high word of
+/// the shifted value if `high`, else the low word.
+pub fn shf(inst: &ShfInst, lo: u32, shift: u32, hi: u32) -> u32 {
+    let amount = if inst.ty.bits() == 64 {
+        shift & 63
+    } else if inst.wrap {
+        shift & 31
+    } else {
+        shift.min(32)
+    };
+    let value = (hi as u64) << 32 | lo as u64;
+    let shifted = if inst.left {
+        value << amount
+    } else if inst.ty.is_signed_int() {
+        ((value as i64) >> amount) as u64
+    } else {
+        value >> amount
+    };
+    if inst.high {
+        (shifted >> 32) as u32
+    } else {
+        shifted as u32
+    }
+}
+
+/// SASS `LOP3.LUT`: each result bit is `lut[(a << 2) | (b << 1) | c]` of the operand bits.
+pub fn lop3(a: u32, b: u32, c: u32, lut: u8) -> u32 {
+    (0..8u32).filter(|i| lut >> i & 1 == 1).fold(0, |acc, i| {
+        let pick = |bit: u32, v: u32| if i & bit != 0 { v } else { !v };
+        acc | (pick(4, a) & pick(2, b) & pick(1, c))
+    })
+}
+
+/// `cmp(a, b)` in type `ty`. Integers compare by the type's signedness; the unordered forms
+/// equal the ordered ones for integers, `Num` is true and `Nan` false. Floats follow IEEE: the
+/// ordered forms are false and the unordered forms true when an input is NaN; `+0 == -0`.
+/// Packed float types (which validation rejects here) compare true when both elements do.
+pub fn compare(cmp: CmpOp, ty: Ty, a: u64, b: u64) -> bool {
+    match FloatFormat::of(ty) {
+        Some((fmt, elements)) => (0..elements).all(|i| {
+            let shift = i * fmt.bits();
+            let element = |v: u64| fmt.to_f64((v >> shift) & low_mask(fmt.bits()));
+            compare_f64(cmp, element(a), element(b))
+        }),
+        None => {
+            let (x, y) = (int_value(ty, a), int_value(ty, b));
+            match cmp {
+                CmpOp::Eq | CmpOp::Equ => x == y,
+                CmpOp::Ne | CmpOp::Neu => x != y,
+                CmpOp::Lt | CmpOp::Ltu => x < y,
+                CmpOp::Le | CmpOp::Leu => x <= y,
+                CmpOp::Gt | CmpOp::Gtu => x > y,
+                CmpOp::Ge | CmpOp::Geu => x >= y,
+                CmpOp::Num => true,
+                CmpOp::Nan => false,
+            }
+        }
+    }
+}
+
+fn compare_f64(cmp: CmpOp, x: f64, y: f64) -> bool {
+    let unordered = x.is_nan() || y.is_nan();
+    match cmp {
+        CmpOp::Eq => x == y,
+        // Ordered not-equal: false on NaN (Rust's `!=` would be true).
+        CmpOp::Ne => !unordered && x != y,
+        CmpOp::Lt => x < y,
+        CmpOp::Le => x <= y,
+        CmpOp::Gt => x > y,
+        CmpOp::Ge => x >= y,
+        CmpOp::Equ => unordered || x == y,
+        CmpOp::Neu => x != y,
+        CmpOp::Ltu => unordered || x < y,
+        CmpOp::Leu => unordered || x <= y,
+        CmpOp::Gtu => unordered || x > y,
+        CmpOp::Geu => unordered || x >= y,
+        CmpOp::Num => !unordered,
+        CmpOp::Nan => unordered,
+    }
+}
+
+/// A boolean combining op.
+pub fn bool_op(op: BoolOp, x: bool, y: bool) -> bool {
+    match op {
+        BoolOp::And => x && y,
+        BoolOp::Or => x || y,
+        BoolOp::Xor => x ^ y,
+    }
+}
+
+/// [`crate::ir::Op::Convert`]: `a` (of `src_ty`, already modified) converted to `dst_ty`, in
+/// register form.
+///
+/// * int → int: the source value (extended by the source signedness) truncated to the
+///   destination width, then put in register form by the destination type.
+/// * int → float and float → float: rounded by `round` ([`FloatFormat::round_exact`]); NaN
+///   becomes the canonical NaN; `ftz` flushes a subnormal input and result.
+/// * float → int: rounded by `round` to an integer, saturated, NaN → 0; `ftz` flushes a
+///   subnormal input (which then converts to 0 either way unless `round` is directed).
+/// * Packed `f16x2`/`bf16x2` (validation rejects them in conversions): element 0 is converted
+///   and, for a packed destination, element 1 is zero.
+pub fn convert(dst_ty: Ty, src_ty: Ty, round: Round, ftz: bool, a: u64) -> u64 {
+    match (FloatFormat::of(src_ty), FloatFormat::of(dst_ty)) {
+        (None, None) => to_register(dst_ty, int_value(src_ty, a) as u64),
+        (None, Some((dst_fmt, _))) => {
+            let bits = float::int_to_float(dst_fmt, int_value(src_ty, a), round);
+            to_register(
+                dst_ty,
+                if ftz {
+                    dst_fmt.flush_subnormal(bits)
+                } else {
+                    bits
+                },
+            )
+        }
+        (Some((src_fmt, _)), None) => {
+            let x = a & low_mask(src_fmt.bits());
+            let x = if ftz { src_fmt.flush_subnormal(x) } else { x };
+            to_register(
+                dst_ty,
+                float::float_to_int(src_fmt, x, round, dst_ty.bits(), dst_ty.is_signed_int()),
+            )
+        }
+        (Some((src_fmt, _)), Some((dst_fmt, _))) => {
+            let x = a & low_mask(src_fmt.bits());
+            let x = if ftz { src_fmt.flush_subnormal(x) } else { x };
+            let bits = dst_fmt.from_f64(src_fmt.to_f64(x), round);
+            to_register(
+                dst_ty,
+                if ftz {
+                    dst_fmt.flush_subnormal(bits)
+                } else {
+                    bits
+                },
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Operand, Reg, Src};
+
+    #[test]
+    fn iadd3_carries_are_bits_32_and_33_of_the_sum() {
+        let max = u32::MAX as u64;
+        assert_eq!(iadd3([max, 1, 0], [false, false]), (0, [true, false]));
+        // 3 * (2^32 - 1) + 2 = 0x2_ffff_ffff.
+        assert_eq!(
+            iadd3([max, max, max], [true, true]),
+            (0xffff_ffff, [false, true])
+        );
+        assert_eq!(iadd3([1, 2, 3], [false, false]), (6, [false, false]));
+        assert_eq!(iadd3([max, max, 2], [false, false]), (0, [false, true]));
+    }
+
+    #[test]
+    fn iadd3_subtraction_sets_the_no_borrow_carry() {
+        // IADD3 R0, P0, Ra, -Rb, RZ: P0 = (Ra >= Rb) as unsigned.
+        for (a, b) in [
+            (5u32, 3u32),
+            (3, 5),
+            (5, 5),
+            (0, 0),
+            (7, 0),
+            (0, 1),
+            (u32::MAX, u32::MAX),
+        ] {
+            let (r, c) = iadd3([a as u64, carry_term(b, SrcMod::Neg), 0], [false, false]);
+            assert_eq!(r, a.wrapping_sub(b));
+            assert_eq!(c[0], a >= b, "{a} - {b}");
+        }
+        // 64-bit subtraction via IADD3 / IADD3.X with ~hi.
+        for (x, y) in [
+            (0x1_0000_0000u64, 1u64),
+            (5, 0),
+            (0, 5),
+            (0x1234_5678_9abc_def0, 0x1234_5678_9abc_def0),
+        ] {
+            let (lo, c) = iadd3(
+                [x as u32 as u64, carry_term(y as u32, SrcMod::Neg), 0],
+                [false, false],
+            );
+            let (hi, _) = iadd3(
+                [(x >> 32), carry_term((y >> 32) as u32, SrcMod::Not), 0],
+                [c[0], false],
+            );
+            assert_eq!((hi as u64) << 32 | lo as u64, x.wrapping_sub(y));
+        }
+    }
+
+    #[test]
+    fn imad_modes() {
+        assert_eq!(imad(ImadMode::Lo, false, 0xffff_ffff, 2, 5), 3);
+        assert_eq!(imad(ImadMode::Hi, false, 0xffff_ffff, 2, 5), 6);
+        assert_eq!(
+            imad(ImadMode::Hi, true, 0xffff_ffff, 2, 5),
+            4,
+            "-1 * 2 = -2: high word is -1, + 5"
+        );
+        assert_eq!(
+            imad(ImadMode::Wide, false, 0xffff_ffff, 0xffff_ffff, 1),
+            0xffff_fffe_0000_0002
+        );
+        assert_eq!(
+            imad(ImadMode::Wide, true, 0xffff_ffff, 4, 0x100),
+            (-4i64 + 0x100) as u64
+        );
+        assert_eq!(
+            imad(ImadMode::Wide, true, 0x8000_0000, 0x8000_0000, 0),
+            1 << 62
+        );
+        assert_eq!(
+            imad(ImadMode::Wide, false, 4, 4, u64::MAX),
+            15,
+            "64-bit wrap of the addend"
+        );
+    }
+
+    #[test]
+    fn lea_low_and_high() {
+        // LEA R2, P0, R0, R4, 0x2: R2 = (R0 << 2) + R4, carry.
+        assert_eq!(lea(false, 3, 100, 0, 2, false), (112, false));
+        assert_eq!(
+            lea(false, 0x4000_0000, 0xffff_ffff, 0, 2, false),
+            (0xffff_ffff, false)
+        );
+        assert_eq!(lea(false, 0x4000_0001, 0xffff_ffff, 0, 2, false), (3, true));
+        // LEA.HI.X R3, R0, R5, RZ(c), 0x2, P0: hi32(c:a << 2) + b + carry.
+        assert_eq!(lea(true, 0xc000_0000, 10, 0, 2, true), (14, false));
+        assert_eq!(lea(true, 0x8000_0000, 0, 0x1, 1, false), (3, false));
+        assert_eq!(lea(true, 0, 0xffff_ffff, 0, 0, true), (0, true));
+        // Out-of-contract shift amounts never panic: everything is shifted out.
+        assert_eq!(
+            lea(true, 0xffff_ffff, 5, 0xffff_ffff, 200, false),
+            (5, false)
+        );
+        assert_eq!(lea(true, 0, 0, 1, 33, false), (0, false));
+    }
+
+    fn shf_inst(left: bool, wrap: bool, high: bool, ty: Ty) -> ShfInst {
+        let z = Src::plain(Operand::Reg(Reg::RZ));
+        ShfInst {
+            left,
+            wrap,
+            high,
+            ty,
+            dst: Reg(0),
+            lo: z,
+            shift: z,
+            hi: z,
+        }
+    }
+
+    #[test]
+    fn shf_matches_the_sass_idioms() {
+        // SHF.L.U32 R0, R1, 0x2, RZ -> R1 << 2.
+        assert_eq!(
+            shf(&shf_inst(true, false, false, Ty::U32), 0x8000_0003, 2, 0),
+            0xc
+        );
+        // SHF.R.U32.HI R1, RZ, 0x1e, R0 -> R0 >> 30.
+        assert_eq!(
+            shf(&shf_inst(false, false, true, Ty::U32), 0, 30, 0xc000_0000),
+            3
+        );
+        // SHF.R.S32.HI R1, RZ, 0x1f, R0 -> R0 >> 31 arithmetic.
+        assert_eq!(
+            shf(&shf_inst(false, false, true, Ty::S32), 0, 31, 0x8000_0000),
+            0xffff_ffff
+        );
+        assert_eq!(
+            shf(&shf_inst(false, false, true, Ty::S32), 0, 31, 0x7fff_ffff),
+            0
+        );
+        // SHF.L.U64.HI R3, R2, 0x2, R3: high word of (R3:R2) << 2.
+        assert_eq!(
+            shf(&shf_inst(true, false, true, Ty::U64), 0xc000_0000, 2, 1),
+            7
+        );
+        // SHF.R.U64 R2, R2, 0x4, R3: low word of (R3:R2) >> 4.
+        assert_eq!(
+            shf(
+                &shf_inst(false, false, false, Ty::U64),
+                0x1234_5678,
+                4,
+                0xab
+            ),
+            0xb123_4567
+        );
+        // Funnel shift left (shf.l.clamp): SHF.L.U32.HI high word of (hi:lo) << s.
+        assert_eq!(
+            shf(&shf_inst(true, false, true, Ty::U32), 0x8000_0000, 1, 0x1),
+            3
+        );
+        // Clamp to 32 vs wrap to 0..31 for 32-bit types.
+        assert_eq!(shf(&shf_inst(true, false, false, Ty::U32), 1, 33, 0), 0);
+        assert_eq!(shf(&shf_inst(true, false, true, Ty::U32), 1, 40, 0), 1);
+        assert_eq!(shf(&shf_inst(true, true, false, Ty::U32), 1, 33, 0), 2);
+        // 64-bit types mask to 0..63.
+        assert_eq!(shf(&shf_inst(true, false, true, Ty::U64), 1, 64 + 33, 0), 2);
+    }
+
+    #[test]
+    fn lop3_truth_tables() {
+        let (a, b, c) = (0xF0F0_F0F0u32, 0xCCCC_CCCCu32, 0xAAAA_AAAAu32);
+        assert_eq!(lop3(a, b, c, 0xF0), a);
+        assert_eq!(lop3(a, b, c, 0xCC), b);
+        assert_eq!(lop3(a, b, c, 0xAA), c);
+        assert_eq!(
+            lop3(0x1234_5678, 0x0ff0_0ff0, 0, 0xF0 & 0xCC),
+            0x1234_5678 & 0x0ff0_0ff0
+        );
+        assert_eq!(
+            lop3(0x1234_5678, 0x0ff0_0ff0, 0x3, 0xF0 ^ 0xCC ^ 0xAA),
+            0x1234_5678 ^ 0x0ff0_0ff0 ^ 3
+        );
+        assert_eq!(lop3(0x1234_5678, 0, 0, !0xF0u8), !0x1234_5678);
+        assert_eq!(lop3(1, 2, 3, 0), 0);
+        assert_eq!(lop3(1, 2, 3, 0xff), u32::MAX);
+    }
+
+    #[test]
+    fn binary_integer_edges() {
+        let u = |op, a: u64, b: u64| binary(op, Ty::U32, a, b, false) as u64;
+        let s = |op, a: i32, b: i32| {
+            binary(op, Ty::S32, a as u32 as u64, b as u32 as u64, false) as u32 as i32
+        };
+        assert_eq!(u(BinOp::Add, 0xffff_ffff, 1), 0);
+        assert_eq!(u(BinOp::Sub, 0, 1), 0xffff_ffff);
+        assert_eq!(u(BinOp::Div, 7, 0), 0xffff_ffff);
+        assert_eq!(s(BinOp::Div, 7, 0), -1);
+        assert_eq!(s(BinOp::Div, i32::MIN, -1), i32::MIN);
+        assert_eq!(s(BinOp::Div, -7, 2), -3);
+        assert_eq!(s(BinOp::Rem, -7, 2), -1);
+        assert_eq!(s(BinOp::Rem, 7, -2), 1);
+        assert_eq!(s(BinOp::Rem, i32::MIN, -1), 0);
+        assert_eq!(u(BinOp::Rem, 7, 0), 7);
+        assert_eq!(s(BinOp::Rem, -7, 0), -7);
+        assert_eq!(s(BinOp::Min, -1, 1), -1);
+        assert_eq!(u(BinOp::Min, 0xffff_ffff, 1), 1);
+        assert_eq!(s(BinOp::Max, i32::MIN, i32::MAX), i32::MAX);
+        assert_eq!(u(BinOp::MulHi, 0xffff_ffff, 0xffff_ffff), 0xffff_fffe);
+        assert_eq!(s(BinOp::MulHi, -1, -1), 0);
+        assert_eq!(s(BinOp::MulHi, i32::MIN, 2), -1);
+        assert_eq!(
+            binary(BinOp::MulWide, Ty::U32, 0xffff_ffff, 0xffff_ffff, false),
+            0xffff_fffe_0000_0001
+        );
+        assert_eq!(
+            binary(BinOp::MulWide, Ty::S32, 0xffff_ffff, 2, false),
+            (-2i64) as u64 as u128
+        );
+        assert_eq!(
+            binary(BinOp::MulWide, Ty::U64, u64::MAX, u64::MAX, false),
+            u64::MAX as u128 * u64::MAX as u128
+        );
+        assert_eq!(binary_result_words(BinOp::MulWide, Ty::U32), 2);
+        assert_eq!(binary_result_words(BinOp::MulWide, Ty::U16), 1);
+        assert_eq!(u(BinOp::Shl, 1, 31), 0x8000_0000);
+        assert_eq!(u(BinOp::Shl, 1, 32), 0);
+        assert_eq!(u(BinOp::Shl, 1, 0x1_0000_0000 >> 1), 0);
+        assert_eq!(u(BinOp::Shr, 0x8000_0000, 31), 1);
+        assert_eq!(u(BinOp::Shr, 0x8000_0000, 32), 0);
+        assert_eq!(s(BinOp::Shr, i32::MIN, 31), -1);
+        assert_eq!(s(BinOp::Shr, i32::MIN, 100), -1);
+        assert_eq!(s(BinOp::Shr, i32::MAX, 100), 0);
+        assert_eq!(binary(BinOp::Shl, Ty::U64, 1, 63, false), 1 << 63);
+        assert_eq!(
+            binary(BinOp::Shr, Ty::S64, 1 << 63, 64, false),
+            u64::MAX as u128
+        );
+    }
+
+    #[test]
+    fn narrow_results_extend_by_signedness() {
+        assert_eq!(binary(BinOp::Add, Ty::U8, 0xff, 1, false), 0);
+        assert_eq!(binary(BinOp::Add, Ty::S8, 0x7f, 1, false), 0xffff_ff80);
+        assert_eq!(binary(BinOp::Sub, Ty::U16, 0, 1, false), 0xffff);
+        assert_eq!(binary(BinOp::Sub, Ty::S16, 0, 1, false), 0xffff_ffff);
+        assert_eq!(
+            binary(BinOp::MulWide, Ty::S8, 0x80, 0x7f, false),
+            (-128i32 * 127) as u32 as u128
+        );
+        assert_eq!(to_register(Ty::S8, 0x1_80), 0xffff_ff80);
+    }
+
+    #[test]
+    fn unary_ops() {
+        assert_eq!(unary(UnOp::Not, Ty::U32, 0), 0xffff_ffff);
+        assert_eq!(unary(UnOp::Neg, Ty::S32, 1), 0xffff_ffff);
+        assert_eq!(
+            unary(UnOp::Abs, Ty::S32, 0x8000_0000),
+            0x8000_0000,
+            "abs(INT_MIN) wraps"
+        );
+        assert_eq!(unary(UnOp::Abs, Ty::S32, (-5i32) as u32 as u64), 5);
+        assert_eq!(
+            unary(UnOp::Neg, Ty::F32, 1.0f32.to_bits() as u64),
+            (-1.0f32).to_bits() as u64
+        );
+        assert_eq!(unary(UnOp::Abs, Ty::F32, (-0.0f32).to_bits() as u64), 0);
+        assert_eq!(unary(UnOp::Popc, Ty::U32, 0xf0f0_0001), 9);
+        assert_eq!(unary(UnOp::Popc, Ty::U64, u64::MAX), 64);
+        assert_eq!(unary(UnOp::Clz, Ty::U32, 0), 32);
+        assert_eq!(unary(UnOp::Clz, Ty::U32, 1), 31);
+        assert_eq!(unary(UnOp::Clz, Ty::U64, 1), 63);
+        assert_eq!(unary(UnOp::Clz, Ty::U32, 0x8000_0000), 0);
+        assert_eq!(unary(UnOp::Brev, Ty::U32, 1), 0x8000_0000);
+        assert_eq!(unary(UnOp::Brev, Ty::U64, 1), 1 << 63);
+        assert_eq!(unary(UnOp::Brev, Ty::U32, 0x0000_00f1), 0x8f00_0000);
+    }
+
+    #[test]
+    fn float_mul_wide_rounds_into_the_wider_format() {
+        let f32_bits = |x: f32| x.to_bits() as u64;
+        // f32 x f32 is exact in f64.
+        let (x, y) = (1.0f32 + f32::EPSILON, 3.0f32 + 2.0 * f32::EPSILON);
+        let want = (x as f64 * y as f64).to_bits() as u128;
+        assert_eq!(
+            binary(BinOp::MulWide, Ty::F32, f32_bits(x), f32_bits(y), false),
+            want
+        );
+        // f16 x f16 into f32: 65504 * 65504 overflows f16 but not f32.
+        let h = half::f16::from_f32(65504.0).to_bits() as u64;
+        assert_eq!(
+            binary(BinOp::MulWide, Ty::F16, h, h, false),
+            f32_bits(65504.0 * 65504.0) as u128
+        );
+        assert_eq!(binary_result_words(BinOp::MulWide, Ty::F16), 1);
+    }
+
+    #[test]
+    fn modifiers() {
+        assert_eq!(apply_modifier(Ty::U32, SrcMod::Neg, 1), 0xffff_ffff);
+        assert_eq!(apply_modifier(Ty::U32, SrcMod::Not, 0), 0xffff_ffff);
+        assert_eq!(apply_modifier(Ty::U64, SrcMod::Neg, 1), u64::MAX);
+        assert_eq!(
+            apply_modifier(Ty::S32, SrcMod::NegAbs, 5),
+            (-5i32) as u32 as u64
+        );
+        assert_eq!(apply_modifier(Ty::F32, SrcMod::Neg, 0), 0x8000_0000);
+        assert_eq!(
+            apply_modifier(Ty::F32, SrcMod::NegAbs, 0x3f80_0000),
+            0xbf80_0000
+        );
+        assert_eq!(
+            apply_modifier(Ty::F16x2, SrcMod::Neg, 0x3c00_bc00),
+            0xbc00_3c00
+        );
+        assert_eq!(
+            apply_modifier(Ty::F64, SrcMod::Abs, (-2.0f64).to_bits()),
+            2.0f64.to_bits()
+        );
+    }
+
+    #[test]
+    fn comparisons() {
+        let f = |x: f32| x.to_bits() as u64;
+        let nan = f(f32::NAN);
+        assert!(compare(CmpOp::Lt, Ty::S32, (-1i32) as u32 as u64, 0));
+        assert!(!compare(CmpOp::Lt, Ty::U32, (-1i32) as u32 as u64, 0));
+        assert!(compare(CmpOp::Ge, Ty::U64, 1 << 63, 1));
+        assert!(!compare(CmpOp::Ge, Ty::S64, 1 << 63, 1));
+        assert!(compare(CmpOp::Num, Ty::U32, 0, 0));
+        assert!(!compare(CmpOp::Nan, Ty::U32, 0, 0));
+        assert!(compare(CmpOp::Eq, Ty::F32, f(0.0), f(-0.0)));
+        for cmp in [
+            CmpOp::Eq,
+            CmpOp::Ne,
+            CmpOp::Lt,
+            CmpOp::Le,
+            CmpOp::Gt,
+            CmpOp::Ge,
+            CmpOp::Num,
+        ] {
+            assert!(
+                !compare(cmp, Ty::F32, nan, f(1.0)),
+                "{cmp} ordered with NaN is false"
+            );
+        }
+        for cmp in [
+            CmpOp::Equ,
+            CmpOp::Neu,
+            CmpOp::Ltu,
+            CmpOp::Leu,
+            CmpOp::Gtu,
+            CmpOp::Geu,
+            CmpOp::Nan,
+        ] {
+            assert!(
+                compare(cmp, Ty::F32, f(1.0), nan),
+                "{cmp} unordered with NaN is true"
+            );
+        }
+        assert!(compare(CmpOp::Ltu, Ty::F32, f(1.0), f(2.0)));
+        assert!(!compare(CmpOp::Gtu, Ty::F32, f(1.0), f(2.0)));
+        assert!(compare(
+            CmpOp::Ne,
+            Ty::F64,
+            1.0f64.to_bits(),
+            2.0f64.to_bits()
+        ));
+    }
+
+    #[test]
+    fn conversions() {
+        let f = |x: f32| x.to_bits() as u64;
+        assert_eq!(
+            convert(
+                Ty::F32,
+                Ty::S32,
+                Round::Nearest,
+                false,
+                (-3i32) as u32 as u64
+            ),
+            f(-3.0)
+        );
+        assert_eq!(
+            convert(Ty::F32, Ty::U32, Round::Nearest, false, 0xffff_ffff),
+            f(4294967296.0)
+        );
+        assert_eq!(
+            convert(Ty::F32, Ty::U32, Round::Zero, false, 0xffff_ffff),
+            f(4294967040.0)
+        );
+        assert_eq!(
+            convert(Ty::S32, Ty::F32, Round::Nearest, false, f(-2.5)),
+            (-2i32) as u32 as u64
+        );
+        assert_eq!(
+            convert(Ty::S32, Ty::F32, Round::Zero, false, f(-2.7)),
+            (-2i32) as u32 as u64
+        );
+        assert_eq!(
+            convert(Ty::S32, Ty::F32, Round::Nearest, false, f(f32::NAN)),
+            0
+        );
+        assert_eq!(convert(Ty::U32, Ty::F32, Round::Nearest, false, f(-1.0)), 0);
+        assert_eq!(
+            convert(Ty::S32, Ty::S8, Round::Nearest, false, 0x80),
+            0xffff_ff80
+        );
+        assert_eq!(
+            convert(Ty::U32, Ty::S8, Round::Nearest, false, 0x80),
+            0xffff_ff80
+        );
+        assert_eq!(convert(Ty::U8, Ty::U32, Round::Nearest, false, 0x1ff), 0xff);
+        assert_eq!(
+            convert(Ty::S16, Ty::U32, Round::Nearest, false, 0x18000),
+            0xffff_8000
+        );
+        assert_eq!(
+            convert(Ty::U64, Ty::S32, Round::Nearest, false, 0xffff_ffff),
+            u64::MAX
+        );
+        assert_eq!(
+            convert(Ty::U64, Ty::U32, Round::Nearest, false, 0xffff_ffff),
+            0xffff_ffff
+        );
+        assert_eq!(
+            convert(Ty::F64, Ty::F32, Round::Nearest, false, f(0.1)),
+            (0.1f32 as f64).to_bits()
+        );
+        assert_eq!(
+            convert(Ty::F32, Ty::F64, Round::Nearest, false, 0.1f64.to_bits()),
+            f(0.1)
+        );
+        assert_eq!(
+            convert(Ty::F16, Ty::F32, Round::Nearest, false, f(1.0)),
+            0x3c00
+        );
+        assert_eq!(
+            convert(Ty::F32, Ty::F16, Round::Nearest, false, 0x3c00),
+            f(1.0)
+        );
+        assert_eq!(
+            convert(Ty::F32, Ty::F64, Round::Nearest, false, f64::NAN.to_bits()),
+            0x7fff_ffff
+        );
+        // FTZ flushes a subnormal input.
+        assert_eq!(convert(Ty::S32, Ty::F32, Round::Up, true, 1), 0);
+        assert_eq!(convert(Ty::S32, Ty::F32, Round::Up, false, 1), 1);
+    }
+}

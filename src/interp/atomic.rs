@@ -1,0 +1,507 @@
+//! Atomic read-modify-writes: the pure value function [`rmw_value`] (the definition of every
+//! [`AtomicOp`] for every type) and its execution as host atomics.
+//!
+//! # Host execution
+//!
+//! Each lane's read-modify-write is one indivisible host atomic operation with `SeqCst` order
+//! (every RMW is a locked instruction on x86-64; `SeqCst` strengthens every IR order and scope,
+//! which `001_e732919ae3db9bea.txt` allows):
+//!
+//! | op, type | host operation |
+//! |---|---|
+//! | ADD, SUB (integers), AND, OR, XOR, EXCH (32/64-bit) | `fetch_add` / `fetch_sub` / `fetch_and` / `fetch_or` / `fetch_xor` / `swap` |
+//! | MIN, MAX unsigned (32/64-bit) | `AtomicU32`/`AtomicU64` `fetch_min` / `fetch_max` |
+//! | MIN, MAX signed (32/64-bit) | `AtomicI32`/`AtomicI64` `fetch_min` / `fetch_max` on the same word |
+//! | CAS, CAST (32/64-bit) | `compare_exchange` |
+//! | INC, DEC, float ADD/SUB/MIN/MAX, FCMPWR, PREDEC, any 8/16-bit op | CAS loop: load, compute [`rmw_value`], `compare_exchange`, retry on mismatch |
+//!
+//! A CAS loop whose computed result does not store (a failed FCMPWR compare) still confirms the
+//! value it read with `compare_exchange(old, old)`, so that every lane is one host RMW.
+//!
+//! # Lanes, traps and `.SPIN`
+//!
+//! The lanes of an instruction are performed one by one in increasing lane order; for each lane
+//! the operands and address are read, the address is checked (alignment, then range), and the
+//! RMW is performed before the next lane starts. A fault in lane `k` therefore traps after lanes
+//! `< k` completed every effect (memory and registers), as [`crate::exec::GroupExit::Trap`]
+//! promises.
+//!
+//! With `.SPIN`, lanes are grouped by bank `(address / 4) mod 32`; the lowest executing lane of
+//! each bank performs its compare-and-store and every other lane of that bank fast-fails
+//! (result 0, memory untouched, counted in `spin_fast_fails`, not in `atomics`). Processing in
+//! lane order makes "lowest lane of the bank" the first lane to claim it, so the same single
+//! pass implements the grouping, and a trap at lane `k` leaves lanes `< k` exactly as a full
+//! run would have (they claim the same banks). Validation allows `spin` only on `CAST`; on any
+//! other op the interpreter applies the same grouping.
+
+use super::alu::{int_value, low_mask, to_register};
+use super::float::{self, FloatFormat, FloatOp};
+use super::memory::{effective_address, locate};
+use super::{for_lanes, read_operand, write_reg_words, LaneFault};
+use crate::exec::memory::Region;
+use crate::exec::{CtaEnv, WarpState};
+use crate::ir::{AtomicInst, AtomicOp, Ty};
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::SeqCst};
+
+/// The shared-memory bank of an address, for `.SPIN` grouping: `(address / 4) mod 32`.
+pub fn spin_bank(address: u64) -> u32 {
+    ((address / 4) % 32) as u32
+}
+
+/// The new memory value of one lane's atomic: `M' = op(M, b, c)` in type `ty`, and whether the
+/// op stores (false only for a failed compare of `Cas`, `Cast`, `FCmpWr`). `old`, `b` and `c`
+/// are the low `ty.bits()` bits of the values; the result is too.
+///
+/// The formulas are those of [`AtomicOp`] (quoting `000_6d05a8552870c0ae.txt`):
+/// integers wrap; `Min`/`Max` compare signed for signed types and unsigned otherwise; `Inc`
+/// and `Dec` are the unsigned formulas in the type's width; `Cas`/`Cast` compare the raw bits.
+/// Float types (`f16`, `bf16`, `f32`, `f64`, packed per element): `Add`/`Sub`/`Min`/`Max` per
+/// [`super::float`] with `ftz`; every other op acts on the raw bits. `FCmpWr` compares as the
+/// float of the type (of the same width for integer types).
+///
+/// `PreDec`: NOTE: its formula is not fixed yet (the vISA issue must define it; validation
+/// rejects it until then). The interpreter treats it as `Sub` with `b = 1` (`M = M - 1`,
+/// wrapping, returning the old value) so that it never panics.
+pub fn rmw_value(op: AtomicOp, ty: Ty, old: u64, b: u64, c: u64, ftz: bool) -> (u64, bool) {
+    let mask = low_mask(ty.bits());
+    let (old, b, c) = (old & mask, b & mask, c & mask);
+    let float = |fop: FloatOp| float::float_op_ty(ty, fop, old, b, ftz);
+    let new = match op {
+        AtomicOp::Add => float(FloatOp::Add).unwrap_or(old.wrapping_add(b)),
+        AtomicOp::Sub => float(FloatOp::Sub).unwrap_or(old.wrapping_sub(b)),
+        AtomicOp::Min => float(FloatOp::Min).unwrap_or_else(|| int_pick(ty, old, b, false)),
+        AtomicOp::Max => float(FloatOp::Max).unwrap_or_else(|| int_pick(ty, old, b, true)),
+        AtomicOp::Inc => {
+            if old >= b {
+                0
+            } else {
+                old + 1
+            }
+        }
+        AtomicOp::Dec => {
+            if old == 0 || old > b {
+                b
+            } else {
+                old - 1
+            }
+        }
+        AtomicOp::And => old & b,
+        AtomicOp::Or => old | b,
+        AtomicOp::Xor => old ^ b,
+        AtomicOp::Exch => b,
+        AtomicOp::Cas | AtomicOp::Cast => {
+            if old == b {
+                c
+            } else {
+                return (old, false);
+            }
+        }
+        AtomicOp::PreDec => old.wrapping_sub(1),
+        AtomicOp::FCmpWr => {
+            let (fmt, elements) =
+                FloatFormat::of(ty).unwrap_or((FloatFormat::of_width(ty.bits()), 1));
+            let all_equal = (0..elements).all(|i| {
+                let shift = i * fmt.bits();
+                let element = |v: u64| (v >> shift) & low_mask(fmt.bits());
+                float::float_equal(fmt, element(old), element(b))
+            });
+            if all_equal {
+                c
+            } else {
+                return (old, false);
+            }
+        }
+    };
+    (new & mask, true)
+}
+
+/// Integer min (`max == false`) or max by the signedness of `ty`.
+fn int_pick(ty: Ty, old: u64, b: u64, max: bool) -> u64 {
+    let old_first = int_value(ty, old) <= int_value(ty, b);
+    if old_first != max {
+        old
+    } else {
+        b
+    }
+}
+
+/// What one lane's host RMW observed: the old memory value and whether it stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AtomicOutcome {
+    pub old: u64,
+    pub stored: bool,
+}
+
+/// The value the lane's destination receives: the old memory value, or for `Cast` 1 if it
+/// stored and 0 otherwise (a 64-bit `Cast` puts 1/0 in the low word and 0 in the high word).
+pub fn atomic_result(op: AtomicOp, outcome: AtomicOutcome) -> u64 {
+    match op {
+        AtomicOp::Cast => outcome.stored as u64,
+        AtomicOp::Add
+        | AtomicOp::Sub
+        | AtomicOp::Min
+        | AtomicOp::Max
+        | AtomicOp::Inc
+        | AtomicOp::Dec
+        | AtomicOp::And
+        | AtomicOp::Or
+        | AtomicOp::Xor
+        | AtomicOp::Exch
+        | AtomicOp::Cas
+        | AtomicOp::PreDec
+        | AtomicOp::FCmpWr => outcome.old,
+    }
+}
+
+/// Performs one lane's atomic `op` in type `ty` on the checked, naturally aligned location
+/// `offset` of `region` as one host atomic operation (see the table in the module docs).
+pub fn perform(
+    region: &Region,
+    offset: usize,
+    op: AtomicOp,
+    ty: Ty,
+    b: u64,
+    c: u64,
+    ftz: bool,
+) -> AtomicOutcome {
+    let native = match ty.bytes() {
+        4 => native_u32(region.atomic_u32(offset), op, ty, b as u32, c as u32),
+        8 => native_u64(region.atomic_u64(offset), op, ty, b, c),
+        _ => None,
+    };
+    native.unwrap_or_else(|| {
+        cas_loop(region, offset, ty.bytes(), |old| {
+            rmw_value(op, ty, old, b, c, ftz)
+        })
+    })
+}
+
+/// Whether `op` on `ty` has a single host instruction (integer semantics).
+fn is_native(op: AtomicOp, ty: Ty) -> bool {
+    match op {
+        AtomicOp::Add | AtomicOp::Sub | AtomicOp::Min | AtomicOp::Max => ty.is_int(),
+        AtomicOp::And
+        | AtomicOp::Or
+        | AtomicOp::Xor
+        | AtomicOp::Exch
+        | AtomicOp::Cas
+        | AtomicOp::Cast => true,
+        AtomicOp::Inc | AtomicOp::Dec | AtomicOp::PreDec | AtomicOp::FCmpWr => false,
+    }
+}
+
+/// Defines `native_u32`/`native_u64`: the single-instruction host atomics of one width.
+macro_rules! native_width {
+    ($name:ident, $unsigned:ty, $signed:ty, $word:ty, $sword:ty) => {
+        fn $name(
+            cell: &$unsigned,
+            op: AtomicOp,
+            ty: Ty,
+            b: $word,
+            c: $word,
+        ) -> Option<AtomicOutcome> {
+            if !is_native(op, ty) {
+                return None;
+            }
+            let done = |old: $word| {
+                Some(AtomicOutcome {
+                    old: old as u64,
+                    stored: true,
+                })
+            };
+            // SAFETY: `cell` is a live, naturally aligned atomic of this width inside a `Region`
+            // (obtained from a checked offset); the signed view has the same size and alignment,
+            // and all accesses to the location are atomic, so the two views never race
+            // non-atomically.
+            let signed = || unsafe { <$signed>::from_ptr(cell.as_ptr() as *mut $sword) };
+            match op {
+                AtomicOp::Add => done(cell.fetch_add(b, SeqCst)),
+                AtomicOp::Sub => done(cell.fetch_sub(b, SeqCst)),
+                AtomicOp::And => done(cell.fetch_and(b, SeqCst)),
+                AtomicOp::Or => done(cell.fetch_or(b, SeqCst)),
+                AtomicOp::Xor => done(cell.fetch_xor(b, SeqCst)),
+                AtomicOp::Exch => done(cell.swap(b, SeqCst)),
+                AtomicOp::Min if ty.is_signed_int() => {
+                    done(signed().fetch_min(b as $sword, SeqCst) as $word)
+                }
+                AtomicOp::Max if ty.is_signed_int() => {
+                    done(signed().fetch_max(b as $sword, SeqCst) as $word)
+                }
+                AtomicOp::Min => done(cell.fetch_min(b, SeqCst)),
+                AtomicOp::Max => done(cell.fetch_max(b, SeqCst)),
+                AtomicOp::Cas | AtomicOp::Cast => match cell.compare_exchange(b, c, SeqCst, SeqCst)
+                {
+                    Ok(old) => Some(AtomicOutcome {
+                        old: old as u64,
+                        stored: true,
+                    }),
+                    Err(old) => Some(AtomicOutcome {
+                        old: old as u64,
+                        stored: false,
+                    }),
+                },
+                AtomicOp::Inc | AtomicOp::Dec | AtomicOp::PreDec | AtomicOp::FCmpWr => None,
+            }
+        }
+    };
+}
+
+native_width!(native_u32, AtomicU32, AtomicI32, u32, i32);
+native_width!(native_u64, AtomicU64, AtomicI64, u64, i64);
+
+/// A compare-and-swap loop on the `size`-byte location at `offset`: read, compute
+/// `f(old) = (new, store)`, `compare_exchange(old, store ? new : old)`, retry if another thread
+/// changed the location in between.
+fn cas_loop(
+    region: &Region,
+    offset: usize,
+    size: u32,
+    f: impl Fn(u64) -> (u64, bool),
+) -> AtomicOutcome {
+    macro_rules! run {
+        ($cell:expr, $word:ty) => {{
+            let cell = $cell;
+            let mut old = cell.load(SeqCst);
+            loop {
+                let (new, stored) = f(old as u64);
+                let new = if stored { new as $word } else { old };
+                match cell.compare_exchange_weak(old, new, SeqCst, SeqCst) {
+                    Ok(_) => {
+                        return AtomicOutcome {
+                            old: old as u64,
+                            stored,
+                        }
+                    }
+                    Err(current) => old = current,
+                }
+            }
+        }};
+    }
+    match size {
+        1 => run!(region.atomic_u8(offset), u8),
+        2 => run!(region.atomic_u16(offset), u16),
+        4 => run!(region.atomic_u32(offset), u32),
+        _ => run!(region.atomic_u64(offset), u64),
+    }
+}
+
+/// [`crate::ir::Op::Atomic`] for the lanes of `exec` (see the module docs for lane order,
+/// traps and `.SPIN`). Counts statistics in `warp.stats`.
+pub fn execute_atomic(
+    warp: &mut WarpState,
+    env: &CtaEnv,
+    exec: u32,
+    inst: &AtomicInst,
+) -> Result<(), LaneFault> {
+    let words = inst.ty.regs();
+    let mut claimed_banks = 0u32;
+    for_lanes(exec, |lane| {
+        let b = read_operand(warp, env, &inst.src, lane, words)?;
+        let c = match &inst.src2 {
+            Some(operand) => read_operand(warp, env, operand, lane, words)?,
+            None => 0,
+        };
+        let address = effective_address(warp, &inst.addr, inst.space, lane);
+        let (region, offset) = locate(env, inst.space, address, inst.ty.bytes())?;
+        let result = if inst.spin && claimed_banks & (1 << spin_bank(address)) != 0 {
+            warp.stats.spin_fast_fails += 1;
+            0
+        } else {
+            claimed_banks |= 1 << spin_bank(address);
+            let outcome = perform(region, offset, inst.op, inst.ty, b, c, inst.ftz);
+            warp.stats.atomics[inst.op.index()] += 1;
+            if matches!(inst.op, AtomicOp::Cas | AtomicOp::Cast) && !outcome.stored {
+                warp.stats.cas_failures += 1;
+            }
+            to_register(inst.ty, atomic_result(inst.op, outcome))
+        };
+        write_reg_words(warp, inst.dst, lane, result as u128, words);
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::thread;
+
+    #[test]
+    fn host_threads_get_exact_totals() {
+        // Four host threads hammer one word with each op; every lane RMW must be indivisible.
+        let region = Region::new(64);
+        let per_thread = 20_000u64;
+        thread::scope(|s| {
+            for t in 0..4u64 {
+                let region = &region;
+                s.spawn(move || {
+                    for i in 0..per_thread {
+                        perform(region, 0, AtomicOp::Add, Ty::U32, 1, 0, false);
+                        perform(region, 8, AtomicOp::Add, Ty::U64, 3, 0, false);
+                        // INC with a bound that never wraps counts exactly.
+                        perform(
+                            region,
+                            16,
+                            AtomicOp::Inc,
+                            Ty::U32,
+                            u32::MAX as u64,
+                            0,
+                            false,
+                        );
+                        // Float add of small integers is exact in f32: the CAS loop must not lose
+                        // updates.
+                        perform(
+                            region,
+                            20,
+                            AtomicOp::Add,
+                            Ty::F32,
+                            1.0f32.to_bits() as u64,
+                            0,
+                            true,
+                        );
+                        perform(
+                            region,
+                            24,
+                            AtomicOp::Max,
+                            Ty::S32,
+                            t * per_thread + i,
+                            0,
+                            false,
+                        );
+                        perform(region, 28, AtomicOp::Add, Ty::U16, 1, 0, false);
+                    }
+                });
+            }
+        });
+        let n = 4 * per_thread;
+        assert_eq!(region.load(0, 4), n);
+        assert_eq!(region.load(8, 8), 3 * n);
+        assert_eq!(region.load(16, 4), n);
+        assert_eq!(f32::from_bits(region.load(20, 4) as u32), n as f32);
+        assert_eq!(region.load(24, 4), n - 1);
+        assert_eq!(region.load(28, 2), n % 65536);
+    }
+
+    #[test]
+    fn cas_loop_paths_for_narrow_types_match_their_formulas() {
+        let region = Region::new(16);
+        region.store(0, 2, 0xfffe);
+        let o = perform(&region, 0, AtomicOp::Add, Ty::U16, 3, 0, false);
+        assert_eq!(
+            (o.old, region.load(0, 2)),
+            (0xfffe, 1),
+            "16-bit add wraps in 16 bits"
+        );
+        assert_eq!(
+            region.load(2, 2),
+            0,
+            "the neighbouring half-word is untouched"
+        );
+        region.store(4, 2, 0x8000);
+        perform(&region, 4, AtomicOp::Min, Ty::S16, 5, 0, false);
+        assert_eq!(region.load(4, 2), 0x8000, "signed 16-bit min keeps -32768");
+        perform(&region, 4, AtomicOp::Min, Ty::U16, 5, 0, false);
+        assert_eq!(region.load(4, 2), 5);
+        region.store(8, 1, 0xff);
+        perform(&region, 8, AtomicOp::Inc, Ty::U8, 0xff, 0, false);
+        assert_eq!(region.load(8, 1), 0);
+    }
+
+    #[test]
+    fn fcmpwr_compares_as_floats() {
+        let f = |x: f32| x.to_bits() as u64;
+        // +0 == -0: stores.
+        assert_eq!(
+            rmw_value(AtomicOp::FCmpWr, Ty::F32, f(0.0), f(-0.0), f(7.0), false),
+            (f(7.0), true)
+        );
+        // NaN never equal, not even to the same bits.
+        let nan = 0x7fc0_0000;
+        assert_eq!(
+            rmw_value(AtomicOp::FCmpWr, Ty::F32, nan, nan, f(7.0), false),
+            (nan, false)
+        );
+        assert_eq!(
+            rmw_value(AtomicOp::FCmpWr, Ty::F32, f(1.0), f(1.0), f(2.0), false),
+            (f(2.0), true)
+        );
+        // Through the host CAS loop.
+        let region = Region::new(8);
+        region.store(0, 4, f(-0.0));
+        let o = perform(&region, 0, AtomicOp::FCmpWr, Ty::F32, f(0.0), f(3.0), false);
+        assert_eq!(
+            (o, region.load(0, 4)),
+            (
+                AtomicOutcome {
+                    old: f(-0.0),
+                    stored: true
+                },
+                f(3.0)
+            )
+        );
+        let o = perform(&region, 0, AtomicOp::FCmpWr, Ty::F32, f(1.0), f(4.0), false);
+        assert_eq!(
+            (o, region.load(0, 4)),
+            (
+                AtomicOutcome {
+                    old: f(3.0),
+                    stored: false
+                },
+                f(3.0)
+            )
+        );
+    }
+
+    #[test]
+    fn predec_is_documented_as_a_wrapping_decrement() {
+        assert_eq!(
+            rmw_value(AtomicOp::PreDec, Ty::U32, 0, 0, 0, false),
+            (0xffff_ffff, true)
+        );
+        assert_eq!(
+            rmw_value(AtomicOp::PreDec, Ty::U32, 5, 99, 0, false),
+            (4, true)
+        );
+    }
+
+    #[test]
+    fn float_min_max_atomics_use_min_num() {
+        let f = |x: f32| x.to_bits() as u64;
+        let nan = 0x7fc0_0000;
+        assert_eq!(
+            rmw_value(AtomicOp::Min, Ty::F32, nan, f(1.0), 0, false),
+            (f(1.0), true)
+        );
+        assert_eq!(
+            rmw_value(AtomicOp::Max, Ty::F32, f(-1.0), f(-2.0), 0, false),
+            (f(-1.0), true)
+        );
+        assert_eq!(
+            rmw_value(AtomicOp::Min, Ty::F32, f(0.0), f(-0.0), 0, false),
+            (f(-0.0), true)
+        );
+    }
+
+    #[test]
+    fn spin_bank_is_the_word_index_mod_32() {
+        assert_eq!(spin_bank(0), 0);
+        assert_eq!(spin_bank(4), 1);
+        assert_eq!(spin_bank(7), 1);
+        assert_eq!(spin_bank(128), 0);
+        assert_eq!(spin_bank(124), 31);
+    }
+
+    #[test]
+    fn cast_result_is_one_or_zero_and_cas_the_old_value() {
+        let stored = AtomicOutcome {
+            old: 42,
+            stored: true,
+        };
+        let failed = AtomicOutcome {
+            old: 42,
+            stored: false,
+        };
+        assert_eq!(atomic_result(AtomicOp::Cast, stored), 1);
+        assert_eq!(atomic_result(AtomicOp::Cast, failed), 0);
+        assert_eq!(atomic_result(AtomicOp::Cas, failed), 42);
+    }
+}

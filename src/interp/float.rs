@@ -1,0 +1,640 @@
+//! Bit-exact IEEE 754 arithmetic for the float types of the IR (`f16`, `bf16`, `f32`, `f64` and
+//! the packed `f16x2`/`bf16x2`), as pure functions on raw bits.
+//!
+//! # How results are computed
+//!
+//! * Every value of every format converts *exactly* to `f64` (via the `half` crate for the 16-bit
+//!   formats). Add, subtract, multiply and divide are computed in `f64` and then rounded once to
+//!   the destination format. For `f64` that is the native IEEE operation; for `f32`, `f16` and
+//!   `bf16` the double rounding is innocuous because `f64` carries at least `2p + 2` significand
+//!   bits of the target precision `p` (53 ≥ 2·24 + 2), the classical condition under which
+//!   rounding to `f64` and then to the target gives the correctly rounded result for `+ - × ÷`.
+//!   `Rem` (C `fmod`) is exact in `f64`.
+//! * [`FloatFormat::round_exact`] rounds an exact value `±m·2^e` into a format under any
+//!   [`Round`] mode. It is the single place that knows how to round, used by arithmetic, by
+//!   integer→float and by float→float conversions.
+//! * **NaN results are canonical**: every operation that produces a NaN produces the format's
+//!   canonical NaN (sign 0, exponent and fraction all ones: `0x7fffffff` for `f32`, `0x7fff`
+//!   for `f16`/`bf16`), as NVIDIA GPUs do. This also makes results independent of the host's
+//!   own NaN propagation rules (x86 and AArch64 differ). Sign operations (`Neg`, `Abs`) are bit
+//!   operations and keep payloads.
+//! * **FTZ**: with `ftz`, subnormal inputs are replaced by a zero of the same sign before the
+//!   operation and a subnormal result is replaced by a zero of the same sign after rounding.
+//! * **min/max** follow IEEE 754-2008 `minNum`/`maxNum`: if exactly one input is NaN the result
+//!   is the other input; if both are, the canonical NaN. `-0` is treated as less than `+0`
+//!   (so `min(-0, +0) = -0`, `max(-0, +0) = +0`), which makes the result deterministic.
+
+use crate::ir::{Round, Ty};
+
+/// A binary IEEE 754 interchange format: 1 sign bit, `exp_bits` exponent bits, `frac_bits`
+/// stored fraction bits. Raw values are the low `1 + exp_bits + frac_bits` bits of a `u64`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FloatFormat {
+    pub exp_bits: u32,
+    pub frac_bits: u32,
+}
+
+/// Float binary operations of [`float_op`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FloatOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    /// C `fmod`: remainder with the sign of the dividend.
+    Rem,
+    Min,
+    Max,
+}
+
+impl FloatFormat {
+    pub const F16: FloatFormat = FloatFormat {
+        exp_bits: 5,
+        frac_bits: 10,
+    };
+    pub const BF16: FloatFormat = FloatFormat {
+        exp_bits: 8,
+        frac_bits: 7,
+    };
+    pub const F32: FloatFormat = FloatFormat {
+        exp_bits: 8,
+        frac_bits: 23,
+    };
+    pub const F64: FloatFormat = FloatFormat {
+        exp_bits: 11,
+        frac_bits: 52,
+    };
+
+    /// The element format of a float type and how many elements one value packs (2 for
+    /// `f16x2`/`bf16x2`), or `None` for integer types.
+    pub fn of(ty: Ty) -> Option<(FloatFormat, u32)> {
+        match ty {
+            Ty::F16 => Some((FloatFormat::F16, 1)),
+            Ty::BF16 => Some((FloatFormat::BF16, 1)),
+            Ty::F32 => Some((FloatFormat::F32, 1)),
+            Ty::F64 => Some((FloatFormat::F64, 1)),
+            Ty::F16x2 => Some((FloatFormat::F16, 2)),
+            Ty::BF16x2 => Some((FloatFormat::BF16, 2)),
+            Ty::U8
+            | Ty::U16
+            | Ty::U32
+            | Ty::U64
+            | Ty::S8
+            | Ty::S16
+            | Ty::S32
+            | Ty::S64
+            | Ty::B16
+            | Ty::B32
+            | Ty::B64 => None,
+        }
+    }
+
+    /// The format whose values are `bits` wide (16 → `f16`, 32 → `f32`, 64 → `f64`); used to
+    /// give a float meaning to integer-typed operands where an op compares as floats.
+    pub fn of_width(bits: u32) -> FloatFormat {
+        match bits {
+            0..=16 => FloatFormat::F16,
+            17..=32 => FloatFormat::F32,
+            _ => FloatFormat::F64,
+        }
+    }
+
+    /// Total width in bits.
+    pub fn bits(self) -> u32 {
+        1 + self.exp_bits + self.frac_bits
+    }
+
+    fn value_mask(self) -> u64 {
+        u64::MAX >> (64 - self.bits())
+    }
+
+    /// The sign bit.
+    pub fn sign_mask(self) -> u64 {
+        1 << (self.exp_bits + self.frac_bits)
+    }
+
+    fn frac_mask(self) -> u64 {
+        (1 << self.frac_bits) - 1
+    }
+
+    fn exp_all_ones(self) -> u64 {
+        (1 << self.exp_bits) - 1
+    }
+
+    fn exp_field(self, bits: u64) -> u64 {
+        (bits >> self.frac_bits) & self.exp_all_ones()
+    }
+
+    pub fn is_nan(self, bits: u64) -> bool {
+        self.exp_field(bits) == self.exp_all_ones() && bits & self.frac_mask() != 0
+    }
+
+    pub fn is_subnormal(self, bits: u64) -> bool {
+        self.exp_field(bits) == 0 && bits & self.frac_mask() != 0
+    }
+
+    pub fn is_negative(self, bits: u64) -> bool {
+        bits & self.sign_mask() != 0
+    }
+
+    /// A subnormal value becomes a zero of the same sign; anything else is unchanged.
+    pub fn flush_subnormal(self, bits: u64) -> u64 {
+        if self.is_subnormal(bits) {
+            bits & self.sign_mask()
+        } else {
+            bits
+        }
+    }
+
+    /// The canonical NaN: sign 0, exponent and fraction all ones.
+    pub fn canonical_nan(self) -> u64 {
+        self.value_mask() & !self.sign_mask()
+    }
+
+    /// Positive infinity.
+    pub fn infinity(self) -> u64 {
+        self.exp_all_ones() << self.frac_bits
+    }
+
+    /// The largest finite positive value.
+    pub fn max_finite(self) -> u64 {
+        self.infinity() - 1
+    }
+
+    /// The exact value of `bits` as an `f64` (every format here is a subset of `f64`).
+    pub fn to_f64(self, bits: u64) -> f64 {
+        match self {
+            FloatFormat::F64 => f64::from_bits(bits),
+            FloatFormat::F32 => f32::from_bits(bits as u32) as f64,
+            FloatFormat::F16 => half::f16::from_bits(bits as u16).to_f64(),
+            FloatFormat::BF16 => half::bf16::from_bits(bits as u16).to_f64(),
+            _ => self.to_f64_generic(bits),
+        }
+    }
+
+    /// Decoding for formats other than the four named ones (none exist in the IR today; kept so
+    /// that `to_f64` is total).
+    fn to_f64_generic(self, bits: u64) -> f64 {
+        let sign = if self.is_negative(bits) { -1.0 } else { 1.0 };
+        let exp = self.exp_field(bits);
+        let frac = (bits & self.frac_mask()) as f64;
+        let bias = (1i32 << (self.exp_bits - 1)) - 1;
+        if exp == self.exp_all_ones() {
+            return if frac == 0.0 {
+                sign * f64::INFINITY
+            } else {
+                f64::NAN
+            };
+        }
+        let scale = |e: i32| 2f64.powi(e);
+        if exp == 0 {
+            sign * frac * scale(1 - bias - self.frac_bits as i32)
+        } else {
+            sign * (frac + scale(self.frac_bits as i32))
+                * scale(exp as i32 - bias - self.frac_bits as i32)
+        }
+    }
+
+    /// `x` rounded into this format by `round` (NaN becomes the canonical NaN).
+    pub fn from_f64(self, x: f64, round: Round) -> u64 {
+        if x.is_nan() {
+            return self.canonical_nan();
+        }
+        let negative = x.is_sign_negative();
+        let sign = if negative { self.sign_mask() } else { 0 };
+        if x.is_infinite() {
+            return sign | self.infinity();
+        }
+        if x == 0.0 {
+            return sign;
+        }
+        let raw = x.to_bits();
+        let exp_field = ((raw >> 52) & 0x7ff) as i32;
+        let frac = raw & ((1 << 52) - 1);
+        let (mantissa, exp2) = if exp_field == 0 {
+            (frac, -1074)
+        } else {
+            (frac | (1 << 52), exp_field - 1075)
+        };
+        self.round_exact(negative, mantissa as u128, exp2, round)
+    }
+
+    /// The value `(-1)^negative · magnitude · 2^exp2`, rounded into this format by `round`
+    /// (overflow gives infinity or the largest finite value as IEEE 754 prescribes for the mode).
+    pub fn round_exact(self, negative: bool, magnitude: u128, exp2: i32, round: Round) -> u64 {
+        let sign = if negative { self.sign_mask() } else { 0 };
+        if magnitude == 0 {
+            return sign;
+        }
+        let precision = self.frac_bits as i32 + 1;
+        let bias = (1i32 << (self.exp_bits - 1)) - 1;
+        let emin = 1 - bias;
+        // Exponent of the most significant bit of the exact value.
+        let msb = 127 - magnitude.leading_zeros() as i32;
+        let value_exp = exp2 + msb;
+        // Exponent of the unit in the last place of the result (fixed at the subnormal quantum
+        // below the normal range).
+        let quantum = (value_exp - (precision - 1)).max(emin - (precision - 1));
+        let mut significand: u128 = if quantum <= exp2 {
+            // Exactly representable at this quantum (the shift is below `precision`).
+            magnitude << (exp2 - quantum)
+        } else {
+            let shift = (quantum - exp2) as u32;
+            let (kept, rest, half) = if shift >= 128 {
+                (0, magnitude, None)
+            } else {
+                let rest = magnitude & ((1u128 << shift) - 1);
+                (magnitude >> shift, rest, Some(1u128 << (shift - 1)))
+            };
+            let round_up = match round {
+                Round::Nearest => match half {
+                    Some(half) => rest > half || (rest == half && kept & 1 == 1),
+                    // Everything is below half of the smallest quantum.
+                    None => false,
+                },
+                Round::Zero => false,
+                Round::Down => negative && rest != 0,
+                Round::Up => !negative && rest != 0,
+            };
+            kept + round_up as u128
+        };
+        let mut quantum = quantum;
+        if significand == 1u128 << precision {
+            significand >>= 1;
+            quantum += 1;
+        }
+        if significand < 1u128 << (precision - 1) {
+            // Subnormal (or zero after rounding): biased exponent 0.
+            return sign | significand as u64;
+        }
+        let biased = quantum + (precision - 1) + bias;
+        if biased >= self.exp_all_ones() as i32 {
+            let to_infinity = match round {
+                Round::Nearest => true,
+                Round::Zero => false,
+                Round::Down => negative,
+                Round::Up => !negative,
+            };
+            return sign
+                | if to_infinity {
+                    self.infinity()
+                } else {
+                    self.max_finite()
+                };
+        }
+        sign | (biased as u64) << self.frac_bits | (significand as u64 & self.frac_mask())
+    }
+}
+
+/// `a op b` in format `fmt`, with IEEE round-to-nearest-even, canonical NaN results and
+/// optional FTZ (see the module docs).
+pub fn float_op(fmt: FloatFormat, op: FloatOp, a: u64, b: u64, ftz: bool) -> u64 {
+    let (a, b) = if ftz {
+        (fmt.flush_subnormal(a), fmt.flush_subnormal(b))
+    } else {
+        (a, b)
+    };
+    let result = match op {
+        FloatOp::Min | FloatOp::Max => return min_max(fmt, op == FloatOp::Max, a, b),
+        FloatOp::Add => fmt.to_f64(a) + fmt.to_f64(b),
+        FloatOp::Sub => fmt.to_f64(a) - fmt.to_f64(b),
+        FloatOp::Mul => fmt.to_f64(a) * fmt.to_f64(b),
+        FloatOp::Div => fmt.to_f64(a) / fmt.to_f64(b),
+        FloatOp::Rem => fmt.to_f64(a) % fmt.to_f64(b),
+    };
+    let bits = fmt.from_f64(result, Round::Nearest);
+    if ftz {
+        fmt.flush_subnormal(bits)
+    } else {
+        bits
+    }
+}
+
+/// IEEE `minNum`/`maxNum` with `-0 < +0` (inputs already flushed if FTZ applies).
+fn min_max(fmt: FloatFormat, max: bool, a: u64, b: u64) -> u64 {
+    match (fmt.is_nan(a), fmt.is_nan(b)) {
+        (true, true) => return fmt.canonical_nan(),
+        (true, false) => return b,
+        (false, true) => return a,
+        (false, false) => {}
+    }
+    let (x, y) = (fmt.to_f64(a), fmt.to_f64(b));
+    let a_first = if x == y {
+        // Equal values differ at most in the sign of zero: -0 orders before +0.
+        fmt.is_negative(a)
+    } else {
+        x < y
+    };
+    if a_first != max {
+        a
+    } else {
+        b
+    }
+}
+
+/// [`float_op`] applied per element of a (possibly packed) float type; `None` for integer types.
+pub fn float_op_ty(ty: Ty, op: FloatOp, a: u64, b: u64, ftz: bool) -> Option<u64> {
+    let (fmt, elements) = FloatFormat::of(ty)?;
+    Some(per_element(fmt, elements, a, b, |x, y| {
+        float_op(fmt, op, x, y, ftz)
+    }))
+}
+
+/// Applies `f` to each `fmt`-wide element of `a` and `b` (element 0 in the low bits).
+pub fn per_element(
+    fmt: FloatFormat,
+    elements: u32,
+    a: u64,
+    b: u64,
+    f: impl Fn(u64, u64) -> u64,
+) -> u64 {
+    let width = fmt.bits();
+    let mask = fmt.value_mask();
+    (0..elements).fold(0, |acc, i| {
+        let shift = i * width;
+        acc | (f((a >> shift) & mask, (b >> shift) & mask) & mask) << shift
+    })
+}
+
+/// IEEE equality of two values of format `fmt` (`+0 == -0`, NaN equals nothing).
+pub fn float_equal(fmt: FloatFormat, a: u64, b: u64) -> bool {
+    fmt.to_f64(a) == fmt.to_f64(b)
+}
+
+/// Float → integer: rounds by `round` to an integer, saturates to the range of a `dst_bits`-bit
+/// integer (signed if `dst_signed`); NaN converts to 0. Returns the low `dst_bits` bits.
+pub fn float_to_int(
+    fmt: FloatFormat,
+    bits: u64,
+    round: Round,
+    dst_bits: u32,
+    dst_signed: bool,
+) -> u64 {
+    let x = fmt.to_f64(bits);
+    if x.is_nan() {
+        return 0;
+    }
+    let rounded = match round {
+        Round::Nearest => x.round_ties_even(),
+        Round::Zero => x.trunc(),
+        Round::Down => x.floor(),
+        Round::Up => x.ceil(),
+    };
+    let (lo, hi): (i128, i128) = if dst_signed {
+        (-(1i128 << (dst_bits - 1)), (1i128 << (dst_bits - 1)) - 1)
+    } else {
+        (0, (1i128 << dst_bits) - 1)
+    };
+    // `lo` is a power of two (exact in f64); `hi as f64` may round up to the next power of two,
+    // and anything at or above that is out of range, so these comparisons are exact.
+    let value = if rounded <= lo as f64 {
+        lo
+    } else if rounded >= hi as f64 {
+        hi
+    } else {
+        rounded as i128
+    };
+    (value as u64) & (u64::MAX >> (64 - dst_bits))
+}
+
+/// Integer → float: `value` rounded into `fmt` by `round`.
+pub fn int_to_float(fmt: FloatFormat, value: i128, round: Round) -> u64 {
+    fmt.round_exact(value < 0, value.unsigned_abs(), 0, round)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const F32: FloatFormat = FloatFormat::F32;
+
+    fn f(x: f32) -> u64 {
+        x.to_bits() as u64
+    }
+
+    #[test]
+    fn f32_arithmetic_matches_native_ieee() {
+        let values = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.5,
+            3.0e38,
+            -3.4028235e38,
+            1.0e-45,
+            f32::MIN_POSITIVE,
+            0.1,
+            1.0 / 3.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            16777216.0,
+            7.0e-39,
+        ];
+        for &x in &values {
+            for &y in &values {
+                let cases = [
+                    (FloatOp::Add, x + y),
+                    (FloatOp::Sub, x - y),
+                    (FloatOp::Mul, x * y),
+                    (FloatOp::Div, x / y),
+                    (FloatOp::Rem, x % y),
+                ];
+                for (op, native) in cases {
+                    let got = float_op(F32, op, f(x), f(y), false);
+                    let want = if native.is_nan() {
+                        0x7fff_ffff
+                    } else {
+                        f(native)
+                    };
+                    assert_eq!(got, want, "{op:?} {x:e} {y:e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nan_results_are_canonical() {
+        assert_eq!(
+            float_op(F32, FloatOp::Sub, f(f32::INFINITY), f(f32::INFINITY), false),
+            0x7fff_ffff
+        );
+        assert_eq!(
+            float_op(F32, FloatOp::Add, 0xffc0_0001, f(1.0), false),
+            0x7fff_ffff
+        );
+        assert_eq!(
+            float_op(FloatFormat::F16, FloatOp::Mul, 0x7c00, 0x0000, false),
+            0x7fff
+        );
+        assert_eq!(
+            float_op(FloatFormat::F64, FloatOp::Div, 0, 0, false),
+            0x7fff_ffff_ffff_ffff
+        );
+    }
+
+    #[test]
+    fn ftz_flushes_inputs_and_results_keeping_sign() {
+        let tiny = 0x0000_0001u64; // smallest positive subnormal
+        let neg_tiny = 0x8000_0001u64;
+        assert_eq!(float_op(F32, FloatOp::Add, tiny, tiny, false), 2);
+        assert_eq!(float_op(F32, FloatOp::Add, tiny, tiny, true), 0);
+        assert_eq!(
+            float_op(F32, FloatOp::Add, neg_tiny, neg_tiny, true),
+            0x8000_0000
+        );
+        // 1.5 * 2^-126 * 0.5 = 0.75 * 2^-126: subnormal result flushed to +0.
+        let min_normal = f(f32::MIN_POSITIVE);
+        assert_eq!(float_op(F32, FloatOp::Mul, min_normal, f(0.5), true), 0);
+        assert_eq!(
+            float_op(F32, FloatOp::Mul, min_normal, f(-0.5), true),
+            0x8000_0000
+        );
+        assert_eq!(
+            float_op(F32, FloatOp::Mul, min_normal, f(0.5), false),
+            0x0040_0000
+        );
+    }
+
+    #[test]
+    fn min_max_follow_min_num_with_ordered_zeros() {
+        let nan = 0x7fc0_0000;
+        assert_eq!(float_op(F32, FloatOp::Min, nan, f(2.0), false), f(2.0));
+        assert_eq!(float_op(F32, FloatOp::Max, f(2.0), nan, false), f(2.0));
+        assert_eq!(float_op(F32, FloatOp::Min, nan, nan, false), 0x7fff_ffff);
+        assert_eq!(float_op(F32, FloatOp::Min, f(0.0), f(-0.0), false), f(-0.0));
+        assert_eq!(float_op(F32, FloatOp::Max, f(-0.0), f(0.0), false), f(0.0));
+        assert_eq!(float_op(F32, FloatOp::Min, f(-3.0), f(2.0), false), f(-3.0));
+        assert_eq!(float_op(F32, FloatOp::Max, f(-3.0), f(2.0), false), f(2.0));
+    }
+
+    #[test]
+    fn rounding_to_f16_and_bf16_matches_the_half_crate_for_nearest() {
+        let mut x = 1.0e-9f64;
+        while x < 1.0e6 {
+            for v in [x, -x, x * 1.000_244_140_625, x * 1.000_488_281_25] {
+                assert_eq!(
+                    FloatFormat::F16.from_f64(v, Round::Nearest),
+                    half::f16::from_f64(v).to_bits() as u64,
+                    "{v:e}"
+                );
+                assert_eq!(
+                    FloatFormat::BF16.from_f64(v, Round::Nearest),
+                    half::bf16::from_f64(v).to_bits() as u64,
+                    "{v:e}"
+                );
+                assert_eq!(
+                    FloatFormat::F32.from_f64(v, Round::Nearest),
+                    (v as f32).to_bits() as u64,
+                    "{v:e}"
+                );
+            }
+            x *= 1.37;
+        }
+        // f16 overflow threshold: 65520 rounds to infinity, 65519 to 65504.
+        assert_eq!(FloatFormat::F16.from_f64(65520.0, Round::Nearest), 0x7c00);
+        assert_eq!(FloatFormat::F16.from_f64(65519.0, Round::Nearest), 0x7bff);
+    }
+
+    #[test]
+    fn directed_rounding() {
+        // 1 + 2^-30 is between 1.0 and the next f32 1 + 2^-23.
+        let x = 1.0 + 2f64.powi(-30);
+        assert_eq!(F32.from_f64(x, Round::Nearest), f(1.0));
+        assert_eq!(F32.from_f64(x, Round::Zero), f(1.0));
+        assert_eq!(F32.from_f64(x, Round::Down), f(1.0));
+        assert_eq!(F32.from_f64(x, Round::Up), f(1.0) + 1);
+        assert_eq!(F32.from_f64(-x, Round::Down), f(-1.0) + 1);
+        assert_eq!(F32.from_f64(-x, Round::Up), f(-1.0));
+        // Overflow: toward zero gives the largest finite value.
+        assert_eq!(F32.from_f64(1e39, Round::Zero), f(f32::MAX));
+        assert_eq!(F32.from_f64(1e39, Round::Up), f(f32::INFINITY));
+        assert_eq!(F32.from_f64(-1e39, Round::Up), f(f32::MIN));
+        assert_eq!(F32.from_f64(-1e39, Round::Down), f(f32::NEG_INFINITY));
+        // Underflow below the smallest subnormal.
+        assert_eq!(F32.from_f64(1e-50, Round::Nearest), 0);
+        assert_eq!(F32.from_f64(1e-50, Round::Up), 1);
+        assert_eq!(F32.from_f64(-1e-50, Round::Down), 0x8000_0001);
+    }
+
+    #[test]
+    fn int_to_float_rounds_by_mode() {
+        // 2^24 + 1 is not representable in f32.
+        let v = (1i128 << 24) + 1;
+        assert_eq!(int_to_float(F32, v, Round::Nearest), f(16777216.0));
+        assert_eq!(int_to_float(F32, v, Round::Up), f(16777218.0));
+        assert_eq!(int_to_float(F32, -v, Round::Down), f(-16777218.0));
+        assert_eq!(
+            int_to_float(F32, u64::MAX as i128, Round::Nearest),
+            f(u64::MAX as f32)
+        );
+        assert_eq!(
+            int_to_float(F32, u64::MAX as i128, Round::Zero),
+            f(1.8446743e19)
+        );
+        assert_eq!(
+            int_to_float(FloatFormat::F64, i64::MIN as i128, Round::Nearest),
+            (i64::MIN as f64).to_bits()
+        );
+        assert_eq!(
+            int_to_float(FloatFormat::F16, 65519, Round::Nearest),
+            0x7bff
+        );
+        assert_eq!(int_to_float(FloatFormat::F16, 70000, Round::Zero), 0x7bff);
+        assert_eq!(int_to_float(F32, 0, Round::Down), 0);
+    }
+
+    #[test]
+    fn float_to_int_saturates_and_maps_nan_to_zero() {
+        assert_eq!(float_to_int(F32, f(2.5), Round::Nearest, 32, true), 2);
+        assert_eq!(float_to_int(F32, f(3.5), Round::Nearest, 32, true), 4);
+        assert_eq!(
+            float_to_int(F32, f(-2.5), Round::Zero, 32, true),
+            (-2i32) as u32 as u64
+        );
+        assert_eq!(
+            float_to_int(F32, f(-2.5), Round::Down, 32, true),
+            (-3i32) as u32 as u64
+        );
+        assert_eq!(float_to_int(F32, f(2.1), Round::Up, 32, true), 3);
+        assert_eq!(
+            float_to_int(F32, f(3e9), Round::Zero, 32, true),
+            0x7fff_ffff
+        );
+        assert_eq!(
+            float_to_int(F32, f(-3e9), Round::Zero, 32, true),
+            0x8000_0000
+        );
+        assert_eq!(float_to_int(F32, f(-1.0), Round::Zero, 32, false), 0);
+        assert_eq!(
+            float_to_int(F32, f(5e9), Round::Zero, 32, false),
+            0xffff_ffff
+        );
+        assert_eq!(float_to_int(F32, f(f32::NAN), Round::Zero, 32, true), 0);
+        assert_eq!(
+            float_to_int(F32, f(f32::INFINITY), Round::Zero, 64, false),
+            u64::MAX
+        );
+        assert_eq!(
+            float_to_int(F32, f(f32::NEG_INFINITY), Round::Zero, 64, true),
+            i64::MIN as u64
+        );
+        assert_eq!(
+            float_to_int(F32, f(1e19), Round::Zero, 64, true),
+            i64::MAX as u64
+        );
+        assert_eq!(float_to_int(F32, f(300.0), Round::Zero, 8, false), 0xff);
+        assert_eq!(float_to_int(F32, f(-300.0), Round::Zero, 8, true), 0x80);
+    }
+
+    #[test]
+    fn packed_halves_are_independent() {
+        // f16: 1.0 = 0x3c00, 2.0 = 0x4000, 3.0 = 0x4200, 0.5 = 0x3800.
+        let a = 0x3c00_4000; // element 0 = 2.0, element 1 = 1.0
+        let b = 0x3800_3c00; // element 0 = 1.0, element 1 = 0.5
+        assert_eq!(
+            float_op_ty(Ty::F16x2, FloatOp::Add, a, b, false),
+            Some(0x3e00_4200)
+        );
+        assert_eq!(float_op_ty(Ty::U32, FloatOp::Add, a, b, false), None);
+    }
+}

@@ -1,0 +1,293 @@
+//! Address computation, address checks, plain loads and stores, and memory-order fences.
+//!
+//! Every access goes through [`locate`] (or [`read_const`] for the constant bank), which checks
+//! natural alignment first and then range, before the host touches memory; a failure is a
+//! [`Fault`] naming the space and the address. The interpreter then uses the
+//! [`Region`](crate::exec::memory::Region) accessors, so every access is a host atomic access of
+//! the right width.
+//!
+//! # Memory orders on the host
+//!
+//! Plain loads and stores are `Relaxed` host accesses whatever their order (on x86-64 and
+//! AArch64 these are ordinary `mov`/`ldr`/`str`). The order is then provided by fences, which
+//! keeps the interpreter correct on weakly ordered hosts too:
+//!
+//! | IR order | load | store | fence |
+//! |---|---|---|---|
+//! | `Weak`, `Relaxed`, `Volatile` | plain | plain | `fence(SeqCst)` (a fence must order something; strengthening is valid, `001_*`) |
+//! | `Acquire` | plain, then `fence(Acquire)` | `fence(SeqCst)` before and after (not a store order; strengthened) | `fence(Acquire)` |
+//! | `Release` | `fence(SeqCst)` before and after (not a load order; strengthened) | `fence(Release)`, then plain | `fence(Release)` |
+//! | `AcqRel` | `fence(SeqCst)` before and after | `fence(SeqCst)` before and after | `fence(AcqRel)` |
+//! | `SeqCst` | `fence(SeqCst)` before and after | `fence(SeqCst)` before and after | `fence(SeqCst)` |
+//!
+//! Atomic read-modify-writes are `SeqCst` host RMWs (see [`super::atomic`]), which strengthens
+//! every order. Scopes (`cta`, `cluster`, `gpu`, `sys`) are all coherent on one host: each is
+//! honoured by the host orders above, which hold between all host threads.
+//!
+//! # Generic addresses
+//!
+//! PTX generic addresses resolve at run time ([`resolve_generic`]): an address at or above
+//! [`GLOBAL_BASE`] is global; an address inside the shared window placed at
+//! [`GENERIC_SHARED_BASE`] is the shared offset `address - GENERIC_SHARED_BASE`; anything else
+//! is out of range. A fault on a generic access reports space `generic` and the generic address.
+
+use super::{read_operand, read_reg, read_reg_words, write_reg_words, Fault, LaneFault};
+use crate::exec::memory::Region;
+use crate::exec::{CtaEnv, TrapReason, WarpState, GLOBAL_BASE, SHARED_WINDOW_BYTES};
+use crate::ir::{Address, MemOrder, Operand, Reg, Space, Ty};
+use std::sync::atomic::{fence, Ordering};
+
+/// Where the CTA's shared window appears in the generic address space (PTX `cvta.shared`
+/// produces `GENERIC_SHARED_BASE + offset`). It lies below [`GLOBAL_BASE`], so the two windows
+/// never overlap.
+pub const GENERIC_SHARED_BASE: u64 = 0x0000_7e00_0000_0000;
+
+/// The space and in-space address a generic address refers to, or `None` if it is in neither
+/// window.
+pub fn resolve_generic(address: u64) -> Option<(Space, u64)> {
+    if address >= GLOBAL_BASE {
+        Some((Space::Global, address))
+    } else if (GENERIC_SHARED_BASE..GENERIC_SHARED_BASE + SHARED_WINDOW_BYTES as u64)
+        .contains(&address)
+    {
+        Some((Space::Shared, address - GENERIC_SHARED_BASE))
+    } else {
+        None
+    }
+}
+
+/// Natural alignment of an access of `size` bytes (1, 2, 4 or 8).
+fn check_alignment(space: Space, address: u64, size: u32) -> Result<(), Fault> {
+    if address & (size as u64 - 1) != 0 {
+        Err(Fault {
+            reason: TrapReason::MisalignedAddress,
+            space,
+            address,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks an access of `size` bytes at `address` in `space` (alignment first, then range) and
+/// returns the region and offset to access. The constant bank is not a writable region:
+/// [`Space::Const`] always faults here (reads use [`read_const`]).
+pub fn locate<'a>(
+    env: &CtaEnv<'a>,
+    space: Space,
+    address: u64,
+    size: u32,
+) -> Result<(&'a Region, usize), Fault> {
+    let fault = |reason| Fault {
+        reason,
+        space,
+        address,
+    };
+    match space {
+        Space::Shared => env
+            .shared
+            .check(address, size)
+            .map(|o| (env.shared.region(), o))
+            .map_err(fault),
+        Space::Global => env
+            .global
+            .check(address, size)
+            .map(|o| (env.global.region(), o))
+            .map_err(fault),
+        Space::Generic => {
+            check_alignment(space, address, size)?;
+            match resolve_generic(address) {
+                Some((resolved, in_space)) => {
+                    locate(env, resolved, in_space, size).map_err(|f| fault(f.reason))
+                }
+                None => Err(fault(TrapReason::AddressOutOfRange)),
+            }
+        }
+        Space::Const => {
+            check_alignment(space, address, size)?;
+            Err(fault(TrapReason::AddressOutOfRange))
+        }
+    }
+}
+
+/// A little-endian read of `size` bytes of constant bank 0 at `offset`, checked like every
+/// access (alignment, then range).
+pub fn read_const(cbank: &[u8], offset: u64, size: u32) -> Result<u64, Fault> {
+    check_alignment(Space::Const, offset, size)?;
+    let out_of_range = Fault {
+        reason: TrapReason::AddressOutOfRange,
+        space: Space::Const,
+        address: offset,
+    };
+    let start = usize::try_from(offset).map_err(|_| out_of_range)?;
+    let bytes = start
+        .checked_add(size as usize)
+        .and_then(|end| cbank.get(start..end))
+        .ok_or(out_of_range)?;
+    Ok(bytes.iter().rev().fold(0u64, |acc, &b| acc << 8 | b as u64))
+}
+
+/// Loads `size` bytes (zero-extended) from `space` at `address`.
+pub fn load(env: &CtaEnv, space: Space, address: u64, size: u32) -> Result<u64, Fault> {
+    if space == Space::Const {
+        return read_const(env.cbank, address, size);
+    }
+    let (region, offset) = locate(env, space, address, size)?;
+    Ok(region.load(offset, size))
+}
+
+/// Stores the low `size` bytes of `value` to `space` at `address`.
+pub fn store(env: &CtaEnv, space: Space, address: u64, size: u32, value: u64) -> Result<(), Fault> {
+    let (region, offset) = locate(env, space, address, size)?;
+    region.store(offset, size, value);
+    Ok(())
+}
+
+/// The effective address of `addr` for `lane`: the base register (32-bit, or the 64-bit pair
+/// when `base_bits == 64`) combined with the offset by [`Address::effective`].
+pub fn effective_address(warp: &WarpState, addr: &Address, space: Space, lane: usize) -> u64 {
+    let base_value = match addr.base {
+        Some(base) if !addr.is_absolute() => {
+            if addr.base_bits == 64 {
+                read_reg_words(warp, base, lane, 2)
+            } else {
+                read_reg(warp, base, lane) as u64
+            }
+        }
+        _ => 0,
+    };
+    addr.effective(space, base_value)
+}
+
+/// The host fence of a [`crate::ir::Op::Fence`] (see the table in the module docs).
+pub fn fence_for(order: MemOrder) {
+    match order {
+        MemOrder::Acquire => fence(Ordering::Acquire),
+        MemOrder::Release => fence(Ordering::Release),
+        MemOrder::AcqRel => fence(Ordering::AcqRel),
+        MemOrder::SeqCst | MemOrder::Weak | MemOrder::Relaxed | MemOrder::Volatile => {
+            fence(Ordering::SeqCst)
+        }
+    }
+}
+
+/// Host fences around a plain load or store of order `order`: `(before, after)`.
+fn access_fences(order: MemOrder, is_load: bool) -> (Option<Ordering>, Option<Ordering>) {
+    match order {
+        MemOrder::Weak | MemOrder::Relaxed | MemOrder::Volatile => (None, None),
+        MemOrder::Acquire if is_load => (None, Some(Ordering::Acquire)),
+        MemOrder::Release if !is_load => (Some(Ordering::Release), None),
+        MemOrder::Acquire | MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst => {
+            (Some(Ordering::SeqCst), Some(Ordering::SeqCst))
+        }
+    }
+}
+
+/// [`crate::ir::Op::Load`] for the lanes of `exec`, in increasing lane order.
+pub fn execute_load(
+    warp: &mut WarpState,
+    env: &CtaEnv,
+    exec: u32,
+    (space, ty, order): (Space, Ty, MemOrder),
+    dst: Reg,
+    addr: &Address,
+) -> Result<(), LaneFault> {
+    let (before, after) = access_fences(order, true);
+    if let Some(o) = before {
+        fence(o);
+    }
+    let result = super::for_lanes(exec, |lane| {
+        let address = effective_address(warp, addr, space, lane);
+        let raw = load(env, space, address, ty.bytes())?;
+        write_reg_words(
+            warp,
+            dst,
+            lane,
+            super::alu::to_register(ty, raw) as u128,
+            ty.regs(),
+        );
+        Ok(())
+    });
+    if let Some(o) = after {
+        fence(o);
+    }
+    result
+}
+
+/// [`crate::ir::Op::Store`] for the lanes of `exec`, in increasing lane order.
+pub fn execute_store(
+    warp: &mut WarpState,
+    env: &CtaEnv,
+    exec: u32,
+    (space, ty, order): (Space, Ty, MemOrder),
+    src: &Operand,
+    addr: &Address,
+) -> Result<(), LaneFault> {
+    let (before, after) = access_fences(order, false);
+    if let Some(o) = before {
+        fence(o);
+    }
+    let result = super::for_lanes(exec, |lane| {
+        let value = read_operand(warp, env, src, lane, ty.regs())?;
+        let address = effective_address(warp, addr, space, lane);
+        store(env, space, address, ty.bytes(), value)
+    });
+    if let Some(o) = after {
+        fence(o);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn const_reads_are_little_endian_and_checked() {
+        let bank = [1u8, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+        assert_eq!(read_const(&bank, 0, 4), Ok(0x0403_0201));
+        assert_eq!(read_const(&bank, 8, 4), Ok(0x0c0b_0a09));
+        assert_eq!(read_const(&bank, 0, 8), Ok(0x0807_0605_0403_0201));
+        assert_eq!(read_const(&bank, 11, 1), Ok(12));
+        let fault = |reason, address| {
+            Err(Fault {
+                reason,
+                space: Space::Const,
+                address,
+            })
+        };
+        assert_eq!(
+            read_const(&bank, 2, 4),
+            fault(TrapReason::MisalignedAddress, 2)
+        );
+        assert_eq!(
+            read_const(&bank, 12, 4),
+            fault(TrapReason::AddressOutOfRange, 12)
+        );
+        assert_eq!(
+            read_const(&bank, 8, 8),
+            fault(TrapReason::AddressOutOfRange, 8)
+        );
+        assert_eq!(
+            read_const(&bank, u64::MAX - 7, 8),
+            fault(TrapReason::AddressOutOfRange, u64::MAX - 7)
+        );
+    }
+
+    #[test]
+    fn generic_addresses_resolve_to_one_window() {
+        assert_eq!(
+            resolve_generic(GLOBAL_BASE + 8),
+            Some((Space::Global, GLOBAL_BASE + 8))
+        );
+        assert_eq!(
+            resolve_generic(GENERIC_SHARED_BASE + 8),
+            Some((Space::Shared, 8))
+        );
+        assert_eq!(
+            resolve_generic(GENERIC_SHARED_BASE + SHARED_WINDOW_BYTES as u64),
+            None
+        );
+        assert_eq!(resolve_generic(0), None);
+    }
+}
