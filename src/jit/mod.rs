@@ -283,7 +283,9 @@ impl WarpRunner for JitKernel {
             global_base: global.as_ptr(),
             global_limit: abi::limits(global.len()),
             cbank: cbank.as_ptr(),
-            cbank_limit: abi::limits(cbank.len() as u64),
+            // Loads in the constant space are checked against the bank as given (a padded copy
+            // only serves operand reads).
+            cbank_limit: abi::limits(env.cbank.len() as u64),
             stats: &mut warp.stats,
             slow: &*self.slow,
             ctaid: env.ctaid,

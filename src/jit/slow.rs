@@ -148,11 +148,8 @@ enum Exact {
     Inf {
         negative: bool,
     },
-    /// A NaN: sign and the fraction bits left-aligned in 64 bits (quiet bit first).
-    Nan {
-        negative: bool,
-        payload: u64,
-    },
+    /// A NaN (converts to the canonical NaN, or to 0 for integers).
+    Nan,
 }
 
 fn decode_float(bits: u64, ty: Ty, ftz: bool) -> Exact {
@@ -165,10 +162,7 @@ fn decode_float(bits: u64, ty: Ty, ftz: bool) -> Exact {
         if frac == 0 {
             Exact::Inf { negative }
         } else {
-            Exact::Nan {
-                negative,
-                payload: frac << (64 - mb),
-            }
+            Exact::Nan
         }
     } else if exp_field == 0 {
         if ftz {
@@ -257,11 +251,9 @@ fn encode_float(value: Exact, ty: Ty, round: Round, ftz: bool) -> u64 {
     let max_finite = |neg: bool| sign(neg) | (exp_all - 1) << mb | ((1u64 << mb) - 1);
     match value {
         Exact::Inf { negative } => inf(negative),
-        Exact::Nan { negative, payload } => {
-            // Quiet NaN, payload truncated from the top (what x86-64 conversions do).
-            let frac = (payload >> (64 - mb)) | 1 << (mb - 1);
-            sign(negative) | exp_all << mb | frac
-        }
+        // Every NaN result is the canonical NaN (sign 0, exponent and fraction all ones), as
+        // NVIDIA GPUs and the reference interpreter produce.
+        Exact::Nan => exp_all << mb | ((1u64 << mb) - 1),
         Exact::Finite {
             negative,
             mantissa,
@@ -324,7 +316,7 @@ fn float_to_int(value: Exact, ty: Ty, round: Round) -> u64 {
         (0, (1i128 << ty.bits()) - 1)
     };
     let v: i128 = match value {
-        Exact::Nan { .. } => 0,
+        Exact::Nan => 0,
         Exact::Inf { negative } => {
             if negative {
                 min

@@ -1113,7 +1113,7 @@ fn shf_lop3_popc_and_select() {
     .push(Op::Shf(ShfInst {
         left: true,
         wrap: false,
-        high: false,
+        high: true,
         ty: Ty::U32,
         dst: r(4),
         lo: src(reg(0)),
@@ -1174,7 +1174,11 @@ fn shf_lop3_popc_and_select() {
         let v = (bb as u64) << 32 | a as u64;
         let s = c.min(32);
         assert_eq!(reg_of(&w, 3, l), (v >> s) as u32, "SHF.R lane {l}");
-        assert_eq!(reg_of(&w, 4, l), ((v << s) >> 32) as u32, "SHF.L lane {l}");
+        assert_eq!(
+            reg_of(&w, 4, l),
+            ((v << s) >> 32) as u32,
+            "SHF.L.HI lane {l}"
+        );
         assert_eq!(
             reg_of(&w, 5, l),
             ((v as i64 >> s) >> 32) as u32,

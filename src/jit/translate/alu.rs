@@ -188,6 +188,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     let vb = t.read_src(lane, &b, ty)?;
                     let bit = t.lane_bit_of(pm, lane);
                     let v = t.b.ins().select(bit, va, vb);
+                    let v = t.narrow(v, ty);
                     t.write_reg(lane, dst, words, v);
                     Ok(vec![])
                 })?;
@@ -360,23 +361,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// A register value of narrow integer type `ty` (8 or 16 bits) brought to its canonical
-    /// 32-bit form: the low bits extended by `ty`'s signedness. Other types are unchanged. Used
-    /// on inputs (whatever the register's upper bits hold) and on results (which wrap modulo
-    /// 2^bits).
-    fn narrow(&mut self, v: Value, ty: Ty) -> Value {
-        let bits = ty.bits();
-        if ty.is_float() || bits >= 32 {
-            return v;
-        }
-        if ty.is_signed_int() {
-            let s = self.b.ins().ishl_imm_s(v, i64::from(32 - bits));
-            self.b.ins().sshr_imm_s(s, i64::from(32 - bits))
-        } else {
-            self.b.ins().band_imm_s(v, (1i64 << bits) - 1)
-        }
-    }
-
     /// Narrow integer inputs zero-extended (for bit-counting ops).
     fn zero_narrow(&mut self, v: Value, ty: Ty) -> Value {
         let bits = ty.bits();
@@ -389,6 +373,20 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     fn as_float(&mut self, v: Value, ty: Ty) -> Value {
         self.b.ins().bitcast(float_type(ty), MemFlagsData::new(), v)
+    }
+
+    /// The bits of a float arithmetic result, with any NaN replaced by the format's canonical
+    /// NaN (sign 0, exponent and fraction all ones), as NVIDIA GPUs and the reference
+    /// interpreter produce; this also makes results independent of x86's NaN propagation.
+    pub(super) fn float_result_bits(&mut self, f: Value) -> Value {
+        let is_nan = self.b.ins().fcmp(FloatCC::Unordered, f, f);
+        let bits = self.float_bits(f);
+        let canonical = if self.b.func.dfg.value_type(f) == F64 {
+            self.iconst(I64, 0x7fff_ffff_ffff_ffff)
+        } else {
+            self.iconst(I32, 0x7fff_ffff)
+        };
+        self.b.ins().select(is_nan, canonical, bits)
     }
 
     fn float_bits(&mut self, v: Value) -> Value {
@@ -415,7 +413,8 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// IEEE `minNum`/`maxNum` on floats: a NaN operand yields the other operand; otherwise
-    /// Cranelift's `fmin`/`fmax` (which order `-0 < +0`).
+    /// Cranelift's `fmin`/`fmax` (which order `-0 < +0`). Both NaN gives a NaN, which callers
+    /// canonicalise with [`Self::float_result_bits`].
     pub(super) fn float_min_max(&mut self, max: bool, a: Value, b: Value) -> Value {
         let r = if max {
             self.b.ins().fmax(a, b)
@@ -571,6 +570,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         b: Src,
         ftz: bool,
     ) -> Result<(), JitError> {
+        if op == BinOp::MulWide && ty.bits() > 32 {
+            return Err(self.invalid(format!(
+                "mulwide on {} (defined for types up to 32 bits)",
+                ty.name()
+            )));
+        }
         let wide_dst = op == BinOp::MulWide && ty.bits() >= 32;
         let dst_words = if wide_dst { 2 } else { ty.regs() };
         self.check_reg(dst, dst_words)?;
@@ -608,7 +613,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     BinOp::Max => t.float_min_max(true, fa, fb),
                     _ => t.float_min_max(false, fa, fb),
                 };
-                let mut r = t.float_bits(r);
+                let mut r = t.float_result_bits(r);
                 if ftz {
                     r = t.flush_subnormal(r, ty);
                 }
@@ -623,8 +628,10 @@ impl<'a, 'f> Translator<'a, 'f> {
             let va = t.read_src(lane, &a, ty)?;
             let va = t.narrow(va, ty);
             let shift = matches!(op, BinOp::Shl | BinOp::Shr);
+            // A shift amount is the whole unsigned source (a pair for 64-bit types).
+            let amount_ty = if ty.regs() == 2 { Ty::U64 } else { Ty::U32 };
             let vb = if shift {
-                t.read_src(lane, &b, Ty::U32)?
+                t.read_src(lane, &b, amount_ty)?
             } else {
                 t.read_src(lane, &b, ty)?
             };
@@ -695,11 +702,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 BinOp::Xor => t.b.ins().bxor(va, vb),
                 BinOp::Shl | BinOp::Shr => {
                     // Amounts of `bits` or more shift everything out (or fill with the sign).
-                    let amount = if vt == I64 {
-                        t.b.ins().uextend(I64, vb)
-                    } else {
-                        vb
-                    };
+                    let amount = vb;
                     let big = t.b.ins().icmp_imm_s(
                         IntCC::UnsignedGreaterThanOrEqual,
                         amount,
@@ -788,8 +791,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let outs = self.lane_loop(exec, &[zero, zero], |t, lane, acc| {
             let mut sum = t.iconst(I64, 0);
             for s in &srcs {
-                let v = t.read_src(lane, s, Ty::U32)?;
-                let v = t.b.ins().uextend(I64, v);
+                let v = t.carry_term(lane, s)?;
                 sum = t.b.ins().iadd(sum, v);
             }
             for m in [cin0, cin1] {
@@ -861,6 +863,36 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
+    /// A 32-bit `IADD3`/`LEA` addend as it enters the wide sum that produces the carries (an
+    /// i64): a negated operand `-x` counts as `~x + 1` without wrapping (`2^32` for `x = 0`), as
+    /// the hardware forms a subtraction (IR docs of `Op::IAdd3`); `~x` as the complement;
+    /// `Abs`/`NegAbs` (not SASS forms) as the wrapping absolute value and its negation in the
+    /// same way.
+    fn carry_term(&mut self, lane: &Lane, src: &Src) -> Result<Value, JitError> {
+        let x = self.read_operand(lane, src.operand, 1)?;
+        let negate = |t: &mut Self, v: Value| {
+            let n = t.b.ins().bnot(v);
+            let n = t.b.ins().uextend(I64, n);
+            t.b.ins().iadd_imm_s(n, 1)
+        };
+        Ok(match src.modifier {
+            crate::ir::SrcMod::None => self.b.ins().uextend(I64, x),
+            crate::ir::SrcMod::Neg => negate(self, x),
+            crate::ir::SrcMod::Not => {
+                let n = self.b.ins().bnot(x);
+                self.b.ins().uextend(I64, n)
+            }
+            crate::ir::SrcMod::Abs => {
+                let a = self.b.ins().iabs(x);
+                self.b.ins().uextend(I64, a)
+            }
+            crate::ir::SrcMod::NegAbs => {
+                let a = self.b.ins().iabs(x);
+                negate(self, a)
+            }
+        })
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn translate_lea(
         &mut self,
@@ -881,29 +913,25 @@ impl<'a, 'f> Translator<'a, 'f> {
         let zero = self.iconst(I32, 0);
         let outs = self.lane_loop(exec, &[zero], |t, lane, acc| {
             let va = t.read_src(lane, &a, Ty::U32)?;
-            let vb = t.read_src(lane, &b, Ty::U32)?;
-            let (shifted, carry_in) = if hi {
-                // hi32(((c:a) << shift)) plus the carry-in.
-                let vc = t.read_src(lane, &c, Ty::U32)?;
-                let v = t.concat(va, vc);
-                let s = t.b.ins().ishl_imm_s(v, i64::from(shift));
-                let s = t.b.ins().ushr_imm_s(s, 32);
-                let s = t.b.ins().ireduce(I32, s);
-                let ci = t.carry_bit(cin, lane);
-                (s, Some(ci))
+            let b_term = t.carry_term(lane, &b)?;
+            let vc = t.read_src(lane, &c, Ty::U32)?;
+            // (c:a) << shift: the low word for LEA, the high word for LEA.HI.
+            let wide = t.concat(va, vc);
+            let wide = t.b.ins().ishl_imm_s(wide, i64::from(shift));
+            let wide = if hi {
+                t.b.ins().ushr_imm_s(wide, 32)
             } else {
-                (t.b.ins().ishl_imm_s(va, i64::from(shift)), None)
+                wide
             };
-            let x = t.b.ins().uextend(I64, shifted);
-            let y = t.b.ins().uextend(I64, vb);
-            let mut sum = t.b.ins().iadd(x, y);
-            if let Some(ci) = carry_in {
-                sum = t.b.ins().iadd(sum, ci);
-            }
+            let shifted = t.b.ins().band_imm_s(wide, 0xffff_ffff);
+            let ci = t.carry_bit(cin, lane);
+            let sum = t.b.ins().iadd(shifted, b_term);
+            let sum = t.b.ins().iadd(sum, ci);
             let r = t.b.ins().ireduce(I32, sum);
             t.write_reg32(lane, dst, r);
             let carry = t.b.ins().ushr_imm_s(sum, 32);
             let carry = t.b.ins().ireduce(I32, carry);
+            let carry = t.b.ins().band_imm_s(carry, 1);
             let carry = t.b.ins().ishl(carry, lane.index);
             Ok(vec![t.b.ins().bor(acc[0], carry)])
         })?;
@@ -938,9 +966,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             } else {
                 t.b.ins().ushr(v, amount)
             };
-            // Left shifts give the high word unless `.HI`; right shifts the low word unless `.HI`.
-            let take_high = s.left != s.high;
-            let r = if take_high {
+            // `.HI` selects bits 63..32 of the shifted value, otherwise bits 31..0.
+            let r = if s.high {
                 t.b.ins().ushr_imm_s(r, 32)
             } else {
                 r
@@ -1136,7 +1163,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 };
                 let f = self.as_float(v, Ty::F32);
                 let d = self.b.ins().fpromote(F64, f);
-                self.float_bits(d)
+                self.float_result_bits(d)
             }
             ConvertPath::Demote => {
                 let v = if ftz {
@@ -1146,7 +1173,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 };
                 let f = self.as_float(v, Ty::F64);
                 let d = self.b.ins().fdemote(F32, f);
-                let r = self.float_bits(d);
+                let r = self.float_result_bits(d);
                 if ftz {
                     self.flush_subnormal(r, Ty::F32)
                 } else {

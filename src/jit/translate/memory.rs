@@ -34,6 +34,7 @@
 //! each scope is honoured by the strongest one. They stay in the IR and in reports.
 
 use super::{arg, Flow, Lane, Translator, GLOBAL_BASE_I64};
+use crate::interp::memory::GENERIC_SHARED_BASE;
 use crate::ir::{Address, AtomicInst, AtomicOp, Guard, MemOrder, Operand, Reg, Scope, Space, Ty};
 use crate::jit::abi::{self, off};
 use crate::jit::JitError;
@@ -106,35 +107,65 @@ impl<'a, 'f> Translator<'a, 'f> {
         addr: Value,
         size: u32,
     ) -> Result<Value, JitError> {
-        let (base_off, limit_off) = match space {
-            Space::Shared => (off::SHARED_BASE, off::SHARED_LIMIT),
-            Space::Global => (off::GLOBAL_BASE, off::GLOBAL_LIMIT),
-            Space::Const => (off::CBANK, off::CBANK_LIMIT),
-            Space::Generic => {
-                return Err(self.unsupported(
-                    "the generic address space (its mapping onto global and shared memory is defined with the PTX dialect)",
-                ))
-            }
-        };
         let cst = self.flags.state_const;
-        let host_base = self.b.ins().load(I64, cst, self.ctx, base_off);
-        let limit = self.b.ins().load(
-            I64,
-            cst,
-            self.ctx,
-            limit_off + 8 * abi::limit_index(size) as i32,
-        );
-        let offset = if space == Space::Global {
-            self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64)
-        } else {
-            addr
-        };
+        let limit_at = |off: i32| off + 8 * abi::limit_index(size) as i32;
         let low = self.b.ins().band_imm_s(addr, i64::from(size) - 1);
         let misaligned = self.b.ins().icmp_imm_s(IntCC::NotEqual, low, 0);
-        let out_of_range = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThanOrEqual, offset, limit);
+        let (host, out_of_range) = match space {
+            Space::Shared | Space::Global | Space::Const => {
+                let (base_off, limit_off) = match space {
+                    Space::Shared => (off::SHARED_BASE, off::SHARED_LIMIT),
+                    Space::Global => (off::GLOBAL_BASE, off::GLOBAL_LIMIT),
+                    _ => (off::CBANK, off::CBANK_LIMIT),
+                };
+                let host_base = self.b.ins().load(I64, cst, self.ctx, base_off);
+                let limit = self.b.ins().load(I64, cst, self.ctx, limit_at(limit_off));
+                let offset = if space == Space::Global {
+                    self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64)
+                } else {
+                    addr
+                };
+                let oor = self
+                    .b
+                    .ins()
+                    .icmp(IntCC::UnsignedGreaterThanOrEqual, offset, limit);
+                (self.b.ins().iadd(host_base, offset), oor)
+            }
+            Space::Generic => {
+                // A generic address at or above GLOBAL_BASE is global; one inside the shared
+                // window's generic image is shared; anything else is out of range. Faults
+                // name the generic space and the generic address, as the interpreter does.
+                let global_base = self.b.ins().load(I64, cst, self.ctx, off::GLOBAL_BASE);
+                let global_limit =
+                    self.b
+                        .ins()
+                        .load(I64, cst, self.ctx, limit_at(off::GLOBAL_LIMIT));
+                let shared_base = self.b.ins().load(I64, cst, self.ctx, off::SHARED_BASE);
+                let shared_limit =
+                    self.b
+                        .ins()
+                        .load(I64, cst, self.ctx, limit_at(off::SHARED_LIMIT));
+                let is_global = self.b.ins().icmp_imm_s(
+                    IntCC::UnsignedGreaterThanOrEqual,
+                    addr,
+                    GLOBAL_BASE_I64,
+                );
+                let g_off = self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64);
+                let s_off = self.b.ins().iadd_imm_s(addr, -(GENERIC_SHARED_BASE as i64));
+                let g_oor =
+                    self.b
+                        .ins()
+                        .icmp(IntCC::UnsignedGreaterThanOrEqual, g_off, global_limit);
+                let s_oor =
+                    self.b
+                        .ins()
+                        .icmp(IntCC::UnsignedGreaterThanOrEqual, s_off, shared_limit);
+                let oor = self.b.ins().select(is_global, g_oor, s_oor);
+                let g_ptr = self.b.ins().iadd(global_base, g_off);
+                let s_ptr = self.b.ins().iadd(shared_base, s_off);
+                (self.b.ins().select(is_global, g_ptr, s_ptr), oor)
+            }
+        };
         let bad = self.b.ins().bor(misaligned, out_of_range);
         let fault = self.b.create_block();
         let ok = self.b.create_block();
@@ -146,7 +177,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let reason = self.b.ins().select(misaligned, mis, oor);
         self.jump_trap(reason, lane.index, space, addr);
         self.b.switch_to_block(ok);
-        Ok(self.b.ins().iadd(host_base, offset))
+        Ok(host)
     }
 
     fn device_flags(&self, space: Space) -> MemFlagsData {
@@ -366,11 +397,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         if g.is_never() {
             return Ok(Flow::Next(self.mask));
         }
-        if !matches!(a.space, Space::Global | Space::Shared) {
-            return Err(match a.space {
-                Space::Const => self.invalid("an atomic on the read-only constant bank"),
-                _ => self.unsupported(format!("atomics in the {} space", a.space.name())),
-            });
+        if a.space == Space::Const {
+            return Err(self.invalid("an atomic on the read-only constant bank"));
         }
         let lowering = self.atomic_lowering(a)?;
         let words = a.ty.regs();
@@ -544,8 +572,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     LoopOp::FloatMin => self.float_min_max(false, fm, fv),
                     _ => self.float_min_max(true, fm, fv),
                 };
-                let it = if ty.bits() == 64 { I64 } else { I32 };
-                let r = self.b.ins().bitcast(it, MemFlagsData::new(), r);
+                let r = self.float_result_bits(r);
                 if a.ftz {
                     self.flush_subnormal(r, ty)
                 } else {

@@ -681,11 +681,15 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// Reads a source of type `ty` (an i32, or an i64 for 64-bit types) and applies its
-    /// modifier in `ty`: `Neg` is two's complement for integers and a sign flip for floats,
-    /// `Not` the complement, `Abs`/`NegAbs` clear/set the float sign.
+    /// modifier in `ty`. Integer sources narrower than 32 bits are first brought to their
+    /// canonical form (see [`Self::narrow`]); then `Neg` is two's complement, `Not` the
+    /// complement, `Abs` the wrapping absolute value and `NegAbs` its negation. For floats the
+    /// modifiers are sign-bit operations (`Not` complements the bits). Bits above the type's
+    /// width may be left non-canonical: users narrow results where the type is narrow.
     fn read_src(&mut self, lane: &Lane, src: &Src, ty: Ty) -> Result<Value, JitError> {
         let words = ty.regs();
         let v = self.read_operand(lane, src.operand, words)?;
+        let v = if ty.is_int() { self.narrow(v, ty) } else { v };
         Ok(self.apply_modifier(v, src.modifier, ty))
     }
 
@@ -698,8 +702,30 @@ impl<'a, 'f> Translator<'a, 'f> {
             SrcMod::Not => self.b.ins().bnot(v),
             SrcMod::Neg if ty.is_float() => self.b.ins().bxor_imm_s(v, sign),
             SrcMod::Neg => self.b.ins().ineg(v),
-            SrcMod::Abs => self.b.ins().band_imm_s(v, !sign),
-            SrcMod::NegAbs => self.b.ins().bor_imm_s(v, sign),
+            SrcMod::Abs if ty.is_float() => self.b.ins().band_imm_s(v, !sign),
+            SrcMod::Abs => self.b.ins().iabs(v),
+            SrcMod::NegAbs if ty.is_float() => self.b.ins().bor_imm_s(v, sign),
+            SrcMod::NegAbs => {
+                let a = self.b.ins().iabs(v);
+                self.b.ins().ineg(a)
+            }
+        }
+    }
+
+    /// A register value of a type narrower than 32 bits brought to its register form: the low
+    /// bits extended by the type's signedness (sign for `s8`/`s16`, zero otherwise, floats
+    /// included). 32- and 64-bit types are unchanged. Used on inputs (whatever the register's
+    /// upper bits hold) and on results (which wrap modulo 2^bits).
+    fn narrow(&mut self, v: Value, ty: Ty) -> Value {
+        let bits = ty.bits();
+        if bits >= 32 {
+            return v;
+        }
+        if ty.is_signed_int() {
+            let s = self.b.ins().ishl_imm_s(v, i64::from(32 - bits));
+            self.b.ins().sshr_imm_s(s, i64::from(32 - bits))
+        } else {
+            self.b.ins().band_imm_s(v, (1i64 << bits) - 1)
         }
     }
 
