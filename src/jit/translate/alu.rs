@@ -546,11 +546,12 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
                 UnOp::Brev => {
                     let r = t.b.ins().bitrev(v);
-                    if bits < width {
+                    let r = if bits < width {
                         t.b.ins().ushr_imm_s(r, i64::from(width - bits))
                     } else {
                         r
-                    }
+                    };
+                    t.narrow(r, ty)
                 }
             };
             t.write_reg(lane, dst, dst_words, r);
