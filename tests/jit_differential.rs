@@ -66,7 +66,12 @@ impl Gen {
         self.insts.push(Inst {
             op,
             guard,
-            span: Span { start: 0, end: 0, line: n + 1, col: 1 },
+            span: Span {
+                start: 0,
+                end: 0,
+                line: n + 1,
+                col: 1,
+            },
             text: format!("inst {n}"),
             sched: Vec::new(),
         });
@@ -90,15 +95,38 @@ impl Gen {
         match self.below(5) {
             0 => PredSrc::TRUE,
             1 => PredSrc::FALSE,
-            _ => PredSrc { pred: self.value_pred(), negate: self.chance(50) },
+            _ => PredSrc {
+                pred: self.value_pred(),
+                negate: self.chance(50),
+            },
         }
     }
 
     fn interesting_imm(&mut self) -> u64 {
         match self.below(6) {
-            0 => self.pick(&[0u64, 1, 2, 31, 32, 33, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0xffff_fffe]),
+            0 => self.pick(&[
+                0u64,
+                1,
+                2,
+                31,
+                32,
+                33,
+                0x7fff_ffff,
+                0x8000_0000,
+                0xffff_ffff,
+                0xffff_fffe,
+            ]),
             1 => self.below(64),
-            2 => f32::to_bits(self.pick(&[0.0f32, -0.0, 1.5, -2.25, 1e-40, f32::INFINITY, f32::NAN, 3e9])) as u64,
+            2 => f32::to_bits(self.pick(&[
+                0.0f32,
+                -0.0,
+                1.5,
+                -2.25,
+                1e-40,
+                f32::INFINITY,
+                f32::NAN,
+                3e9,
+            ])) as u64,
             _ => self.rng.next() & 0xffff_ffff,
         }
     }
@@ -117,11 +145,18 @@ impl Gen {
             1 => SrcMod::Not,
             _ => SrcMod::None,
         };
-        Src { operand: self.operand(), modifier }
+        Src {
+            operand: self.operand(),
+            modifier,
+        }
     }
 
     fn pair_src(&mut self) -> Src {
-        let operand = if self.chance(15) { Operand::Imm(self.rng.next()) } else { Operand::Reg(self.pair()) };
+        let operand = if self.chance(15) {
+            Operand::Imm(self.rng.next())
+        } else {
+            Operand::Reg(self.pair())
+        };
         Src::plain(operand)
     }
 
@@ -129,7 +164,10 @@ impl Gen {
         if self.chance(75) {
             Guard::ALWAYS
         } else {
-            Guard { pred: self.value_pred(), negate: self.chance(50) }
+            Guard {
+                pred: self.value_pred(),
+                negate: self.chance(50),
+            }
         }
     }
 
@@ -138,7 +176,18 @@ impl Gen {
         let op = match self.below(17) {
             0 => Op::IAdd3 {
                 dst: self.val(),
-                carry_out: [if self.chance(50) { self.value_pred() } else { Pred::PT }, if self.chance(30) { self.value_pred() } else { Pred::PT }],
+                carry_out: [
+                    if self.chance(50) {
+                        self.value_pred()
+                    } else {
+                        Pred::PT
+                    },
+                    if self.chance(30) {
+                        self.value_pred()
+                    } else {
+                        Pred::PT
+                    },
+                ],
                 a: self.int_src(),
                 b: self.int_src(),
                 c: self.int_src(),
@@ -146,13 +195,28 @@ impl Gen {
             },
             1 => {
                 let mode = self.pick(&[ImadMode::Lo, ImadMode::Hi, ImadMode::Wide]);
-                let (dst, c) = if mode == ImadMode::Wide { (self.pair(), self.pair_src()) } else { (self.val(), self.int_src()) };
-                Op::Imad { mode, signed: self.chance(50), dst, a: self.int_src(), b: self.int_src(), c }
+                let (dst, c) = if mode == ImadMode::Wide {
+                    (self.pair(), self.pair_src())
+                } else {
+                    (self.val(), self.int_src())
+                };
+                Op::Imad {
+                    mode,
+                    signed: self.chance(50),
+                    dst,
+                    a: self.int_src(),
+                    b: self.int_src(),
+                    c,
+                }
             }
             2 => Op::Lea {
                 hi: self.chance(50),
                 dst: self.val(),
-                carry_out: if self.chance(50) { self.value_pred() } else { Pred::PT },
+                carry_out: if self.chance(50) {
+                    self.value_pred()
+                } else {
+                    Pred::PT
+                },
                 a: Src::plain(self.operand()),
                 b: self.int_src(),
                 c: Src::plain(self.operand()),
@@ -166,12 +230,20 @@ impl Gen {
                 ty: self.pick(&[Ty::U32, Ty::S32, Ty::U64, Ty::S64]),
                 dst: self.val(),
                 lo: Src::plain(self.operand()),
-                shift: Src::plain(if self.chance(50) { Operand::Imm(self.below(70)) } else { self.operand() }),
+                shift: Src::plain(if self.chance(50) {
+                    Operand::Imm(self.below(70))
+                } else {
+                    self.operand()
+                }),
                 hi: Src::plain(self.operand()),
             }),
             4 => Op::Lop3 {
                 dst: self.val(),
-                pred_out: if self.chance(30) { self.value_pred() } else { Pred::PT },
+                pred_out: if self.chance(30) {
+                    self.value_pred()
+                } else {
+                    Pred::PT
+                },
                 a: Src::plain(self.operand()),
                 b: Src::plain(self.operand()),
                 c: Src::plain(self.operand()),
@@ -179,52 +251,136 @@ impl Gen {
             },
             5 | 6 => {
                 let ty = self.pick(&[Ty::U32, Ty::S32, Ty::U64, Ty::S64, Ty::U16, Ty::S8, Ty::F32]);
-                let (a, b) = if ty.regs() == 2 { (self.pair_src(), self.pair_src()) } else { (self.int_src(), self.int_src()) };
-                let (a, b) = if ty.is_float() { (Src::plain(a.operand), Src::plain(b.operand)) } else { (a, b) };
-                let cmps: &[CmpOp] = if ty.is_float() { CmpOp::ALL } else { &[CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge] };
+                let (a, b) = if ty.regs() == 2 {
+                    (self.pair_src(), self.pair_src())
+                } else {
+                    (self.int_src(), self.int_src())
+                };
+                let (a, b) = if ty.is_float() {
+                    (Src::plain(a.operand), Src::plain(b.operand))
+                } else {
+                    (a, b)
+                };
+                let cmps: &[CmpOp] = if ty.is_float() {
+                    CmpOp::ALL
+                } else {
+                    &[
+                        CmpOp::Eq,
+                        CmpOp::Ne,
+                        CmpOp::Lt,
+                        CmpOp::Le,
+                        CmpOp::Gt,
+                        CmpOp::Ge,
+                    ]
+                };
                 Op::SetP {
                     cmp: self.pick(cmps),
                     ty,
                     combine: self.pick(BoolOp::ALL),
                     dst: self.value_pred(),
-                    dst2: if self.chance(50) { self.value_pred() } else { Pred::PT },
+                    dst2: if self.chance(50) {
+                        self.value_pred()
+                    } else {
+                        Pred::PT
+                    },
                     a,
                     b,
                     c: self.pred_src(),
                 }
             }
             7 | 8 => {
-                let ty = self.pick(&[Ty::U32, Ty::S32, Ty::U32, Ty::S32, Ty::U64, Ty::S64, Ty::U8, Ty::S16]);
+                let ty = self.pick(&[
+                    Ty::U32,
+                    Ty::S32,
+                    Ty::U32,
+                    Ty::S32,
+                    Ty::U64,
+                    Ty::S64,
+                    Ty::U8,
+                    Ty::S16,
+                ]);
                 let ops: &[BinOp] = BinOp::ALL;
                 let op = self.pick(ops);
-                let op = if op == BinOp::MulWide && ty.bits() > 32 { BinOp::Mul } else { op };
+                let op = if op == BinOp::MulWide && ty.bits() > 32 {
+                    BinOp::Mul
+                } else {
+                    op
+                };
                 let wide_dst = op == BinOp::MulWide && ty.bits() == 32;
-                let dst = if ty.regs() == 2 || wide_dst { self.pair() } else { self.val() };
-                let a = if ty.regs() == 2 { self.pair_src() } else { self.int_src() };
-                let b = if ty.regs() == 2 && !matches!(op, BinOp::Shl | BinOp::Shr) { self.pair_src() } else { self.int_src() };
+                let dst = if ty.regs() == 2 || wide_dst {
+                    self.pair()
+                } else {
+                    self.val()
+                };
+                let a = if ty.regs() == 2 {
+                    self.pair_src()
+                } else {
+                    self.int_src()
+                };
+                let b = if ty.regs() == 2 && !matches!(op, BinOp::Shl | BinOp::Shr) {
+                    self.pair_src()
+                } else {
+                    self.int_src()
+                };
                 let b = if matches!(op, BinOp::Shl | BinOp::Shr) && ty.regs() == 2 {
-                    Src::plain(if self.chance(50) { Operand::Imm(self.below(80)) } else { Operand::Reg(self.pair()) })
+                    Src::plain(if self.chance(50) {
+                        Operand::Imm(self.below(80))
+                    } else {
+                        Operand::Reg(self.pair())
+                    })
                 } else {
                     b
                 };
-                Op::Binary { op, ty, dst, a, b, ftz: false }
+                Op::Binary {
+                    op,
+                    ty,
+                    dst,
+                    a,
+                    b,
+                    ftz: false,
+                }
             }
             9 => {
                 let ty = self.pick(&[Ty::F32, Ty::F64]);
                 let op = self.pick(&[BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Min, BinOp::Max]);
                 let (dst, a, b) = if ty == Ty::F64 {
-                    (self.pair(), Src::plain(Operand::Reg(self.pair())), Src::plain(Operand::Reg(self.pair())))
+                    (
+                        self.pair(),
+                        Src::plain(Operand::Reg(self.pair())),
+                        Src::plain(Operand::Reg(self.pair())),
+                    )
                 } else {
                     let m = self.pick(&[SrcMod::None, SrcMod::Neg, SrcMod::Abs, SrcMod::NegAbs]);
-                    (self.val(), Src { operand: self.operand(), modifier: m }, Src::plain(self.operand()))
+                    (
+                        self.val(),
+                        Src {
+                            operand: self.operand(),
+                            modifier: m,
+                        },
+                        Src::plain(self.operand()),
+                    )
                 };
-                Op::Binary { op, ty, dst, a, b, ftz: self.chance(50) }
+                Op::Binary {
+                    op,
+                    ty,
+                    dst,
+                    a,
+                    b,
+                    ftz: self.chance(50),
+                }
             }
             10 => {
                 let op = self.pick(UnOp::ALL);
                 let ty = self.pick(&[Ty::U32, Ty::S32, Ty::U64, Ty::S16]);
                 let (dst, a) = if ty.regs() == 2 {
-                    (if matches!(op, UnOp::Popc | UnOp::Clz) { self.val() } else { self.pair() }, self.pair_src())
+                    (
+                        if matches!(op, UnOp::Popc | UnOp::Clz) {
+                            self.val()
+                        } else {
+                            self.pair()
+                        },
+                        self.pair_src(),
+                    )
                 } else {
                     (self.val(), self.int_src())
                 };
@@ -256,16 +412,43 @@ impl Gen {
                     (Ty::F32, Ty::U64, Round::Nearest),
                     (Ty::F64, Ty::S64, Round::Zero),
                 ]);
-                let dst = if dst_ty.regs() == 2 { self.pair() } else { self.val() };
-                let a = if src_ty.regs() == 2 { self.pair_src() } else { Src::plain(self.operand()) };
-                Op::Convert { dst_ty, src_ty, round, ftz: src_ty.is_float() && dst_ty.is_float() && self.chance(30), dst, a }
+                let dst = if dst_ty.regs() == 2 {
+                    self.pair()
+                } else {
+                    self.val()
+                };
+                let a = if src_ty.regs() == 2 {
+                    self.pair_src()
+                } else {
+                    Src::plain(self.operand())
+                };
+                Op::Convert {
+                    dst_ty,
+                    src_ty,
+                    round,
+                    ftz: src_ty.is_float() && dst_ty.is_float() && self.chance(30),
+                    dst,
+                    a,
+                }
             }
-            13 => Op::PredLogic { op: self.pick(BoolOp::ALL), dst: self.value_pred(), a: self.pred_src(), b: self.pred_src() },
+            13 => Op::PredLogic {
+                op: self.pick(BoolOp::ALL),
+                dst: self.value_pred(),
+                a: self.pred_src(),
+                b: self.pred_src(),
+            },
             14 => {
                 if self.chance(50) {
-                    Op::PredMove(PredMove::ToReg { dst: self.val(), src: self.pred_src() })
+                    Op::PredMove(PredMove::ToReg {
+                        dst: self.val(),
+                        src: self.pred_src(),
+                    })
                 } else {
-                    Op::PredMove(PredMove::FromReg { dst: self.value_pred(), src: self.operand(), mask: 1 << self.below(32) })
+                    Op::PredMove(PredMove::FromReg {
+                        dst: self.value_pred(),
+                        src: self.operand(),
+                        mask: 1 << self.below(32),
+                    })
                 }
             }
             15 => Op::Vote {
@@ -276,8 +459,16 @@ impl Gen {
             },
             _ => {
                 let ty = self.pick(&[Ty::U32, Ty::U64]);
-                let dst = if ty == Ty::U64 { self.pair() } else { self.val() };
-                Op::Mov { ty, dst, src: Operand::Imm(self.rng.next()) }
+                let dst = if ty == Ty::U64 {
+                    self.pair()
+                } else {
+                    self.val()
+                };
+                Op::Mov {
+                    ty,
+                    dst,
+                    src: Operand::Imm(self.rng.next()),
+                }
             }
         };
         self.push_guarded(g, op);
@@ -285,7 +476,11 @@ impl Gen {
 
     /// R7 = value & mask (a shared offset), or unmasked now and then so that some kernels trap.
     fn shared_offset(&mut self, align: u64) -> Reg {
-        let mask = if self.chance(2) { 0x1ff } else { (SHARED_BYTES as u64 - 1) & !(align - 1) };
+        let mask = if self.chance(2) {
+            0x1ff
+        } else {
+            (SHARED_BYTES as u64 - 1) & !(align - 1)
+        };
         let v = self.val();
         self.push(Op::Lop3 {
             dst: Reg(7),
@@ -300,7 +495,11 @@ impl Gen {
 
     /// R18:R19 = data + (value & mask): a global address in the data buffer.
     fn global_address(&mut self, align: u64) -> Reg {
-        let mask = if self.chance(2) { 0x7ff } else { (DATA_BYTES - 1) & !(align - 1) };
+        let mask = if self.chance(2) {
+            0x7ff
+        } else {
+            (DATA_BYTES - 1) & !(align - 1)
+        };
         let v = self.val();
         self.push(Op::Lop3 {
             dst: Reg(7),
@@ -324,23 +523,75 @@ impl Gen {
     fn memory(&mut self) {
         let ty = self.pick(&[Ty::U32, Ty::U32, Ty::U8, Ty::S8, Ty::U16, Ty::S16, Ty::U64]);
         let global = self.chance(40);
-        let order_load = self.pick(&[MemOrder::Weak, MemOrder::Relaxed, MemOrder::Acquire, MemOrder::Volatile]);
-        let order_store = self.pick(&[MemOrder::Weak, MemOrder::Relaxed, MemOrder::Release, MemOrder::Volatile]);
+        let order_load = self.pick(&[
+            MemOrder::Weak,
+            MemOrder::Relaxed,
+            MemOrder::Acquire,
+            MemOrder::Volatile,
+        ]);
+        let order_store = self.pick(&[
+            MemOrder::Weak,
+            MemOrder::Relaxed,
+            MemOrder::Release,
+            MemOrder::Volatile,
+        ]);
         let scope = self.pick(Scope::ALL);
         let (space, addr) = if global {
             let base = self.global_address(u64::from(ty.bytes()));
-            (Space::Global, Address { base: Some(base), base_bits: 64, offset: 0 })
+            (
+                Space::Global,
+                Address {
+                    base: Some(base),
+                    base_bits: 64,
+                    offset: 0,
+                },
+            )
         } else {
             let base = self.shared_offset(u64::from(ty.bytes()));
-            (Space::Shared, Address { base: Some(base), base_bits: 32, offset: 0 })
+            (
+                Space::Shared,
+                Address {
+                    base: Some(base),
+                    base_bits: 32,
+                    offset: 0,
+                },
+            )
         };
         let g = self.guard();
         if self.chance(50) {
-            let dst = if ty.regs() == 2 { self.pair() } else { self.val() };
-            self.push_guarded(g, Op::Load { space, ty, order: order_load, scope, dst, addr });
+            let dst = if ty.regs() == 2 {
+                self.pair()
+            } else {
+                self.val()
+            };
+            self.push_guarded(
+                g,
+                Op::Load {
+                    space,
+                    ty,
+                    order: order_load,
+                    scope,
+                    dst,
+                    addr,
+                },
+            );
         } else {
-            let src = if ty.regs() == 2 { Operand::Reg(self.pair()) } else { self.operand() };
-            self.push_guarded(g, Op::Store { space, ty, order: order_store, scope, src, addr });
+            let src = if ty.regs() == 2 {
+                Operand::Reg(self.pair())
+            } else {
+                self.operand()
+            };
+            self.push_guarded(
+                g,
+                Op::Store {
+                    space,
+                    ty,
+                    order: order_store,
+                    scope,
+                    src,
+                    addr,
+                },
+            );
         }
     }
 
@@ -349,17 +600,37 @@ impl Gen {
         let space = if global { Space::Global } else { Space::Shared };
         let table = valid::table(Dialect::Sass, space).expect("SASS has atomic tables");
         let row = table.rows[self.below(table.rows.len() as u64) as usize];
-        let (op, size) = (row.op, row.sizes[self.below(row.sizes.len() as u64) as usize]);
+        let (op, size) = (
+            row.op,
+            row.sizes[self.below(row.sizes.len() as u64) as usize],
+        );
         let ty = size.ty;
         let words = ty.regs();
         let (space, addr) = if global {
             let base = self.global_address(u64::from(ty.bytes()));
-            (Space::Global, Address { base: Some(base), base_bits: 64, offset: 0 })
+            (
+                Space::Global,
+                Address {
+                    base: Some(base),
+                    base_bits: 64,
+                    offset: 0,
+                },
+            )
         } else if self.chance(10) {
-            (Space::Shared, Address::absolute(self.below(SHARED_BYTES as u64 / 8) as i64 * 8))
+            (
+                Space::Shared,
+                Address::absolute(self.below(SHARED_BYTES as u64 / 8) as i64 * 8),
+            )
         } else {
             let base = self.shared_offset(u64::from(ty.bytes()));
-            (Space::Shared, Address { base: Some(base), base_bits: 32, offset: 0 })
+            (
+                Space::Shared,
+                Address {
+                    base: Some(base),
+                    base_bits: 32,
+                    offset: 0,
+                },
+            )
         };
         let cas = matches!(op, AtomicOp::Cas | AtomicOp::Cast);
         // ATOMS.CAS pairs Rb and Rc: R12/R13 (.32), R12:R13/R14:R15 (.64).
@@ -383,23 +654,52 @@ impl Gen {
             self.val()
         };
         let g = self.guard();
-        let order = self.pick(&[MemOrder::Relaxed, MemOrder::Acquire, MemOrder::Release, MemOrder::AcqRel]);
+        let order = self.pick(&[
+            MemOrder::Relaxed,
+            MemOrder::Acquire,
+            MemOrder::Release,
+            MemOrder::AcqRel,
+        ]);
         let scope = self.pick(Scope::ALL);
         let spin = op == AtomicOp::Cast && !global && self.chance(50);
-        let inst = AtomicInst { space, op, ty, order, scope, dst, addr, src: b, src2: c, spin, ftz: size.ftz };
+        let inst = AtomicInst {
+            space,
+            op,
+            ty,
+            order,
+            scope,
+            dst,
+            addr,
+            src: b,
+            src2: c,
+            spin,
+            ftz: size.ftz,
+        };
         self.push_guarded(g, Op::Atomic(Box::new(inst)));
     }
 
     /// `@P BRA over` a nested block.
     fn branch_over(&mut self, budget: u32) {
-        let guard = Guard { pred: self.value_pred(), negate: self.chance(50) };
+        let guard = Guard {
+            pred: self.value_pred(),
+            negate: self.chance(50),
+        };
         let at = self.insts.len();
-        self.push_guarded(guard, Op::Branch { target: 0, uniform: false });
+        self.push_guarded(
+            guard,
+            Op::Branch {
+                target: 0,
+                uniform: false,
+            },
+        );
         self.depth += 1;
         self.block(budget);
         self.depth -= 1;
         let target = self.insts.len() as u32;
-        self.insts[at].op = Op::Branch { target, uniform: false };
+        self.insts[at].op = Op::Branch {
+            target,
+            uniform: false,
+        };
         // A join point needs an instruction to land on.
         self.push(Op::Nop);
     }
@@ -410,19 +710,62 @@ impl Gen {
         let counter = Reg(20 + self.depth as u16);
         if self.chance(50) {
             let n = 1 + self.below(3);
-            self.push(Op::Mov { ty: Ty::U32, dst: counter, src: Operand::Imm(n) });
+            self.push(Op::Mov {
+                ty: Ty::U32,
+                dst: counter,
+                src: Operand::Imm(n),
+            });
         } else {
             // (tid & 3) + 1.
-            self.push(Op::Lop3 { dst: counter, pred_out: Pred::PT, a: src(reg(0)), b: src(Operand::Imm(3)), c: src(Operand::Reg(Reg::RZ)), lut: 0xc0 });
-            self.push(Op::IAdd3 { dst: counter, carry_out: [Pred::PT; 2], a: src(Operand::Reg(counter)), b: src(Operand::Imm(1)), c: src(Operand::Reg(Reg::RZ)), carry_in: [PredSrc::FALSE; 2] });
+            self.push(Op::Lop3 {
+                dst: counter,
+                pred_out: Pred::PT,
+                a: src(reg(0)),
+                b: src(Operand::Imm(3)),
+                c: src(Operand::Reg(Reg::RZ)),
+                lut: 0xc0,
+            });
+            self.push(Op::IAdd3 {
+                dst: counter,
+                carry_out: [Pred::PT; 2],
+                a: src(Operand::Reg(counter)),
+                b: src(Operand::Imm(1)),
+                c: src(Operand::Reg(Reg::RZ)),
+                carry_in: [PredSrc::FALSE; 2],
+            });
         }
         let head = self.insts.len() as u32;
         self.depth += 1;
         self.block(budget);
         self.depth -= 1;
-        self.push(Op::IAdd3 { dst: counter, carry_out: [Pred::PT; 2], a: src(Operand::Reg(counter)), b: src(Operand::Imm(0xffff_ffff)), c: src(Operand::Reg(Reg::RZ)), carry_in: [PredSrc::FALSE; 2] });
-        self.push(Op::SetP { cmp: CmpOp::Ne, ty: Ty::U32, combine: BoolOp::And, dst: p(3), dst2: Pred::PT, a: src(Operand::Reg(counter)), b: src(Operand::Reg(Reg::RZ)), c: PredSrc::TRUE });
-        self.push_guarded(Guard { pred: p(3), negate: false }, Op::Branch { target: head, uniform: false });
+        self.push(Op::IAdd3 {
+            dst: counter,
+            carry_out: [Pred::PT; 2],
+            a: src(Operand::Reg(counter)),
+            b: src(Operand::Imm(0xffff_ffff)),
+            c: src(Operand::Reg(Reg::RZ)),
+            carry_in: [PredSrc::FALSE; 2],
+        });
+        self.push(Op::SetP {
+            cmp: CmpOp::Ne,
+            ty: Ty::U32,
+            combine: BoolOp::And,
+            dst: p(3),
+            dst2: Pred::PT,
+            a: src(Operand::Reg(counter)),
+            b: src(Operand::Reg(Reg::RZ)),
+            c: PredSrc::TRUE,
+        });
+        self.push_guarded(
+            Guard {
+                pred: p(3),
+                negate: false,
+            },
+            Op::Branch {
+                target: head,
+                uniform: false,
+            },
+        );
         self.push(Op::Nop);
     }
 
@@ -442,12 +785,20 @@ impl Gen {
                 }
                 17 if self.depth == 0 => self.push(Op::Barrier { id: 0 }),
                 18 => {
-                    let order = self.pick(&[MemOrder::Acquire, MemOrder::Release, MemOrder::AcqRel, MemOrder::SeqCst]);
+                    let order = self.pick(&[
+                        MemOrder::Acquire,
+                        MemOrder::Release,
+                        MemOrder::AcqRel,
+                        MemOrder::SeqCst,
+                    ]);
                     let scope = self.pick(Scope::ALL);
                     self.push(Op::Fence { order, scope })
                 }
                 19 if self.depth == 0 && self.chance(20) => {
-                    let guard = Guard { pred: self.value_pred(), negate: self.chance(50) };
+                    let guard = Guard {
+                        pred: self.value_pred(),
+                        negate: self.chance(50),
+                    };
                     self.push_guarded(guard, Op::Exit)
                 }
                 _ => self.alu(),
@@ -458,32 +809,113 @@ impl Gen {
 
 /// The kernel of `seed`, with its launch.
 fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
-    let mut g = Gen { rng: SplitMix64::new(seed), insts: Vec::new(), depth: 0 };
+    let mut g = Gen {
+        rng: SplitMix64::new(seed),
+        insts: Vec::new(),
+        depth: 0,
+    };
     let grid = [1 + g.below(2) as u32, 1, 1];
     let block = [g.pick(&[32u32, 64, 48, 8]), 1, 1];
     // Prologue: R0 = tid, R1 = ctaid, R2:R3 = data, R4:R5 = out, values from tid.
-    g.push(Op::ReadSpecial { dst: Reg(0), sr: SpecialReg::TidX });
-    g.push(Op::ReadSpecial { dst: Reg(1), sr: SpecialReg::CtaIdX });
-    g.push(Op::Mov { ty: Ty::U64, dst: Reg(2), src: Operand::Const { bank: 0, offset: PARAM_BASE } });
-    g.push(Op::Mov { ty: Ty::U64, dst: Reg(4), src: Operand::Const { bank: 0, offset: PARAM_BASE + 8 } });
+    g.push(Op::ReadSpecial {
+        dst: Reg(0),
+        sr: SpecialReg::TidX,
+    });
+    g.push(Op::ReadSpecial {
+        dst: Reg(1),
+        sr: SpecialReg::CtaIdX,
+    });
+    g.push(Op::Mov {
+        ty: Ty::U64,
+        dst: Reg(2),
+        src: Operand::Const {
+            bank: 0,
+            offset: PARAM_BASE,
+        },
+    });
+    g.push(Op::Mov {
+        ty: Ty::U64,
+        dst: Reg(4),
+        src: Operand::Const {
+            bank: 0,
+            offset: PARAM_BASE + 8,
+        },
+    });
     for r in 8..18u16 {
         let mul = g.rng.next() & 0xffff_ffff | 1;
         let add = g.interesting_imm();
-        g.push(Op::Imad { mode: ImadMode::Lo, signed: false, dst: Reg(r), a: src(reg(0)), b: src(Operand::Imm(mul)), c: src(Operand::Imm(add)) });
+        g.push(Op::Imad {
+            mode: ImadMode::Lo,
+            signed: false,
+            dst: Reg(r),
+            a: src(reg(0)),
+            b: src(Operand::Imm(mul)),
+            c: src(Operand::Imm(add)),
+        });
     }
     let budget = 6 + g.below(20) as u32;
     g.block(budget);
     // Epilogue: out[(ctaid * ntid + tid) * OUT_WORDS ..] = R8..R17, preds.
-    g.push(Op::Imad { mode: ImadMode::Lo, signed: false, dst: Reg(7), a: src(reg(1)), b: src(Operand::Const { bank: 0, offset: CBANK_NTID }), c: src(reg(0)) });
-    g.push(Op::Imad { mode: ImadMode::Wide, signed: false, dst: Reg(18), a: src(reg(7)), b: src(Operand::Imm(OUT_WORDS * 4)), c: src(reg(4)) });
+    g.push(Op::Imad {
+        mode: ImadMode::Lo,
+        signed: false,
+        dst: Reg(7),
+        a: src(reg(1)),
+        b: src(Operand::Const {
+            bank: 0,
+            offset: CBANK_NTID,
+        }),
+        c: src(reg(0)),
+    });
+    g.push(Op::Imad {
+        mode: ImadMode::Wide,
+        signed: false,
+        dst: Reg(18),
+        a: src(reg(7)),
+        b: src(Operand::Imm(OUT_WORDS * 4)),
+        c: src(reg(4)),
+    });
     for r in 8..18u16 {
-        let addr = Address { base: Some(Reg(18)), base_bits: 64, offset: i64::from(r - 8) * 4 };
-        g.push(Op::Store { space: Space::Global, ty: Ty::U32, order: MemOrder::Weak, scope: Scope::Cta, src: reg(r), addr });
+        let addr = Address {
+            base: Some(Reg(18)),
+            base_bits: 64,
+            offset: i64::from(r - 8) * 4,
+        };
+        g.push(Op::Store {
+            space: Space::Global,
+            ty: Ty::U32,
+            order: MemOrder::Weak,
+            scope: Scope::Cta,
+            src: reg(r),
+            addr,
+        });
     }
     for (i, pr) in [0u16, 1, 2, 3].into_iter().enumerate() {
-        g.push(Op::PredMove(PredMove::ToReg { dst: Reg(7), src: PredSrc { pred: p(pr), negate: false } }));
-        g.push(Op::Shf(ShfInst { left: true, wrap: false, high: false, ty: Ty::U32, dst: Reg(7), lo: src(reg(7)), shift: src(Operand::Imm(i as u64)), hi: src(Operand::Reg(Reg::RZ)) }));
-        g.push(Op::Lop3 { dst: Reg(19), pred_out: Pred::PT, a: src(reg(19)), b: src(reg(7)), c: src(Operand::Reg(Reg::RZ)), lut: if i == 0 { 0xcc } else { 0xfc } });
+        g.push(Op::PredMove(PredMove::ToReg {
+            dst: Reg(7),
+            src: PredSrc {
+                pred: p(pr),
+                negate: false,
+            },
+        }));
+        g.push(Op::Shf(ShfInst {
+            left: true,
+            wrap: false,
+            high: false,
+            ty: Ty::U32,
+            dst: Reg(7),
+            lo: src(reg(7)),
+            shift: src(Operand::Imm(i as u64)),
+            hi: src(Operand::Reg(Reg::RZ)),
+        }));
+        g.push(Op::Lop3 {
+            dst: Reg(22),
+            pred_out: Pred::PT,
+            a: src(reg(22)),
+            b: src(reg(7)),
+            c: src(Operand::Reg(Reg::RZ)),
+            lut: if i == 0 { 0xcc } else { 0xfc },
+        });
     }
     let _ = g.below(1);
     g.push(Op::Store {
@@ -491,8 +923,12 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
         ty: Ty::U32,
         order: MemOrder::Weak,
         scope: Scope::Cta,
-        src: reg(19),
-        addr: Address { base: Some(Reg(18)), base_bits: 64, offset: 40 },
+        src: reg(22),
+        addr: Address {
+            base: Some(Reg(18)),
+            base_bits: 64,
+            offset: 40,
+        },
     });
     g.push(Op::Exit);
     let launch = LaunchSpec {
@@ -502,13 +938,21 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
         params: vec![
             ParamDecl {
                 name: "data".into(),
-                kind: ParamKind::Buffer { elem: Ty::U32, len: DATA_BYTES / 4, init: Init::Fill(Scalar::Int(0)) },
+                kind: ParamKind::Buffer {
+                    elem: Ty::U32,
+                    len: DATA_BYTES / 4,
+                    init: Init::Fill(Scalar::Int(0)),
+                },
                 cbank_offset: PARAM_BASE,
                 span: Span::default(),
             },
             ParamDecl {
                 name: "out".into(),
-                kind: ParamKind::Buffer { elem: Ty::U32, len: 1, init: Init::Fill(Scalar::Int(0)) },
+                kind: ParamKind::Buffer {
+                    elem: Ty::U32,
+                    len: 1,
+                    init: Init::Fill(Scalar::Int(0)),
+                },
                 cbank_offset: PARAM_BASE + 8,
                 span: Span::default(),
             },
@@ -531,7 +975,14 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
 
 /// Runs `kernel` on `runner` from fresh memory seeded by `seed`; returns the outcome and the
 /// whole global memory image.
-fn run(kernel: &Kernel, info: &valid::KernelInfo, runner: &dyn atomjit::exec::WarpRunner, grid: [u32; 3], block: [u32; 3], seed: u64) -> (Result<LaunchStats, LaunchError>, Vec<u8>) {
+fn run(
+    kernel: &Kernel,
+    info: &valid::KernelInfo,
+    runner: &dyn atomjit::exec::WarpRunner,
+    grid: [u32; 3],
+    block: [u32; 3],
+    seed: u64,
+) -> (Result<LaunchStats, LaunchError>, Vec<u8>) {
     let threads = u64::from(grid[0] * block[0]);
     let out_bytes = threads * OUT_WORDS * 4;
     let (global, addrs) = GlobalMemory::with_allocations(&[DATA_BYTES, out_bytes]);
@@ -547,7 +998,8 @@ fn run(kernel: &Kernel, info: &valid::KernelInfo, runner: &dyn atomjit::exec::Wa
         cbank[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
     }
     cbank[PARAM_BASE as usize..PARAM_BASE as usize + 8].copy_from_slice(&addrs[0].to_le_bytes());
-    cbank[PARAM_BASE as usize + 8..PARAM_BASE as usize + 16].copy_from_slice(&addrs[1].to_le_bytes());
+    cbank[PARAM_BASE as usize + 8..PARAM_BASE as usize + 16]
+        .copy_from_slice(&addrs[1].to_le_bytes());
     let config = LaunchConfig {
         grid,
         block,
@@ -566,9 +1018,14 @@ fn check_seed(seed: u64) -> Result<(), TestCaseError> {
     let (kernel, grid, block) = generate(seed);
     let info = match valid::validate(&kernel) {
         Ok(info) => info,
-        Err(e) => return Err(TestCaseError::fail(format!("seed {seed:#x}: generated kernel is invalid: {e}"))),
+        Err(e) => {
+            return Err(TestCaseError::fail(format!(
+                "seed {seed:#x}: generated kernel is invalid: {e}"
+            )))
+        }
     };
-    let jit_kernel = jit::compile(&kernel, &info).map_err(|e| TestCaseError::fail(format!("seed {seed:#x}: {e}")))?;
+    let jit_kernel = jit::compile(&kernel, &info)
+        .map_err(|e| TestCaseError::fail(format!("seed {seed:#x}: {e}")))?;
     let (want, want_mem) = run(&kernel, &info, &Interpreter::new(), grid, block, seed);
     let (got, got_mem) = run(&kernel, &info, &jit_kernel, grid, block, seed);
     let describe = |r: &Result<LaunchStats, LaunchError>| match r {
@@ -603,7 +1060,12 @@ fn check_seed(seed: u64) -> Result<(), TestCaseError> {
 }
 
 fn dump(kernel: &Kernel) -> String {
-    kernel.insts.iter().enumerate().map(|(i, inst)| format!("  {i:3}: {:?} {:?}\n", inst.guard, inst.op)).collect()
+    kernel
+        .insts
+        .iter()
+        .enumerate()
+        .map(|(i, inst)| format!("  {i:3}: {:?} {:?}\n", inst.guard, inst.op))
+        .collect()
 }
 
 proptest! {
@@ -618,4 +1080,52 @@ proptest! {
             check_seed(seed)?;
         }
     }
+}
+
+/// The generator is worth its cases: over a fixed set of seeds most kernels finish, some trap,
+/// and every atomic op of the tables, CAS failures and SPIN fast-fails all occur.
+#[test]
+fn generated_kernels_cover_traps_and_every_atomic_op() {
+    let mut finished = 0;
+    let mut trapped = 0;
+    let mut total = atomjit::exec::Stats::default();
+    for seed in 0..150u64 {
+        let (kernel, grid, block) = generate(seed);
+        let info = valid::validate(&kernel).expect("generated kernels are valid");
+        let compiled = jit::compile(&kernel, &info).expect("generated kernels compile");
+        match run(&kernel, &info, &compiled, grid, block, seed).0 {
+            Ok(stats) => {
+                finished += 1;
+                total.add(&stats.stats);
+            }
+            Err(LaunchError::Trap(t)) => {
+                if std::env::var_os("ATOMJIT_DIFF_VERBOSE").is_some() {
+                    eprintln!("seed {seed}: {t}");
+                }
+                trapped += 1
+            }
+            Err(e) => panic!("seed {seed}: {e}"),
+        }
+    }
+    assert!(finished >= 100, "{finished} of 150 finished");
+    assert!(trapped >= 3, "only {trapped} of 150 trapped");
+    for op in [
+        AtomicOp::Add,
+        AtomicOp::Min,
+        AtomicOp::Max,
+        AtomicOp::Inc,
+        AtomicOp::Dec,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Exch,
+        AtomicOp::Cas,
+        AtomicOp::Cast,
+    ] {
+        assert!(total.atomics[op.index()] > 0, "{op} never ran");
+    }
+    assert!(
+        total.cas_failures > 0 && total.spin_fast_fails > 0,
+        "{total:?}"
+    );
 }
