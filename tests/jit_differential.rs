@@ -209,20 +209,24 @@ impl Gen {
                     c,
                 }
             }
-            2 => Op::Lea {
-                hi: self.chance(50),
-                dst: self.val(),
-                carry_out: if self.chance(50) {
-                    self.value_pred()
-                } else {
-                    Pred::PT
-                },
-                a: Src::plain(self.operand()),
-                b: self.int_src(),
-                c: Src::plain(self.operand()),
-                shift: self.below(32) as u8,
-                carry_in: self.pred_src(),
-            },
+            2 => {
+                let hi = self.chance(50);
+                Op::Lea {
+                    hi,
+                    sx32: hi && self.chance(30),
+                    dst: self.val(),
+                    carry_out: if self.chance(50) {
+                        self.value_pred()
+                    } else {
+                        Pred::PT
+                    },
+                    a: Src::plain(self.operand()),
+                    b: self.int_src(),
+                    c: Src::plain(self.operand()),
+                    shift: self.below(32) as u8,
+                    carry_in: self.pred_src(),
+                }
+            }
             3 => Op::Shf(ShfInst {
                 left: self.chance(50),
                 wrap: self.chance(30),

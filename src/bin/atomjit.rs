@@ -1,1 +1,593 @@
-fn main() {}
+//! The `atomjit` command line: a thin client of [`atomjit::engine`].
+//!
+//! Exit codes: 0 success, 1 an expectation failed, 2 usage/parse/validation error, 3 trap,
+//! 4 watchdog (when kernels fail differently, the largest code wins).
+
+use atomjit::diag;
+use atomjit::engine::{Backend, Config, Engine, Error, Failure, Module, Overrides, RunReport};
+use atomjit::front::program as directives;
+use atomjit::ir::{AtomicOp, ParamKind};
+use clap::{Args, Parser, Subcommand};
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "atomjit",
+    version,
+    about = "Run GPU shader programs built around atomic memory operations on the CPU"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the kernels of a program file and check its expectations.
+    Run(RunArgs),
+    /// Parse and validate a program file without running it.
+    Check {
+        /// The program file.
+        file: String,
+    },
+    /// Print an intermediate form of a program.
+    Dump {
+        #[command(subcommand)]
+        what: DumpWhat,
+    },
+    /// Run each kernel repeatedly and report median time, lanes/s and atomics/s.
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// The program file.
+    file: String,
+    /// Benchmark only this kernel (repeatable; default: every kernel).
+    #[arg(long = "kernel", short = 'k')]
+    kernels: Vec<String>,
+    /// Timed launches per kernel.
+    #[arg(long, default_value_t = 10)]
+    iterations: usize,
+    /// Host worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Execution backend.
+    #[arg(long, value_enum, default_value = "jit")]
+    backend: Backend,
+}
+
+#[derive(Subcommand)]
+enum DumpWhat {
+    /// The IR every dialect lowers to.
+    Ir {
+        /// The program file.
+        file: String,
+    },
+    /// The Cranelift IR the JIT generates for each kernel.
+    Clif {
+        /// The program file.
+        file: String,
+    },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// The program file (`.s`/`.sass`: SASS).
+    file: String,
+    /// Run only this kernel (repeatable; default: every kernel in file order).
+    #[arg(long = "kernel", short = 'k')]
+    kernels: Vec<String>,
+    /// CTAs per grid dimension, `X[,Y[,Z]]` (overrides `.grid`).
+    #[arg(long)]
+    grid: Option<String>,
+    /// Threads per CTA dimension, `X[,Y[,Z]]` (overrides `.block`).
+    #[arg(long)]
+    block: Option<String>,
+    /// Shared-memory bytes per CTA (overrides `.shared`).
+    #[arg(long)]
+    shared: Option<u32>,
+    /// Host worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// One host thread, fixed order: bit-identical results run to run.
+    #[arg(long)]
+    deterministic: bool,
+    /// Execution backend.
+    #[arg(long, value_enum, default_value = "interp")]
+    backend: Backend,
+    /// Set a buffer's initial value or a scalar parameter: `NAME=INIT` (e.g. `data=random(9,0,16)`,
+    /// `n=4096`). Repeatable.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    sets: Vec<String>,
+    /// An extra expectation in `.expect` syntax (e.g. `sum(hist) == 4096`). Repeatable.
+    #[arg(long = "expect", value_name = "EXPR")]
+    expects: Vec<String>,
+    /// Print a buffer's contents after the run (repeatable).
+    #[arg(long = "dump", value_name = "NAME")]
+    dumps: Vec<String>,
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Watchdog limit in seconds for each launch (0: none).
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+    /// Run the interpreter and the JIT deterministically on copies of the memory and report the
+    /// first difference in memory, statistics or traps.
+    #[arg(long)]
+    diff: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Run(args) => run(args),
+        Command::Check { file } => check(&file),
+        Command::Dump {
+            what: DumpWhat::Ir { file },
+        } => dump_ir(&file),
+        Command::Dump {
+            what: DumpWhat::Clif { file },
+        } => dump_clif(&file),
+        Command::Bench(args) => bench(args),
+    };
+    ExitCode::from(code)
+}
+
+/// Reads and loads a program, printing diagnostics on failure (exit code 2).
+fn load(engine: &Engine, file: &str) -> Result<Module, u8> {
+    let source = std::fs::read_to_string(file).map_err(|e| {
+        eprintln!("error: cannot read {file}: {e}");
+        2
+    })?;
+    engine.load(file, &source).map_err(|e| {
+        match &e {
+            Error::Parse(p) => eprint!("{}", diag::render_parse_error(&source, p)),
+            Error::Validation { kernel, errors } => eprint!(
+                "{}",
+                diag::render_validation_errors(file, &source, kernel, errors)
+            ),
+            other => eprintln!("error: {other}"),
+        }
+        2
+    })
+}
+
+fn check(file: &str) -> u8 {
+    match load(&Engine::new(&Config::default()), file) {
+        Ok(module) => {
+            for k in &module.program().kernels {
+                println!(
+                    "{file}: kernel `{}`: {} instructions, ok",
+                    k.name,
+                    k.insts.len()
+                );
+            }
+            0
+        }
+        Err(code) => code,
+    }
+}
+
+fn dump_ir(file: &str) -> u8 {
+    match load(&Engine::new(&Config::default()), file) {
+        Ok(module) => {
+            print!("{}", atomjit::ir::print_program(module.program()));
+            0
+        }
+        Err(code) => code,
+    }
+}
+
+fn dump_clif(file: &str) -> u8 {
+    let module = match load(&Engine::new(&Config::default()), file) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    for name in module.kernel_names() {
+        let (kernel, info) = module.kernel(name).expect("listed kernel");
+        match atomjit::jit::dump_clif(kernel, info) {
+            Ok(text) => println!("; kernel {name}\n{text}"),
+            Err(e) => {
+                eprintln!("error: kernel `{name}`: {e}");
+                return 2;
+            }
+        }
+    }
+    0
+}
+
+fn bench(args: BenchArgs) -> u8 {
+    let mut config = Config::default();
+    config.backend(args.backend).timeout(None);
+    if let Some(t) = args.threads {
+        config.threads(t);
+    }
+    let module = match load(&Engine::new(&config), &args.file) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    let kernels: Vec<String> = if args.kernels.is_empty() {
+        module
+            .kernel_names()
+            .into_iter()
+            .map(String::from)
+            .collect()
+    } else {
+        args.kernels.clone()
+    };
+    let iterations = args.iterations.max(1);
+    for kernel in &kernels {
+        let prepared = match module.prepare(kernel, &Overrides::default(), args.backend, false) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return 2;
+            }
+        };
+        let cfg = prepared.config();
+        let lanes: u64 = cfg
+            .grid
+            .iter()
+            .chain(&cfg.block)
+            .map(|&d| d as u64)
+            .product();
+        let started = std::time::Instant::now();
+        let mut bar: Option<indicatif::ProgressBar> = None;
+        let mut times = Vec::with_capacity(iterations);
+        let mut atomics = 0;
+        for i in 0..iterations {
+            prepared.reset();
+            match prepared.launch() {
+                Ok(stats) => {
+                    times.push(stats.wall.as_secs_f64());
+                    atomics = stats.stats.total_atomics();
+                }
+                Err(e) => {
+                    let report = prepared.finish(Err(e));
+                    match report {
+                        Ok(r) => {
+                            println!(
+                                "kernel {kernel}: FAILED: {}",
+                                r.failure
+                                    .as_ref()
+                                    .map(|f| f.to_string())
+                                    .unwrap_or_default()
+                            );
+                            return exit_code_of_failure(&r.failure);
+                        }
+                        Err(e) => {
+                            eprintln!("error: {e}");
+                            return 2;
+                        }
+                    }
+                }
+            }
+            // A progress bar once the run has taken more than a second.
+            if bar.is_none() && started.elapsed().as_secs_f64() > 1.0 {
+                let b = indicatif::ProgressBar::new(iterations as u64);
+                b.set_position(i as u64 + 1);
+                bar = Some(b);
+            } else if let Some(b) = &bar {
+                b.set_position(i as u64 + 1);
+            }
+        }
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        println!(
+            "kernel {kernel}: {} launches on {} ({} host threads): median {:.3} ms, min {:.3} ms, {:.3e} lanes/s, {:.3e} atomics/s",
+            iterations,
+            args.backend.name(),
+            module.engine().config().threads,
+            median * 1e3,
+            times[0] * 1e3,
+            lanes as f64 / median,
+            atomics as f64 / median
+        );
+    }
+    0
+}
+
+fn exit_code_of_failure(f: &Option<Failure>) -> u8 {
+    match f {
+        Some(Failure::Trap(_)) => 3,
+        Some(Failure::Watchdog(_)) => 4,
+        None => 0,
+    }
+}
+
+/// Runs `kernel` on the interpreter and the JIT, deterministically, and describes the first
+/// difference (None when they agree).
+fn diff_backends(module: &Module, kernel: &str, o: &Overrides) -> Result<Option<String>, String> {
+    let a = module
+        .run_with(kernel, o, Backend::Interp, true)
+        .map_err(|e| e.to_string())?;
+    let b = module
+        .run_with(kernel, o, Backend::Jit, true)
+        .map_err(|e| e.to_string())?;
+    let fail = |r: &RunReport| r.failure.as_ref().map(|f| f.to_string());
+    if fail(&a) != fail(&b) {
+        return Ok(Some(format!(
+            "outcome differs: interp {}, jit {}",
+            fail(&a).unwrap_or_else(|| "completed".into()),
+            fail(&b).unwrap_or_else(|| "completed".into())
+        )));
+    }
+    for (x, y) in a.buffers.iter().zip(&b.buffers) {
+        if let Some(i) = (0..x.len()).find(|&i| x.get(i) != y.get(i)) {
+            return Ok(Some(format!(
+                "buffer `{}` differs first at element {i}: interp {}, jit {}",
+                x.name,
+                x.get(i).expect("in range"),
+                y.get(i).expect("in range")
+            )));
+        }
+    }
+    if a.failure.is_none() && a.launch.stats != b.launch.stats {
+        return Ok(Some(format!(
+            "statistics differ: interp {:?}, jit {:?}",
+            a.launch.stats, b.launch.stats
+        )));
+    }
+    Ok(None)
+}
+
+fn parse_dims(text: &Option<String>, what: &str) -> Result<Option<[u32; 3]>, String> {
+    text.as_deref()
+        .map(|t| directives::parse_dims(t).map_err(|e| format!("--{what} {t}: {e}")))
+        .transpose()
+}
+
+/// Builds the overrides of one kernel from the command line.
+fn overrides_for(module: &Module, kernel: &str, args: &RunArgs) -> Result<Overrides, String> {
+    let mut o = Overrides {
+        grid: parse_dims(&args.grid, "grid")?,
+        block: parse_dims(&args.block, "block")?,
+        shared_bytes: args.shared,
+        ..Overrides::default()
+    };
+    let (k, _) = module.kernel(kernel).map_err(|e| e.to_string())?;
+    for set in &args.sets {
+        let (name, value) = set
+            .split_once('=')
+            .ok_or_else(|| format!("--set {set}: expected NAME=VALUE"))?;
+        let (name, value) = (name.trim(), value.trim());
+        match k
+            .launch
+            .params
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| &p.kind)
+        {
+            Some(ParamKind::Buffer { .. }) => o.buffers.push((
+                name.to_string(),
+                directives::parse_init(value).map_err(|e| format!("--set {set}: {e}"))?,
+            )),
+            Some(ParamKind::Scalar { ty, .. }) => {
+                let v = directives::parse_scalar(value).map_err(|e| format!("--set {set}: {e}"))?;
+                directives::check_value_fits(*ty, v).map_err(|e| format!("--set {set}: {e}"))?;
+                o.params.push((name.to_string(), v));
+            }
+            None => {
+                return Err(format!(
+                    "--set {set}: kernel `{kernel}` has no buffer or parameter named `{name}`"
+                ))
+            }
+        }
+    }
+    for e in &args.expects {
+        o.expects
+            .push(directives::parse_expect(e).map_err(|msg| format!("--expect {e}: {msg}"))?);
+    }
+    Ok(o)
+}
+
+fn run(args: RunArgs) -> u8 {
+    let mut config = Config::default();
+    config
+        .backend(args.backend)
+        .deterministic(args.deterministic)
+        .timeout((args.timeout > 0.0).then(|| Duration::from_secs_f64(args.timeout)));
+    if let Some(t) = args.threads {
+        if t == 0 {
+            eprintln!("error: --threads must be at least 1");
+            return 2;
+        }
+        config.threads(t);
+    }
+    if args.deterministic {
+        config.threads(1);
+    }
+    let engine = Engine::new(&config);
+    let module = match load(&engine, &args.file) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    let kernels: Vec<String> = if args.kernels.is_empty() {
+        module
+            .kernel_names()
+            .into_iter()
+            .map(String::from)
+            .collect()
+    } else {
+        args.kernels.clone()
+    };
+    let mut reports = Vec::new();
+    let mut code = 0u8;
+    if args.diff {
+        for kernel in &kernels {
+            match overrides_for(&module, kernel, &args)
+                .and_then(|o| diff_backends(&module, kernel, &o))
+            {
+                Ok(None) => {
+                    println!("kernel {kernel}: interp and jit agree (memory, statistics, traps)")
+                }
+                Ok(Some(d)) => {
+                    println!("kernel {kernel}: DIFFERENCE: {d}");
+                    code = code.max(1);
+                }
+                Err(msg) => {
+                    eprintln!("error: {msg}");
+                    code = code.max(2);
+                }
+            }
+        }
+        return code;
+    }
+    for kernel in &kernels {
+        let report = overrides_for(&module, kernel, &args)
+            .and_then(|o| module.run(kernel, &o).map_err(|e| e.to_string()));
+        match report {
+            Ok(r) => {
+                for name in &args.dumps {
+                    if r.buffer(name).is_none() {
+                        eprintln!(
+                            "error: --dump {name}: kernel `{kernel}` has no buffer named `{name}`"
+                        );
+                        code = code.max(2);
+                    }
+                }
+                code = code.max(exit_code(&r));
+                if !args.json {
+                    print_report(&r, &args.dumps);
+                }
+                reports.push(r);
+            }
+            Err(msg) => {
+                eprintln!("error: {msg}");
+                code = code.max(2);
+            }
+        }
+    }
+    if args.json {
+        let json: Vec<_> = reports
+            .iter()
+            .map(|r| report_json(r, &args.dumps))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).expect("reports serialise")
+        );
+    }
+    code
+}
+
+fn exit_code(r: &RunReport) -> u8 {
+    match &r.failure {
+        Some(Failure::Trap(_)) => 3,
+        Some(Failure::Watchdog(_)) => 4,
+        None if r.expectations.iter().any(|e| !e.passed) => 1,
+        None => 0,
+    }
+}
+
+fn print_report(r: &RunReport, dumps: &[String]) {
+    let threads: u64 = r.block.iter().map(|&d| d as u64).product::<u64>()
+        * r.grid.iter().map(|&d| d as u64).product::<u64>();
+    println!(
+        "kernel {}: grid {}x{}x{}, block {}x{}x{}, shared {} B, {} threads, backend {}, {} host thread{}{}",
+        r.kernel,
+        r.grid[0],
+        r.grid[1],
+        r.grid[2],
+        r.block[0],
+        r.block[1],
+        r.block[2],
+        r.shared_bytes,
+        threads,
+        r.backend.name(),
+        r.launch.threads,
+        if r.launch.threads == 1 { "" } else { "s" },
+        if r.deterministic { " (deterministic)" } else { "" }
+    );
+    if let Some(f) = &r.failure {
+        println!("  FAILED: {f}");
+    } else {
+        println!("  wall time: {:.3} ms", r.launch.wall.as_secs_f64() * 1e3);
+        let s = &r.launch.stats;
+        let by_op: Vec<String> = AtomicOp::ALL
+            .iter()
+            .filter(|op| s.atomics[op.index()] > 0)
+            .map(|op| format!("{} {}", op.name(), s.atomics[op.index()]))
+            .collect();
+        println!(
+            "  atomics: {} ({}), CAS failures: {}, SPIN fast-fails: {}",
+            s.total_atomics(),
+            if by_op.is_empty() {
+                "none".to_string()
+            } else {
+                by_op.join(", ")
+            },
+            s.cas_failures,
+            s.spin_fast_fails
+        );
+        for e in &r.expectations {
+            let verdict = if e.passed { "ok" } else { "FAILED" };
+            println!(
+                "  expect {}: {verdict} (expected {}, actual {})",
+                e.text, e.expected, e.actual
+            );
+        }
+    }
+    for name in dumps {
+        if let Some(b) = r.buffer(name) {
+            let values: Vec<String> = b.values().map(|v| v.to_string()).collect();
+            println!(
+                "  {} {}[{}] = {{{}}}",
+                b.name,
+                b.elem,
+                b.len(),
+                values.join(", ")
+            );
+        }
+    }
+}
+
+fn report_json(r: &RunReport, dumps: &[String]) -> serde_json::Value {
+    let s = &r.launch.stats;
+    let atomics: serde_json::Map<String, serde_json::Value> = AtomicOp::ALL
+        .iter()
+        .map(|op| (op.name().to_string(), s.atomics[op.index()].into()))
+        .collect();
+    let dumped: serde_json::Map<String, serde_json::Value> = dumps
+        .iter()
+        .filter_map(|n| r.buffer(n))
+        .map(|b| {
+            let values: Vec<serde_json::Value> = b
+                .values()
+                .map(|v| match v {
+                    atomjit::ir::Scalar::Int(i) => i64::try_from(i)
+                        .map(Into::into)
+                        .unwrap_or_else(|_| i.to_string().into()),
+                    atomjit::ir::Scalar::Float(f) => f.into(),
+                })
+                .collect();
+            (b.name.clone(), values.into())
+        })
+        .collect();
+    serde_json::json!({
+        "kernel": r.kernel,
+        "backend": r.backend.name(),
+        "grid": r.grid,
+        "block": r.block,
+        "shared_bytes": r.shared_bytes,
+        "deterministic": r.deterministic,
+        "host_threads": r.launch.threads,
+        "wall_seconds": r.launch.wall.as_secs_f64(),
+        "atomics": atomics,
+        "cas_failures": s.cas_failures,
+        "spin_fast_fails": s.spin_fast_fails,
+        "warp_instructions": s.warp_insts,
+        "expectations": r.expectations,
+        "failure": r.failure.as_ref().map(|f| match f {
+            Failure::Trap(t) => serde_json::json!({"trap": t}),
+            Failure::Watchdog(w) => serde_json::json!({"watchdog": w}),
+        }),
+        "exit_code": exit_code(r),
+        "buffers": dumped,
+    })
+}

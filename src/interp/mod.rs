@@ -274,6 +274,7 @@ fn step(
         })?,
         &Op::Lea {
             hi,
+            sx32,
             dst,
             carry_out,
             ref a,
@@ -287,7 +288,12 @@ fn step(
                 read_operand(warp, env, &b.operand, lane, 1)? as u32,
                 b.modifier,
             );
-            let c = read_src(warp, env, c, Ty::U32, lane)? as u32;
+            // `.SX32`: the high word is the sign extension of `a`.
+            let c = if sx32 {
+                ((a as i32) >> 31) as u32
+            } else {
+                read_src(warp, env, c, Ty::U32, lane)? as u32
+            };
             let carry_in = read_pred_src(warp, carry_in, lane);
             let (result, carry) = alu::lea(hi, a, b_term, c, shift, carry_in);
             write_reg(warp, dst, lane, result);

@@ -1867,6 +1867,7 @@ fn lea_lop3_shf_select_and_predicates() {
         // LEA R2, P0, R0, R1, 0x2
         inst(Op::Lea {
             hi: false,
+            sx32: false,
             dst: Reg(2),
             carry_out: Pred(0),
             a: src(0),
@@ -1878,6 +1879,7 @@ fn lea_lop3_shf_select_and_predicates() {
         // LEA.HI.X R3, R0, R5, RZ, 0x2, P0
         inst(Op::Lea {
             hi: true,
+            sx32: false,
             dst: Reg(3),
             carry_out: Pred::PT,
             a: src(0),

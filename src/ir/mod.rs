@@ -62,8 +62,10 @@ macro_rules! op_enum {
 }
 
 mod ops;
-mod print;
+pub mod print;
 mod types;
+
+pub use print::{print_inst, print_kernel, print_program};
 
 pub use ops::*;
 pub use types::*;
@@ -393,8 +395,11 @@ pub enum Op {
     /// In both forms `carry_in` (`.X`; front-ends set `!PT` without it) adds 1 when true and
     /// `carry_out` (unless PT) receives bit 32 of the sum; a negated `b` enters the sum as
     /// `~b + 1` without wrapping, as in [`Op::IAdd3`].
+    /// `sx32` (`LEA.HI.SX32`, only with `hi`): the high word is the sign extension of `a`
+    /// (`a >> 31` arithmetic) instead of `c`; the front-end sets `c` to RZ.
     Lea {
         hi: bool,
+        sx32: bool,
         dst: Reg,
         carry_out: Pred,
         a: Src,

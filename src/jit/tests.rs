@@ -1029,6 +1029,7 @@ fn iadd3_carries_and_imad_wide_and_lea() {
         c: src(reg(6)),
     })
     .push(Op::Lea {
+        sx32: false,
         hi: false,
         dst: r(8),
         carry_out: p(2),
@@ -1039,6 +1040,7 @@ fn iadd3_carries_and_imad_wide_and_lea() {
         carry_in: PredSrc::FALSE,
     })
     .push(Op::Lea {
+        sx32: false,
         hi: true,
         dst: r(9),
         carry_out: Pred::PT,

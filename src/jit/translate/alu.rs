@@ -153,6 +153,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             } => self.translate_imad(exec, *mode, *signed, *dst, [*a, *b, *c])?,
             Op::Lea {
                 hi,
+                sx32,
                 dst,
                 carry_out,
                 a,
@@ -160,9 +161,16 @@ impl<'a, 'f> Translator<'a, 'f> {
                 c,
                 shift,
                 carry_in,
-            } => {
-                self.translate_lea(exec, *hi, *dst, *carry_out, [*a, *b, *c], *shift, *carry_in)?
-            }
+            } => self.translate_lea(
+                exec,
+                *hi,
+                *sx32,
+                *dst,
+                *carry_out,
+                [*a, *b, *c],
+                *shift,
+                *carry_in,
+            )?,
             Op::Shf(s) => self.translate_shf(exec, *s)?,
             Op::Lop3 {
                 dst,
@@ -899,6 +907,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         &mut self,
         exec: Value,
         hi: bool,
+        sx32: bool,
         dst: Reg,
         carry_out: Pred,
         srcs: [Src; 3],
@@ -915,7 +924,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         let outs = self.lane_loop(exec, &[zero], |t, lane, acc| {
             let va = t.read_src(lane, &a, Ty::U32)?;
             let b_term = t.carry_term(lane, &b)?;
-            let vc = t.read_src(lane, &c, Ty::U32)?;
+            // `.SX32`: the high word is the sign extension of `a`.
+            let vc = if sx32 {
+                t.b.ins().sshr_imm_s(va, 31)
+            } else {
+                t.read_src(lane, &c, Ty::U32)?
+            };
             // (c:a) << shift: the low word for LEA, the high word for LEA.HI.
             let wide = t.concat(va, vc);
             let wide = t.b.ins().ishl_imm_s(wide, i64::from(shift));

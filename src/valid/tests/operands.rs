@@ -513,6 +513,7 @@ fn barrier_ids_and_lea_shift() {
     );
     let lea = |shift| Op::Lea {
         hi: false,
+        sx32: false,
         dst: r(0),
         carry_out: Pred::PT,
         a: s(reg(1)),

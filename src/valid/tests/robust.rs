@@ -127,6 +127,7 @@ impl Rng {
             },
             7 => Op::Lea {
                 hi: self.below(2) == 0,
+                sx32: false,
                 dst: self.reg(),
                 carry_out: self.pred(),
                 a: self.src(),

@@ -1,0 +1,554 @@
+//! The SASS front-end (Volta–Ampere syntax, `000_6d05a8552870c0ae.txt` for ATOMS).
+//!
+//! A program file is a sequence of statements. A statement ends at `;` or at the end of the
+//! line (SASS listings always write the `;`, but a missing one at the end of a line is
+//! accepted). Statements are:
+//!
+//! * directives (`.kernel NAME`, and the launch directives of [`crate::front::program`]),
+//!   which run to the end of the line;
+//! * labels `name:` (also `.L_x_0:`), which may precede an instruction on the same line;
+//! * instructions: `{@{!}Pg} MNEMONIC{.mod...} operands {annotations} ;`, optionally preceded
+//!   by a cuobjdump address prefix `/*0040*/` (so `BRA 0x40` can resolve) and followed by an
+//!   encoding comment `/* 0x... */` (ignored).
+//!
+//! `.kernel NAME` starts a kernel; the directives and instructions after it belong to it, and
+//! an `.expect` may come after the code. If a file has instructions but no `.kernel`, it is one
+//! kernel named `main`; if it has a `.kernel`, nothing but comments may precede the first one.
+//!
+//! A kernel is lowered once it is complete, so labels and parameter names may be used before
+//! they are declared. Its `num_regs` is one more than the highest register slot any
+//! instruction reads or writes (both words of 64-bit pairs count; RZ does not) and
+//! `num_preds` one more than the highest predicate (PT does not count).
+
+mod operands;
+mod ops;
+#[cfg(test)]
+mod tests;
+
+use super::lexer::{end_of, join, lex, SyntaxError, TokKind, Token};
+use super::program::{is_identifier, LaunchBuilder, LAUNCH_DIRECTIVES};
+use crate::ir::{
+    Address, BinOp, Dialect, Inst, Kernel, Op, Operand, Pred, PredMove, PredSrc, Program, Reg,
+    ShfInst, Span, Src, Ty, UnOp,
+};
+use std::collections::HashMap;
+
+pub use ops::MNEMONICS;
+
+/// One statement's tokens (without `;` and newline) and the address prefix before it.
+struct Statement<'a> {
+    toks: Vec<Token<'a>>,
+    address: Option<u64>,
+}
+
+/// An instruction waiting for its kernel to be complete.
+struct PendingInst<'s, 'a> {
+    toks: &'s [Token<'a>],
+    address: Option<u64>,
+}
+
+struct KernelDraft<'s, 'a> {
+    name: String,
+    span: Span,
+    launch: LaunchBuilder,
+    labels: Vec<(String, u32, Span)>,
+    insts: Vec<PendingInst<'s, 'a>>,
+}
+
+impl KernelDraft<'_, '_> {
+    fn new(name: String, span: Span) -> Self {
+        KernelDraft {
+            name,
+            span,
+            launch: LaunchBuilder::new(),
+            labels: Vec::new(),
+            insts: Vec::new(),
+        }
+    }
+}
+
+/// Parses a SASS program file.
+pub fn parse_program(file_name: &str, source: &str) -> Result<Program, SyntaxError> {
+    let toks = lex(source)?;
+    let statements = split_statements(&toks);
+    let has_kernel_directive = statements.iter().any(|s| {
+        s.toks
+            .first()
+            .is_some_and(|t| t.is_word() && t.text.eq_ignore_ascii_case(".kernel"))
+    });
+
+    let mut drafts: Vec<KernelDraft> = Vec::new();
+    for stmt in &statements {
+        if let Some(hash) = stmt.toks.iter().find(|t| t.is_punct("#")) {
+            return Err(SyntaxError::new(
+                hash.span,
+                "`#` starts a comment only after a statement's `;`",
+            )
+            .expected("`//` or `/* */` for comments"));
+        }
+        let mut toks: &[Token] = &stmt.toks;
+        // Labels.
+        while toks.len() >= 2 && toks[0].is_word() && toks[1].is_punct(":") {
+            let label = toks[0];
+            let draft = current(&mut drafts, has_kernel_directive, label.span, "a label")?;
+            if label.text.starts_with(|c: char| c.is_ascii_digit()) {
+                return Err(SyntaxError::new(
+                    label.span,
+                    format!("`{}` is not a valid label name", label.text),
+                )
+                .expected("a name such as `loop` or `.L_x_0`"));
+            }
+            if let Some((_, _, prev)) = draft.labels.iter().find(|(n, _, _)| n == label.text) {
+                return Err(SyntaxError::new(
+                    label.span,
+                    format!(
+                        "duplicate label `{}` (first defined on line {})",
+                        label.text, prev.line
+                    ),
+                )
+                .expected("a new label name"));
+            }
+            let pc = draft.insts.len() as u32;
+            draft.labels.push((label.text.to_string(), pc, label.span));
+            toks = &toks[2..];
+        }
+        let Some(first) = toks.first() else { continue };
+        if first.is_word() && first.text.starts_with('.') {
+            directive(&mut drafts, has_kernel_directive, toks, source)?;
+        } else {
+            let draft = current(
+                &mut drafts,
+                has_kernel_directive,
+                first.span,
+                "an instruction",
+            )?;
+            draft.insts.push(PendingInst {
+                toks,
+                address: stmt.address,
+            });
+        }
+    }
+    if drafts.is_empty() {
+        let span = Span {
+            start: 0,
+            end: 0,
+            line: 1,
+            col: 1,
+        };
+        return Err(SyntaxError::new(
+            span,
+            "the file has no kernel: no `.kernel` and no instructions",
+        )
+        .expected("`.kernel NAME` or an instruction"));
+    }
+    let mut kernels = Vec::with_capacity(drafts.len());
+    for draft in drafts {
+        kernels.push(finish_kernel(draft, source)?);
+    }
+    Ok(Program {
+        source_name: file_name.to_string(),
+        source: source.to_string(),
+        kernels,
+    })
+}
+
+/// Cuts tokens into statements at `;` and newlines; an address prefix at the start of a
+/// statement is kept, anywhere else it is an ordinary comment.
+fn split_statements<'a>(toks: &[Token<'a>]) -> Vec<Statement<'a>> {
+    let mut out = Vec::new();
+    let mut cur: Vec<Token<'a>> = Vec::new();
+    let mut address = None;
+    for t in toks {
+        match t.kind {
+            TokKind::Newline => {
+                if !cur.is_empty() {
+                    out.push(Statement {
+                        toks: std::mem::take(&mut cur),
+                        address,
+                    });
+                }
+                address = None;
+            }
+            TokKind::Punct if t.text == ";" => {
+                out.push(Statement {
+                    toks: std::mem::take(&mut cur),
+                    address,
+                });
+                address = None;
+            }
+            TokKind::Address => {
+                if cur.is_empty() {
+                    address = u64::from_str_radix(t.text, 16).ok();
+                }
+            }
+            TokKind::Word | TokKind::Punct => cur.push(*t),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(Statement { toks: cur, address });
+    }
+    out
+}
+
+/// The kernel that statements currently go to, starting the implicit `main` when the file has
+/// no `.kernel` at all.
+fn current<'d, 's, 'a>(
+    drafts: &'d mut Vec<KernelDraft<'s, 'a>>,
+    has_kernel_directive: bool,
+    at: Span,
+    what: &str,
+) -> Result<&'d mut KernelDraft<'s, 'a>, SyntaxError> {
+    if drafts.is_empty() {
+        if has_kernel_directive {
+            return Err(SyntaxError::new(at, format!("{what} before the first `.kernel`"))
+                .expected("`.kernel NAME` first (or no `.kernel` at all for a single kernel named `main`)"));
+        }
+        drafts.push(KernelDraft::new("main".to_string(), at));
+    }
+    let n = drafts.len();
+    Ok(&mut drafts[n - 1])
+}
+
+fn directive<'s, 'a>(
+    drafts: &mut Vec<KernelDraft<'s, 'a>>,
+    has_kernel_directive: bool,
+    toks: &'s [Token<'a>],
+    source: &str,
+) -> Result<(), SyntaxError> {
+    let d = toks[0];
+    if d.text.eq_ignore_ascii_case(".kernel") {
+        let Some(name) = toks.get(1) else {
+            return Err(SyntaxError::new(end_of(d.span), "`.kernel` needs a name")
+                .expected("a kernel name"));
+        };
+        if !name.is_word() || !(is_identifier(name.text) || name.text.starts_with('$')) {
+            return Err(SyntaxError::new(
+                name.span,
+                format!("`{}` is not a valid kernel name", name.text),
+            )
+            .expected("a name (letters, digits, `_`)"));
+        }
+        if let Some(extra) = toks.get(2) {
+            return Err(SyntaxError::new(
+                extra.span,
+                format!("unexpected {} after the kernel name", extra.describe()),
+            )
+            .expected("end of line"));
+        }
+        if let Some(prev) = drafts.iter().find(|k| k.name == name.text) {
+            return Err(SyntaxError::new(
+                name.span,
+                format!(
+                    "duplicate kernel `{}` (first declared on line {})",
+                    name.text, prev.span.line
+                ),
+            )
+            .expected("a new kernel name"));
+        }
+        drafts.push(KernelDraft::new(
+            name.text.to_string(),
+            join(d.span, name.span),
+        ));
+        return Ok(());
+    }
+    if !LaunchBuilder::is_launch_directive(d.text) {
+        return Err(
+            SyntaxError::new(d.span, format!("unknown directive `{}`", d.text))
+                .expected(format!("one of .kernel {}", LAUNCH_DIRECTIVES.join(" "))),
+        );
+    }
+    let draft = current(
+        drafts,
+        has_kernel_directive,
+        d.span,
+        &format!("`{}`", d.text),
+    )?;
+    draft.launch.apply(&d, &toks[1..], source)
+}
+
+fn finish_kernel(draft: KernelDraft, source: &str) -> Result<Kernel, SyntaxError> {
+    if draft.insts.is_empty() {
+        return Err(SyntaxError::new(
+            draft.span,
+            format!("kernel `{}` has no instructions", draft.name),
+        )
+        .expected("at least one instruction (e.g. `EXIT ;`)"));
+    }
+    let launch = draft.launch.finish()?;
+    let labels: HashMap<String, u32> = draft
+        .labels
+        .iter()
+        .map(|(n, pc, _)| (n.clone(), *pc))
+        .collect();
+    let mut addresses: HashMap<u64, Vec<u32>> = HashMap::new();
+    for (pc, inst) in draft.insts.iter().enumerate() {
+        if let Some(a) = inst.address {
+            addresses.entry(a).or_default().push(pc as u32);
+        }
+    }
+    let ctx = ops::Ctx {
+        params: &launch.params,
+        labels: &labels,
+        addresses: &addresses,
+        num_insts: draft.insts.len() as u32,
+        source,
+    };
+    let mut insts = Vec::with_capacity(draft.insts.len());
+    for pending in &draft.insts {
+        let lowered = ops::lower(pending.toks, &ctx)?;
+        let (first, last) = (
+            pending.toks[0].span,
+            pending.toks[pending.toks.len() - 1].span,
+        );
+        let span = join(first, last);
+        let text = source
+            .get(span.start as usize..span.end as usize)
+            .unwrap_or("")
+            .to_string();
+        insts.push(Inst {
+            op: lowered.op,
+            guard: lowered.guard,
+            span,
+            text,
+            sched: lowered.sched,
+        });
+    }
+    let (num_regs, num_preds) = register_counts(&insts);
+    Ok(Kernel {
+        name: draft.name,
+        dialect: Dialect::Sass,
+        warp_size: 32,
+        insts,
+        labels: draft.labels.into_iter().map(|(n, pc, _)| (n, pc)).collect(),
+        num_regs,
+        num_preds,
+        launch,
+        span: draft.span,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Register counting
+
+struct Usage {
+    regs: u32,
+    preds: u32,
+}
+
+impl Usage {
+    fn reg(&mut self, r: Reg, words: u16) {
+        if !r.is_rz() {
+            self.regs = self.regs.max(r.0 as u32 + words as u32);
+        }
+    }
+    fn operand(&mut self, o: &Operand, words: u16) {
+        match o {
+            Operand::Reg(r) => self.reg(*r, words),
+            Operand::Imm(_) | Operand::Const { .. } => {}
+        }
+    }
+    fn src(&mut self, s: &Src, words: u16) {
+        self.operand(&s.operand, words);
+    }
+    fn pred(&mut self, p: Pred) {
+        if !p.is_pt() {
+            self.preds = self.preds.max(p.0 as u32 + 1);
+        }
+    }
+    fn pred_src(&mut self, p: &PredSrc) {
+        self.pred(p.pred);
+    }
+    fn addr(&mut self, a: &Address) {
+        if let Some(base) = a.base {
+            self.reg(base, if a.base_bits == 64 { 2 } else { 1 });
+        }
+    }
+}
+
+/// `(num_regs, num_preds)` of a kernel: one more than the highest register slot (pairs count
+/// both words) and predicate used.
+pub fn register_counts(insts: &[Inst]) -> (u32, u32) {
+    let mut u = Usage { regs: 0, preds: 0 };
+    for inst in insts {
+        u.pred(inst.guard.pred);
+        op_usage(&inst.op, &mut u);
+    }
+    (u.regs, u.preds)
+}
+
+fn op_usage(op: &Op, u: &mut Usage) {
+    match op {
+        Op::Nop | Op::Fence { .. } | Op::Barrier { .. } | Op::Branch { .. } | Op::Exit => {}
+        Op::Mov { ty, dst, src } => {
+            u.reg(*dst, ty.regs());
+            u.operand(src, ty.regs());
+        }
+        Op::ReadSpecial { dst, .. } => u.reg(*dst, 1),
+        Op::Unary { op, ty, dst, a } => {
+            let dst_words = match op {
+                UnOp::Popc | UnOp::Clz => 1,
+                UnOp::Not | UnOp::Neg | UnOp::Abs | UnOp::Brev => ty.regs(),
+            };
+            u.reg(*dst, dst_words);
+            u.src(a, ty.regs());
+        }
+        Op::Binary {
+            op, ty, dst, a, b, ..
+        } => {
+            let (dst_words, b_words) = match op {
+                BinOp::MulWide => (2 * ty.regs(), ty.regs()),
+                BinOp::Shl | BinOp::Shr => (ty.regs(), 1),
+                BinOp::Add
+                | BinOp::Sub
+                | BinOp::Mul
+                | BinOp::MulHi
+                | BinOp::Div
+                | BinOp::Rem
+                | BinOp::Min
+                | BinOp::Max
+                | BinOp::And
+                | BinOp::Or
+                | BinOp::Xor => (ty.regs(), ty.regs()),
+            };
+            u.reg(*dst, dst_words);
+            u.src(a, ty.regs());
+            u.src(b, b_words);
+        }
+        Op::IAdd3 {
+            dst,
+            carry_out,
+            a,
+            b,
+            c,
+            carry_in,
+        } => {
+            u.reg(*dst, 1);
+            carry_out.iter().for_each(|p| u.pred(*p));
+            [a, b, c].iter().for_each(|s| u.src(s, 1));
+            carry_in.iter().for_each(|p| u.pred_src(p));
+        }
+        Op::Imad {
+            mode, dst, a, b, c, ..
+        } => {
+            let wide = if *mode == crate::ir::ImadMode::Wide {
+                2
+            } else {
+                1
+            };
+            u.reg(*dst, wide);
+            u.src(a, 1);
+            u.src(b, 1);
+            u.src(c, wide);
+        }
+        Op::Lea {
+            dst,
+            carry_out,
+            a,
+            b,
+            c,
+            carry_in,
+            ..
+        } => {
+            u.reg(*dst, 1);
+            u.pred(*carry_out);
+            [a, b, c].iter().for_each(|s| u.src(s, 1));
+            u.pred_src(carry_in);
+        }
+        Op::Shf(ShfInst {
+            dst, lo, shift, hi, ..
+        }) => {
+            u.reg(*dst, 1);
+            [lo, shift, hi].iter().for_each(|s| u.src(s, 1));
+        }
+        Op::Lop3 {
+            dst,
+            pred_out,
+            a,
+            b,
+            c,
+            ..
+        } => {
+            u.reg(*dst, 1);
+            u.pred(*pred_out);
+            [a, b, c].iter().for_each(|s| u.src(s, 1));
+        }
+        Op::SetP {
+            ty,
+            dst,
+            dst2,
+            a,
+            b,
+            c,
+            ..
+        } => {
+            u.pred(*dst);
+            u.pred(*dst2);
+            u.src(a, ty.regs());
+            u.src(b, ty.regs());
+            u.pred_src(c);
+        }
+        Op::PredLogic { dst, a, b, .. } => {
+            u.pred(*dst);
+            u.pred_src(a);
+            u.pred_src(b);
+        }
+        Op::PredMove(PredMove::ToReg { dst, src }) => {
+            u.reg(*dst, 1);
+            u.pred_src(src);
+        }
+        Op::PredMove(PredMove::FromReg { dst, src, .. }) => {
+            u.pred(*dst);
+            u.operand(src, 1);
+        }
+        Op::Select {
+            ty,
+            dst,
+            a,
+            b,
+            pred,
+        } => {
+            u.reg(*dst, ty.regs());
+            u.src(a, ty.regs());
+            u.src(b, ty.regs());
+            u.pred_src(pred);
+        }
+        Op::Convert {
+            dst_ty,
+            src_ty,
+            dst,
+            a,
+            ..
+        } => {
+            u.reg(*dst, dst_ty.regs());
+            u.src(a, src_ty.regs());
+        }
+        Op::Vote {
+            dst, dst_pred, src, ..
+        } => {
+            u.reg(*dst, 1);
+            u.pred(*dst_pred);
+            u.pred_src(src);
+        }
+        Op::Load { ty, dst, addr, .. } => {
+            u.reg(*dst, ty.regs());
+            u.addr(addr);
+        }
+        Op::Store { ty, src, addr, .. } => {
+            u.operand(src, ty.regs());
+            u.addr(addr);
+        }
+        Op::Atomic(a) => {
+            let words = if matches!(a.ty, Ty::F16x2 | Ty::BF16x2) {
+                1
+            } else {
+                a.ty.regs()
+            };
+            u.reg(a.dst, words);
+            u.addr(&a.addr);
+            u.operand(&a.src, words);
+            if let Some(s) = &a.src2 {
+                u.operand(s, words);
+            }
+        }
+    }
+}

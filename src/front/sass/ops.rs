@@ -1,0 +1,1312 @@
+//! SASS mnemonics and modifiers, and their lowering to IR ops.
+//!
+//! Each mnemonic names its modifier *groups* (at most one modifier from each, in any order;
+//! `.STRONG.GPU` counts as one modifier) and its operand forms. Op names map onto the IR's op
+//! enums through their `from_name` (so `ATOMS.EXCH` is `AtomicOp::from_name("exch")`); a unit
+//! test checks that every table entry has its IR op.
+
+use super::super::lexer::{end_of, join, sub_span, SyntaxError, Token};
+use super::super::program::number_word;
+use super::operands::{
+    imm_bits, is_pred, parse_operand, predicate_word, split_operands, want_address, want_pred_dst,
+    want_pred_src, want_reg, want_src, ImmKind, Mods, Parsed, RawOperand, SpecialName,
+};
+use crate::ir::{
+    AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Guard, ImadMode, MemOrder, Op, Operand, ParamDecl,
+    Pred, PredSrc, Reg, Round, Scalar, Scope, ShfInst, Space, Span, Src, Ty, UnOp, VoteMode,
+};
+use std::collections::HashMap;
+
+/// What an instruction needs from its kernel to be lowered.
+pub struct Ctx<'k> {
+    pub params: &'k [ParamDecl],
+    /// Label name to instruction index.
+    pub labels: &'k HashMap<String, u32>,
+    /// cuobjdump address (from `/*0040*/` prefixes) to the instructions that carry it.
+    pub addresses: &'k HashMap<u64, Vec<u32>>,
+    pub num_insts: u32,
+    pub source: &'k str,
+}
+
+/// A lowered instruction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lowered {
+    pub guard: Guard,
+    pub op: Op,
+    pub sched: Vec<String>,
+}
+
+/// The mnemonics this front-end accepts.
+pub const MNEMONICS: &[&str] = &[
+    "ATOMS", "ATOMG", "ATOM", "RED", "MOV", "MOV32I", "S2R", "CS2R", "IADD3", "IMAD", "LEA", "SHF",
+    "LOP3", "ISETP", "SEL", "POPC", "VOTE", "LDS", "STS", "LDG", "STG", "FADD", "FMUL", "I2F",
+    "F2I", "BRA", "EXIT", "BAR", "MEMBAR", "ERRBAR", "CCTL", "NOP",
+];
+
+/// A modifier group: at most one of `choices` (upper case, without the dot).
+struct Group {
+    what: &'static str,
+    choices: &'static [&'static str],
+}
+
+const fn group(what: &'static str, choices: &'static [&'static str]) -> Group {
+    Group { what, choices }
+}
+
+/// The chosen modifier of each group, with its span.
+type Chosen = Vec<Option<(&'static str, Span)>>;
+
+const ATOMS_OPS: &[&str] = &[
+    "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS", "CAST",
+];
+const ATOMS_SIZES: &[&str] = &["U32", "S32", "U64", "32", "64"];
+const ATOMG_OPS: &[&str] = &[
+    "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS",
+];
+const RED_OPS: &[&str] = &[
+    "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH",
+];
+const GLOBAL_ATOMIC_TYPES: &[&str] = &["U32", "S32", "U64", "S64", "32", "64", "F32", "F64"];
+const ROUNDINGS: &[&str] = &["RN", "RZ", "RM", "RP"];
+const STRONG: &[&str] = &["STRONG.CTA", "STRONG.GPU", "STRONG.SYS"];
+const LOAD_SIZES: &[&str] = &["U8", "S8", "U16", "S16", "32", "U32", "64"];
+const ISETP_CMPS: &[&str] = &["EQ", "NE", "LT", "LE", "GT", "GE"];
+const BOOL_OPS: &[&str] = &["AND", "OR", "XOR"];
+
+/// The IR atomic op of a SASS op name (`EXCH` is `AtomicOp::Exch`).
+fn atomic_op(name: &str) -> AtomicOp {
+    // The tables above only hold names of the IR enum (checked by a unit test); fall back to a
+    // harmless value rather than panic.
+    AtomicOp::from_name(&name.to_ascii_lowercase()).unwrap_or(AtomicOp::Add)
+}
+
+fn scope_of(strong: &str) -> Scope {
+    match strong {
+        "STRONG.CTA" => Scope::Cta,
+        "STRONG.SYS" => Scope::Sys,
+        _ => Scope::Gpu,
+    }
+}
+
+fn round_of(name: &str) -> Round {
+    match name {
+        "RZ" | "TRUNC" => Round::Zero,
+        "RM" | "FLOOR" => Round::Down,
+        "RP" | "CEIL" => Round::Up,
+        _ => Round::Nearest,
+    }
+}
+
+/// Lowers one instruction statement (guard, mnemonic, operands, annotations; no `;`).
+pub fn lower(toks: &[Token], ctx: &Ctx) -> Result<Lowered, SyntaxError> {
+    let mut i = 0;
+    let mut guard = Guard::ALWAYS;
+    if toks.first().is_some_and(|t| t.is_punct("@")) {
+        i = 1;
+        let negate = toks.get(1).is_some_and(|t| t.is_punct("!"));
+        if negate {
+            i += 1;
+        }
+        let Some(p) = toks.get(i).filter(|t| t.is_word()) else {
+            let span = toks
+                .get(i)
+                .map(|t| t.span)
+                .unwrap_or(end_of(toks[i - 1].span));
+            return Err(
+                SyntaxError::new(span, "expected a guard predicate after `@`")
+                    .expected("P0..P6 or PT"),
+            );
+        };
+        let pred = match predicate_word(p.text, p.span) {
+            Some(r) => r?,
+            None => {
+                return Err(
+                    SyntaxError::new(p.span, format!("`{}` is not a predicate", p.text))
+                        .expected("P0..P6 or PT"),
+                )
+            }
+        };
+        guard = Guard { pred, negate };
+        i += 1;
+    }
+    let Some(mnemonic) = toks.get(i) else {
+        let span = toks.last().map(|t| end_of(t.span)).unwrap_or_default();
+        return Err(
+            SyntaxError::new(span, "expected an instruction after the guard")
+                .expected("an instruction"),
+        );
+    };
+    if !mnemonic.is_word() {
+        return Err(
+            SyntaxError::new(mnemonic.span, format!("unexpected {}", mnemonic.describe()))
+                .expected("an instruction, a label `name:` or a directive"),
+        );
+    }
+    let (operands, sched) = split_operands(&toks[i + 1..], ctx.source)?;
+    let last = toks.last().map(|t| t.span).unwrap_or(mnemonic.span);
+    let mut p = InstParser::new(mnemonic, operands, end_of(last), ctx)?;
+    let op = p.dispatch()?;
+    Ok(Lowered { guard, op, sched })
+}
+
+struct InstParser<'t, 'a, 'k> {
+    ctx: &'k Ctx<'k>,
+    /// The mnemonic word as written (`ATOMS.ADD.S32`).
+    full: &'a str,
+    opcode: String,
+    opcode_span: Span,
+    mnemonic_span: Span,
+    mods: Vec<(String, Span)>,
+    ops: Vec<RawOperand<'t, 'a>>,
+    /// Where "missing operand" errors point.
+    end: Span,
+}
+
+impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
+    fn new(
+        mnemonic: &Token<'a>,
+        ops: Vec<RawOperand<'t, 'a>>,
+        end: Span,
+        ctx: &'k Ctx<'k>,
+    ) -> Result<Self, SyntaxError> {
+        let text = mnemonic.text;
+        let mut parts: Vec<(String, Span)> = Vec::new();
+        let mut offset = 0;
+        for part in text.split('.') {
+            let span = sub_span(mnemonic.span, offset, offset + part.len());
+            if part.is_empty() {
+                return Err(SyntaxError::new(
+                    sub_span(mnemonic.span, offset.saturating_sub(1), offset + 1),
+                    "empty modifier",
+                )
+                .expected("a modifier name after `.`"));
+            }
+            parts.push((part.to_ascii_uppercase(), span));
+            offset += part.len() + 1;
+        }
+        let (opcode, opcode_span) = parts.remove(0);
+        // `.STRONG.GPU` is one modifier.
+        let mut mods: Vec<(String, Span)> = Vec::new();
+        let mut iter = parts.into_iter().peekable();
+        while let Some((m, span)) = iter.next() {
+            if m == "STRONG" {
+                if let Some((next, nspan)) = iter.next() {
+                    mods.push((format!("STRONG.{next}"), join(span, nspan)));
+                    continue;
+                }
+            }
+            mods.push((m, span));
+        }
+        Ok(InstParser {
+            ctx,
+            full: text,
+            opcode,
+            opcode_span,
+            mnemonic_span: mnemonic.span,
+            mods,
+            ops,
+            end,
+        })
+    }
+
+    fn dispatch(&mut self) -> Result<Op, SyntaxError> {
+        match self.opcode.as_str() {
+            "ATOMS" => self.atoms(),
+            "ATOMG" | "ATOM" => self.global_atomic(false),
+            "RED" => self.global_atomic(true),
+            "MOV" | "MOV32I" => self.mov(),
+            "S2R" => self.s2r(),
+            "CS2R" => self.cs2r(),
+            "IADD3" => self.iadd3(),
+            "IMAD" => self.imad(),
+            "LEA" => self.lea(),
+            "SHF" => self.shf(),
+            "LOP3" => self.lop3(),
+            "ISETP" => self.isetp(),
+            "SEL" => self.sel(),
+            "POPC" => self.popc(),
+            "VOTE" => self.vote(),
+            "LDS" | "LDG" => self.load(),
+            "STS" | "STG" => self.store(),
+            "FADD" | "FMUL" => self.float_binary(),
+            "I2F" => self.i2f(),
+            "F2I" => self.f2i(),
+            "BRA" => self.bra(),
+            "EXIT" => self.no_operands(Op::Exit),
+            "BAR" => self.bar(),
+            "MEMBAR" => self.membar(),
+            // NOP, and the two companions cuobjdump prints around `MEMBAR` for
+            // `__threadfence()`: ERRBAR (wait for outstanding memory errors to be reported)
+            // and CCTL.IVALL (invalidate the L1 cache). On the host every access is checked
+            // synchronously and memory is coherent, so both have no effect: they are NOPs.
+            "NOP" | "ERRBAR" => self.no_operands(Op::Nop),
+            "CCTL" => {
+                let m = self.classify(&[group("operation", &["IVALL"])])?;
+                self.required(&m, 0, "operation")?;
+                self.count(0, 0, "no operands")?;
+                Ok(Op::Nop)
+            }
+            _ => Err(SyntaxError::new(
+                self.opcode_span,
+                format!("unknown instruction `{}`", self.opcode),
+            )
+            .expected(format!("one of {}", MNEMONICS.join(" ")))),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // helpers
+
+    fn params(&self) -> &'k [ParamDecl] {
+        self.ctx.params
+    }
+
+    /// Assigns each modifier to its group; unknown or conflicting modifiers are errors.
+    fn classify(&self, groups: &[Group]) -> Result<Chosen, SyntaxError> {
+        let mut chosen: Chosen = vec![None; groups.len()];
+        for (m, span) in &self.mods {
+            let found = groups
+                .iter()
+                .enumerate()
+                .find_map(|(gi, g)| g.choices.iter().find(|c| **c == m).map(|c| (gi, *c)));
+            let Some((gi, choice)) = found else {
+                let expected = if groups.is_empty() {
+                    format!("no modifiers on {}", self.opcode)
+                } else {
+                    let lists: Vec<String> = groups
+                        .iter()
+                        .map(|g| {
+                            g.choices
+                                .iter()
+                                .map(|c| format!(".{c}"))
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        })
+                        .collect();
+                    format!("one of {}", lists.join(" "))
+                };
+                return Err(SyntaxError::new(
+                    *span,
+                    format!("unknown modifier `.{m}` for {}", self.opcode),
+                )
+                .expected(expected));
+            };
+            if let Some((prev, _)) = chosen[gi] {
+                return Err(SyntaxError::new(
+                    *span,
+                    format!(
+                        "`.{m}` conflicts with `.{prev}`: both set the {}",
+                        groups[gi].what
+                    ),
+                )
+                .expected(format!("one {} modifier", groups[gi].what)));
+            }
+            chosen[gi] = Some((choice, *span));
+        }
+        Ok(chosen)
+    }
+
+    fn required(
+        &self,
+        chosen: &Chosen,
+        gi: usize,
+        what: &str,
+    ) -> Result<&'static str, SyntaxError> {
+        chosen[gi].map(|(c, _)| c).ok_or_else(|| {
+            SyntaxError::new(
+                self.mnemonic_span,
+                format!("`{}` needs an {what} modifier", self.full),
+            )
+            .expected(format!("an {what} modifier"))
+        })
+    }
+
+    fn modifier_error(
+        &self,
+        chosen: &Chosen,
+        gi: usize,
+        message: &str,
+        expected: &str,
+    ) -> SyntaxError {
+        let span = chosen[gi].map(|(_, s)| s).unwrap_or(self.mnemonic_span);
+        SyntaxError::new(span, message.to_string()).expected(expected.to_string())
+    }
+
+    /// Checks the operand count.
+    fn count(&self, min: usize, max: usize, form: &str) -> Result<(), SyntaxError> {
+        let n = self.ops.len();
+        if n > max {
+            let extra = self.ops[max].span;
+            return Err(
+                SyntaxError::new(extra, format!("too many operands for `{}`", self.full))
+                    .expected(form.to_string()),
+            );
+        }
+        if n < min {
+            return Err(SyntaxError::new(
+                self.end,
+                format!("too few operands for `{}` ({n} given)", self.full),
+            )
+            .expected(form.to_string()));
+        }
+        Ok(())
+    }
+
+    fn reg(&self, i: usize, what: &str) -> Result<Reg, SyntaxError> {
+        want_reg(&self.ops[i], self.params(), what)
+    }
+    fn src(&self, i: usize, kind: ImmKind, mods: Mods, what: &str) -> Result<Src, SyntaxError> {
+        want_src(&self.ops[i], self.params(), kind, mods, what)
+    }
+    fn pred_dst(&self, i: usize, what: &str) -> Result<Pred, SyntaxError> {
+        want_pred_dst(&self.ops[i], self.params(), what)
+    }
+    fn pred_src(&self, i: usize, what: &str) -> Result<PredSrc, SyntaxError> {
+        want_pred_src(&self.ops[i], self.params(), what)
+    }
+    /// An unsigned immediate in `0..=max`.
+    fn small_imm(&self, i: usize, max: u32, what: &str) -> Result<u32, SyntaxError> {
+        let op = &self.ops[i];
+        match parse_operand(op, self.params())? {
+            Parsed::Imm(imm) => match imm.lit.value {
+                Scalar::Int(v) if (0..=max as i128).contains(&v) => Ok(v as u32),
+                _ => Err(
+                    SyntaxError::new(op.span, format!("{what} must be 0..={max}"))
+                        .expected(format!("0..={max}")),
+                ),
+            },
+            other => Err(SyntaxError::new(
+                op.span,
+                format!("expected {what} (an immediate), found {}", other.describe()),
+            )
+            .expected("an immediate")),
+        }
+    }
+
+    fn no_operands(&self, op: Op) -> Result<Op, SyntaxError> {
+        self.classify(&[])?;
+        self.count(0, 0, "no operands")?;
+        Ok(op)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // atomics
+
+    /// `ATOMS.op{.sz} Rd, [Ra + ImmS24], Rb` and `ATOMS.CAS/.CAST{.SPIN}{.sz} Rd, [..], Rb, Rc`
+    /// (`000_6d05a8552870c0ae.txt`). ATOMS has no memory-order modifiers: the document only
+    /// promises atomicity ("without intervening accesses to that memory location by other
+    /// threads"), which is `relaxed`; shared memory is visible to the CTA only, so its scope is
+    /// `cta`. Encoding restrictions (immediate alignment and range, op×size, register pairs)
+    /// are checked by validation, so the exact immediate and registers are kept here.
+    fn atoms(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("operation", ATOMS_OPS),
+            group("fast-fail option", &["SPIN"]),
+            group("size", ATOMS_SIZES),
+        ])?;
+        let op = atomic_op(self.required(
+            &m,
+            0,
+            "operation (one of .ADD .MIN .MAX .INC .DEC .AND .OR .XOR .EXCH .CAS .CAST)",
+        )?);
+        let spin = m[1].is_some();
+        if spin && op != AtomicOp::Cast {
+            return Err(self.modifier_error(
+                &m,
+                1,
+                ".SPIN is only valid with .CAST",
+                "ATOMS.CAST.SPIN",
+            ));
+        }
+        let ty = match m[2].map(|(c, _)| c) {
+            Some("S32") => Ty::S32,
+            Some("U64" | "64") => Ty::U64,
+            _ => Ty::U32,
+        };
+        let compare = matches!(op, AtomicOp::Cas | AtomicOp::Cast);
+        let form = if compare {
+            "Rd, [Ra + ImmS24], Rb, Rc"
+        } else {
+            "Rd, [Ra + ImmS24], Rb"
+        };
+        if !compare && self.ops.len() == 4 {
+            return Err(SyntaxError::new(
+                self.ops[3].span,
+                format!("`{}` takes no Rc operand: only .CAS and .CAST do (other operations assemble Rc as RZ)", self.full),
+            )
+            .expected(form));
+        }
+        let n = if compare { 4 } else { 3 };
+        self.count(n, n, form)?;
+        let dst = self.reg(0, "Rd (a register)")?;
+        let addr = want_address(&self.ops[1], self.params(), false, false)?;
+        let src = Operand::Reg(self.reg(2, "Rb (a register)")?);
+        let src2 = if compare {
+            Some(Operand::Reg(self.reg(3, "Rc (a register)")?))
+        } else {
+            None
+        };
+        Ok(Op::Atomic(Box::new(AtomicInst {
+            space: Space::Shared,
+            op,
+            ty,
+            order: MemOrder::Relaxed,
+            scope: Scope::Cta,
+            dst,
+            addr,
+            src,
+            src2,
+            spin,
+            ftz: false,
+        })))
+    }
+
+    /// `ATOMG.E.op{.type}{.FTZ}{.RN}{.STRONG.scope} PT, Rd, [Ra.64 + imm], Rb{, Rc}`,
+    /// `RED.E.op... [Ra.64 + imm], Rb`, and generic `ATOM.E...` (lowered to global memory:
+    /// atomjit has no generic-to-shared mapping for SASS, so a shared address there traps as
+    /// out of range rather than silently going wrong).
+    ///
+    /// `.STRONG.GPU/.SYS/.CTA` is a relaxed atomic at that scope; without `.STRONG` the
+    /// atomic is relaxed at GPU scope (what cuobjdump prints for `atomicAdd`). `.E` selects
+    /// 64-bit addressing: the base is a register pair whether or not `.64` is written; without
+    /// `.E` the base is 32 bits (zero-extended) unless written `Ra.64`.
+    fn global_atomic(&self, reduction: bool) -> Result<Op, SyntaxError> {
+        if let Some((_, span)) = self.mods.iter().find(|(m, _)| reduction && m == "CAS") {
+            return Err(SyntaxError::new(
+                *span,
+                "RED has no .CAS (a reduction returns nothing); use ATOMG.E.CAS",
+            )
+            .expected("one of .ADD .MIN .MAX .INC .DEC .AND .OR .XOR .EXCH"));
+        }
+        let ops = if reduction { RED_OPS } else { ATOMG_OPS };
+        let m = self.classify(&[
+            group("addressing", &["E"]),
+            group("operation", ops),
+            group("type", GLOBAL_ATOMIC_TYPES),
+            group("flush-to-zero", &["FTZ"]),
+            group("rounding", ROUNDINGS),
+            group("strength", STRONG),
+        ])?;
+        let op_names = if reduction {
+            ".ADD .MIN .MAX .INC .DEC .AND .OR .XOR .EXCH"
+        } else {
+            ".ADD .MIN .MAX .INC .DEC .AND .OR .XOR .EXCH .CAS"
+        };
+        let op = match m[1] {
+            Some((c, _)) => atomic_op(c),
+            None => {
+                self.required(&m, 1, &format!("operation (one of {op_names})"))?;
+                AtomicOp::Add
+            }
+        };
+        let ty = match m[2].map(|(c, _)| c) {
+            None | Some("U32" | "32") => Ty::U32,
+            Some("S32") => Ty::S32,
+            Some("U64" | "64") => Ty::U64,
+            Some("S64") => Ty::S64,
+            Some("F32") => Ty::F32,
+            Some(_) => Ty::F64,
+        };
+        let ftz = m[3].is_some();
+        if ftz && ty != Ty::F32 {
+            return Err(self.modifier_error(&m, 3, ".FTZ applies to .F32 only", ".F32.FTZ"));
+        }
+        match m[4].map(|(c, _)| c) {
+            Some("RN") if !ty.is_float() => {
+                return Err(self.modifier_error(
+                    &m,
+                    4,
+                    ".RN applies to .F32 and .F64 only",
+                    ".F32.RN or .F64.RN",
+                ))
+            }
+            Some("RN") | None => {}
+            Some(_) => {
+                return Err(self.modifier_error(
+                    &m,
+                    4,
+                    "atomic float operations round to nearest even only",
+                    ".RN",
+                ))
+            }
+        }
+        let scope = m[5].map(|(c, _)| scope_of(c)).unwrap_or(Scope::Gpu);
+        let wide_address = m[0].is_some();
+        let compare = op == AtomicOp::Cas;
+        let (dst, rest) = if reduction {
+            self.count(2, 2, "[Ra.64 + offset], Rb")?;
+            (Reg::RZ, 0)
+        } else {
+            let has_pred = self.ops.first().is_some_and(is_pred);
+            if has_pred {
+                let p = want_pred_src(&self.ops[0], self.params(), "PT")?;
+                if p != PredSrc::TRUE {
+                    return Err(SyntaxError::new(
+                        self.ops[0].span,
+                        format!("predicate destination of {} is not supported", self.opcode),
+                    )
+                    .expected("PT"));
+                }
+            }
+            let first = usize::from(has_pred);
+            let form = if compare {
+                "PT, Rd, [Ra.64 + offset], Rb, Rc"
+            } else {
+                "PT, Rd, [Ra.64 + offset], Rb"
+            };
+            let n = first + if compare { 4 } else { 3 };
+            self.count(n, n, form)?;
+            (self.reg(first, "Rd (a register)")?, first + 1)
+        };
+        let addr = want_address(&self.ops[rest], self.params(), wide_address, true)?;
+        let src = Operand::Reg(self.reg(rest + 1, "Rb (a register)")?);
+        let src2 = if compare {
+            Some(Operand::Reg(self.reg(rest + 2, "Rc (a register)")?))
+        } else {
+            None
+        };
+        Ok(Op::Atomic(Box::new(AtomicInst {
+            space: Space::Global,
+            op,
+            ty,
+            order: MemOrder::Relaxed,
+            scope,
+            dst,
+            addr,
+            src,
+            src2,
+            spin: false,
+            ftz,
+        })))
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // moves and special registers
+
+    /// `MOV Rd, Ra | imm | c[..][..]{, 0xf}`. The optional lane mask must be `0xf` (all
+    /// bytes), the only form compilers emit; others are rejected.
+    fn mov(&self) -> Result<Op, SyntaxError> {
+        self.classify(&[])?;
+        self.count(2, 3, "Rd, source{, 0xf}")?;
+        let dst = self.reg(0, "Rd (a register)")?;
+        let src = self
+            .src(1, ImmKind::Int32, Mods::Plain, "the source")?
+            .operand;
+        if self.ops.len() == 3 && self.small_imm(2, 0xf, "the lane mask")? != 0xf {
+            return Err(SyntaxError::new(
+                self.ops[2].span,
+                "partial MOV lane masks are not supported",
+            )
+            .expected("0xf"));
+        }
+        Ok(Op::Mov {
+            ty: Ty::U32,
+            dst,
+            src,
+        })
+    }
+
+    /// `S2R Rd, SR_TID.X` (and `.Y .Z`, `SR_CTAID.*`, `SR_LANEID`).
+    fn s2r(&self) -> Result<Op, SyntaxError> {
+        self.classify(&[])?;
+        self.count(2, 2, "Rd, SR_...")?;
+        let dst = self.reg(0, "Rd (a register)")?;
+        match parse_operand(&self.ops[1], self.params())? {
+            Parsed::Special(SpecialName::Sr(sr)) => Ok(Op::ReadSpecial { dst, sr }),
+            other => Err(SyntaxError::new(
+                self.ops[1].span,
+                format!("expected a special register, found {}", other.describe()),
+            )
+            .expected(
+                "one of SR_TID.X SR_TID.Y SR_TID.Z SR_CTAID.X SR_CTAID.Y SR_CTAID.Z SR_LANEID",
+            )),
+        }
+    }
+
+    /// `CS2R Rd, SRZ`: zero the register pair `Rd`, `Rd+1`.
+    fn cs2r(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[group("size", &["32"])])?;
+        self.count(2, 2, "Rd, SRZ")?;
+        let dst = self.reg(0, "Rd (a register)")?;
+        match parse_operand(&self.ops[1], self.params())? {
+            Parsed::Special(SpecialName::Zero) => {
+                let ty = if m[0].is_some() { Ty::U32 } else { Ty::U64 };
+                Ok(Op::Mov {
+                    ty,
+                    dst,
+                    src: Operand::ZERO,
+                })
+            }
+            other => Err(SyntaxError::new(
+                self.ops[1].span,
+                format!("CS2R supports only SRZ, found {}", other.describe()),
+            )
+            .expected("SRZ")),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // integer arithmetic
+
+    /// `IADD3{.X} Rd, {Pu, {Pv,}} Ra, Rb, Rc{, Pp{, Pq}}`: leading predicates are carry-outs;
+    /// with `.X` one or two trailing predicates are carry-ins (a missing one is `!PT`).
+    fn iadd3(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[group("extended (carry-in)", &["X"])])?;
+        let extended = m[0].is_some();
+        let form = if extended {
+            "Rd, {Pu, {Pv,}} Ra, Rb, Rc, Pp{, Pq}"
+        } else {
+            "Rd, {Pu, {Pv,}} Ra, Rb, Rc"
+        };
+        self.count(4, 8, form)?;
+        let dst = self.reg(0, "Rd (a register)")?;
+        let mut i = 1;
+        let mut carry_out = [Pred::PT; 2];
+        for slot in &mut carry_out {
+            if i < self.ops.len() && is_pred(&self.ops[i]) {
+                *slot = self.pred_dst(i, "a carry-out predicate")?;
+                i += 1;
+            }
+        }
+        if self.ops.len() < i + 3 {
+            return Err(SyntaxError::new(
+                self.end,
+                format!("too few operands for `{}`", self.full),
+            )
+            .expected(form));
+        }
+        let a = self.src(i, ImmKind::Int32, Mods::IntNegNot, "Ra")?;
+        let b = self.src(i + 1, ImmKind::Int32, Mods::IntNegNot, "Rb")?;
+        let c = self.src(i + 2, ImmKind::Int32, Mods::IntNegNot, "Rc")?;
+        i += 3;
+        let mut carry_in = [PredSrc::FALSE; 2];
+        if extended {
+            if i >= self.ops.len() {
+                return Err(
+                    SyntaxError::new(self.end, "IADD3.X needs a carry-in predicate").expected(form),
+                );
+            }
+            for slot in &mut carry_in {
+                if i < self.ops.len() {
+                    *slot = self.pred_src(i, "a carry-in predicate")?;
+                    i += 1;
+                }
+            }
+        }
+        if i < self.ops.len() {
+            let message = if extended {
+                "too many operands for `IADD3.X`"
+            } else {
+                "IADD3 takes carry-in predicates only with .X"
+            };
+            return Err(SyntaxError::new(self.ops[i].span, message).expected(form));
+        }
+        Ok(Op::IAdd3 {
+            dst,
+            carry_out,
+            a,
+            b,
+            c,
+            carry_in,
+        })
+    }
+
+    /// `IMAD{.WIDE|.HI}{.U32} Rd, Ra, Rb, Rc` and the aliases `IMAD.MOV{.U32}`,
+    /// `IMAD.SHL{.U32}`, `IMAD.IADD`, which are the plain multiply-add of their operands
+    /// (`IMAD.SHL.U32 R0, R0, 0x4, RZ` is `R0 * 4`). Signed unless `.U32` (which only matters
+    /// for `.HI` and `.WIDE`).
+    fn imad(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("mode", &["WIDE", "HI", "MOV", "SHL", "IADD"]),
+            group("signedness", &["U32", "S32"]),
+            group("extended (carry-in)", &["X"]),
+        ])?;
+        if m[2].is_some() {
+            return Err(self.modifier_error(
+                &m,
+                2,
+                "IMAD.X (multiply-add with carry-in) is not supported",
+                "IMAD without .X",
+            ));
+        }
+        let mode = match m[0].map(|(c, _)| c) {
+            Some("WIDE") => ImadMode::Wide,
+            Some("HI") => ImadMode::Hi,
+            _ => ImadMode::Lo,
+        };
+        let signed = m[1].map(|(c, _)| c) != Some("U32");
+        self.count(4, 4, "Rd, Ra, Rb, Rc")?;
+        let dst = self.reg(0, "Rd (a register)")?;
+        let a = self.src(1, ImmKind::Int32, Mods::IntNeg, "Ra")?;
+        let b = self.src(2, ImmKind::Int32, Mods::IntNeg, "Rb")?;
+        let c_kind = if mode == ImadMode::Wide {
+            ImmKind::Int64
+        } else {
+            ImmKind::Int32
+        };
+        let c = self.src(3, c_kind, Mods::IntNeg, "Rc")?;
+        Ok(Op::Imad {
+            mode,
+            signed,
+            dst,
+            a,
+            b,
+            c,
+        })
+    }
+
+    /// `LEA Rd, {Pu,} Ra, Rb, shift`, `LEA.HI{.X} Rd, {Pu,} Ra, Rb, Rc, shift{, Pp}`,
+    /// `LEA.HI{.X}.SX32 Rd, {Pu,} Ra, Rb, shift{, Pp}`.
+    fn lea(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("high half", &["HI"]),
+            group("extended (carry-in)", &["X"]),
+            group("sign extension", &["SX32"]),
+        ])?;
+        let (hi, x, sx32) = (m[0].is_some(), m[1].is_some(), m[2].is_some());
+        if sx32 && !hi {
+            return Err(self.modifier_error(&m, 2, ".SX32 is only valid with .HI", "LEA.HI.SX32"));
+        }
+        if x && !hi {
+            return Err(self.modifier_error(&m, 1, ".X is only valid with .HI", "LEA.HI.X"));
+        }
+        let has_c = hi && !sx32;
+        let form = match (has_c, x) {
+            (false, false) => "Rd, {Pu,} Ra, Rb, shift",
+            (false, true) => "Rd, {Pu,} Ra, Rb, shift, Pp",
+            (true, false) => "Rd, {Pu,} Ra, Rb, Rc, shift",
+            (true, true) => "Rd, {Pu,} Ra, Rb, Rc, shift, Pp",
+        };
+        let has_carry_out = self.ops.get(1).is_some_and(is_pred);
+        let n = 4 + usize::from(has_carry_out) + usize::from(has_c) + usize::from(x);
+        self.count(n, n, form)?;
+        let dst = self.reg(0, "Rd (a register)")?;
+        let mut i = 1;
+        let carry_out = if has_carry_out {
+            i += 1;
+            self.pred_dst(1, "the carry-out predicate")?
+        } else {
+            Pred::PT
+        };
+        let a = self.src(i, ImmKind::Int32, Mods::IntNegNot, "Ra")?;
+        let b = self.src(i + 1, ImmKind::Int32, Mods::IntNegNot, "Rb")?;
+        i += 2;
+        let c = if has_c {
+            i += 1;
+            self.src(i - 1, ImmKind::Int32, Mods::IntNegNot, "Rc")?
+        } else {
+            Src::plain(Operand::ZERO)
+        };
+        let shift = self.small_imm(i, 31, "the shift")? as u8;
+        let carry_in = if x {
+            self.pred_src(i + 1, "the carry-in predicate")?
+        } else {
+            PredSrc::FALSE
+        };
+        Ok(Op::Lea {
+            hi,
+            sx32,
+            dst,
+            carry_out,
+            a,
+            b,
+            c,
+            shift,
+            carry_in,
+        })
+    }
+
+    /// `SHF.L|R{.W}.U32|S32|U64|S64{.HI} Rd, Ra(lo), shift, Rc(hi)`. SASS `.HI` selects the
+    /// high word of the shifted 64-bit value; the IR's `high` flag selects the word other than
+    /// the direction's default (see [`ShfInst`]), hence the mapping below.
+    fn shf(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("direction", &["L", "R"]),
+            group("wrap", &["W"]),
+            group("type", &["U32", "S32", "U64", "S64"]),
+            group("high word", &["HI"]),
+        ])?;
+        let left = self.required(&m, 0, "direction (.L or .R)")? == "L";
+        let ty = match self.required(&m, 2, "type (.U32 .S32 .U64 or .S64)")? {
+            "S32" => Ty::S32,
+            "U64" => Ty::U64,
+            "S64" => Ty::S64,
+            _ => Ty::U32,
+        };
+        let sass_hi = m[3].is_some();
+        self.count(4, 4, "Rd, Ra, shift, Rc")?;
+        Ok(Op::Shf(ShfInst {
+            left,
+            wrap: m[1].is_some(),
+            // IR `high` is SASS `.HI` in both directions (see `ShfInst`).
+            high: sass_hi,
+            ty,
+            dst: self.reg(0, "Rd (a register)")?,
+            lo: self.src(1, ImmKind::Int32, Mods::Plain, "Ra")?,
+            shift: self.src(2, ImmKind::Int32, Mods::Plain, "the shift")?,
+            hi: self.src(3, ImmKind::Int32, Mods::Plain, "Rc")?,
+        }))
+    }
+
+    /// `LOP3.LUT {Pu,} Rd, Ra, Rb, Rc, lut{, !PT}`. The trailing predicate is an input of the
+    /// predicate output; only `!PT` is supported when there is a predicate output (with none,
+    /// `PT` and `!PT` both have no effect).
+    fn lop3(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[group("lookup table", &["LUT"])])?;
+        self.required(&m, 0, "lookup-table (.LUT)")?;
+        let has_pred_out = self.ops.first().is_some_and(is_pred);
+        let first = usize::from(has_pred_out);
+        let form = "{Pu,} Rd, Ra, Rb, Rc, lut, !PT";
+        self.count(first + 5, first + 6, form)?;
+        let pred_out = if has_pred_out {
+            self.pred_dst(0, "the predicate output")?
+        } else {
+            Pred::PT
+        };
+        let dst = self.reg(first, "Rd (a register)")?;
+        let a = self.src(first + 1, ImmKind::Int32, Mods::Plain, "Ra")?;
+        let b = self.src(first + 2, ImmKind::Int32, Mods::Plain, "Rb")?;
+        let c = self.src(first + 3, ImmKind::Int32, Mods::Plain, "Rc")?;
+        let lut = self.small_imm(first + 4, 0xff, "the lookup table")? as u8;
+        if self.ops.len() == first + 6 {
+            let p = self.pred_src(first + 5, "the predicate input")?;
+            if !p.pred.is_pt() || (has_pred_out && !p.negate) {
+                return Err(SyntaxError::new(
+                    self.ops[first + 5].span,
+                    "LOP3's predicate input must be !PT",
+                )
+                .expected("!PT"));
+            }
+        }
+        Ok(Op::Lop3 {
+            dst,
+            pred_out,
+            a,
+            b,
+            c,
+            lut,
+        })
+    }
+
+    /// `ISETP.cmp{.U32}{.AND|.OR|.XOR} Pu, Pv, Ra, Rb, Pp` (signed by default; `.AND` if no
+    /// combining op is written).
+    fn isetp(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("comparison", ISETP_CMPS),
+            group("signedness", &["U32", "S32"]),
+            group("combining operation", BOOL_OPS),
+            group("extended (64-bit chain)", &["EX"]),
+        ])?;
+        if m[3].is_some() {
+            return Err(self.modifier_error(
+                &m,
+                3,
+                "ISETP.EX (extended comparison) is not supported",
+                "ISETP without .EX",
+            ));
+        }
+        let cmp_name = self.required(&m, 0, "comparison (one of .EQ .NE .LT .LE .GT .GE)")?;
+        let cmp = CmpOp::from_name(&cmp_name.to_ascii_lowercase()).unwrap_or(CmpOp::Eq);
+        let ty = if m[1].map(|(c, _)| c) == Some("U32") {
+            Ty::U32
+        } else {
+            Ty::S32
+        };
+        let combine = m[2]
+            .and_then(|(c, _)| BoolOp::from_name(&c.to_ascii_lowercase()))
+            .unwrap_or(BoolOp::And);
+        self.count(5, 5, "Pu, Pv, Ra, Rb, Pp")?;
+        Ok(Op::SetP {
+            cmp,
+            ty,
+            combine,
+            dst: self.pred_dst(0, "Pu (a predicate)")?,
+            dst2: self.pred_dst(1, "Pv (a predicate)")?,
+            a: self.src(2, ImmKind::Int32, Mods::Plain, "Ra")?,
+            b: self.src(3, ImmKind::Int32, Mods::Plain, "Rb")?,
+            c: self.pred_src(4, "Pp (a predicate)")?,
+        })
+    }
+
+    /// `SEL Rd, Ra, Rb, Pp`: `Rd = Pp ? Ra : Rb`.
+    fn sel(&self) -> Result<Op, SyntaxError> {
+        self.classify(&[])?;
+        self.count(4, 4, "Rd, Ra, Rb, Pp")?;
+        Ok(Op::Select {
+            ty: Ty::U32,
+            dst: self.reg(0, "Rd (a register)")?,
+            a: self.src(1, ImmKind::Int32, Mods::Plain, "Ra")?,
+            b: self.src(2, ImmKind::Int32, Mods::Plain, "Rb")?,
+            pred: self.pred_src(3, "Pp (a predicate)")?,
+        })
+    }
+
+    /// `POPC Rd, Ra` (`~Ra` allowed).
+    fn popc(&self) -> Result<Op, SyntaxError> {
+        self.classify(&[])?;
+        self.count(2, 2, "Rd, Ra")?;
+        Ok(Op::Unary {
+            op: UnOp::Popc,
+            ty: Ty::U32,
+            dst: self.reg(0, "Rd (a register)")?,
+            a: self.src(1, ImmKind::Int32, Mods::Not, "Ra")?,
+        })
+    }
+
+    /// `VOTE.ANY|ALL|EQ Rd, Pu, Pp` (ballot into Rd, the vote into Pu) or `VOTE.* Pu, Pp`.
+    fn vote(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[group("mode", &["ANY", "ALL", "EQ"])])?;
+        let mode = match self.required(&m, 0, "mode (.ANY .ALL or .EQ)")? {
+            "ALL" => VoteMode::All,
+            "EQ" => VoteMode::Eq,
+            _ => VoteMode::Any,
+        };
+        self.count(2, 3, "{Rd,} Pu, Pp")?;
+        let first = self.ops.len() - 2;
+        let dst = if first == 1 {
+            self.reg(0, "Rd (a register)")?
+        } else {
+            Reg::RZ
+        };
+        Ok(Op::Vote {
+            mode,
+            dst,
+            dst_pred: self.pred_dst(first, "Pu (a predicate)")?,
+            src: self.pred_src(first + 1, "Pp (a predicate)")?,
+        })
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // memory
+
+    /// Modifiers of `LDS`/`STS`/`LDG`/`STG`: size, `.STRONG.scope`, `.E`, `.CONSTANT`.
+    /// Without `.STRONG` an access is weak (non-atomic) with the space's natural scope (CTA for
+    /// shared, GPU for global); `.STRONG.*` is relaxed at that scope. `LDG.E.CONSTANT` reads
+    /// through the read-only cache: a weak load.
+    fn memory_mods(
+        &self,
+        global: bool,
+        load: bool,
+    ) -> Result<(Ty, MemOrder, Scope, bool), SyntaxError> {
+        let consts: &'static [&'static str] = if global && load { &["CONSTANT"] } else { &[] };
+        let e: &'static [&'static str] = if global { &["E"] } else { &[] };
+        let m = self.classify(&[
+            group("size", LOAD_SIZES),
+            group("strength", STRONG),
+            group("addressing", e),
+            group("cache path", consts),
+        ])?;
+        let mut ty = match m[0].map(|(c, _)| c) {
+            Some("U8") => Ty::U8,
+            Some("S8") => Ty::S8,
+            Some("U16") => Ty::U16,
+            Some("S16") => Ty::S16,
+            Some("64") => Ty::U64,
+            _ => Ty::U32,
+        };
+        if !load {
+            // A store writes the low bits; signedness has no meaning.
+            ty = match ty {
+                Ty::S8 => Ty::U8,
+                Ty::S16 => Ty::U16,
+                other => other,
+            };
+        }
+        if m[1].is_some() && m[3].is_some() {
+            return Err(self.modifier_error(
+                &m,
+                3,
+                ".CONSTANT is a weak load; it cannot be .STRONG",
+                "one of them",
+            ));
+        }
+        let (order, scope) = match m[1] {
+            Some((c, _)) => (MemOrder::Relaxed, scope_of(c)),
+            None => (MemOrder::Weak, if global { Scope::Gpu } else { Scope::Cta }),
+        };
+        Ok((ty, order, scope, m[2].is_some()))
+    }
+
+    /// `LDS{.sz} Rd, [Ra + imm]`, `LDG.E{.sz}{.STRONG.scope|.CONSTANT} Rd, [Ra.64 + imm]`.
+    fn load(&self) -> Result<Op, SyntaxError> {
+        let global = self.opcode == "LDG";
+        let (ty, order, scope, wide) = self.memory_mods(global, true)?;
+        self.count(
+            2,
+            2,
+            if global {
+                "Rd, [Ra.64 + offset]"
+            } else {
+                "Rd, [Ra + offset]"
+            },
+        )?;
+        let dst = self.reg(0, "Rd (a register)")?;
+        let addr = want_address(&self.ops[1], self.params(), wide, global)?;
+        let space = if global { Space::Global } else { Space::Shared };
+        Ok(Op::Load {
+            space,
+            ty,
+            order,
+            scope,
+            dst,
+            addr,
+        })
+    }
+
+    /// `STS{.sz} [Ra + imm], Rb`, `STG.E{.sz}{.STRONG.scope} [Ra.64 + imm], Rb`.
+    fn store(&self) -> Result<Op, SyntaxError> {
+        let global = self.opcode == "STG";
+        let (ty, order, scope, wide) = self.memory_mods(global, false)?;
+        self.count(
+            2,
+            2,
+            if global {
+                "[Ra.64 + offset], Rb"
+            } else {
+                "[Ra + offset], Rb"
+            },
+        )?;
+        let addr = want_address(&self.ops[0], self.params(), wide, global)?;
+        let src = Operand::Reg(self.reg(1, "Rb (a register)")?);
+        let space = if global { Space::Global } else { Space::Shared };
+        Ok(Op::Store {
+            space,
+            ty,
+            order,
+            scope,
+            src,
+            addr,
+        })
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // floating point
+
+    /// `FADD{.FTZ}{.RN} Rd, Ra, Rb`, `FMUL...`. Only round-to-nearest exists in the IR's
+    /// float ops, so `.RZ .RM .RP` are rejected, as is `.SAT`.
+    fn float_binary(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("flush-to-zero", &["FTZ"]),
+            group("rounding", ROUNDINGS),
+            group("saturation", &["SAT"]),
+        ])?;
+        if m[1].is_some_and(|(c, _)| c != "RN") {
+            return Err(self.modifier_error(
+                &m,
+                1,
+                "only round-to-nearest-even (.RN) is supported",
+                ".RN",
+            ));
+        }
+        if m[2].is_some() {
+            return Err(self.modifier_error(&m, 2, ".SAT is not supported", "no .SAT"));
+        }
+        let op = if self.opcode == "FADD" {
+            BinOp::Add
+        } else {
+            BinOp::Mul
+        };
+        self.count(3, 3, "Rd, Ra, Rb")?;
+        Ok(Op::Binary {
+            op,
+            ty: Ty::F32,
+            dst: self.reg(0, "Rd (a register)")?,
+            a: self.src(1, ImmKind::F32, Mods::FloatNegAbs, "Ra")?,
+            b: self.src(2, ImmKind::F32, Mods::FloatNegAbs, "Rb")?,
+            ftz: m[0].is_some(),
+        })
+    }
+
+    /// `I2F{.F32}{.U32|.S32}{.RN|.RZ|.RM|.RP} Rd, Ra`: integer (signed by default) to f32.
+    fn i2f(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("result type", &["F32"]),
+            group("source type", &["U32", "S32"]),
+            group("rounding", ROUNDINGS),
+        ])?;
+        let src_ty = if m[1].map(|(c, _)| c) == Some("U32") {
+            Ty::U32
+        } else {
+            Ty::S32
+        };
+        let round = m[2].map(|(c, _)| round_of(c)).unwrap_or(Round::Nearest);
+        self.count(2, 2, "Rd, Ra")?;
+        Ok(Op::Convert {
+            dst_ty: Ty::F32,
+            src_ty,
+            round,
+            ftz: false,
+            dst: self.reg(0, "Rd (a register)")?,
+            a: self.src(1, ImmKind::Int32, Mods::Plain, "Ra")?,
+        })
+    }
+
+    /// `F2I{.FTZ}{.U32|.S32}{.F32}{.TRUNC|.FLOOR|.CEIL}{.NTZ} Rd, Ra`: f32 to integer (signed
+    /// by default), rounding to nearest even unless `.TRUNC` (toward zero), `.FLOOR` or
+    /// `.CEIL`, saturating. `.NTZ` (NaN to zero) is accepted: the IR's conversion already
+    /// turns NaN into 0.
+    fn f2i(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("flush-to-zero", &["FTZ"]),
+            group("result type", &["U32", "S32"]),
+            group("source type", &["F32"]),
+            group("rounding", &["TRUNC", "FLOOR", "CEIL"]),
+            group("NaN-to-zero", &["NTZ"]),
+        ])?;
+        let dst_ty = if m[1].map(|(c, _)| c) == Some("U32") {
+            Ty::U32
+        } else {
+            Ty::S32
+        };
+        let round = m[3].map(|(c, _)| round_of(c)).unwrap_or(Round::Nearest);
+        self.count(2, 2, "Rd, Ra")?;
+        Ok(Op::Convert {
+            dst_ty,
+            src_ty: Ty::F32,
+            round,
+            ftz: m[0].is_some(),
+            dst: self.reg(0, "Rd (a register)")?,
+            a: self.src(1, ImmKind::F32, Mods::FloatNegAbs, "Ra")?,
+        })
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // control
+
+    /// `BRA{.U} label`, `` BRA `(.L_x_0) ``, `BRA 0x40` (a cuobjdump address).
+    fn bra(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[group("uniform", &["U"])])?;
+        self.count(1, 1, "a label or an address")?;
+        let op = &self.ops[0];
+        let target = match op.toks {
+            [word] if word.is_word() && number_word(word.text).is_some() => {
+                let lit = match parse_operand(op, self.params())? {
+                    Parsed::Imm(imm) => imm_bits(&imm, ImmKind::Int64, op.span)?,
+                    other => {
+                        return Err(SyntaxError::new(
+                            op.span,
+                            format!("expected a branch target, found {}", other.describe()),
+                        ))
+                    }
+                };
+                self.address_target(lit, op.span)?
+            }
+            [word] if word.is_word() => self.label_target(word.text, op.span)?,
+            _ => match parse_operand(op, self.params())? {
+                Parsed::Name(name) => self.label_target(name, op.span)?,
+                other => {
+                    return Err(SyntaxError::new(
+                        op.span,
+                        format!("expected a branch target, found {}", other.describe()),
+                    )
+                    .expected("a label, `(label)` in backquotes, or an address"))
+                }
+            },
+        };
+        Ok(Op::Branch {
+            target,
+            uniform: m[0].is_some(),
+        })
+    }
+
+    fn label_target(&self, name: &str, span: Span) -> Result<u32, SyntaxError> {
+        match self.ctx.labels.get(name) {
+            Some(&pc) if pc < self.ctx.num_insts => Ok(pc),
+            Some(_) => Err(SyntaxError::new(
+                span,
+                format!("label `{name}` is at the end of the kernel: no instruction follows it"),
+            )
+            .expected("a label placed before an instruction")),
+            None => {
+                let mut names: Vec<&str> = self.ctx.labels.keys().map(String::as_str).collect();
+                names.sort_unstable();
+                let expected = if names.is_empty() {
+                    "a label (none are defined)".to_string()
+                } else {
+                    format!("one of {}", names.join(" "))
+                };
+                Err(SyntaxError::new(span, format!("undefined label `{name}`")).expected(expected))
+            }
+        }
+    }
+
+    fn address_target(&self, address: u64, span: Span) -> Result<u32, SyntaxError> {
+        match self.ctx.addresses.get(&address).map(Vec::as_slice) {
+            Some([pc]) => Ok(*pc),
+            Some(_) => Err(SyntaxError::new(
+                span,
+                format!("address {address:#x} is given to several instructions"),
+            )
+            .expected("a unique /*address*/ prefix")),
+            None => Err(
+                SyntaxError::new(span, format!("no instruction has address {address:#x}"))
+                    .expected("an address written as a `/*xxxx*/` prefix, or a label"),
+            ),
+        }
+    }
+
+    /// `BAR.SYNC{.DEFER_BLOCKING} {id}` (id 0 if omitted). `.DEFER_BLOCKING` is how sm_80
+    /// cuobjdump prints `__syncthreads()`; its deferral is a hardware scheduling detail with
+    /// the same semantics.
+    fn bar(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("operation", &["SYNC"]),
+            group("blocking", &["DEFER_BLOCKING"]),
+        ])?;
+        self.required(&m, 0, "operation (.SYNC)")?;
+        self.count(0, 1, "{barrier id}")?;
+        let id = if self.ops.is_empty() {
+            0
+        } else {
+            self.small_imm(0, 15, "the barrier id")?
+        };
+        Ok(Op::Barrier { id })
+    }
+
+    /// `MEMBAR{.SC|.ALL}.CTA|.GPU|.SYS` (`.GL` is the older name of `.GPU`). In the PTX memory
+    /// model MEMBAR is `fence.sc` (`membar.{cta,gl,sys}` is a synonym of `fence.sc`), so every
+    /// form is a sequentially consistent fence at its scope.
+    fn membar(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("semantics", &["SC", "ALL"]),
+            group("scope", &["CTA", "GPU", "GL", "SYS"]),
+        ])?;
+        let scope = match self.required(&m, 1, "scope (.CTA .GPU or .SYS)")? {
+            "CTA" => Scope::Cta,
+            "SYS" => Scope::Sys,
+            _ => Scope::Gpu,
+        };
+        self.count(0, 0, "no operands")?;
+        Ok(Op::Fence {
+            order: MemOrder::SeqCst,
+            scope,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_tables_name_ir_ops() {
+        for name in ATOMS_OPS.iter().chain(ATOMG_OPS).chain(RED_OPS) {
+            assert!(
+                AtomicOp::from_name(&name.to_ascii_lowercase()).is_some(),
+                "{name}"
+            );
+        }
+        for name in ISETP_CMPS {
+            assert!(
+                CmpOp::from_name(&name.to_ascii_lowercase()).is_some(),
+                "{name}"
+            );
+        }
+        for name in BOOL_OPS {
+            assert!(
+                BoolOp::from_name(&name.to_ascii_lowercase()).is_some(),
+                "{name}"
+            );
+        }
+    }
+}

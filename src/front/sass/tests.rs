@@ -1,0 +1,2161 @@
+//! Tests of the SASS front-end: every instruction form (exact IR), every directive, every
+//! parse-error class (with line and column), and no panics on arbitrary input.
+
+use crate::front::{parse, ParseError};
+use crate::ir::*;
+
+fn program(src: &str) -> Program {
+    match parse("t.s", src, Dialect::Sass) {
+        Ok(p) => p,
+        Err(e) => panic!("unexpected parse error: {e}\n{src}"),
+    }
+}
+
+fn kernel(src: &str) -> Kernel {
+    program(src).kernels.remove(0)
+}
+
+/// The single instruction of a one-line program.
+fn inst(text: &str) -> Inst {
+    let k = kernel(text);
+    assert_eq!(k.insts.len(), 1, "{text}");
+    k.insts.into_iter().next().unwrap()
+}
+
+fn op(text: &str) -> Op {
+    inst(text).op
+}
+
+fn atomic(text: &str) -> AtomicInst {
+    match op(text) {
+        Op::Atomic(a) => *a,
+        other => panic!("not an atomic: {other:?}"),
+    }
+}
+
+fn err(src: &str) -> ParseError {
+    match parse("t.s", src, Dialect::Sass) {
+        Ok(_) => panic!("expected a parse error for:\n{src}"),
+        Err(e) => e,
+    }
+}
+
+/// Asserts an error at `line:col` whose message contains `text`.
+fn err_at(src: &str, line: u32, col: u32, text: &str) -> ParseError {
+    let e = err(src);
+    assert_eq!(
+        (e.span.line, e.span.col),
+        (line, col),
+        "wrong position for {e} in {src:?}"
+    );
+    assert!(
+        e.message.contains(text),
+        "message `{}` lacks `{text}`",
+        e.message
+    );
+    e
+}
+
+fn r(n: u16) -> Reg {
+    Reg(n)
+}
+fn reg(n: u16) -> Operand {
+    Operand::Reg(Reg(n))
+}
+fn rs(n: u16) -> Src {
+    Src::plain(reg(n))
+}
+fn imm(v: u64) -> Src {
+    Src::plain(Operand::Imm(v))
+}
+fn rz() -> Src {
+    Src::plain(Operand::ZERO)
+}
+fn shared(base: Option<Reg>, offset: i64) -> Address {
+    Address {
+        base,
+        base_bits: 32,
+        offset,
+    }
+}
+fn global(base: u16, offset: i64) -> Address {
+    Address {
+        base: Some(Reg(base)),
+        base_bits: 64,
+        offset,
+    }
+}
+fn p(n: u16) -> PredSrc {
+    PredSrc {
+        pred: Pred(n),
+        negate: false,
+    }
+}
+fn notp(n: u16) -> PredSrc {
+    PredSrc {
+        pred: Pred(n),
+        negate: true,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ATOMS
+
+fn atoms(
+    op: AtomicOp,
+    ty: Ty,
+    dst: Reg,
+    addr: Address,
+    src: u16,
+    src2: Option<Operand>,
+    spin: bool,
+) -> AtomicInst {
+    AtomicInst {
+        space: Space::Shared,
+        op,
+        ty,
+        order: MemOrder::Relaxed,
+        scope: Scope::Cta,
+        dst,
+        addr,
+        src: reg(src),
+        src2,
+        spin,
+        ftz: false,
+    }
+}
+
+#[test]
+fn atoms_document_examples() {
+    let src = "ATOMS.ADD.S32 R0, [R1 - 400], R9;\n\
+               ATOMS.MIN.U32 R0, [R4 + 8], R2;\n\
+               ATOMS.ADD.U32 R9, [0x10], R8; # absolute 24-bit address\n\
+               ATOMS.CAS.U64 R0, [R4 + 8], R4, R6; # R4 is Reg4 aligned, Rc=Rb+2\n\
+               ATOMS.CAST.SPIN.U32 R0, [R4 + 0x18], R4, R6; # R4 is Reg4 aligned, Rc=Rb+2\n";
+    let k = kernel(src);
+    let got: Vec<AtomicInst> = k
+        .insts
+        .iter()
+        .map(|i| match &i.op {
+            Op::Atomic(a) => (**a).clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            atoms(
+                AtomicOp::Add,
+                Ty::S32,
+                r(0),
+                shared(Some(r(1)), -400),
+                9,
+                None,
+                false
+            ),
+            atoms(
+                AtomicOp::Min,
+                Ty::U32,
+                r(0),
+                shared(Some(r(4)), 8),
+                2,
+                None,
+                false
+            ),
+            atoms(
+                AtomicOp::Add,
+                Ty::U32,
+                r(9),
+                shared(None, 0x10),
+                8,
+                None,
+                false
+            ),
+            atoms(
+                AtomicOp::Cas,
+                Ty::U64,
+                r(0),
+                shared(Some(r(4)), 8),
+                4,
+                Some(reg(6)),
+                false
+            ),
+            atoms(
+                AtomicOp::Cast,
+                Ty::U32,
+                r(0),
+                shared(Some(r(4)), 0x18),
+                4,
+                Some(reg(6)),
+                true
+            ),
+        ]
+    );
+    assert_eq!(k.name, "main");
+    assert_eq!(k.insts[2].text, "ATOMS.ADD.U32 R9, [0x10], R8");
+    assert_eq!((k.insts[1].span.line, k.insts[1].span.col), (2, 1));
+}
+
+#[test]
+fn atoms_every_op_and_size() {
+    let ops = [
+        ("ADD", AtomicOp::Add),
+        ("MIN", AtomicOp::Min),
+        ("MAX", AtomicOp::Max),
+        ("INC", AtomicOp::Inc),
+        ("DEC", AtomicOp::Dec),
+        ("AND", AtomicOp::And),
+        ("OR", AtomicOp::Or),
+        ("XOR", AtomicOp::Xor),
+        ("EXCH", AtomicOp::Exch),
+        ("CAS", AtomicOp::Cas),
+        ("CAST", AtomicOp::Cast),
+        ("CAST.SPIN", AtomicOp::Cast),
+    ];
+    let sizes = [
+        ("", Ty::U32),
+        (".U32", Ty::U32),
+        (".S32", Ty::S32),
+        (".U64", Ty::U64),
+        (".32", Ty::U32),
+        (".64", Ty::U64),
+    ];
+    for (name, want_op) in ops {
+        for (sz, want_ty) in sizes {
+            let compare = matches!(want_op, AtomicOp::Cas | AtomicOp::Cast);
+            let text = if compare {
+                format!("ATOMS.{name}{sz} R2, [R8+0x4], R4, R5")
+            } else {
+                format!("ATOMS.{name}{sz} R2, [R8+0x4], R4")
+            };
+            let a = atomic(&text);
+            let src2 = compare.then_some(reg(5));
+            // Op × size legality is validation's job: every combination parses.
+            assert_eq!(
+                a,
+                atoms(
+                    want_op,
+                    want_ty,
+                    r(2),
+                    shared(Some(r(8)), 4),
+                    4,
+                    src2,
+                    name.ends_with("SPIN")
+                ),
+                "{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn atoms_address_forms() {
+    let addr = |text: &str| atomic(&format!("ATOMS.ADD R0, {text}, R1")).addr;
+    assert_eq!(addr("[R1]"), shared(Some(r(1)), 0));
+    assert_eq!(addr("[R1 + 0x10]"), shared(Some(r(1)), 16));
+    assert_eq!(addr("[R1+-4]"), shared(Some(r(1)), -4));
+    assert_eq!(addr("[R1 - 0x8]"), shared(Some(r(1)), -8));
+    assert_eq!(addr("[RZ + 0x10]"), shared(Some(Reg::RZ), 16));
+    assert_eq!(addr("[R255+0x10]"), shared(Some(Reg::RZ), 16));
+    assert_eq!(addr("[0xfffffc]"), shared(None, 0xfffffc));
+    // Range and alignment are validation errors, so the parser keeps the exact immediate.
+    assert_eq!(addr("[R1 + 0x1000001]"), shared(Some(r(1)), 0x1000001));
+    assert_eq!(addr("[-4]"), shared(None, -4));
+}
+
+#[test]
+fn atoms_rz_operands_and_case() {
+    let a = atomic("ATOMS.CAS.64 RZ, [R3], R8, RZ");
+    assert_eq!(
+        a,
+        atoms(
+            AtomicOp::Cas,
+            Ty::U64,
+            Reg::RZ,
+            shared(Some(r(3)), 0),
+            8,
+            Some(Operand::ZERO),
+            false
+        )
+    );
+    let a = atomic("atoms.exch.u32 r1, [r2], r3");
+    assert_eq!(
+        a,
+        atoms(
+            AtomicOp::Exch,
+            Ty::U32,
+            r(1),
+            shared(Some(r(2)), 0),
+            3,
+            None,
+            false
+        )
+    );
+}
+
+#[test]
+fn atoms_errors() {
+    err_at(
+        "ATOMS.ADD.SPIN R0, [R1], R2",
+        1,
+        11,
+        ".SPIN is only valid with .CAST",
+    );
+    let e = err_at("ATOMS.ADD R0, [R1], R2, R3", 1, 25, "takes no Rc");
+    assert!(e.message.contains("assemble Rc as RZ"));
+    err_at("ATOMS.CAS R0, [R1], R2", 1, 23, "too few operands");
+    let e = err_at("ATOMS.SUB R0, [R1], R2", 1, 7, "unknown modifier `.SUB`");
+    assert!(e
+        .expected
+        .unwrap()
+        .contains(".ADD .MIN .MAX .INC .DEC .AND .OR .XOR .EXCH .CAS .CAST"));
+    let e = err_at(
+        "ATOMS.ADD.S64 R0, [R1], R2",
+        1,
+        11,
+        "unknown modifier `.S64`",
+    );
+    assert!(e.expected.unwrap().contains(".U32 .S32 .U64 .32 .64"));
+    err_at(
+        "ATOMS.ADD.U32.S32 R0, [R1], R2",
+        1,
+        15,
+        "conflicts with `.U32`",
+    );
+    err_at("ATOMS R0, [R1], R2", 1, 1, "needs an operation");
+    err_at("ATOMS.ADD R0, [R2.64], R1", 1, 15, "remove `.64`");
+    err_at(
+        "ATOMS.ADD R0, [R1], 0x1",
+        1,
+        21,
+        "expected Rb (a register), found an immediate",
+    );
+    err_at(
+        "ATOMS.ADD R300, [R1], R2",
+        1,
+        11,
+        "register `R300` does not exist",
+    );
+    err_at("ATOMS.ADD R0, [R1 + R2], R3", 1, 21, "at most one register");
+    err_at("ATOMS.ADD R0, [], R3", 1, 15, "empty address");
+    err_at("ATOMS.ADD R0, [R1, R3", 1, 15, "unclosed `[`");
+    err_at("ATOMS.ADD R0, [R1 R3], R2", 1, 19, "expected `+ offset`");
+    err_at("ATOMS.ADD R0, [UR4], R3", 1, 16, "uniform registers");
+    err_at(
+        "ATOMS.ADD -R0, [R1], R3",
+        1,
+        11,
+        "takes no operand modifier",
+    );
+    err_at(
+        "ATOMS.ADD R0, [R1 + 1.5], R3",
+        1,
+        21,
+        "an address offset is an integer",
+    );
+    err_at(
+        "ATOMS.ADD R0, [R1 + 0x10000000000000000], R3",
+        1,
+        15,
+        "does not fit 64 bits",
+    );
+    err_at("ATOMS.ADD. R0, [R1], R3", 1, 10, "empty modifier");
+    err_at("ATOMS.ADD R0, , R3", 1, 15, "missing operand");
+}
+
+#[test]
+fn guards_and_scheduling_annotations() {
+    let i = inst("@!P0 ATOMS.ADD R0, [R1], R2 {&req_6} {&rd0}{&wr1} {?sched} ;");
+    assert_eq!(
+        i.guard,
+        Guard {
+            pred: Pred(0),
+            negate: true
+        }
+    );
+    assert_eq!(i.sched, ["{&req_6}", "{&rd0}", "{&wr1}", "{?sched}"]);
+    assert_eq!(
+        i.text,
+        "@!P0 ATOMS.ADD R0, [R1], R2 {&req_6} {&rd0}{&wr1} {?sched}"
+    );
+    assert_eq!(
+        inst("@P6 EXIT").guard,
+        Guard {
+            pred: Pred(6),
+            negate: false
+        }
+    );
+    assert_eq!(inst("@PT EXIT").guard, Guard::ALWAYS);
+    assert!(inst("@!PT EXIT").guard.is_never());
+    err_at("@P7 EXIT", 1, 2, "predicate `P7` does not exist");
+    err_at("@R0 EXIT", 1, 2, "not a predicate");
+    err_at("@ EXIT", 1, 3, "`EXIT` is not a predicate");
+    err_at("@! ;", 1, 3, "expected a guard predicate");
+    err_at("@P0", 1, 4, "expected an instruction after the guard");
+    err_at("EXIT {&req_6} R0", 1, 15, "after a scheduling annotation");
+    err_at("EXIT {&req_6", 1, 6, "unclosed scheduling annotation");
+    err_at("EXIT {}", 1, 6, "empty scheduling annotation");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Global atomics
+
+#[allow(clippy::too_many_arguments)]
+fn gatom(
+    op: AtomicOp,
+    ty: Ty,
+    scope: Scope,
+    dst: Reg,
+    addr: Address,
+    src: u16,
+    src2: Option<Operand>,
+    ftz: bool,
+) -> AtomicInst {
+    AtomicInst {
+        space: Space::Global,
+        op,
+        ty,
+        order: MemOrder::Relaxed,
+        scope,
+        dst,
+        addr,
+        src: reg(src),
+        src2,
+        spin: false,
+        ftz,
+    }
+}
+
+#[test]
+fn atomg_forms() {
+    assert_eq!(
+        atomic("ATOMG.E.ADD.STRONG.GPU PT, R0, [R2.64+0x10], R5 ;"),
+        gatom(
+            AtomicOp::Add,
+            Ty::U32,
+            Scope::Gpu,
+            r(0),
+            global(2, 16),
+            5,
+            None,
+            false
+        )
+    );
+    assert_eq!(
+        atomic("ATOMG.E.CAS.STRONG.GPU PT, R0, [R2.64], R4, R5"),
+        gatom(
+            AtomicOp::Cas,
+            Ty::U32,
+            Scope::Gpu,
+            r(0),
+            global(2, 0),
+            4,
+            Some(reg(5)),
+            false
+        )
+    );
+    assert_eq!(
+        atomic("ATOMG.E.CAS.64.STRONG.SYS PT, R4, [R2.64], R4, R6"),
+        gatom(
+            AtomicOp::Cas,
+            Ty::U64,
+            Scope::Sys,
+            r(4),
+            global(2, 0),
+            4,
+            Some(reg(6)),
+            false
+        )
+    );
+    assert_eq!(
+        atomic("ATOMG.E.ADD.F32.FTZ.RN.STRONG.GPU PT, R0, [R2.64], R5"),
+        gatom(
+            AtomicOp::Add,
+            Ty::F32,
+            Scope::Gpu,
+            r(0),
+            global(2, 0),
+            5,
+            None,
+            true
+        )
+    );
+    assert_eq!(
+        atomic("ATOMG.E.ADD.F64.RN.STRONG.CTA PT, R0, [R2.64], R4"),
+        gatom(
+            AtomicOp::Add,
+            Ty::F64,
+            Scope::Cta,
+            r(0),
+            global(2, 0),
+            4,
+            None,
+            false
+        )
+    );
+    assert_eq!(
+        atomic("ATOMG.E.MIN.S64.STRONG.GPU PT, R0, [R2.64], R4").ty,
+        Ty::S64
+    );
+    assert_eq!(
+        atomic("ATOMG.E.MAX.S32.STRONG.GPU PT, R0, [R2.64], R4").ty,
+        Ty::S32
+    );
+    assert_eq!(
+        atomic("ATOMG.E.EXCH.U64.STRONG.GPU PT, R0, [R2.64], R4").ty,
+        Ty::U64
+    );
+    // Without .STRONG: relaxed at GPU scope. Without the leading PT: accepted.
+    assert_eq!(
+        atomic("ATOMG.E.INC R0, [R2.64-0x4], R4"),
+        gatom(
+            AtomicOp::Inc,
+            Ty::U32,
+            Scope::Gpu,
+            r(0),
+            global(2, -4),
+            4,
+            None,
+            false
+        )
+    );
+    // `.E` makes the base a pair even when `.64` is not written (sm_70 listings).
+    assert_eq!(
+        atomic("ATOMG.E.DEC.STRONG.GPU PT, R0, [R2], R4").addr,
+        global(2, 0)
+    );
+    // Without `.E`, a 32-bit base.
+    assert_eq!(
+        atomic("ATOMG.XOR PT, R0, [R2], R4").addr,
+        Address {
+            base: Some(r(2)),
+            base_bits: 32,
+            offset: 0
+        }
+    );
+    // Generic ATOM is lowered to global memory.
+    assert_eq!(
+        atomic("ATOM.E.AND.STRONG.GPU PT, RZ, [R2.64], R4"),
+        gatom(
+            AtomicOp::And,
+            Ty::U32,
+            Scope::Gpu,
+            Reg::RZ,
+            global(2, 0),
+            4,
+            None,
+            false
+        )
+    );
+    assert_eq!(
+        atomic("ATOMG.E.OR.STRONG.GPU PT, R0, [R2.64], R4").op,
+        AtomicOp::Or
+    );
+}
+
+#[test]
+fn red_forms() {
+    assert_eq!(
+        atomic("RED.E.ADD.STRONG.GPU [R4.64], R11 ;"),
+        gatom(
+            AtomicOp::Add,
+            Ty::U32,
+            Scope::Gpu,
+            Reg::RZ,
+            global(4, 0),
+            11,
+            None,
+            false
+        )
+    );
+    assert_eq!(
+        atomic("RED.E.ADD.F32.FTZ.RN.STRONG.GPU [R2.64], R5"),
+        gatom(
+            AtomicOp::Add,
+            Ty::F32,
+            Scope::Gpu,
+            Reg::RZ,
+            global(2, 0),
+            5,
+            None,
+            true
+        )
+    );
+    assert_eq!(
+        atomic("RED.E.MAX.S32.STRONG.SYS [R2.64+0x8], R5").scope,
+        Scope::Sys
+    );
+    assert_eq!(atomic("RED.E.EXCH.64.STRONG.GPU [R2.64], R4").ty, Ty::U64);
+}
+
+#[test]
+fn global_atomic_errors() {
+    err_at(
+        "ATOMG.E.ADD.STRONG.GPU P0, R0, [R2.64], R5",
+        1,
+        24,
+        "predicate destination of ATOMG is not supported",
+    );
+    err_at(
+        "ATOMG.E.ADD.STRONG.GPU !PT, R0, [R2.64], R5",
+        1,
+        24,
+        "predicate destination of ATOMG is not supported",
+    );
+    err_at(
+        "ATOMG.E.ADD.U32.FTZ PT, R0, [R2.64], R5",
+        1,
+        17,
+        ".FTZ applies to .F32 only",
+    );
+    err_at(
+        "ATOMG.E.ADD.U32.RN PT, R0, [R2.64], R5",
+        1,
+        17,
+        ".RN applies to .F32 and .F64 only",
+    );
+    err_at(
+        "ATOMG.E.ADD.F32.RZ PT, R0, [R2.64], R5",
+        1,
+        17,
+        "round to nearest even only",
+    );
+    err_at(
+        "ATOMG.E.CAST PT, R0, [R2.64], R5, R6",
+        1,
+        9,
+        "unknown modifier `.CAST`",
+    );
+    err_at(
+        "ATOMG.E.ADD.STRONG.XYZ PT, R0, [R2.64], R5",
+        1,
+        13,
+        "unknown modifier `.STRONG.XYZ`",
+    );
+    err_at(
+        "ATOMG.E.ADD PT, R0, [R2.64], R5, R6",
+        1,
+        34,
+        "too many operands",
+    );
+    err_at("ATOMG.E.CAS PT, R0, [R2.64], R5", 1, 32, "too few operands");
+    err_at("RED.E.CAS.STRONG.GPU [R2.64], R5", 1, 7, "RED has no .CAS");
+    err_at("RED.E.ADD [R2.64], R5, R6", 1, 24, "too many operands");
+    err_at("ATOMG.E PT, R0, [R2.64], R5", 1, 1, "needs an operation");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Companion instructions
+
+const PARAMS: &str = ".buffer data u32[4] = 0\n.buffer out u64[2] = 0\n.param n u32 = 7\n";
+
+/// The instructions of `PARAMS` followed by `text`.
+fn op_with_params(text: &str) -> Op {
+    kernel(&format!("{PARAMS}{text}\n")).insts.remove(0).op
+}
+
+#[test]
+fn mov_forms() {
+    assert_eq!(
+        op("MOV R0, R1"),
+        Op::Mov {
+            ty: Ty::U32,
+            dst: r(0),
+            src: reg(1)
+        }
+    );
+    assert_eq!(
+        op("MOV R0, 0x1"),
+        Op::Mov {
+            ty: Ty::U32,
+            dst: r(0),
+            src: Operand::Imm(1)
+        }
+    );
+    assert_eq!(
+        op("MOV R0, -1"),
+        Op::Mov {
+            ty: Ty::U32,
+            dst: r(0),
+            src: Operand::Imm(0xffff_ffff)
+        }
+    );
+    assert_eq!(
+        op("MOV R1, c[0x0][0x28]"),
+        Op::Mov {
+            ty: Ty::U32,
+            dst: r(1),
+            src: Operand::Const {
+                bank: 0,
+                offset: 0x28
+            }
+        }
+    );
+    assert_eq!(
+        op("MOV R0, R1, 0xf"),
+        Op::Mov {
+            ty: Ty::U32,
+            dst: r(0),
+            src: reg(1)
+        }
+    );
+    assert_eq!(
+        op("MOV32I R0, 0x3f800000"),
+        Op::Mov {
+            ty: Ty::U32,
+            dst: r(0),
+            src: Operand::Imm(0x3f80_0000)
+        }
+    );
+    // Named constant-bank operands: data at 0x160, out at 0x168, n at 0x170.
+    let cst = |offset| Op::Mov {
+        ty: Ty::U32,
+        dst: r(0),
+        src: Operand::Const { bank: 0, offset },
+    };
+    assert_eq!(op_with_params("MOV R0, c[0x0][data]"), cst(0x160));
+    assert_eq!(op_with_params("MOV R0, c[0x0][data+0x4]"), cst(0x164));
+    assert_eq!(op_with_params("MOV R0, c[0x0][out + 4]"), cst(0x16c));
+    assert_eq!(op_with_params("MOV R0, c[0x0][n]"), cst(0x170));
+    assert_eq!(op_with_params("MOV R0, c[0x0][0x160]"), cst(0x160));
+    err_at("MOV R0, R1, 0x3", 1, 13, "partial MOV lane masks");
+    err_at("MOV R0, 0x100000000", 1, 9, "does not fit 32 bits");
+    err_at("MOV R0, 1.5", 1, 9, "float immediate in an integer operand");
+    err_at("MOV R0, c[0x0][nope]", 1, 16, "unknown parameter `nope`");
+    let e = err_at(
+        &format!("{PARAMS}MOV R0, c[0x0][nope]"),
+        4,
+        16,
+        "unknown parameter",
+    );
+    assert!(e.expected.unwrap().contains("data out n"));
+    err_at(
+        &format!("{PARAMS}MOV R0, c[0x1][data]"),
+        4,
+        11,
+        "constant bank 0",
+    );
+    err_at("MOV R0, c[0x100][0x0]", 1, 11, "0..255");
+    err_at("MOV R0, c[0x0][-4]", 1, 16, "out of range");
+    let huge = "0x7fffffffffffffffffffffffffffffff";
+    err_at(
+        &format!("MOV R0, c[0x0][{huge}+{huge}+{huge}]"),
+        1,
+        16,
+        "out of range",
+    );
+    err_at("MOV R0", 1, 7, "too few operands");
+    err_at("MOV.U32 R0, R1", 1, 5, "unknown modifier `.U32` for MOV");
+    err_at("MOV R0, foo", 1, 9, "expected the source, found a name");
+}
+
+#[test]
+fn special_registers() {
+    let names = [
+        ("SR_TID.X", SpecialReg::TidX),
+        ("SR_TID.Y", SpecialReg::TidY),
+        ("SR_TID.Z", SpecialReg::TidZ),
+        ("SR_CTAID.X", SpecialReg::CtaIdX),
+        ("SR_CTAID.Y", SpecialReg::CtaIdY),
+        ("SR_CTAID.Z", SpecialReg::CtaIdZ),
+        ("SR_LANEID", SpecialReg::LaneId),
+    ];
+    for (name, sr) in names {
+        assert_eq!(
+            op(&format!("S2R R3, {name}")),
+            Op::ReadSpecial { dst: r(3), sr }
+        );
+    }
+    err_at("S2R R0, SR_CLOCKLO", 1, 9, "unknown special register");
+    err_at("S2R R0, R1", 1, 9, "expected a special register");
+    assert_eq!(
+        op("CS2R R4, SRZ"),
+        Op::Mov {
+            ty: Ty::U64,
+            dst: r(4),
+            src: Operand::ZERO
+        }
+    );
+    assert_eq!(
+        op("CS2R.32 R4, SRZ"),
+        Op::Mov {
+            ty: Ty::U32,
+            dst: r(4),
+            src: Operand::ZERO
+        }
+    );
+    err_at("CS2R R4, SR_TID.X", 1, 10, "CS2R supports only SRZ");
+}
+
+#[test]
+fn iadd3_forms() {
+    let none = [PredSrc::FALSE; 2];
+    assert_eq!(
+        op("IADD3 R0, R1, R2, RZ"),
+        Op::IAdd3 {
+            dst: r(0),
+            carry_out: [Pred::PT; 2],
+            a: rs(1),
+            b: rs(2),
+            c: rz(),
+            carry_in: none
+        }
+    );
+    assert_eq!(
+        op("IADD3 R0, P0, R1, R2, RZ"),
+        Op::IAdd3 {
+            dst: r(0),
+            carry_out: [Pred(0), Pred::PT],
+            a: rs(1),
+            b: rs(2),
+            c: rz(),
+            carry_in: none
+        }
+    );
+    assert_eq!(
+        op("IADD3 R0, P0, P1, R1, R2, R3"),
+        Op::IAdd3 {
+            dst: r(0),
+            carry_out: [Pred(0), Pred(1)],
+            a: rs(1),
+            b: rs(2),
+            c: rs(3),
+            carry_in: none
+        }
+    );
+    assert_eq!(
+        op("IADD3.X R5, R2, R5, RZ, P0, !PT"),
+        Op::IAdd3 {
+            dst: r(5),
+            carry_out: [Pred::PT; 2],
+            a: rs(2),
+            b: rs(5),
+            c: rz(),
+            carry_in: [p(0), PredSrc::FALSE]
+        }
+    );
+    assert_eq!(
+        op("IADD3.X R5, P2, R2, R5, RZ, P0, !P1"),
+        Op::IAdd3 {
+            dst: r(5),
+            carry_out: [Pred(2), Pred::PT],
+            a: rs(2),
+            b: rs(5),
+            c: rz(),
+            carry_in: [p(0), notp(1)]
+        }
+    );
+    assert_eq!(
+        op("IADD3 R0, -R1, ~R2, -0x1"),
+        Op::IAdd3 {
+            dst: r(0),
+            carry_out: [Pred::PT; 2],
+            a: Src {
+                operand: reg(1),
+                modifier: SrcMod::Neg
+            },
+            b: Src {
+                operand: reg(2),
+                modifier: SrcMod::Not
+            },
+            c: imm(0xffff_ffff),
+            carry_in: none
+        }
+    );
+    assert!(matches!(
+        op("IADD3 R0, R1, c[0x0][0x0], RZ"),
+        Op::IAdd3 {
+            b: Src {
+                operand: Operand::Const { bank: 0, offset: 0 },
+                ..
+            },
+            ..
+        }
+    ));
+    err_at(
+        "IADD3 R0, R1, R2, RZ, P0",
+        1,
+        23,
+        "carry-in predicates only with .X",
+    );
+    err_at(
+        "IADD3.X R0, R1, R2, RZ",
+        1,
+        23,
+        "needs a carry-in predicate",
+    );
+    err_at(
+        "IADD3 R0, P0, P1, P2, R1, R2, R3",
+        1,
+        19,
+        "expected Ra, found a predicate",
+    );
+    err_at("IADD3 R0, R1, |R2|, RZ", 1, 15, "not allowed on Rb");
+    err_at("IADD3 R0, R1, R2", 1, 17, "too few operands");
+}
+
+#[test]
+fn imad_forms() {
+    let imad = |mode, signed, a, b, c| Op::Imad {
+        mode,
+        signed,
+        dst: r(0),
+        a,
+        b,
+        c,
+    };
+    assert_eq!(
+        op("IMAD R0, R1, R2, R3"),
+        imad(ImadMode::Lo, true, rs(1), rs(2), rs(3))
+    );
+    assert_eq!(
+        op("IMAD.U32 R0, R1, R2, R3"),
+        imad(ImadMode::Lo, false, rs(1), rs(2), rs(3))
+    );
+    assert_eq!(
+        op("IMAD.HI R0, R1, R2, RZ"),
+        imad(ImadMode::Hi, true, rs(1), rs(2), rz())
+    );
+    assert_eq!(
+        op("IMAD.HI.U32 R0, R1, R2, RZ"),
+        imad(ImadMode::Hi, false, rs(1), rs(2), rz())
+    );
+    assert_eq!(
+        op("IMAD.WIDE R0, R1, 0x4, R2"),
+        imad(ImadMode::Wide, true, rs(1), imm(4), rs(2))
+    );
+    assert_eq!(
+        op("IMAD.WIDE.U32 R0, R1, R2, -0x1"),
+        imad(ImadMode::Wide, false, rs(1), rs(2), imm(u64::MAX))
+    );
+    assert_eq!(
+        op("IMAD.MOV.U32 R0, RZ, RZ, c[0x0][0x28]"),
+        imad(
+            ImadMode::Lo,
+            false,
+            rz(),
+            rz(),
+            Src::plain(Operand::Const {
+                bank: 0,
+                offset: 0x28
+            })
+        )
+    );
+    assert_eq!(
+        op("IMAD.SHL.U32 R0, R0, 0x4, RZ"),
+        imad(ImadMode::Lo, false, rs(0), imm(4), rz())
+    );
+    assert_eq!(
+        op("IMAD.IADD R0, R1, 0x1, R2"),
+        imad(ImadMode::Lo, true, rs(1), imm(1), rs(2))
+    );
+    assert_eq!(
+        op("IMAD.MOV R0, RZ, RZ, -R3"),
+        imad(
+            ImadMode::Lo,
+            true,
+            rz(),
+            rz(),
+            Src {
+                operand: reg(3),
+                modifier: SrcMod::Neg
+            }
+        )
+    );
+    err_at("IMAD.X R0, R1, R2, R3", 1, 6, "IMAD.X");
+    err_at(
+        "IMAD.WIDE.HI R0, R1, R2, R3",
+        1,
+        11,
+        "conflicts with `.WIDE`",
+    );
+    err_at("IMAD R0, R1, ~R2, R3", 1, 14, "not allowed");
+}
+
+#[test]
+fn lea_forms() {
+    assert_eq!(
+        op("LEA R2, P0, R0, c[0x0][0x160], 0x2"),
+        Op::Lea {
+            hi: false,
+            sx32: false,
+            dst: r(2),
+            carry_out: Pred(0),
+            a: rs(0),
+            b: Src::plain(Operand::Const {
+                bank: 0,
+                offset: 0x160
+            }),
+            c: rz(),
+            shift: 2,
+            carry_in: PredSrc::FALSE
+        }
+    );
+    assert_eq!(
+        op("LEA.HI.X R3, R0, c[0x0][0x164], R1, 0x2, P0"),
+        Op::Lea {
+            hi: true,
+            sx32: false,
+            dst: r(3),
+            carry_out: Pred::PT,
+            a: rs(0),
+            b: Src::plain(Operand::Const {
+                bank: 0,
+                offset: 0x164
+            }),
+            c: rs(1),
+            shift: 2,
+            carry_in: p(0)
+        }
+    );
+    assert_eq!(
+        op("LEA.HI.X.SX32 R3, R0, c[0x0][0x164], 0x1, P0"),
+        Op::Lea {
+            hi: true,
+            sx32: true,
+            dst: r(3),
+            carry_out: Pred::PT,
+            a: rs(0),
+            b: Src::plain(Operand::Const {
+                bank: 0,
+                offset: 0x164
+            }),
+            c: rz(),
+            shift: 1,
+            carry_in: p(0)
+        }
+    );
+    assert_eq!(
+        op("LEA.HI R0, R1, R2, RZ, 0x1e"),
+        Op::Lea {
+            hi: true,
+            sx32: false,
+            dst: r(0),
+            carry_out: Pred::PT,
+            a: rs(1),
+            b: rs(2),
+            c: rz(),
+            shift: 30,
+            carry_in: PredSrc::FALSE
+        }
+    );
+    assert_eq!(
+        op("LEA R0, R1, R2, 0x3"),
+        Op::Lea {
+            hi: false,
+            sx32: false,
+            dst: r(0),
+            carry_out: Pred::PT,
+            a: rs(1),
+            b: rs(2),
+            c: rz(),
+            shift: 3,
+            carry_in: PredSrc::FALSE
+        }
+    );
+    err_at("LEA R0, R1, R2, 0x20", 1, 17, "the shift must be 0..=31");
+    err_at(
+        "LEA R0, R1, R2, R3",
+        1,
+        17,
+        "expected the shift (an immediate)",
+    );
+    err_at(
+        "LEA.SX32 R0, R1, R2, 0x1",
+        1,
+        5,
+        ".SX32 is only valid with .HI",
+    );
+    err_at(
+        "LEA.X R0, R1, R2, 0x1, P0",
+        1,
+        5,
+        ".X is only valid with .HI",
+    );
+    err_at("LEA.HI.X R0, R1, R2, R3, 0x1", 1, 29, "too few operands");
+}
+
+#[test]
+fn shf_forms() {
+    let shf = |left, wrap, high, ty, lo, shift, hi| {
+        Op::Shf(ShfInst {
+            left,
+            wrap,
+            high,
+            ty,
+            dst: r(0),
+            lo,
+            shift,
+            hi,
+        })
+    };
+    // SASS SHF.L without .HI is the plain left shift: the low word (IR `high` is `.HI`).
+    assert_eq!(
+        op("SHF.L.U32 R0, R1, 0x2, RZ"),
+        shf(true, false, false, Ty::U32, rs(1), imm(2), rz())
+    );
+    assert_eq!(
+        op("SHF.L.U64.HI R0, R1, 0x3, R5"),
+        shf(true, false, true, Ty::U64, rs(1), imm(3), rs(5))
+    );
+    assert_eq!(
+        op("SHF.R.U32.HI R0, RZ, 0x1e, R2"),
+        shf(false, false, true, Ty::U32, rz(), imm(30), rs(2))
+    );
+    assert_eq!(
+        op("SHF.R.S32.HI R0, RZ, 0x1f, R2"),
+        shf(false, false, true, Ty::S32, rz(), imm(31), rs(2))
+    );
+    assert_eq!(
+        op("SHF.R.U64 R0, R1, 0x2, R2"),
+        shf(false, false, false, Ty::U64, rs(1), imm(2), rs(2))
+    );
+    assert_eq!(
+        op("SHF.R.S64 R0, R1, R3, R2"),
+        shf(false, false, false, Ty::S64, rs(1), rs(3), rs(2))
+    );
+    assert_eq!(
+        op("SHF.L.W.U32.HI R0, R1, R3, R1"),
+        shf(true, true, true, Ty::U32, rs(1), rs(3), rs(1))
+    );
+    err_at("SHF.U32 R0, R1, 0x2, RZ", 1, 1, "needs an direction");
+    err_at("SHF.L R0, R1, 0x2, RZ", 1, 1, "needs an type");
+    err_at("SHF.L.R.U32 R0, R1, 0x2, RZ", 1, 7, "conflicts with `.L`");
+}
+
+#[test]
+fn lop3_forms() {
+    assert_eq!(
+        op("LOP3.LUT R0, R1, 0xff, RZ, 0xc0, !PT"),
+        Op::Lop3 {
+            dst: r(0),
+            pred_out: Pred::PT,
+            a: rs(1),
+            b: imm(0xff),
+            c: rz(),
+            lut: 0xc0
+        }
+    );
+    assert_eq!(
+        op("LOP3.LUT P0, RZ, R4, 0x3, RZ, 0xc0, !PT"),
+        Op::Lop3 {
+            dst: Reg::RZ,
+            pred_out: Pred(0),
+            a: rs(4),
+            b: imm(3),
+            c: rz(),
+            lut: 0xc0
+        }
+    );
+    assert_eq!(
+        op("LOP3.LUT R0, R1, R2, R3, 0x96, PT"),
+        Op::Lop3 {
+            dst: r(0),
+            pred_out: Pred::PT,
+            a: rs(1),
+            b: rs(2),
+            c: rs(3),
+            lut: 0x96
+        }
+    );
+    assert_eq!(
+        op("LOP3.LUT R0, R1, R2, R3, 0xfe"),
+        Op::Lop3 {
+            dst: r(0),
+            pred_out: Pred::PT,
+            a: rs(1),
+            b: rs(2),
+            c: rs(3),
+            lut: 0xfe
+        }
+    );
+    err_at(
+        "LOP3.LUT P0, R0, R1, R2, R3, 0xc0, PT",
+        1,
+        36,
+        "must be !PT",
+    );
+    err_at("LOP3.LUT R0, R1, R2, R3, 0xc0, P1", 1, 32, "must be !PT");
+    err_at("LOP3.LUT R0, R1, R2, R3, 0x100, !PT", 1, 26, "0..=255");
+    err_at(
+        "LOP3 R0, R1, R2, R3, 0x1, !PT",
+        1,
+        1,
+        "needs an lookup-table",
+    );
+}
+
+#[test]
+fn isetp_forms() {
+    assert_eq!(
+        op("ISETP.GE.U32.AND P0, PT, R0, R1, PT"),
+        Op::SetP {
+            cmp: CmpOp::Ge,
+            ty: Ty::U32,
+            combine: BoolOp::And,
+            dst: Pred(0),
+            dst2: Pred::PT,
+            a: rs(0),
+            b: rs(1),
+            c: PredSrc::TRUE
+        }
+    );
+    let cmps = [
+        ("EQ", CmpOp::Eq),
+        ("NE", CmpOp::Ne),
+        ("LT", CmpOp::Lt),
+        ("LE", CmpOp::Le),
+        ("GT", CmpOp::Gt),
+        ("GE", CmpOp::Ge),
+    ];
+    let combines = [
+        ("AND", BoolOp::And),
+        ("OR", BoolOp::Or),
+        ("XOR", BoolOp::Xor),
+    ];
+    for (cname, cmp) in cmps {
+        for (bname, combine) in combines {
+            for (sname, ty) in [("", Ty::S32), (".S32", Ty::S32), (".U32", Ty::U32)] {
+                let text = format!("ISETP.{cname}{sname}.{bname} P1, P2, R3, 0x200, !P4");
+                assert_eq!(
+                    op(&text),
+                    Op::SetP {
+                        cmp,
+                        ty,
+                        combine,
+                        dst: Pred(1),
+                        dst2: Pred(2),
+                        a: rs(3),
+                        b: imm(0x200),
+                        c: notp(4)
+                    },
+                    "{text}"
+                );
+            }
+        }
+    }
+    assert!(matches!(
+        op("ISETP.NE P0, PT, R0, RZ, PT"),
+        Op::SetP {
+            combine: BoolOp::And,
+            ..
+        }
+    ));
+    err_at("ISETP.AND P0, PT, R0, RZ, PT", 1, 1, "needs an comparison");
+    err_at("ISETP.NE.EX.AND P0, PT, R0, RZ, PT", 1, 10, "ISETP.EX");
+    err_at(
+        "ISETP.NE.AND !P0, PT, R0, RZ, PT",
+        1,
+        14,
+        "cannot be negated",
+    );
+    err_at("ISETP.NE.AND P0, PT, R0, RZ", 1, 28, "too few operands");
+}
+
+#[test]
+fn sel_popc_vote() {
+    assert_eq!(
+        op("SEL R0, R1, 0x5, !P2"),
+        Op::Select {
+            ty: Ty::U32,
+            dst: r(0),
+            a: rs(1),
+            b: imm(5),
+            pred: notp(2)
+        }
+    );
+    assert_eq!(
+        op("POPC R0, R1"),
+        Op::Unary {
+            op: UnOp::Popc,
+            ty: Ty::U32,
+            dst: r(0),
+            a: rs(1)
+        }
+    );
+    assert_eq!(
+        op("POPC R0, ~R1"),
+        Op::Unary {
+            op: UnOp::Popc,
+            ty: Ty::U32,
+            dst: r(0),
+            a: Src {
+                operand: reg(1),
+                modifier: SrcMod::Not
+            }
+        }
+    );
+    assert_eq!(
+        op("VOTE.ANY R0, PT, P0"),
+        Op::Vote {
+            mode: VoteMode::Any,
+            dst: r(0),
+            dst_pred: Pred::PT,
+            src: p(0)
+        }
+    );
+    assert_eq!(
+        op("VOTE.ALL R1, P1, !P0"),
+        Op::Vote {
+            mode: VoteMode::All,
+            dst: r(1),
+            dst_pred: Pred(1),
+            src: notp(0)
+        }
+    );
+    assert_eq!(
+        op("VOTE.EQ P0, P1"),
+        Op::Vote {
+            mode: VoteMode::Eq,
+            dst: Reg::RZ,
+            dst_pred: Pred(0),
+            src: p(1)
+        }
+    );
+    err_at("VOTE R0, PT, P0", 1, 1, "needs an mode");
+    err_at(
+        "VOTE.ANY R0, R1, P0",
+        1,
+        14,
+        "expected Pu (a predicate), found a register",
+    );
+    err_at("SEL R0, R1, R2", 1, 15, "too few operands");
+}
+
+#[test]
+fn shared_loads_and_stores() {
+    let lds = |ty, order, scope, addr| Op::Load {
+        space: Space::Shared,
+        ty,
+        order,
+        scope,
+        dst: r(0),
+        addr,
+    };
+    assert_eq!(
+        op("LDS R0, [R1]"),
+        lds(Ty::U32, MemOrder::Weak, Scope::Cta, shared(Some(r(1)), 0))
+    );
+    for (m, ty) in [
+        (".U8", Ty::U8),
+        (".S8", Ty::S8),
+        (".U16", Ty::U16),
+        (".S16", Ty::S16),
+        (".32", Ty::U32),
+        (".64", Ty::U64),
+    ] {
+        assert_eq!(
+            op(&format!("LDS{m} R0, [R1+0x4]")),
+            lds(ty, MemOrder::Weak, Scope::Cta, shared(Some(r(1)), 4))
+        );
+    }
+    assert_eq!(
+        op("LDS.STRONG.GPU R0, [0x40]"),
+        lds(Ty::U32, MemOrder::Relaxed, Scope::Gpu, shared(None, 0x40))
+    );
+    assert_eq!(
+        op("STS.64 [R1-0x8], R2"),
+        Op::Store {
+            space: Space::Shared,
+            ty: Ty::U64,
+            order: MemOrder::Weak,
+            scope: Scope::Cta,
+            src: reg(2),
+            addr: shared(Some(r(1)), -8)
+        }
+    );
+    // Stores have no signedness.
+    assert!(matches!(
+        op("STS.S8 [R1], R2"),
+        Op::Store { ty: Ty::U8, .. }
+    ));
+    assert!(matches!(
+        op("STS.STRONG.CTA [R1], RZ"),
+        Op::Store {
+            order: MemOrder::Relaxed,
+            scope: Scope::Cta,
+            ..
+        }
+    ));
+    err_at("LDS.128 R0, [R1]", 1, 5, "unknown modifier `.128`");
+    err_at("LDS.E R0, [R1]", 1, 5, "unknown modifier `.E`");
+    err_at("LDS R0, [R2.64]", 1, 9, "remove `.64`");
+    err_at(
+        "STS [R1], 0x1",
+        1,
+        11,
+        "expected Rb (a register), found an immediate",
+    );
+}
+
+#[test]
+fn global_loads_and_stores() {
+    let ldg = |ty, order, scope, addr| Op::Load {
+        space: Space::Global,
+        ty,
+        order,
+        scope,
+        dst: r(0),
+        addr,
+    };
+    assert_eq!(
+        op("LDG.E R0, [R2.64]"),
+        ldg(Ty::U32, MemOrder::Weak, Scope::Gpu, global(2, 0))
+    );
+    assert_eq!(
+        op("LDG.E.64 R0, [R2.64+0x8]"),
+        ldg(Ty::U64, MemOrder::Weak, Scope::Gpu, global(2, 8))
+    );
+    assert_eq!(
+        op("LDG.E.U8 R0, [R2.64]"),
+        ldg(Ty::U8, MemOrder::Weak, Scope::Gpu, global(2, 0))
+    );
+    assert_eq!(
+        op("LDG.E.S16.STRONG.SYS R0, [R2.64]"),
+        ldg(Ty::S16, MemOrder::Relaxed, Scope::Sys, global(2, 0))
+    );
+    assert_eq!(
+        op("LDG.E.STRONG.GPU R0, [R2.64]"),
+        ldg(Ty::U32, MemOrder::Relaxed, Scope::Gpu, global(2, 0))
+    );
+    assert_eq!(
+        op("LDG.E.CONSTANT R0, [R2.64]"),
+        ldg(Ty::U32, MemOrder::Weak, Scope::Gpu, global(2, 0))
+    );
+    assert_eq!(
+        op("STG.E [R2.64+0x4], R5"),
+        Op::Store {
+            space: Space::Global,
+            ty: Ty::U32,
+            order: MemOrder::Weak,
+            scope: Scope::Gpu,
+            src: reg(5),
+            addr: global(2, 4)
+        }
+    );
+    assert_eq!(
+        op("STG.E.64.STRONG.GPU [R2.64], R4"),
+        Op::Store {
+            space: Space::Global,
+            ty: Ty::U64,
+            order: MemOrder::Relaxed,
+            scope: Scope::Gpu,
+            src: reg(4),
+            addr: global(2, 0)
+        }
+    );
+    err_at(
+        "LDG.E.CONSTANT.STRONG.GPU R0, [R2.64]",
+        1,
+        7,
+        "cannot be .STRONG",
+    );
+    err_at(
+        "STG.E.CONSTANT [R2.64], R0",
+        1,
+        7,
+        "unknown modifier `.CONSTANT`",
+    );
+    err_at("LDG.E R0, R2", 1, 11, "expected a memory address");
+}
+
+#[test]
+fn float_ops() {
+    let fadd = |a, b, ftz| Op::Binary {
+        op: BinOp::Add,
+        ty: Ty::F32,
+        dst: r(0),
+        a,
+        b,
+        ftz,
+    };
+    assert_eq!(
+        op("FADD R0, R1, -R2"),
+        fadd(
+            rs(1),
+            Src {
+                operand: reg(2),
+                modifier: SrcMod::Neg
+            },
+            false
+        )
+    );
+    assert_eq!(
+        op("FADD.FTZ R0, R1, 1"),
+        fadd(rs(1), imm(0x3f80_0000), true)
+    );
+    assert_eq!(
+        op("FADD.RN R0, |R1|, -|R2|"),
+        fadd(
+            Src {
+                operand: reg(1),
+                modifier: SrcMod::Abs
+            },
+            Src {
+                operand: reg(2),
+                modifier: SrcMod::NegAbs
+            },
+            false
+        )
+    );
+    assert_eq!(
+        op("FADD R0, R1, 0x3fc00000"),
+        fadd(rs(1), imm(0x3fc0_0000), false)
+    );
+    let fmul = |b: u64| Op::Binary {
+        op: BinOp::Mul,
+        ty: Ty::F32,
+        dst: r(0),
+        a: rs(1),
+        b: imm(b),
+        ftz: false,
+    };
+    assert_eq!(op("FMUL R0, R1, 0.5"), fmul(0.5f32.to_bits() as u64));
+    assert_eq!(op("FMUL R0, R1, -2.5"), fmul((-2.5f32).to_bits() as u64));
+    assert_eq!(op("FMUL R0, R1, 1e-3"), fmul(1e-3f32.to_bits() as u64));
+    assert_eq!(op("FMUL R0, R1, +INF"), fmul(0x7f80_0000));
+    assert_eq!(op("FMUL R0, R1, -INF"), fmul(0xff80_0000));
+    assert_eq!(op("FMUL R0, R1, +QNAN"), fmul(0x7fff_ffff));
+    assert_eq!(op("FMUL R0, R1, -QNAN"), fmul(0xffff_ffff));
+    assert_eq!(op("FMUL R0, R1, -0"), fmul(0x8000_0000));
+    // Correct rounding from the decimal text (0.1 is not exactly representable).
+    assert_eq!(op("FMUL R0, R1, 0.1"), fmul(0.1f32.to_bits() as u64));
+    err_at("FADD.RZ R0, R1, R2", 1, 6, "only round-to-nearest-even");
+    err_at("FMUL.SAT R0, R1, R2", 1, 6, ".SAT is not supported");
+    err_at("FMUL R0, R1, 1e39", 1, 14, "too large for a 32-bit float");
+    err_at(
+        "FMUL R0, R1, 1000000000000000000000000000000000000000",
+        1,
+        14,
+        "too large",
+    );
+    assert_eq!(
+        op("FMUL R0, R1, 3.4028235e38"),
+        fmul(f32::MAX.to_bits() as u64)
+    );
+    err_at("FADD R0, R1, ~R2", 1, 14, "not allowed");
+    err_at("FADD R0, R1, -0x3f800000", 1, 14, "raw 32-bit pattern");
+}
+
+#[test]
+fn conversions() {
+    let i2f = |src_ty, round| Op::Convert {
+        dst_ty: Ty::F32,
+        src_ty,
+        round,
+        ftz: false,
+        dst: r(4),
+        a: rs(0),
+    };
+    assert_eq!(op("I2F R4, R0"), i2f(Ty::S32, Round::Nearest));
+    assert_eq!(op("I2F.U32.RP R4, R0"), i2f(Ty::U32, Round::Up));
+    assert_eq!(op("I2F.F32.S32.RZ R4, R0"), i2f(Ty::S32, Round::Zero));
+    assert_eq!(op("I2F.RM R4, R0"), i2f(Ty::S32, Round::Down));
+    let f2i = |dst_ty, round, ftz| Op::Convert {
+        dst_ty,
+        src_ty: Ty::F32,
+        round,
+        ftz,
+        dst: r(5),
+        a: rs(4),
+    };
+    assert_eq!(op("F2I R5, R4"), f2i(Ty::S32, Round::Nearest, false));
+    assert_eq!(
+        op("F2I.FTZ.U32.TRUNC.NTZ R5, R4"),
+        f2i(Ty::U32, Round::Zero, true)
+    );
+    assert_eq!(op("F2I.TRUNC.NTZ R5, R4"), f2i(Ty::S32, Round::Zero, false));
+    assert_eq!(
+        op("F2I.S32.F32.FLOOR R5, R4"),
+        f2i(Ty::S32, Round::Down, false)
+    );
+    assert_eq!(op("F2I.U32.CEIL R5, R4"), f2i(Ty::U32, Round::Up, false));
+    err_at("I2F.F64 R4, R0", 1, 5, "unknown modifier `.F64`");
+    err_at("F2I.RN R5, R4", 1, 5, "unknown modifier `.RN`");
+    err_at("I2F R4, 1.5", 1, 9, "float immediate in an integer operand");
+}
+
+#[test]
+fn control_and_barriers() {
+    assert_eq!(op("EXIT"), Op::Exit);
+    assert_eq!(op("NOP"), Op::Nop);
+    assert_eq!(op("ERRBAR"), Op::Nop);
+    assert_eq!(op("CCTL.IVALL"), Op::Nop);
+    assert_eq!(op("BAR.SYNC 0x0"), Op::Barrier { id: 0 });
+    assert_eq!(op("BAR.SYNC.DEFER_BLOCKING 0x0"), Op::Barrier { id: 0 });
+    assert_eq!(op("BAR.SYNC"), Op::Barrier { id: 0 });
+    assert_eq!(op("BAR.SYNC 3"), Op::Barrier { id: 3 });
+    for (text, scope) in [
+        ("MEMBAR.CTA", Scope::Cta),
+        ("MEMBAR.GPU", Scope::Gpu),
+        ("MEMBAR.SYS", Scope::Sys),
+        ("MEMBAR.GL", Scope::Gpu),
+        ("MEMBAR.SC.GPU", Scope::Gpu),
+        ("MEMBAR.ALL.CTA", Scope::Cta),
+        ("MEMBAR.SC.SYS", Scope::Sys),
+    ] {
+        assert_eq!(
+            op(text),
+            Op::Fence {
+                order: MemOrder::SeqCst,
+                scope
+            },
+            "{text}"
+        );
+    }
+    err_at("EXIT R0", 1, 6, "too many operands");
+    err_at("EXIT.KEEPREFCOUNT", 1, 6, "unknown modifier");
+    err_at("BAR.SYNC 16", 1, 10, "0..=15");
+    err_at(
+        "BAR.SYNC R0",
+        1,
+        10,
+        "expected the barrier id (an immediate)",
+    );
+    err_at("BAR.ARV 0x0", 1, 5, "unknown modifier `.ARV`");
+    err_at("MEMBAR", 1, 1, "needs an scope");
+    err_at("CCTL R0", 1, 1, "needs an operation");
+    err_at("FOO R0", 1, 1, "unknown instruction `FOO`");
+    let e = err("ATOMX R0");
+    assert!(e.expected.unwrap().contains("ATOMS ATOMG ATOM RED"));
+}
+
+#[test]
+fn branches_and_labels() {
+    let src = "\
+loop:   S2R R0, SR_LANEID ;
+        @P0 BRA loop ;
+        BRA.U `(.L_x_0) ;
+.L_x_0:
+        BRA done
+done:   EXIT ;
+";
+    let k = kernel(src);
+    assert_eq!(
+        k.labels,
+        vec![
+            ("loop".to_string(), 0),
+            (".L_x_0".to_string(), 3),
+            ("done".to_string(), 4)
+        ]
+    );
+    assert_eq!(
+        k.insts[1].op,
+        Op::Branch {
+            target: 0,
+            uniform: false
+        }
+    );
+    assert_eq!(
+        k.insts[1].guard,
+        Guard {
+            pred: Pred(0),
+            negate: false
+        }
+    );
+    assert_eq!(
+        k.insts[2].op,
+        Op::Branch {
+            target: 3,
+            uniform: true
+        }
+    );
+    assert_eq!(
+        k.insts[3].op,
+        Op::Branch {
+            target: 4,
+            uniform: false
+        }
+    );
+    // A label may be used before it is defined, and named like a register.
+    let k = kernel("BRA R1\nR1: EXIT");
+    assert_eq!(
+        k.insts[0].op,
+        Op::Branch {
+            target: 1,
+            uniform: false
+        }
+    );
+    err_at("BRA nowhere\nEXIT", 1, 5, "undefined label `nowhere`");
+    err_at(
+        "a: EXIT\na: EXIT",
+        2,
+        1,
+        "duplicate label `a` (first defined on line 1)",
+    );
+    err_at("BRA end\nEXIT\nend:", 1, 5, "at the end of the kernel");
+    err_at("0x10: EXIT", 1, 1, "not a valid label name");
+    err_at("BRA", 1, 4, "too few operands");
+    err_at("BRA.DIV x\nx: EXIT", 1, 5, "unknown modifier `.DIV`");
+    err_at("BRA [R1]\nEXIT", 1, 5, "expected a branch target");
+}
+
+#[test]
+fn cuobjdump_listing_pastes_in() {
+    let src = "\
+        /*0000*/                   IMAD.MOV.U32 R1, RZ, RZ, c[0x0][0x28] ;      /* 0x00000a00ff017624 */
+                                                                                /* 0x000fc400078e00ff */
+        /*0010*/                   S2R R0, SR_TID.X ;                           /* 0x0000000000007919 */
+                                                                                /* 0x000e220000002100 */
+        /*0020*/                   ISETP.NE.AND P0, PT, R0, RZ, PT ;            /* 0x000000ff0000720c */
+        /*0030*/              @!P0 BRA 0x50 ;                                   /* 0x0000001000008947 */
+        /*0040*/                   EXIT ;                                       /* 0x000000000000794d */
+        /*0050*/                   ATOMS.ADD RZ, [RZ], R0 ;                     /* 0x00000000ff00738c */
+        /*0060*/                   EXIT ;
+        /*0070*/                   BRA 0x70;
+        /*0080*/                   NOP;
+";
+    let k = kernel(src);
+    assert_eq!(k.insts.len(), 9);
+    assert_eq!(
+        k.insts[3].op,
+        Op::Branch {
+            target: 5,
+            uniform: false
+        }
+    );
+    assert_eq!(
+        k.insts[7].op,
+        Op::Branch {
+            target: 7,
+            uniform: false
+        }
+    );
+    assert_eq!(k.insts[3].text, "@!P0 BRA 0x50");
+    assert_eq!((k.insts[3].span.line, k.insts[3].span.col), (6, 31));
+    err_at(
+        "/*0000*/ BRA 0x40 ;\n/*0010*/ EXIT ;",
+        1,
+        14,
+        "no instruction has address 0x40",
+    );
+    err_at(
+        "/*0010*/ BRA 0x10 ;\n/*0010*/ EXIT ;",
+        1,
+        14,
+        "given to several instructions",
+    );
+}
+
+#[test]
+fn statements_comments_and_semicolons() {
+    // Several statements per line, a missing `;` at the end of a line, block comments.
+    let k = kernel("NOP; NOP ; /* a\n comment */ NOP\n// only a comment\nEXIT");
+    assert_eq!(
+        k.insts.iter().map(|i| i.op.clone()).collect::<Vec<_>>(),
+        vec![Op::Nop, Op::Nop, Op::Nop, Op::Exit]
+    );
+    err_at("# comment\nEXIT", 1, 1, "`#` starts a comment only after");
+    err_at("NOP # comment", 1, 5, "`#` starts a comment only after");
+    err_at("NOP /* open", 1, 5, "unterminated block comment");
+    err_at("EXIT ; ;\n   ) ", 2, 4, "unexpected `)`");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Program files
+
+const HIST: &str = "\
+.kernel hist             // starts a kernel; directives below apply to it
+.grid 64                 // CTAs: X[,Y[,Z]]
+.block 256               // threads per CTA
+.shared 1024
+.buffer data u32[16384] = random(7, 0, 256)
+.buffer hist u32[256] = 0
+.param n u32 = 16384     // a scalar kernel parameter
+    S2R R0, SR_TID.X ;
+    LDG.E R2, [R4.64] ;
+    ATOMS.ADD RZ, [R2], R0 ;
+    EXIT ;
+.expect sum(hist) == 16384
+";
+
+#[test]
+fn program_file_directives() {
+    let p = program(HIST);
+    assert_eq!(p.source_name, "t.s");
+    assert_eq!(p.source, HIST);
+    let k = &p.kernels[0];
+    assert_eq!(k.name, "hist");
+    assert_eq!((k.dialect, k.warp_size), (Dialect::Sass, 32));
+    assert_eq!((k.span.line, k.span.col), (1, 1));
+    let l = &k.launch;
+    assert_eq!(
+        (l.grid, l.block, l.shared_bytes),
+        ([64, 1, 1], [256, 1, 1], 1024)
+    );
+    let summary: Vec<(&str, u32)> = l
+        .params
+        .iter()
+        .map(|p| (p.name.as_str(), p.cbank_offset))
+        .collect();
+    assert_eq!(summary, [("data", 0x160), ("hist", 0x168), ("n", 0x170)]);
+    assert_eq!(
+        l.params[0].kind,
+        ParamKind::Buffer {
+            elem: Ty::U32,
+            len: 16384,
+            init: Init::Random {
+                seed: 7,
+                range: Some((0, 256))
+            }
+        }
+    );
+    assert_eq!(
+        l.params[2].kind,
+        ParamKind::Scalar {
+            ty: Ty::U32,
+            value: Scalar::Int(16384)
+        }
+    );
+    assert_eq!(l.params[1].span.line, 6);
+    assert_eq!(l.expects.len(), 1);
+    assert_eq!(
+        l.expects[0].lhs,
+        ExpectLhs::Sum {
+            buffer: "hist".into()
+        }
+    );
+    assert_eq!(l.expects[0].text, "sum(hist) == 16384");
+    assert_eq!(l.expects[0].span.line, 12);
+    // R4.64 is a pair: R4, R5 → 6 register slots; no predicates.
+    assert_eq!((k.num_regs, k.num_preds), (6, 0));
+}
+
+#[test]
+fn defaults_and_multiple_kernels() {
+    let p = program(".kernel a\nEXIT\n.kernel b\n.block 8,8\n.grid 2,3,4\n@P3 EXIT\n");
+    assert_eq!(p.kernels.len(), 2);
+    assert_eq!(p.kernels[0].launch, LaunchSpec::default());
+    assert_eq!(p.kernels[0].launch.block, [32, 1, 1]);
+    assert_eq!(
+        (p.kernels[1].launch.block, p.kernels[1].launch.grid),
+        ([8, 8, 1], [2, 3, 4])
+    );
+    assert_eq!((p.kernels[1].num_regs, p.kernels[1].num_preds), (0, 4));
+    assert_eq!(p.kernels[1].span.line, 3);
+    // Expectations may use buffers declared later and come after the code.
+    let k = kernel(".expect out[1] == 5\nEXIT\n.buffer out u32[2] = {0, 5}\n.expect out == {0, 5}");
+    assert_eq!(k.name, "main");
+    assert_eq!(k.launch.expects.len(), 2);
+}
+
+#[test]
+fn register_counts_include_pairs() {
+    assert_eq!(kernel("ATOMS.CAS.64 R0, [R9], R4, R6").num_regs, 10);
+    assert_eq!(kernel("ATOMS.CAS.64 R0, [R2], R4, R6").num_regs, 8);
+    assert_eq!(kernel("ATOMG.E.ADD.64 PT, R10, [R2.64], R4").num_regs, 12);
+    assert_eq!(kernel("IMAD.WIDE R2, R0, 0x4, R8").num_regs, 10);
+    assert_eq!(kernel("MOV R0, RZ\nATOMS.ADD RZ, [RZ], RZ").num_regs, 1);
+    assert_eq!(kernel("CS2R R6, SRZ").num_regs, 8);
+    assert_eq!(kernel("ISETP.NE.AND P2, P5, R0, RZ, !P1").num_preds, 6);
+    assert_eq!(kernel("R254: MOV R254, RZ").num_regs, 255);
+}
+
+#[test]
+fn program_file_errors() {
+    err_at(
+        ".kernel a\nEXIT\n.kernel a\nEXIT",
+        3,
+        9,
+        "duplicate kernel `a` (first declared on line 1)",
+    );
+    err_at(
+        "EXIT\n.kernel a\nEXIT",
+        1,
+        1,
+        "an instruction before the first `.kernel`",
+    );
+    err_at(
+        ".grid 2\n.kernel a\nEXIT",
+        1,
+        1,
+        "`.grid` before the first `.kernel`",
+    );
+    err_at(
+        ".kernel a\n.grid 2\n",
+        1,
+        1,
+        "kernel `a` has no instructions",
+    );
+    err_at("// nothing\n", 1, 1, "the file has no kernel");
+    err_at("", 1, 1, "the file has no kernel");
+    err_at(".kernel\nEXIT", 1, 8, "`.kernel` needs a name");
+    err_at(".kernel 9x\nEXIT", 1, 9, "not a valid kernel name");
+    err_at(".kernel a b\nEXIT", 1, 11, "unexpected `b`");
+    let e = err_at(".kernal a\nEXIT", 1, 1, "unknown directive `.kernal`");
+    assert_eq!(
+        e.expected.as_deref(),
+        Some("one of .kernel .grid .block .shared .buffer .param .expect")
+    );
+    err_at(
+        ".grid 2\n.grid 3\nEXIT",
+        2,
+        1,
+        "duplicate `.grid` (already given on line 1)",
+    );
+    err_at(".block 1025\nEXIT", 1, 8, "1025 threads exceeds 1024");
+    err_at(".block 32,32,2\nEXIT", 1, 8, "2048 threads");
+    err_at(".block 32, 0\nEXIT", 1, 12, "cannot be zero");
+    err_at(
+        ".block 4294967295, 4294967295, 4294967295\nEXIT",
+        1,
+        8,
+        "exceeds 1024",
+    );
+    err_at(".grid 0\nEXIT", 1, 7, "cannot be zero");
+    err_at(".grid 1, 70000\nEXIT", 1, 7, "at most 65535");
+    err_at(".shared 16777217\nEXIT", 1, 9, "exceed the 16 MiB window");
+    assert_eq!(
+        kernel(".shared 16777216\nEXIT").launch.shared_bytes,
+        16777216
+    );
+    err_at(".shared -1\nEXIT", 1, 9, "between 0 and 2^64-1");
+    err_at(
+        ".buffer a u32[4] = 0\n.buffer a u32[4] = 0\nEXIT",
+        2,
+        9,
+        "`a` is already declared on line 1",
+    );
+    err_at(
+        ".buffer a u32[4] = 0\n.param a u32 = 0\nEXIT",
+        2,
+        8,
+        "already declared",
+    );
+    err_at(
+        ".buffer a u8[4] = {1, 2, 256}\nEXIT",
+        1,
+        26,
+        "256 does not fit u8",
+    );
+    err_at(
+        ".buffer a u8[2] = {1, 2, 3}\nEXIT",
+        1,
+        19,
+        "only 2 elements",
+    );
+    err_at(".buffer a u8[2] = random(1, 0, 300)\nEXIT", 1, 32, "HI-1");
+    err_at(
+        ".buffer a u8[2] = random(1, 5, 2)\nEXIT",
+        1,
+        29,
+        "must be less than HI",
+    );
+    err_at(
+        ".buffer a q32[2] = 0\nEXIT",
+        1,
+        11,
+        "unknown element type `q32`",
+    );
+    err_at(".param x s8 = 200\nEXIT", 1, 15, "200 does not fit s8");
+    err_at(".param x f16 = 1e6\nEXIT", 1, 16, "too large for f16");
+    err_at(
+        ".buffer a u32[4] = 0 extra\nEXIT",
+        1,
+        22,
+        "unexpected `extra`",
+    );
+    err_at(".expect nope[0] == 1\nEXIT", 1, 9, "unknown buffer `nope`");
+    err_at(
+        ".buffer a u32[4] = 0\n.expect a[4] == 1\nEXIT",
+        2,
+        11,
+        "index 4 is outside `a` (4 elements)",
+    );
+    err_at(
+        ".buffer a u32[4] = 0\n.expect a[2..5] == 1\nEXIT",
+        2,
+        14,
+        "range end 5 is outside",
+    );
+    err_at(
+        ".buffer a u32[4] = 0\n.expect a[0] == -1\nEXIT",
+        2,
+        17,
+        "-1 does not fit u32",
+    );
+    err_at(
+        ".buffer a u32[4] = 0\n.expect a == {1, 2}\nEXIT",
+        2,
+        14,
+        "the list has 2 values but 4 elements are compared",
+    );
+    err_at(
+        ".param n u32 = 1\n.expect n == 1\nEXIT",
+        2,
+        9,
+        "scalar parameter, not a buffer",
+    );
+    err_at(
+        ".buffer a u32[4] = 0\n.expect max(a) >= 1.5\nEXIT",
+        2,
+        19,
+        "not an integer",
+    );
+    err_at(".expect a[1] => 1\nEXIT", 1, 14, "expected a comparison");
+}
+
+#[test]
+fn other_dialects_are_reported() {
+    for d in [Dialect::Ptx, Dialect::Visa] {
+        let e = parse("k.ptx", "ret;", d).unwrap_err();
+        assert!(e.message.contains("not supported yet"), "{e}");
+        assert_eq!((e.span.line, e.span.col), (1, 1));
+    }
+    assert_eq!(crate::front::dialect_for("a.ptx"), Dialect::Ptx);
+    assert_eq!(crate::front::dialect_for("a.s"), Dialect::Sass);
+}
+
+#[test]
+fn parse_error_display_names_file_line_col() {
+    let e = err(".block 2000\nEXIT");
+    assert_eq!(e.to_string(), "t.s:1:8: a block of 2000x1x1 = 2000 threads exceeds 1024 (expected at most 1024 threads per CTA)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// No panics on any input
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    const PIECES: &[&str] = &[
+        "ATOMS",
+        ".ADD",
+        ".CAS",
+        ".CAST",
+        ".SPIN",
+        ".U64",
+        ".64",
+        "ATOMG",
+        ".E",
+        ".STRONG",
+        ".GPU",
+        "RED",
+        "IADD3",
+        ".X",
+        "IMAD",
+        ".WIDE",
+        "LEA",
+        ".HI",
+        ".SX32",
+        "SHF",
+        ".L",
+        ".R",
+        "LOP3",
+        ".LUT",
+        "ISETP",
+        ".GE",
+        ".AND",
+        "VOTE",
+        ".ANY",
+        "LDS",
+        "STG",
+        "FADD",
+        "F2I",
+        "BRA",
+        "EXIT",
+        "BAR",
+        ".SYNC",
+        "MEMBAR",
+        "S2R",
+        "SR_TID.X",
+        "R0",
+        "R2.64",
+        "RZ",
+        "R255",
+        "R999",
+        "P0",
+        "PT",
+        "!PT",
+        "@",
+        "!",
+        "[",
+        "]",
+        "+",
+        "-",
+        "~",
+        "|",
+        ",",
+        ";",
+        ":",
+        "{",
+        "}",
+        "&",
+        "?",
+        "`",
+        "(",
+        ")",
+        "0x10",
+        "-400",
+        "1.5",
+        "+INF",
+        "c",
+        "[0x0]",
+        "[0x160]",
+        "[data]",
+        ".kernel",
+        ".grid",
+        ".block",
+        ".shared",
+        ".buffer",
+        ".param",
+        ".expect",
+        "data",
+        "u32",
+        "[4]",
+        "=",
+        "==",
+        "..",
+        "{1, 2}",
+        "iota",
+        "random(1, 0, 9)",
+        "sum(data)",
+        "count(data, 1)",
+        "\n",
+        " ",
+        "/*0040*/",
+        "/* x */",
+        "//",
+        "#",
+        "L:",
+        "L",
+        "\u{e9}",
+        "99999999999999999999999999999999999999999",
+        "1e",
+        "0x",
+        "4294967295",
+        "0xffffffffffffffff",
+        "0x7fffffffffffffffffffffffffffffff",
+        "-0x80000000",
+        "2e38",
+        "1e400",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        #[test]
+        fn arbitrary_text_never_panics(s in "\\PC{0,200}") {
+            let _ = parse("f.s", &s, Dialect::Sass);
+        }
+
+        #[test]
+        fn token_soup_never_panics(parts in proptest::collection::vec(0..PIECES.len(), 0..40)) {
+            let text: String = parts.iter().map(|&i| PIECES[i]).collect::<Vec<_>>().join(" ");
+            let _ = parse("f.s", &text, Dialect::Sass);
+            let glued: String = parts.iter().map(|&i| PIECES[i]).collect();
+            let _ = parse("f.s", &glued, Dialect::Sass);
+        }
+
+        #[test]
+        fn string_helpers_never_panic(s in "\\PC{0,60}") {
+            let _ = crate::front::program::parse_scalar(&s);
+            let _ = crate::front::program::parse_init(&s);
+            let _ = crate::front::program::parse_expect(&s);
+            let _ = crate::front::program::parse_buffer_decl(&s);
+            let _ = crate::front::program::parse_param_decl(&s);
+            let _ = crate::front::program::parse_dims(&s);
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! The command line: exit codes, rendered diagnostics, reports, JSON, overrides.
+
+use std::process::Command;
+
+fn atomjit(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_atomjit"))
+        .args(args)
+        .output()
+        .expect("atomjit runs");
+    (
+        out.status.code().expect("exited normally"),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Writes `source` to a fresh temporary file named `name` and returns its path.
+fn temp_program(name: &str, source: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("atomjit-cli-{}-{}", std::process::id(), name));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, source).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+fn program(name: &str) -> String {
+    format!("{}/programs/sass/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn run_prints_launch_atomics_and_expectations() {
+    let (code, out, err) = atomjit(&["run", &program("ring_inc.s"), "--backend", "interp"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("kernel ring: grid 2x1x1, block 100x1x1, shared 4 B, 200 threads"),
+        "{out}"
+    );
+    assert!(out.contains("atomics: 400 (add 200, inc 200)"), "{out}");
+    assert!(out.contains("expect final == 4: ok"), "{out}");
+    assert!(out.contains("wall time"), "{out}");
+}
+
+#[test]
+fn failed_expectation_exits_1_with_expected_and_actual() {
+    let (code, out, _) = atomjit(&[
+        "run",
+        &program("ring_inc.s"),
+        "--backend",
+        "interp",
+        "--expect",
+        "final == 5",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("expect final == 5: FAILED (expected == 5, actual final[0] = 4)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn parse_error_exits_2_with_location_and_caret() {
+    let path = temp_program(
+        "bad.s",
+        ".kernel k\n  MOV R1, 0x1 ;\n  ATOMS.FROB R0, [0x0], R1 ;\n  EXIT ;\n",
+    );
+    let (code, _, err) = atomjit(&["check", &path]);
+    assert_eq!(code, 2);
+    assert!(err.contains(":3:"), "file:line:col in {err}");
+    assert!(
+        err.contains("ATOMS.FROB R0, [0x0], R1"),
+        "the line in {err}"
+    );
+    assert!(err.contains('^'), "a caret in {err}");
+}
+
+#[test]
+fn validation_error_exits_2_and_quotes_the_rule() {
+    let path = temp_program(
+        "bad.s",
+        ".kernel k\n.shared 16\n  ATOMS.ADD.U64 R0, [0x0], R2 ;\n  EXIT ;\n",
+    );
+    let (code, _, err) = atomjit(&["run", &path]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("000_6d05a8552870c0ae.txt"), "{err}");
+    assert!(err.contains(":3:"), "{err}");
+}
+
+#[test]
+fn trap_exits_3() {
+    let path = temp_program(
+        "trap.s",
+        ".kernel k\n.block 1\n.shared 4\n  ATOMS.ADD RZ, [0x4], R0 ;\n  EXIT ;\n",
+    );
+    let (code, out, _) = atomjit(&["run", &path, "--backend", "interp"]);
+    assert_eq!(code, 3);
+    assert!(out.contains("address out of range"), "{out}");
+    assert!(out.contains("line 4"), "{out}");
+}
+
+#[test]
+fn watchdog_exits_4() {
+    let path = temp_program("loop.s", ".kernel k\nloop:\n  BRA loop ;\n  EXIT ;\n");
+    let (code, out, _) = atomjit(&["run", &path, "--backend", "interp", "--timeout", "0.3"]);
+    assert_eq!(code, 4, "{out}");
+    assert!(out.contains("watchdog"), "{out}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let ring = program("ring_inc.s");
+    for args in [
+        vec!["run", "/nonexistent/prog.s"],
+        vec!["run", ring.as_str(), "--kernel", "nope"],
+        vec!["run", ring.as_str(), "--grid", "0"],
+        vec!["run", ring.as_str(), "--block", "2048"],
+        vec!["run", ring.as_str(), "--set", "slots"],
+        vec!["run", ring.as_str(), "--set", "nothere=1"],
+        vec!["run", ring.as_str(), "--expect", "sum(slots) =="],
+        vec!["run", ring.as_str(), "--dump", "nothere"],
+        vec!["frobnicate"],
+    ] {
+        let (code, out, err) = atomjit(&args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(!err.is_empty(), "{args:?} explains itself");
+    }
+}
+
+#[test]
+fn json_report_and_dump() {
+    let (code, out, _) = atomjit(&[
+        "run",
+        &program("minmax.s"),
+        "--backend",
+        "interp",
+        "--json",
+        "--dump",
+        "res",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v[0]["kernel"], "minmax");
+    assert_eq!(v[0]["atomics"]["min"], 64);
+    assert_eq!(
+        v[0]["buffers"]["res"],
+        serde_json::json!([4294967280u64, 0, 15, 4294967295u64])
+    );
+    assert_eq!(v[0]["exit_code"], 0);
+}
+
+#[test]
+fn overrides_from_the_command_line() {
+    let (code, out, _) = atomjit(&[
+        "run",
+        &program("hist_shared.s"),
+        "--backend",
+        "interp",
+        "--grid",
+        "2",
+        "--set",
+        "data=7",
+        "--expect",
+        "hist[7] == 512",
+        "--expect",
+        "sum(hist) == 512",
+    ]);
+    // The file's own `sum(hist) == 16384` fails with 2 CTAs; the extra ones hold.
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("expect hist[7] == 512: ok"), "{out}");
+    assert!(out.contains("expect sum(hist) == 512: ok"), "{out}");
+}
+
+#[test]
+fn check_and_dump_ir() {
+    let (code, out, _) = atomjit(&["check", &program("cast_spin.s")]);
+    assert_eq!(code, 0);
+    assert!(out.contains("cast_spin"), "{out}");
+    let (code, out, _) = atomjit(&["dump", "ir", &program("cast_spin.s")]);
+    assert_eq!(code, 0);
+    assert!(out.to_lowercase().contains("cast"), "{out}");
+    assert!(out.contains("spin"), "{out}");
+}

@@ -1,0 +1,66 @@
+//! Integration tests: one binary, a module per area.
+
+mod cli;
+mod programs;
+mod progress;
+mod traps;
+
+use atomjit::engine::{Backend, Config, Engine, Module, Overrides, RunReport};
+
+/// Every program file under `programs/`.
+pub fn program_files() -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![std::path::PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/programs"
+    ))];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("programs/ is readable") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("s" | "sass" | "ptx")
+            ) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// An engine with the given backend, thread count and determinism, and a 20 s watchdog.
+pub fn engine(backend: Backend, threads: usize, deterministic: bool) -> Engine {
+    let mut c = Config::default();
+    c.backend(backend)
+        .threads(threads)
+        .deterministic(deterministic)
+        .timeout(Some(std::time::Duration::from_secs(20)));
+    Engine::new(&c)
+}
+
+/// Loads source text, panicking with the rendered error if it does not load.
+pub fn load(engine: &Engine, name: &str, source: &str) -> Module {
+    match engine.load(name, source) {
+        Ok(m) => m,
+        Err(e) => panic!("{name} does not load: {e}"),
+    }
+}
+
+/// Runs the only (or named) kernel of `source` with the interpreter.
+pub fn run_src(source: &str, threads: usize, deterministic: bool) -> RunReport {
+    let m = load(
+        &engine(Backend::Interp, threads, deterministic),
+        "test.s",
+        source,
+    );
+    let name = m.kernel_names()[0].to_string();
+    m.run(&name, &Overrides::default()).expect("launch runs")
+}
+
+/// The backends every behavioural test runs on.
+pub fn backends() -> Vec<Backend> {
+    vec![Backend::Interp]
+}
