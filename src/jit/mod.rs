@@ -288,6 +288,7 @@ impl WarpRunner for JitKernel {
             cbank_limit: abi::limits(env.cbank.len() as u64),
             stats: &mut warp.stats,
             slow: &*self.slow,
+            convert_lanes: slow::convert_lanes,
             ctaid: env.ctaid,
             ntid,
             nctaid: env.nctaid,

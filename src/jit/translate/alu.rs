@@ -9,7 +9,7 @@ use crate::ir::{
     SpecialReg, Src, Ty, UnOp, VoteMode,
 };
 use crate::jit::abi::off;
-use crate::jit::slow::{self, SlowConvert};
+use crate::jit::slow::SlowConvert;
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
@@ -27,7 +27,7 @@ enum ConvertPath {
     Promote,
     /// F64 to F32 in round-to-nearest.
     Demote,
-    /// Everything else: a call to [`slow::convert_lanes`] per warp-instruction.
+    /// Everything else: a call to `slow::convert_lanes` per warp-instruction.
     Slow,
 }
 
@@ -1079,7 +1079,10 @@ impl<'a, 'f> Translator<'a, 'f> {
                     a,
                 });
                 let sig = self.slow_sig();
-                let f = self.iconst(I64, slow::convert_lanes as *const () as usize as i64);
+                let f =
+                    self.b
+                        .ins()
+                        .load(I64, self.flags.state_const, self.ctx, off::CONVERT_LANES);
                 let idx = self.iconst(I32, index);
                 self.b.ins().call_indirect(sig, f, &[self.ctx, idx, exec]);
                 return Ok(());
