@@ -105,3 +105,24 @@ fn compile_time_of_every_program() {
         }
     }
 }
+
+/// Cranelift's pass timings for the largest program kernel (a report).
+#[test]
+#[ignore]
+fn pass_times_of_the_largest_kernel() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = std::fs::read_to_string(root.join("programs/sass/atomics_edges.s")).expect("read");
+    let parsed = front::parse("atomics_edges.s", &source, Dialect::Sass).expect("parses");
+    let kernel = &parsed.kernels[0];
+    let info = valid::validate(kernel).expect("valid");
+    for _ in 0..3 {
+        let _ = cranelift_codegen::timing::take_current();
+        let start = std::time::Instant::now();
+        let _ = jit::compile(kernel, &info).expect("compiles");
+        println!(
+            "total {:?}\n{}",
+            start.elapsed(),
+            cranelift_codegen::timing::take_current()
+        );
+    }
+}

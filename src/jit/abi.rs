@@ -85,6 +85,8 @@ pub struct WarpCtx {
     pub out_d: u32,
     /// Trap address.
     pub out_addr: u64,
+    /// Instructions executed by the call, handed from a fault block to the trap exit.
+    pub out_insts: u64,
 }
 
 /// Event codes returned by the compiled function, with the payload each writes.
@@ -104,6 +106,9 @@ pub enum Event {
     /// `out_a` = reason ([`TRAP_MISALIGNED`] or [`TRAP_OUT_OF_RANGE`]), `out_b` = lane,
     /// `out_c` = pc, `out_d` = space index, `out_addr` = address.
     Trap = 5,
+    /// `pc` is not a resume point of the compiled function (see `translate::resume_points`);
+    /// nothing ran.
+    NotResumable = 6,
 }
 
 impl Event {
@@ -115,6 +120,7 @@ impl Event {
             3 => Event::Barrier,
             4 => Event::Reconverge,
             5 => Event::Trap,
+            6 => Event::NotResumable,
             _ => return None,
         })
     }
@@ -149,6 +155,7 @@ pub mod off {
     pub const OUT_C: i32 = offset_of!(WarpCtx, out_c) as i32;
     pub const OUT_D: i32 = offset_of!(WarpCtx, out_d) as i32;
     pub const OUT_ADDR: i32 = offset_of!(WarpCtx, out_addr) as i32;
+    pub const OUT_INSTS: i32 = offset_of!(WarpCtx, out_insts) as i32;
 
     /// Offset in [`Stats`] of the counter of atomic op `op`.
     pub fn stat_atomic(op: AtomicOp) -> i32 {

@@ -74,8 +74,8 @@ pub struct JitKernel {
     num_regs: u32,
     num_preds: u32,
     warp_size: u32,
-    /// The Cranelift IR the code was compiled from.
-    clif: String,
+    /// Which pcs the compiled function can start at (`translate::resume_points`).
+    resumable: Vec<bool>,
 }
 
 impl std::fmt::Debug for JitKernel {
@@ -101,7 +101,9 @@ impl Drop for JitKernel {
 }
 
 /// The host ISA, built once per process (detecting CPU features takes longer than compiling a
-/// small kernel).
+/// small kernel). `opt_level=speed` always: `none` was measured to compile long kernels more
+/// slowly, because register allocation then sees the dead and duplicated values the e-graph
+/// pass would have removed.
 fn host_isa() -> Result<OwnedTargetIsa, JitError> {
     static ISA: OnceLock<Result<OwnedTargetIsa, String>> = OnceLock::new();
     ISA.get_or_init(|| {
@@ -180,7 +182,6 @@ pub fn compile(kernel: &Kernel, info: &KernelInfo) -> Result<JitKernel, JitError
     let isa = host_isa()?;
     let mut slow = Box::new(SlowPaths::default());
     let func = build_function(kernel, info, &isa, &mut slow)?;
-    let clif = func.display().to_string();
     let codegen = |e: &dyn std::fmt::Display| JitError::Codegen {
         kernel: kernel.name.clone(),
         message: e.to_string(),
@@ -220,15 +221,8 @@ pub fn compile(kernel: &Kernel, info: &KernelInfo) -> Result<JitKernel, JitError
         num_regs: kernel.num_regs,
         num_preds: kernel.num_preds,
         warp_size: kernel.warp_size,
-        clif,
+        resumable: translate::resume_points(kernel, info),
     })
-}
-
-impl JitKernel {
-    /// The Cranelift IR this kernel was compiled from.
-    pub fn clif(&self) -> &str {
-        &self.clif
-    }
 }
 
 /// A zero-padded copy of the constant bank, used only when the bank handed to `run_group` is
@@ -250,6 +244,12 @@ impl WarpRunner for JitKernel {
     ) -> GroupExit {
         if stop_pc == Some(pc) {
             return GroupExit::Reconverge { mask };
+        }
+        if !self.resumable.get(pc as usize).copied().unwrap_or(true) {
+            // The scheduler only starts groups at branch targets, fall-throughs, barrier
+            // resumptions and reconvergence points; any other pc is outside the compiled entry
+            // table, and the reference interpreter runs that group instead (same semantics).
+            return crate::interp::run_group(warp, env, pc, mask, stop_pc);
         }
         // The generated code indexes registers and predicates without bounds checks: make sure
         // the warp's files are as large as the kernel's (they are for a warp created for it).
@@ -301,6 +301,7 @@ impl WarpRunner for JitKernel {
             out_c: 0,
             out_d: 0,
             out_addr: 0,
+            out_insts: 0,
         };
         let pc_arg = pc.min(self.num_insts);
         // SAFETY: `ctx` points at live, correctly sized memory for the whole call: the register
@@ -332,6 +333,7 @@ impl WarpRunner for JitKernel {
                 id: ctx.out_c,
             },
             Some(Event::Reconverge) => GroupExit::Reconverge { mask: ctx.out_b },
+            Some(Event::NotResumable) => crate::interp::run_group(warp, env, pc, mask, stop_pc),
             Some(Event::Trap) | None => GroupExit::Trap(TrapInfo {
                 reason: if ctx.out_a == abi::TRAP_MISALIGNED {
                     TrapReason::MisalignedAddress

@@ -16,8 +16,9 @@
 //!   loop over the set bits of `exec` (`ctz`, then clear the lowest bit), in increasing lane
 //!   order as the IR requires. Per-lane predicate results are accumulated as lane masks in loop
 //!   parameters and written to the predicate register once, after the loop.
-//! * Exits from the function go through `ret(code, insts)`; traps through
-//!   `trap(reason, lane, pc, space, address, insts)`, which writes the payload and returns.
+//! * Exits from the function go through `ret(code, insts)`. A faulting lane's cold block
+//!   writes the trap payload and its instruction count into the context and jumps to the
+//!   shared `trap` block.
 //!
 //! # Memory, alias regions and ordering
 //!
@@ -160,9 +161,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         b.append_block_param(ret_block, I32);
         b.append_block_param(ret_block, I64);
         let trap_block = b.create_block();
-        for ty in [I32, I32, I32, I32, I64, I64] {
-            b.append_block_param(trap_block, ty);
-        }
         b.set_cold_block(trap_block);
         let reconverge_block = b.create_block();
         b.append_block_param(reconverge_block, I32);
@@ -220,16 +218,31 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.switch_to_block(dispatch);
         let args = [arg(mask), arg(zero64)];
         let n = self.kernel.insts.len();
-        let table: Vec<_> = self
-            .inst_blocks
-            .iter()
-            .map(|&blk| self.b.func.dfg.block_call(blk, &args))
+        // Only resume points are entries: the other instructions of a basic block are reached
+        // by falling through, so values and checks of one instruction dominate the next.
+        let resume = resume_points(self.kernel, self.info);
+        let not_resumable = self.b.create_block();
+        let table: Vec<_> = (0..=n)
+            .map(|pc| {
+                let blk = if resume[pc] {
+                    self.inst_blocks[pc]
+                } else {
+                    not_resumable
+                };
+                let blk_args: &[BlockArg] = if resume[pc] { &args } else { &[] };
+                self.b.func.dfg.block_call(blk, blk_args)
+            })
             .collect();
-        let default = self.b.func.dfg.block_call(self.inst_blocks[n], &args);
+        let default = self.b.func.dfg.block_call(not_resumable, &[]);
         let jt = self
             .b
             .create_jump_table(JumpTableData::new(default, &table));
         self.b.ins().br_table(pc, jt);
+        // `run_group` never passes a pc that is not a resume point (it runs such a group on
+        // the interpreter); this exit only keeps the function total.
+        self.b.switch_to_block(not_resumable);
+        let code = self.b.ins().iconst(I32, Event::NotResumable as i64);
+        self.b.ins().jump(self.ret_block, &[arg(code), arg(zero64)]);
         Ok(())
     }
 
@@ -249,20 +262,14 @@ impl<'a, 'f> Translator<'a, 'f> {
             .store(self.flags.state, new, self.stats, off::STAT_WARP_INSTS);
         self.b.ins().return_(&[p[0]]);
 
-        // trap(reason, lane, pc, space, addr, insts).
+        // trap: the payload and the instruction count are already in the context.
         self.b.switch_to_block(self.trap_block);
-        let p = self.b.block_params(self.trap_block).to_vec();
-        for (v, o) in [
-            (p[0], off::OUT_A),
-            (p[1], off::OUT_B),
-            (p[2], off::OUT_C),
-            (p[3], off::OUT_D),
-            (p[4], off::OUT_ADDR),
-        ] {
-            self.b.ins().store(self.flags.state, v, self.ctx, o);
-        }
+        let insts = self
+            .b
+            .ins()
+            .load(I64, self.flags.state, self.ctx, off::OUT_INSTS);
         let code = self.b.ins().iconst(I32, Event::Trap as i64);
-        self.b.ins().jump(self.ret_block, &[arg(code), arg(p[5])]);
+        self.b.ins().jump(self.ret_block, &[arg(code), arg(insts)]);
 
         // reconverge(mask, insts).
         self.b.switch_to_block(self.reconverge_block);
@@ -463,19 +470,21 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Jumps to the trap block for `lane` faulting with `reason` (an i32 value) at `addr`.
     fn jump_trap(&mut self, reason: Value, lane: Value, space: Space, addr: Value) {
-        let pc = self.b.ins().iconst(I32, self.pc as i64);
-        let sp = self.b.ins().iconst(I32, abi::space_code(space) as i64);
-        self.b.ins().jump(
-            self.trap_block,
-            &[
-                arg(reason),
-                arg(lane),
-                arg(pc),
-                arg(sp),
-                arg(addr),
-                arg(self.insts),
-            ],
-        );
+        // Each (cold) fault block writes the payload and its instruction count into the
+        // context and jumps to the shared trap exit, which takes no block parameters: a join of
+        // hundreds of fault edges with parameters makes register allocation merge their values
+        // into long-lived bundles, which costs far more compile time than these stores.
+        self.store_out(off::OUT_A, reason);
+        self.store_out(off::OUT_B, lane);
+        self.store_out_const(off::OUT_C, self.pc);
+        self.store_out_const(off::OUT_D, abi::space_code(space));
+        self.b
+            .ins()
+            .store(self.flags.state, addr, self.ctx, off::OUT_ADDR);
+        self.b
+            .ins()
+            .store(self.flags.state, self.insts, self.ctx, off::OUT_INSTS);
+        self.b.ins().jump(self.trap_block, &[]);
     }
 
     // ---- masks, guards, predicates ----------------------------------------------------------
@@ -881,6 +890,53 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.store_out_const(off::OUT_C, id);
         self.ret_event(Event::Barrier);
     }
+}
+
+/// The instructions where a group can start: `pc` 0, branch targets, the instruction after a
+/// branch or a barrier (fall-through and barrier resumption), reconvergence points, the
+/// validator's basic-block starts, and the implicit end `n`. Indexed `0..=n`.
+pub(super) fn resume_points(kernel: &Kernel, info: &KernelInfo) -> Vec<bool> {
+    let n = kernel.insts.len();
+    let mut resume = vec![false; n + 1];
+    resume[0] = true;
+    resume[n] = true;
+    for (pc, inst) in kernel.insts.iter().enumerate() {
+        if info.is_join.get(pc).copied().unwrap_or(false)
+            || info.block_start.get(pc).copied().unwrap_or(false)
+        {
+            resume[pc] = true;
+        }
+        match &inst.op {
+            Op::Branch { target, .. } => {
+                if (*target as usize) <= n {
+                    resume[*target as usize] = true;
+                }
+                resume[pc + 1] = true;
+            }
+            Op::Barrier { .. } | Op::Exit => resume[pc + 1] = true,
+            Op::Nop
+            | Op::Mov { .. }
+            | Op::ReadSpecial { .. }
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::IAdd3 { .. }
+            | Op::Imad { .. }
+            | Op::Lea { .. }
+            | Op::Shf(_)
+            | Op::Lop3 { .. }
+            | Op::SetP { .. }
+            | Op::PredLogic { .. }
+            | Op::PredMove(_)
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Vote { .. }
+            | Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Atomic(_)
+            | Op::Fence { .. } => {}
+        }
+    }
+    resume
 }
 
 /// Device base of the global arena, as the i64 the generated code subtracts.
