@@ -333,8 +333,12 @@ impl WarpRunner for JitKernel {
                 id: ctx.out_c,
             },
             Some(Event::Reconverge) => GroupExit::Reconverge { mask: ctx.out_b },
-            Some(Event::NotResumable) => crate::interp::run_group(warp, env, pc, mask, stop_pc),
-            Some(Event::Trap) | None => GroupExit::Trap(TrapInfo {
+            // Only a pc outside the entry table gets here (nothing ran); the generated code
+            // returns no other code.
+            Some(Event::NotResumable) | None => {
+                crate::interp::run_group(warp, env, pc, mask, stop_pc)
+            }
+            Some(Event::Trap) => GroupExit::Trap(TrapInfo {
                 reason: if ctx.out_a == abi::TRAP_MISALIGNED {
                     TrapReason::MisalignedAddress
                 } else {

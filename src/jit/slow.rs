@@ -134,7 +134,22 @@ fn format(ty: Ty) -> (u32, u32) {
         Ty::F16 => (5, 10),
         Ty::BF16 => (8, 7),
         Ty::F32 => (8, 23),
-        _ => (11, 52),
+        Ty::F64 => (11, 52),
+        // Packed and integer types never reach the float paths (callers check `is_float` and
+        // validation rejects packed conversions); give them the widest format.
+        Ty::F16x2
+        | Ty::BF16x2
+        | Ty::U8
+        | Ty::U16
+        | Ty::U32
+        | Ty::U64
+        | Ty::S8
+        | Ty::S16
+        | Ty::S32
+        | Ty::S64
+        | Ty::B16
+        | Ty::B32
+        | Ty::B64 => (11, 52),
     }
 }
 

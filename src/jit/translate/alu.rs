@@ -444,48 +444,49 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.check_reg(dst, 1)?;
         let cst = self.flags.state_const;
         let ctx = self.ctx;
-        let load = |t: &mut Self, offset: i32| t.b.ins().load(I32, cst, ctx, offset);
-        // Uniform values are loaded once, before the loop.
-        let uniform = match sr {
-            SpecialReg::CtaIdX => Some(load(self, off::CTAID)),
-            SpecialReg::CtaIdY => Some(load(self, off::CTAID + 4)),
-            SpecialReg::CtaIdZ => Some(load(self, off::CTAID + 8)),
-            SpecialReg::NTidX => Some(load(self, off::NTID)),
-            SpecialReg::NTidY => Some(load(self, off::NTID + 4)),
-            SpecialReg::NTidZ => Some(load(self, off::NTID + 8)),
-            SpecialReg::NCtaIdX => Some(load(self, off::NCTAID)),
-            SpecialReg::NCtaIdY => Some(load(self, off::NCTAID + 4)),
-            SpecialReg::NCtaIdZ => Some(load(self, off::NCTAID + 8)),
-            SpecialReg::WarpId => Some(load(self, off::WARP_ID)),
-            SpecialReg::NWarpId => Some(load(self, off::NWARPS)),
-            SpecialReg::TidX | SpecialReg::TidY | SpecialReg::TidZ | SpecialReg::LaneId => None,
-        };
-        // Thread index within the CTA: warp_id * warp_size + lane, split into x, y, z.
-        let warp_id = load(self, off::WARP_ID);
-        let warp_size = load(self, off::WARP_SIZE);
-        let first = self.b.ins().imul(warp_id, warp_size);
-        let ntx = load(self, off::NTID);
-        let nty = load(self, off::NTID + 4);
+        // Context loads are movable: Cranelift hoists them out of the lane loop.
+        let load = move |t: &mut Self, offset: i32| t.b.ins().load(I32, cst, ctx, offset);
         self.lane_loop(exec, &[], |t, lane, _| {
-            let v = match (uniform, sr) {
-                (Some(v), _) => v,
-                (None, SpecialReg::LaneId) => lane.index,
-                (None, _) => {
-                    let linear = t.b.ins().iadd(first, lane.index);
-                    // `ntid` fields are at least 1 (ensured by `run_group`), so no division by
-                    // zero can happen.
-                    match sr {
-                        SpecialReg::TidX => t.b.ins().urem(linear, ntx),
-                        SpecialReg::TidY => {
-                            let q = t.b.ins().udiv(linear, ntx);
-                            t.b.ins().urem(q, nty)
-                        }
-                        _ => {
-                            let plane = t.b.ins().imul(ntx, nty);
-                            t.b.ins().udiv(linear, plane)
-                        }
-                    }
+            // Thread index within the CTA: warp_id * warp_size + lane, split into x, y, z.
+            // `ntid` fields are at least 1 (ensured by `run_group`): no division by zero.
+            let linear = |t: &mut Self| {
+                let warp_id = load(t, off::WARP_ID);
+                let warp_size = load(t, off::WARP_SIZE);
+                let first = t.b.ins().imul(warp_id, warp_size);
+                t.b.ins().iadd(first, lane.index)
+            };
+            let v = match sr {
+                SpecialReg::TidX => {
+                    let l = linear(t);
+                    let ntx = load(t, off::NTID);
+                    t.b.ins().urem(l, ntx)
                 }
+                SpecialReg::TidY => {
+                    let l = linear(t);
+                    let ntx = load(t, off::NTID);
+                    let nty = load(t, off::NTID + 4);
+                    let q = t.b.ins().udiv(l, ntx);
+                    t.b.ins().urem(q, nty)
+                }
+                SpecialReg::TidZ => {
+                    let l = linear(t);
+                    let ntx = load(t, off::NTID);
+                    let nty = load(t, off::NTID + 4);
+                    let plane = t.b.ins().imul(ntx, nty);
+                    t.b.ins().udiv(l, plane)
+                }
+                SpecialReg::CtaIdX => load(t, off::CTAID),
+                SpecialReg::CtaIdY => load(t, off::CTAID + 4),
+                SpecialReg::CtaIdZ => load(t, off::CTAID + 8),
+                SpecialReg::NTidX => load(t, off::NTID),
+                SpecialReg::NTidY => load(t, off::NTID + 4),
+                SpecialReg::NTidZ => load(t, off::NTID + 8),
+                SpecialReg::NCtaIdX => load(t, off::NCTAID),
+                SpecialReg::NCtaIdY => load(t, off::NCTAID + 4),
+                SpecialReg::NCtaIdZ => load(t, off::NCTAID + 8),
+                SpecialReg::LaneId => lane.index,
+                SpecialReg::WarpId => load(t, off::WARP_ID),
+                SpecialReg::NWarpId => load(t, off::NWARPS),
             };
             t.write_reg32(lane, dst, v);
             Ok(vec![])
@@ -592,8 +593,20 @@ impl<'a, 'f> Translator<'a, 'f> {
             if !matches!(ty, Ty::F32 | Ty::F64) {
                 return Err(self.invalid(format!("float arithmetic in {}", ty.name())));
             }
+            #[derive(Clone, Copy)]
+            enum FloatBin {
+                Add,
+                Sub,
+                Mul,
+                Min,
+                Max,
+            }
             let fop = match op {
-                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Min | BinOp::Max => op,
+                BinOp::Add => FloatBin::Add,
+                BinOp::Sub => FloatBin::Sub,
+                BinOp::Mul => FloatBin::Mul,
+                BinOp::Min => FloatBin::Min,
+                BinOp::Max => FloatBin::Max,
                 BinOp::MulHi
                 | BinOp::MulWide
                 | BinOp::Div
@@ -616,11 +629,11 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let fa = t.as_float(va, ty);
                 let fb = t.as_float(vb, ty);
                 let r = match fop {
-                    BinOp::Add => t.b.ins().fadd(fa, fb),
-                    BinOp::Sub => t.b.ins().fsub(fa, fb),
-                    BinOp::Mul => t.b.ins().fmul(fa, fb),
-                    BinOp::Max => t.float_min_max(true, fa, fb),
-                    _ => t.float_min_max(false, fa, fb),
+                    FloatBin::Add => t.b.ins().fadd(fa, fb),
+                    FloatBin::Sub => t.b.ins().fsub(fa, fb),
+                    FloatBin::Mul => t.b.ins().fmul(fa, fb),
+                    FloatBin::Max => t.float_min_max(true, fa, fb),
+                    FloatBin::Min => t.float_min_max(false, fa, fb),
                 };
                 let mut r = t.float_result_bits(r);
                 if ftz {

@@ -116,7 +116,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let (base_off, limit_off) = match space {
                     Space::Shared => (off::SHARED_BASE, off::SHARED_LIMIT),
                     Space::Global => (off::GLOBAL_BASE, off::GLOBAL_LIMIT),
-                    _ => (off::CBANK, off::CBANK_LIMIT),
+                    Space::Const | Space::Generic => (off::CBANK, off::CBANK_LIMIT),
                 };
                 let host_base = self.b.ins().load(I64, cst, self.ctx, base_off);
                 let limit = self.b.ins().load(I64, cst, self.ctx, limit_at(limit_off));
