@@ -2,9 +2,16 @@
 //!
 //! # Shape of the generated function
 //!
-//! * The entry block loads the context pointers, checks `pc == stop_pc` (the group may start at
-//!   its own reconvergence point) and dispatches on `pc` with a `br_table` to the block of the
-//!   resume instruction.
+//! * The entry block checks `pc == stop_pc` (the group may start at its own reconvergence
+//!   point) and dispatches on `pc` with a `br_table` to the block of the resume instruction.
+//!   Only resume points ([`resume_points`]: pc 0, branch targets, the instruction after a
+//!   branch, barrier or exit, reconvergence points and basic-block starts) are entries; other
+//!   instructions are reached by falling through, so one instruction's values dominate the
+//!   next. `JitKernel::run_group` sends a group at any other pc (which the scheduler never
+//!   produces) to the reference interpreter.
+//! * Base pointers (register file, predicates, counters) are movable loads from the context,
+//!   reloaded per instruction: values kept live from the entry across hundreds of blocks made
+//!   register allocation dominate compile time.
 //! * Every instruction `pc` has a block `inst[pc](mask: i32, insts: i64)`: `mask` is the group's
 //!   active mask, `insts` counts the warp-instructions executed by this call (flushed into
 //!   `Stats::warp_insts` on every return). Block `inst[n]` (one past the last instruction) is an
@@ -294,10 +301,9 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// Loads the register-file, predicate and counter base pointers for the current
-    /// instruction. They are movable loads: unused ones disappear, lane loops hoist them. They
-    /// are reloaded per instruction (not kept from the entry block) because every instruction
-    /// block is a `br_table` target, so a value defined in one instruction does not dominate the
-    /// next; long-lived values across hundreds of blocks make register allocation slow.
+    /// instruction. They are movable loads: unused ones disappear, lane loops hoist them, and
+    /// within a basic block Cranelift merges them; they are not kept live from the entry block
+    /// because long-lived values across hundreds of blocks make register allocation slow.
     fn load_bases(&mut self) {
         let cst = self.flags.state_const;
         self.regs = self.b.ins().load(I64, cst, self.ctx, off::REGS);
