@@ -1,9 +1,354 @@
-//! The Cranelift warp compiler. (Issue 3.)
+//! The Cranelift warp compiler: each validated kernel becomes one native function that runs one
+//! group of one warp from a resume point until the next event the scheduler must see.
+//!
+//! * [`compile`] translates `(Kernel, KernelInfo)` into a [`JitKernel`], which implements
+//!   [`WarpRunner`] with exactly the behaviour the reference interpreter has: the same
+//!   [`GroupExit`] events, the same traps (first faulting lane in lane order, earlier lanes'
+//!   effects kept), the same counters. A kernel is compiled once and reused for every launch;
+//!   the `JitKernel` owns its code and frees it on drop.
+//! * [`dump_clif`] returns the Cranelift IR text of the function (`atomjit dump clif`).
+//!
+//! The generated function and its context ABI are described in `abi.rs`; the shape of the code
+//! (entry dispatch, per-instruction blocks, lane loops) in `translate/mod.rs`; memory checks,
+//! the host-atomic lowering table and the memory-order mapping in `translate/memory.rs`. Rare
+//! conversions that Cranelift cannot do exactly call into `slow.rs` once per warp-instruction;
+//! nothing calls back into Rust per lane.
 
-/// Placeholder until the JIT lands.
-pub fn dump_clif(
-    _kernel: &crate::ir::Kernel,
-    _info: &crate::valid::KernelInfo,
-) -> Result<String, String> {
-    Err("the JIT backend is not available yet".into())
+mod abi;
+mod slow;
+mod translate;
+
+#[cfg(test)]
+mod tests;
+
+use crate::exec::{CtaEnv, GroupExit, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE};
+use crate::ir::Kernel;
+use crate::valid::KernelInfo;
+use abi::{Event, WarpCtx, NO_STOP};
+use cranelift_codegen::ir::types::{I32, I64};
+use cranelift_codegen::ir::{AbiParam, Function, Signature, UserFuncName};
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module};
+use slow::SlowPaths;
+use std::sync::{Mutex, OnceLock};
+
+/// Why a kernel could not be compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JitError {
+    /// The kernel uses a form the compiler does not implement (and no validator table accepts
+    /// yet).
+    #[error("kernel `{kernel}`, instruction {pc}: the JIT does not support {what}")]
+    Unsupported {
+        kernel: String,
+        pc: u32,
+        what: String,
+    },
+    /// The kernel breaks a rule validation guarantees (the compiler re-checks what it relies on
+    /// for memory safety instead of trusting it).
+    #[error("kernel `{kernel}`, instruction {pc}: invalid kernel: {what}")]
+    Invalid {
+        kernel: String,
+        pc: u32,
+        what: String,
+    },
+    /// The host ISA could not be set up.
+    #[error("cannot set up the host code generator: {0}")]
+    Host(String),
+    /// Cranelift rejected the function (a compiler bug).
+    #[error("code generation failed for kernel `{kernel}`: {message}")]
+    Codegen { kernel: String, message: String },
+}
+
+type EntryFn = unsafe extern "C" fn(*mut WarpCtx, u32, u32, u32) -> u32;
+
+/// A compiled kernel: native code for one group of one warp.
+pub struct JitKernel {
+    entry: EntryFn,
+    /// The code's owner; only touched again to free the code on drop.
+    module: Mutex<Option<JITModule>>,
+    slow: Box<SlowPaths>,
+    num_insts: u32,
+    num_regs: u32,
+    num_preds: u32,
+    warp_size: u32,
+    /// Which pcs the compiled function can start at (`translate::resume_points`).
+    resumable: Vec<bool>,
+}
+
+impl std::fmt::Debug for JitKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JitKernel")
+            .field("num_insts", &self.num_insts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for JitKernel {
+    fn drop(&mut self) {
+        let module = match self.module.get_mut() {
+            Ok(m) => m.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(module) = module {
+            // SAFETY: `&mut self` proves no `run_group` call is executing this code, and the
+            // entry pointer dies with `self`, so nothing can call into the freed memory.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// The host ISA, built once per process (detecting CPU features takes longer than compiling a
+/// small kernel). `opt_level=speed` always: `none` was measured to compile long kernels more
+/// slowly, because register allocation then sees the dead and duplicated values the e-graph
+/// pass would have removed.
+fn host_isa() -> Result<OwnedTargetIsa, JitError> {
+    static ISA: OnceLock<Result<OwnedTargetIsa, String>> = OnceLock::new();
+    ISA.get_or_init(|| {
+        let mut flags = settings::builder();
+        let set = |f: &mut settings::Builder, k: &str, v: &str| {
+            f.set(k, v).map_err(|e| format!("{k}={v}: {e}"))
+        };
+        set(&mut flags, "opt_level", "speed")?;
+        set(&mut flags, "use_colocated_libcalls", "false")?;
+        set(&mut flags, "is_pic", "false")?;
+        // The verifier costs compile time; debug builds keep it as a check on the translator.
+        set(
+            &mut flags,
+            "enable_verifier",
+            if cfg!(debug_assertions) {
+                "true"
+            } else {
+                "false"
+            },
+        )?;
+        let isa = cranelift_native::builder().map_err(|e| e.to_string())?;
+        isa.finish(settings::Flags::new(flags))
+            .map_err(|e| e.to_string())
+    })
+    .clone()
+    .map_err(JitError::Host)
+}
+
+fn signature(isa: &OwnedTargetIsa) -> Signature {
+    let mut sig = Signature::new(isa.default_call_conv());
+    sig.params.push(AbiParam::new(I64));
+    sig.params.push(AbiParam::new(I32));
+    sig.params.push(AbiParam::new(I32));
+    sig.params.push(AbiParam::new(I32));
+    sig.returns.push(AbiParam::new(I32));
+    sig
+}
+
+/// Builds the Cranelift function of `kernel` (not yet compiled).
+fn build_function(
+    kernel: &Kernel,
+    info: &KernelInfo,
+    isa: &OwnedTargetIsa,
+    slow: &mut SlowPaths,
+) -> Result<Function, JitError> {
+    if info.is_join.len() < kernel.insts.len() {
+        return Err(JitError::Invalid {
+            kernel: kernel.name.clone(),
+            pc: 0,
+            what: format!(
+                "kernel info covers {} of {} instructions (not the validator's output for this kernel)",
+                info.is_join.len(),
+                kernel.insts.len()
+            ),
+        });
+    }
+    slow.num_regs = kernel.num_regs;
+    let mut func =
+        Function::with_name_signature(UserFuncName::testcase(&kernel.name), signature(isa));
+    let mut fb_ctx = FunctionBuilderContext::new();
+    let builder = FunctionBuilder::new(&mut func, &mut fb_ctx);
+    translate::Translator::build(builder, kernel, info, slow, isa.frontend_config())?;
+    Ok(func)
+}
+
+/// The Cranelift IR of `kernel`'s warp function, as text (before optimisation).
+pub fn dump_clif(kernel: &Kernel, info: &KernelInfo) -> Result<String, JitError> {
+    let isa = host_isa()?;
+    let mut slow = SlowPaths::default();
+    let func = build_function(kernel, info, &isa, &mut slow)?;
+    Ok(func.display().to_string())
+}
+
+/// Compiles `kernel` (validated, with its `info`) to native code.
+pub fn compile(kernel: &Kernel, info: &KernelInfo) -> Result<JitKernel, JitError> {
+    let isa = host_isa()?;
+    let mut slow = Box::new(SlowPaths::default());
+    let func = build_function(kernel, info, &isa, &mut slow)?;
+    let codegen = |e: &dyn std::fmt::Display| JitError::Codegen {
+        kernel: kernel.name.clone(),
+        message: e.to_string(),
+    };
+
+    let mut module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
+    let sig = func.signature.clone();
+    let id = module
+        .declare_function("warp", Linkage::Local, &sig)
+        .map_err(|e| codegen(&e))?;
+    let mut ctx = module.make_context();
+    ctx.func = func;
+    if let Err(e) = module.define_function(id, &mut ctx) {
+        let detail = match &e {
+            cranelift_module::ModuleError::Compilation(
+                cranelift_codegen::CodegenError::Verifier(errs),
+            ) => cranelift_codegen::print_errors::pretty_verifier_error(
+                &ctx.func,
+                None,
+                errs.clone(),
+            ),
+            other => other.to_string(),
+        };
+        return Err(codegen(&detail));
+    }
+    module.finalize_definitions().map_err(|e| codegen(&e))?;
+    let code = module.get_finalized_function(id);
+    // SAFETY: `code` is the finalized function declared with `signature()`, which is
+    // `(i64, i32, i32, i32) -> i32` in the host's default C calling convention, matching
+    // `EntryFn`. The code stays mapped until `module` is freed in `Drop`.
+    let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
+    Ok(JitKernel {
+        entry,
+        module: Mutex::new(Some(module)),
+        slow,
+        num_insts: kernel.insts.len() as u32,
+        num_regs: kernel.num_regs,
+        num_preds: kernel.num_preds,
+        warp_size: kernel.warp_size,
+        resumable: translate::resume_points(kernel, info),
+    })
+}
+
+/// A zero-padded copy of the constant bank, used only when the bank handed to `run_group` is
+/// shorter than the kernel's reads (validation against the launch makes this unreachable).
+fn padded_cbank(cbank: &[u8], needed: u64) -> Vec<u8> {
+    let mut v = cbank.to_vec();
+    v.resize(needed as usize, 0);
+    v
+}
+
+impl WarpRunner for JitKernel {
+    fn run_group(
+        &self,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        stop_pc: Option<u32>,
+    ) -> GroupExit {
+        if stop_pc == Some(pc) {
+            return GroupExit::Reconverge { mask };
+        }
+        if !self.resumable.get(pc as usize).copied().unwrap_or(true) {
+            // The scheduler only starts groups at branch targets, fall-throughs, barrier
+            // resumptions and reconvergence points; any other pc is outside the compiled entry
+            // table, and the reference interpreter runs that group instead (same semantics).
+            return crate::interp::run_group(warp, env, pc, mask, stop_pc);
+        }
+        // The generated code indexes registers and predicates without bounds checks: make sure
+        // the warp's files are as large as the kernel's (they are for a warp created for it).
+        let reg_words = self.num_regs as usize * WARP_STRIDE;
+        if warp.regs.len() < reg_words {
+            warp.regs.resize(reg_words, 0);
+        }
+        if warp.preds.len() < self.num_preds as usize {
+            warp.preds.resize(self.num_preds as usize, 0);
+        }
+        let padded;
+        let cbank = if (env.cbank.len() as u64) < self.slow.cbank_needed {
+            padded = padded_cbank(env.cbank, self.slow.cbank_needed);
+            &padded[..]
+        } else {
+            env.cbank
+        };
+        let ntid = env.ntid.map(|n| n.max(1));
+        let threads = ntid.iter().map(|&n| u64::from(n)).product::<u64>();
+        let warp_size = self.warp_size.clamp(1, 32);
+        let nwarps = threads
+            .div_ceil(u64::from(warp_size))
+            .min(u64::from(u32::MAX)) as u32;
+        let shared = env.shared.region();
+        let global = env.global.region();
+        let mut ctx = WarpCtx {
+            regs: warp.regs.as_mut_ptr(),
+            preds: warp.preds.as_mut_ptr(),
+            shared_base: shared.as_ptr(),
+            shared_limit: abi::limits(shared.len()),
+            global_base: global.as_ptr(),
+            global_limit: abi::limits(global.len()),
+            cbank: cbank.as_ptr(),
+            // Loads in the constant space are checked against the bank as given (a padded copy
+            // only serves operand reads).
+            cbank_limit: abi::limits(env.cbank.len() as u64),
+            stats: &mut warp.stats,
+            slow: &*self.slow,
+            convert_lanes: slow::convert_lanes,
+            ctaid: env.ctaid,
+            ntid,
+            nctaid: env.nctaid,
+            warp_id: warp.warp_id,
+            nwarps,
+            warp_size,
+            exited: warp.exited,
+            out_a: 0,
+            out_b: 0,
+            out_c: 0,
+            out_d: 0,
+            out_addr: 0,
+            out_insts: 0,
+        };
+        let pc_arg = pc.min(self.num_insts);
+        // SAFETY: `ctx` points at live, correctly sized memory for the whole call: the register
+        // file (`num_regs * 32` words, ensured above), the predicate file, the shared window and
+        // the global arena (the generated code checks every device access against the limits in
+        // `ctx` before touching memory), the constant bank (at least `cbank_needed` bytes) and
+        // the warp's counters. `pc_arg` is at most the instruction count (the implicit-exit
+        // block). The regions are accessed with plain moves while other threads may use host
+        // atomics on them, which is what `Region` is designed for (every access is naturally
+        // aligned and single-copy atomic on the host).
+        let code = unsafe { (self.entry)(&mut ctx, pc_arg, mask, stop_pc.unwrap_or(NO_STOP)) };
+        warp.exited = ctx.exited;
+        match Event::from_code(code) {
+            Some(Event::Exited) => GroupExit::Exited,
+            Some(Event::Yield) => GroupExit::Yield {
+                pc: ctx.out_a,
+                mask: ctx.out_b,
+            },
+            Some(Event::Diverge) => GroupExit::Diverge {
+                branch_pc: ctx.out_a,
+                taken_pc: ctx.out_b,
+                taken: ctx.out_c,
+                fall_pc: ctx.out_a + 1,
+                fall: ctx.out_d,
+            },
+            Some(Event::Barrier) => GroupExit::Barrier {
+                pc: ctx.out_a,
+                mask: ctx.out_b,
+                id: ctx.out_c,
+            },
+            Some(Event::Reconverge) => GroupExit::Reconverge { mask: ctx.out_b },
+            // Only a pc outside the entry table gets here (nothing ran); the generated code
+            // returns no other code.
+            Some(Event::NotResumable) | None => {
+                crate::interp::run_group(warp, env, pc, mask, stop_pc)
+            }
+            Some(Event::Trap) => GroupExit::Trap(TrapInfo {
+                reason: if ctx.out_a == abi::TRAP_MISALIGNED {
+                    TrapReason::MisalignedAddress
+                } else {
+                    TrapReason::AddressOutOfRange
+                },
+                pc: ctx.out_c,
+                lane: ctx.out_b,
+                space: abi::space_from_code(ctx.out_d).unwrap_or(crate::ir::Space::Global),
+                address: ctx.out_addr,
+            }),
+        }
+    }
 }

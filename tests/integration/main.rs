@@ -84,5 +84,5 @@ pub fn run_src(source: &str, threads: usize, deterministic: bool) -> RunReport {
 
 /// The backends every behavioural test runs on.
 pub fn backends() -> Vec<Backend> {
-    vec![Backend::Interp]
+    vec![Backend::Interp, Backend::Jit]
 }

@@ -1,0 +1,177 @@
+//! The warp-context ABI between the generated code and [`super::JitKernel::run_group`].
+//!
+//! Generated code is one function per kernel:
+//!
+//! ```text
+//! extern "C" fn(ctx: *mut WarpCtx, pc: u32, mask: u32, stop_pc: u32) -> u32
+//! ```
+//!
+//! `stop_pc` is [`NO_STOP`] when the group has no reconvergence point. The function returns an
+//! [`Event`] code; the event's payload is written into the `out_*` fields of the context. The
+//! context is built on the Rust stack for each call and lives only for that call.
+//!
+//! Fields the generated code only reads (pointers, lengths, launch geometry) come first; the
+//! generated code may load them once and keep them in registers. `exited` is read and written
+//! (`EXIT` ORs lanes into it), the `out_*` fields are written just before returning.
+
+use crate::exec::Stats;
+use crate::ir::{AtomicOp, Space};
+use std::mem::offset_of;
+
+/// `stop_pc` value meaning "no reconvergence point".
+pub const NO_STOP: u32 = u32::MAX;
+
+/// Byte offsets of the access sizes 1, 2, 4, 8 in the `*_limit` tables.
+pub fn limit_index(size: u32) -> usize {
+    match size {
+        1 => 0,
+        2 => 1,
+        4 => 2,
+        _ => 3,
+    }
+}
+
+/// For a region of `len` bytes, the per-size exclusive limits of valid offsets: an access of
+/// `size` bytes at offset `o` is in range exactly when `o < limit`, that is when
+/// `o + size <= len` (`limit = len - size + 1`, or 0 when the region is smaller than `size`, so
+/// that every offset is out of range). One unsigned compare, with no wrap-around to reason about.
+pub fn limits(len: u64) -> [u64; 4] {
+    [1u64, 2, 4, 8].map(|size| if len >= size { len - size + 1 } else { 0 })
+}
+
+/// The per-call context of a compiled warp function. `#[repr(C)]`: the generated code reads and
+/// writes its fields at the offsets given by `offset_of!`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct WarpCtx {
+    /// `WarpState::regs`: register `r` of lane `l` at `regs[r * 32 + l]`.
+    pub regs: *mut u32,
+    /// `WarpState::preds`: one lane mask per predicate register.
+    pub preds: *mut u32,
+    /// First byte of the CTA's shared window.
+    pub shared_base: *mut u8,
+    /// [`limits`] of the shared window's length.
+    pub shared_limit: [u64; 4],
+    /// First byte of the global arena (device address `GLOBAL_BASE`).
+    pub global_base: *mut u8,
+    /// [`limits`] of the arena's length.
+    pub global_limit: [u64; 4],
+    /// Constant bank 0.
+    pub cbank: *const u8,
+    /// [`limits`] of the constant bank's length.
+    pub cbank_limit: [u64; 4],
+    /// The warp's counters.
+    pub stats: *mut Stats,
+    /// Rare slow paths (see `super::slow`).
+    pub slow: *const super::slow::SlowPaths,
+    /// [`super::slow::convert_lanes`], called through this field so that the generated code
+    /// holds no host address (and its CLIF text is the same on every run).
+    pub convert_lanes: unsafe extern "C" fn(*mut WarpCtx, u32, u32),
+    pub ctaid: [u32; 3],
+    /// CTA size per dimension, each at least 1 (the generated code divides by x and x*y).
+    pub ntid: [u32; 3],
+    pub nctaid: [u32; 3],
+    pub warp_id: u32,
+    /// Warps in the CTA.
+    pub nwarps: u32,
+    /// Lanes per warp of the kernel (thread index = warp_id * warp_size + lane).
+    pub warp_size: u32,
+    /// `WarpState::exited`, copied in and out around the call.
+    pub exited: u32,
+    /// Event payload words (see [`Event`]).
+    pub out_a: u32,
+    pub out_b: u32,
+    pub out_c: u32,
+    pub out_d: u32,
+    /// Trap address.
+    pub out_addr: u64,
+    /// Instructions executed by the call, handed from a fault block to the trap exit.
+    pub out_insts: u64,
+}
+
+/// Event codes returned by the compiled function, with the payload each writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Event {
+    /// Every lane of the group exited (`exited` updated).
+    Exited = 0,
+    /// `out_a` = resume pc, `out_b` = mask.
+    Yield = 1,
+    /// `out_a` = branch pc, `out_b` = taken pc, `out_c` = taken mask, `out_d` = fall mask.
+    Diverge = 2,
+    /// `out_a` = barrier pc, `out_b` = mask, `out_c` = barrier id.
+    Barrier = 3,
+    /// `out_b` = mask.
+    Reconverge = 4,
+    /// `out_a` = reason ([`TRAP_MISALIGNED`] or [`TRAP_OUT_OF_RANGE`]), `out_b` = lane,
+    /// `out_c` = pc, `out_d` = space index, `out_addr` = address.
+    Trap = 5,
+    /// `pc` is not a resume point of the compiled function (see `translate::resume_points`);
+    /// nothing ran.
+    NotResumable = 6,
+}
+
+impl Event {
+    pub fn from_code(code: u32) -> Option<Event> {
+        Some(match code {
+            0 => Event::Exited,
+            1 => Event::Yield,
+            2 => Event::Diverge,
+            3 => Event::Barrier,
+            4 => Event::Reconverge,
+            5 => Event::Trap,
+            6 => Event::NotResumable,
+            _ => return None,
+        })
+    }
+}
+
+/// Trap reason codes in `out_a`.
+pub const TRAP_MISALIGNED: u32 = 0;
+pub const TRAP_OUT_OF_RANGE: u32 = 1;
+
+/// Field offsets used by the translator.
+pub mod off {
+    use super::*;
+    pub const REGS: i32 = offset_of!(WarpCtx, regs) as i32;
+    pub const PREDS: i32 = offset_of!(WarpCtx, preds) as i32;
+    pub const SHARED_BASE: i32 = offset_of!(WarpCtx, shared_base) as i32;
+    pub const SHARED_LIMIT: i32 = offset_of!(WarpCtx, shared_limit) as i32;
+    pub const GLOBAL_BASE: i32 = offset_of!(WarpCtx, global_base) as i32;
+    pub const GLOBAL_LIMIT: i32 = offset_of!(WarpCtx, global_limit) as i32;
+    pub const CBANK: i32 = offset_of!(WarpCtx, cbank) as i32;
+    pub const CBANK_LIMIT: i32 = offset_of!(WarpCtx, cbank_limit) as i32;
+    pub const STATS: i32 = offset_of!(WarpCtx, stats) as i32;
+    pub const CONVERT_LANES: i32 = offset_of!(WarpCtx, convert_lanes) as i32;
+    pub const CTAID: i32 = offset_of!(WarpCtx, ctaid) as i32;
+    pub const NTID: i32 = offset_of!(WarpCtx, ntid) as i32;
+    pub const NCTAID: i32 = offset_of!(WarpCtx, nctaid) as i32;
+    pub const WARP_ID: i32 = offset_of!(WarpCtx, warp_id) as i32;
+    pub const NWARPS: i32 = offset_of!(WarpCtx, nwarps) as i32;
+    pub const WARP_SIZE: i32 = offset_of!(WarpCtx, warp_size) as i32;
+    pub const EXITED: i32 = offset_of!(WarpCtx, exited) as i32;
+    pub const OUT_A: i32 = offset_of!(WarpCtx, out_a) as i32;
+    pub const OUT_B: i32 = offset_of!(WarpCtx, out_b) as i32;
+    pub const OUT_C: i32 = offset_of!(WarpCtx, out_c) as i32;
+    pub const OUT_D: i32 = offset_of!(WarpCtx, out_d) as i32;
+    pub const OUT_ADDR: i32 = offset_of!(WarpCtx, out_addr) as i32;
+    pub const OUT_INSTS: i32 = offset_of!(WarpCtx, out_insts) as i32;
+
+    /// Offset in [`Stats`] of the counter of atomic op `op`.
+    pub fn stat_atomic(op: AtomicOp) -> i32 {
+        (offset_of!(Stats, atomics) + 8 * op.index()) as i32
+    }
+    pub const STAT_CAS_FAILURES: i32 = offset_of!(Stats, cas_failures) as i32;
+    pub const STAT_SPIN_FAST_FAILS: i32 = offset_of!(Stats, spin_fast_fails) as i32;
+    pub const STAT_WARP_INSTS: i32 = offset_of!(Stats, warp_insts) as i32;
+}
+
+/// The space index written to `out_d` for a trap.
+pub fn space_code(space: Space) -> u32 {
+    space.index() as u32
+}
+
+/// The space with index `code`.
+pub fn space_from_code(code: u32) -> Option<Space> {
+    Space::ALL.get(code as usize).copied()
+}

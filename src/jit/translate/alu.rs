@@ -1,0 +1,1217 @@
+//! ALU families: moves, special registers, integer and float arithmetic, the SASS integer
+//! instructions (`IADD3`, `IMAD`, `LEA`, `SHF`, `LOP3`), selects, conversions and predicate
+//! ops. Each runs a lane loop over the executing lanes; predicate results are accumulated as
+//! lane masks and written once after the loop.
+
+use super::{Flow, Lane, Translator};
+use crate::ir::{
+    BinOp, BoolOp, CmpOp, Guard, ImadMode, Op, Pred, PredMove, PredSrc, Reg, Round, ShfInst,
+    SpecialReg, Src, Ty, UnOp, VoteMode,
+};
+use crate::jit::abi::off;
+use crate::jit::slow::SlowConvert;
+use crate::jit::JitError;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{F32, F64, I32, I64};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
+
+/// How a conversion is compiled.
+enum ConvertPath {
+    /// Integer to integer: truncate or extend.
+    IntToInt,
+    /// Integer to F32/F64, exact in round-to-nearest (or exact whatever the mode).
+    IntToFloat,
+    /// F32/F64 to any integer, in any rounding mode.
+    FloatToInt,
+    /// F32 to F64 (exact).
+    Promote,
+    /// F64 to F32 in round-to-nearest.
+    Demote,
+    /// Everything else: a call to `slow::convert_lanes` per warp-instruction.
+    Slow,
+}
+
+fn convert_path(dst: Ty, src: Ty, round: Round) -> ConvertPath {
+    let native_float = |t: Ty| matches!(t, Ty::F32 | Ty::F64);
+    match (dst.is_int(), src.is_int()) {
+        (true, true) => ConvertPath::IntToInt,
+        (false, true) if native_float(dst) => {
+            // Cranelift's int-to-float conversions round to nearest; a 32-bit integer fits an
+            // f64 exactly, so there the mode does not matter.
+            if round == Round::Nearest || (dst == Ty::F64 && src.bits() <= 32) {
+                ConvertPath::IntToFloat
+            } else {
+                ConvertPath::Slow
+            }
+        }
+        (true, false) if native_float(src) => ConvertPath::FloatToInt,
+        (false, false) if src == Ty::F32 && dst == Ty::F64 => ConvertPath::Promote,
+        (false, false) if src == Ty::F64 && dst == Ty::F32 && round == Round::Nearest => {
+            ConvertPath::Demote
+        }
+        _ => ConvertPath::Slow,
+    }
+}
+
+fn float_type(ty: Ty) -> Type {
+    if ty.bits() == 64 {
+        F64
+    } else {
+        F32
+    }
+}
+
+fn int_cc(cmp: CmpOp, signed: bool) -> Option<IntCC> {
+    Some(match (cmp, signed) {
+        (CmpOp::Eq, _) => IntCC::Equal,
+        (CmpOp::Ne, _) => IntCC::NotEqual,
+        (CmpOp::Lt, true) => IntCC::SignedLessThan,
+        (CmpOp::Le, true) => IntCC::SignedLessThanOrEqual,
+        (CmpOp::Gt, true) => IntCC::SignedGreaterThan,
+        (CmpOp::Ge, true) => IntCC::SignedGreaterThanOrEqual,
+        (CmpOp::Lt, false) => IntCC::UnsignedLessThan,
+        (CmpOp::Le, false) => IntCC::UnsignedLessThanOrEqual,
+        (CmpOp::Gt, false) => IntCC::UnsignedGreaterThan,
+        (CmpOp::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
+        (
+            CmpOp::Equ
+            | CmpOp::Neu
+            | CmpOp::Ltu
+            | CmpOp::Leu
+            | CmpOp::Gtu
+            | CmpOp::Geu
+            | CmpOp::Num
+            | CmpOp::Nan,
+            _,
+        ) => return None,
+    })
+}
+
+/// IEEE comparisons: the plain forms are ordered (false on NaN), the `*u` forms unordered.
+fn float_cc(cmp: CmpOp) -> FloatCC {
+    match cmp {
+        CmpOp::Eq => FloatCC::Equal,
+        CmpOp::Ne => FloatCC::OrderedNotEqual,
+        CmpOp::Lt => FloatCC::LessThan,
+        CmpOp::Le => FloatCC::LessThanOrEqual,
+        CmpOp::Gt => FloatCC::GreaterThan,
+        CmpOp::Ge => FloatCC::GreaterThanOrEqual,
+        CmpOp::Equ => FloatCC::UnorderedOrEqual,
+        CmpOp::Neu => FloatCC::NotEqual,
+        CmpOp::Ltu => FloatCC::UnorderedOrLessThan,
+        CmpOp::Leu => FloatCC::UnorderedOrLessThanOrEqual,
+        CmpOp::Gtu => FloatCC::UnorderedOrGreaterThan,
+        CmpOp::Geu => FloatCC::UnorderedOrGreaterThanOrEqual,
+        CmpOp::Num => FloatCC::Ordered,
+        CmpOp::Nan => FloatCC::Unordered,
+    }
+}
+
+impl<'a, 'f> Translator<'a, 'f> {
+    /// Register-writing ALU ops (and `PredMove`), one lane loop each.
+    pub(super) fn translate_alu(&mut self, g: Guard, op: &Op) -> Result<Flow, JitError> {
+        if g.is_never() {
+            return Ok(Flow::Next(self.mask));
+        }
+        let exec = self.exec_mask(g)?;
+        match op {
+            Op::Mov { ty, dst, src } => {
+                let (ty, dst, src) = (*ty, *dst, *src);
+                let words = ty.regs();
+                self.check_reg(dst, words)?;
+                self.lane_loop(exec, &[], |t, lane, _| {
+                    let v = t.read_operand(lane, src, words)?;
+                    t.write_reg(lane, dst, words, v);
+                    Ok(vec![])
+                })?;
+            }
+            Op::ReadSpecial { dst, sr } => self.translate_read_special(exec, *dst, *sr)?,
+            Op::Unary { op, ty, dst, a } => self.translate_unary(exec, *op, *ty, *dst, *a)?,
+            Op::Binary {
+                op,
+                ty,
+                dst,
+                a,
+                b,
+                ftz,
+            } => self.translate_binary(exec, *op, *ty, *dst, *a, *b, *ftz)?,
+            Op::IAdd3 {
+                dst,
+                carry_out,
+                a,
+                b,
+                c,
+                carry_in,
+            } => self.translate_iadd3(exec, *dst, *carry_out, [*a, *b, *c], *carry_in)?,
+            Op::Imad {
+                mode,
+                signed,
+                dst,
+                a,
+                b,
+                c,
+            } => self.translate_imad(exec, *mode, *signed, *dst, [*a, *b, *c])?,
+            Op::Lea {
+                hi,
+                sx32,
+                dst,
+                carry_out,
+                a,
+                b,
+                c,
+                shift,
+                carry_in,
+            } => self.translate_lea(
+                exec,
+                *hi,
+                *sx32,
+                *dst,
+                *carry_out,
+                [*a, *b, *c],
+                *shift,
+                *carry_in,
+            )?,
+            Op::Shf(s) => self.translate_shf(exec, *s)?,
+            Op::Lop3 {
+                dst,
+                pred_out,
+                a,
+                b,
+                c,
+                lut,
+            } => self.translate_lop3(exec, *dst, *pred_out, [*a, *b, *c], *lut)?,
+            Op::Select {
+                ty,
+                dst,
+                a,
+                b,
+                pred,
+            } => {
+                let (ty, dst, a, b) = (*ty, *dst, *a, *b);
+                let words = ty.regs();
+                self.check_reg(dst, words)?;
+                let pm = self.pred_mask(*pred)?;
+                self.lane_loop(exec, &[], |t, lane, _| {
+                    let va = t.read_src(lane, &a, ty)?;
+                    let vb = t.read_src(lane, &b, ty)?;
+                    let bit = t.lane_bit_of(pm, lane);
+                    let v = t.b.ins().select(bit, va, vb);
+                    let v = t.narrow(v, ty);
+                    t.write_reg(lane, dst, words, v);
+                    Ok(vec![])
+                })?;
+            }
+            Op::Convert {
+                dst_ty,
+                src_ty,
+                round,
+                ftz,
+                dst,
+                a,
+            } => self.translate_convert(exec, *dst_ty, *src_ty, *round, *ftz, *dst, *a)?,
+            Op::PredMove(PredMove::ToReg { dst, src }) => {
+                let dst = *dst;
+                self.check_reg(dst, 1)?;
+                let pm = self.pred_mask(*src)?;
+                self.lane_loop(exec, &[], |t, lane, _| {
+                    let bit = t.lane_bit_of(pm, lane);
+                    t.write_reg32(lane, dst, bit);
+                    Ok(vec![])
+                })?;
+            }
+            Op::PredMove(PredMove::FromReg { dst, src, mask }) => {
+                let (src, mask) = (*src, *mask);
+                let zero = self.iconst(I32, 0);
+                let bits = self.lane_loop(exec, &[zero], |t, lane, acc| {
+                    let v = t.read_operand(lane, src, 1)?;
+                    let m = t.b.ins().band_imm_s(v, mask as i64);
+                    let nz = t.is_nonzero(m);
+                    let bit = t.bool_to_lane_bit(nz, lane);
+                    Ok(vec![t.b.ins().bor(acc[0], bit)])
+                })?;
+                self.write_pred(*dst, exec, bits[0])?;
+            }
+            Op::Nop
+            | Op::SetP { .. }
+            | Op::PredLogic { .. }
+            | Op::Vote { .. }
+            | Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Atomic(_)
+            | Op::Fence { .. }
+            | Op::Barrier { .. }
+            | Op::Branch { .. }
+            | Op::Exit => return Err(self.invalid("not an ALU instruction")),
+        }
+        Ok(Flow::Next(self.mask))
+    }
+
+    /// Predicate-writing ops: `SetP`, `PredLogic`, `Vote`.
+    pub(super) fn translate_predicate(&mut self, g: Guard, op: &Op) -> Result<Flow, JitError> {
+        if g.is_never() {
+            return Ok(Flow::Next(self.mask));
+        }
+        let exec = self.exec_mask(g)?;
+        match op {
+            Op::SetP {
+                cmp,
+                ty,
+                combine,
+                dst,
+                dst2,
+                a,
+                b,
+                c,
+            } => {
+                let (cmp, ty, a, b) = (*cmp, *ty, *a, *b);
+                let cc = if ty.is_float() {
+                    None
+                } else {
+                    Some(int_cc(cmp, ty.is_signed_int()).ok_or_else(|| {
+                        self.invalid(format!(
+                            "comparison {} on integer type {}",
+                            cmp.name(),
+                            ty.name()
+                        ))
+                    })?)
+                };
+                let cm = self.pred_mask(*c)?;
+                let zero = self.iconst(I32, 0);
+                let r = self.lane_loop(exec, &[zero], |t, lane, acc| {
+                    let va = t.read_src(lane, &a, ty)?;
+                    let vb = t.read_src(lane, &b, ty)?;
+                    let res = match cc {
+                        Some(cc) => {
+                            let va = t.narrow(va, ty);
+                            let vb = t.narrow(vb, ty);
+                            t.b.ins().icmp(cc, va, vb)
+                        }
+                        None => {
+                            let fa = t.as_float(va, ty);
+                            let fb = t.as_float(vb, ty);
+                            t.b.ins().fcmp(float_cc(cmp), fa, fb)
+                        }
+                    };
+                    let bit = t.bool_to_lane_bit(res, lane);
+                    Ok(vec![t.b.ins().bor(acc[0], bit)])
+                })?;
+                let rm = r[0];
+                let not_rm = self.b.ins().bnot(rm);
+                let d1 = self.bool_op(*combine, rm, cm);
+                let d2 = self.bool_op(*combine, not_rm, cm);
+                self.write_pred(*dst, exec, d1)?;
+                self.write_pred(*dst2, exec, d2)?;
+            }
+            Op::PredLogic { op, dst, a, b } => {
+                let am = self.pred_mask(*a)?;
+                let bm = self.pred_mask(*b)?;
+                let r = self.bool_op(*op, am, bm);
+                self.write_pred(*dst, exec, r)?;
+            }
+            Op::Vote {
+                mode,
+                dst,
+                dst_pred,
+                src,
+            } => {
+                let dst = *dst;
+                self.check_reg(dst, 1)?;
+                let sm = self.pred_mask(*src)?;
+                let ballot = self.b.ins().band(exec, sm);
+                if !dst.is_rz() {
+                    self.lane_loop(exec, &[], |t, lane, _| {
+                        t.write_reg32(lane, dst, ballot);
+                        Ok(vec![])
+                    })?;
+                }
+                let value = match mode {
+                    VoteMode::Any => self.is_nonzero(ballot),
+                    VoteMode::All => self.b.ins().icmp(IntCC::Equal, ballot, exec),
+                    VoteMode::Eq => {
+                        let none = self.b.ins().icmp_imm_s(IntCC::Equal, ballot, 0);
+                        let all = self.b.ins().icmp(IntCC::Equal, ballot, exec);
+                        self.b.ins().bor(none, all)
+                    }
+                };
+                let zero = self.iconst(I32, 0);
+                let bits = self.b.ins().select(value, exec, zero);
+                self.write_pred(*dst_pred, exec, bits)?;
+            }
+            Op::Nop
+            | Op::Mov { .. }
+            | Op::ReadSpecial { .. }
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::IAdd3 { .. }
+            | Op::Imad { .. }
+            | Op::Lea { .. }
+            | Op::Shf(_)
+            | Op::Lop3 { .. }
+            | Op::PredMove(_)
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Atomic(_)
+            | Op::Fence { .. }
+            | Op::Barrier { .. }
+            | Op::Branch { .. }
+            | Op::Exit => return Err(self.invalid("not a predicate instruction")),
+        }
+        Ok(Flow::Next(self.mask))
+    }
+
+    fn bool_op(&mut self, op: BoolOp, a: Value, b: Value) -> Value {
+        match op {
+            BoolOp::And => self.b.ins().band(a, b),
+            BoolOp::Or => self.b.ins().bor(a, b),
+            BoolOp::Xor => self.b.ins().bxor(a, b),
+        }
+    }
+
+    /// Narrow integer inputs zero-extended (for bit-counting ops).
+    fn zero_narrow(&mut self, v: Value, ty: Ty) -> Value {
+        let bits = ty.bits();
+        if bits >= 32 {
+            v
+        } else {
+            self.b.ins().band_imm_s(v, (1i64 << bits) - 1)
+        }
+    }
+
+    fn as_float(&mut self, v: Value, ty: Ty) -> Value {
+        self.b.ins().bitcast(float_type(ty), MemFlagsData::new(), v)
+    }
+
+    /// The bits of a float arithmetic result, with any NaN replaced by the format's canonical
+    /// NaN (sign 0, exponent and fraction all ones), as NVIDIA GPUs and the reference
+    /// interpreter produce; this also makes results independent of x86's NaN propagation.
+    pub(super) fn float_result_bits(&mut self, f: Value) -> Value {
+        let is_nan = self.b.ins().fcmp(FloatCC::Unordered, f, f);
+        let bits = self.float_bits(f);
+        let canonical = if self.b.func.dfg.value_type(f) == F64 {
+            self.iconst(I64, 0x7fff_ffff_ffff_ffff)
+        } else {
+            self.iconst(I32, 0x7fff_ffff)
+        };
+        self.b.ins().select(is_nan, canonical, bits)
+    }
+
+    fn float_bits(&mut self, v: Value) -> Value {
+        let ty = if self.b.func.dfg.value_type(v) == F64 {
+            I64
+        } else {
+            I32
+        };
+        self.b.ins().bitcast(ty, MemFlagsData::new(), v)
+    }
+
+    /// Flush-to-zero on raw float bits: a subnormal (exponent field zero) becomes a zero of the
+    /// same sign.
+    pub(super) fn flush_subnormal(&mut self, bits: Value, ty: Ty) -> Value {
+        let (exp_mask, sign): (i64, i64) = if ty.bits() == 64 {
+            (0x7ff0_0000_0000_0000, i64::MIN)
+        } else {
+            (0x7f80_0000, 0x8000_0000)
+        };
+        let e = self.b.ins().band_imm_s(bits, exp_mask);
+        let is_sub = self.b.ins().icmp_imm_s(IntCC::Equal, e, 0);
+        let signed_zero = self.b.ins().band_imm_s(bits, sign);
+        self.b.ins().select(is_sub, signed_zero, bits)
+    }
+
+    /// IEEE `minNum`/`maxNum` on floats: a NaN operand yields the other operand; otherwise
+    /// Cranelift's `fmin`/`fmax` (which order `-0 < +0`). Both NaN gives a NaN, which callers
+    /// canonicalise with [`Self::float_result_bits`].
+    pub(super) fn float_min_max(&mut self, max: bool, a: Value, b: Value) -> Value {
+        let r = if max {
+            self.b.ins().fmax(a, b)
+        } else {
+            self.b.ins().fmin(a, b)
+        };
+        let a_nan = self.b.ins().fcmp(FloatCC::Unordered, a, a);
+        let b_nan = self.b.ins().fcmp(FloatCC::Unordered, b, b);
+        let r = self.b.ins().select(b_nan, a, r);
+        self.b.ins().select(a_nan, b, r)
+    }
+
+    fn translate_read_special(
+        &mut self,
+        exec: cranelift_codegen::ir::Value,
+        dst: Reg,
+        sr: SpecialReg,
+    ) -> Result<(), JitError> {
+        self.check_reg(dst, 1)?;
+        let cst = self.flags.state_const;
+        let ctx = self.ctx;
+        // Context loads are movable: Cranelift hoists them out of the lane loop.
+        let load = move |t: &mut Self, offset: i32| t.b.ins().load(I32, cst, ctx, offset);
+        self.lane_loop(exec, &[], |t, lane, _| {
+            // Thread index within the CTA: warp_id * warp_size + lane, split into x, y, z.
+            // `ntid` fields are at least 1 (ensured by `run_group`): no division by zero.
+            let linear = |t: &mut Self| {
+                let warp_id = load(t, off::WARP_ID);
+                let warp_size = load(t, off::WARP_SIZE);
+                let first = t.b.ins().imul(warp_id, warp_size);
+                t.b.ins().iadd(first, lane.index)
+            };
+            let v = match sr {
+                SpecialReg::TidX => {
+                    let l = linear(t);
+                    let ntx = load(t, off::NTID);
+                    t.b.ins().urem(l, ntx)
+                }
+                SpecialReg::TidY => {
+                    let l = linear(t);
+                    let ntx = load(t, off::NTID);
+                    let nty = load(t, off::NTID + 4);
+                    let q = t.b.ins().udiv(l, ntx);
+                    t.b.ins().urem(q, nty)
+                }
+                SpecialReg::TidZ => {
+                    let l = linear(t);
+                    let ntx = load(t, off::NTID);
+                    let nty = load(t, off::NTID + 4);
+                    let plane = t.b.ins().imul(ntx, nty);
+                    t.b.ins().udiv(l, plane)
+                }
+                SpecialReg::CtaIdX => load(t, off::CTAID),
+                SpecialReg::CtaIdY => load(t, off::CTAID + 4),
+                SpecialReg::CtaIdZ => load(t, off::CTAID + 8),
+                SpecialReg::NTidX => load(t, off::NTID),
+                SpecialReg::NTidY => load(t, off::NTID + 4),
+                SpecialReg::NTidZ => load(t, off::NTID + 8),
+                SpecialReg::NCtaIdX => load(t, off::NCTAID),
+                SpecialReg::NCtaIdY => load(t, off::NCTAID + 4),
+                SpecialReg::NCtaIdZ => load(t, off::NCTAID + 8),
+                SpecialReg::LaneId => lane.index,
+                SpecialReg::WarpId => load(t, off::WARP_ID),
+                SpecialReg::NWarpId => load(t, off::NWARPS),
+            };
+            t.write_reg32(lane, dst, v);
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+
+    fn translate_unary(
+        &mut self,
+        exec: Value,
+        op: UnOp,
+        ty: Ty,
+        dst: Reg,
+        a: Src,
+    ) -> Result<(), JitError> {
+        let dst_words = match op {
+            UnOp::Popc | UnOp::Clz => 1,
+            UnOp::Not | UnOp::Neg | UnOp::Abs | UnOp::Brev => ty.regs(),
+        };
+        self.check_reg(dst, dst_words)?;
+        if ty.is_float() && !matches!(op, UnOp::Neg | UnOp::Abs) {
+            return Err(self.invalid(format!("{} on float type {}", op.name(), ty.name())));
+        }
+        let bits = ty.bits();
+        self.lane_loop(exec, &[], |t, lane, _| {
+            let v = t.read_src(lane, &a, ty)?;
+            let vt = t.b.func.dfg.value_type(v);
+            let width = if vt == I64 { 64 } else { 32 };
+            let r = match op {
+                UnOp::Not => {
+                    let r = t.b.ins().bnot(v);
+                    t.narrow(r, ty)
+                }
+                UnOp::Neg if ty.is_float() => t.apply_modifier(v, crate::ir::SrcMod::Neg, ty),
+                UnOp::Neg => {
+                    let v = t.narrow(v, ty);
+                    let r = t.b.ins().ineg(v);
+                    t.narrow(r, ty)
+                }
+                UnOp::Abs if ty.is_float() => t.apply_modifier(v, crate::ir::SrcMod::Abs, ty),
+                UnOp::Abs => {
+                    let v = t.narrow(v, ty);
+                    let r = t.b.ins().iabs(v);
+                    t.narrow(r, ty)
+                }
+                UnOp::Popc => {
+                    let v = t.zero_narrow(v, ty);
+                    let r = t.b.ins().popcnt(v);
+                    if vt == I64 {
+                        t.b.ins().ireduce(I32, r)
+                    } else {
+                        r
+                    }
+                }
+                UnOp::Clz => {
+                    let v = t.zero_narrow(v, ty);
+                    let r = t.b.ins().clz(v);
+                    let r = if vt == I64 {
+                        t.b.ins().ireduce(I32, r)
+                    } else {
+                        r
+                    };
+                    // Leading zeros within `bits`, not within the 32-bit register.
+                    t.b.ins()
+                        .iadd_imm_s(r, -(i64::from(width) - i64::from(bits.min(width))))
+                }
+                UnOp::Brev => {
+                    let r = t.b.ins().bitrev(v);
+                    let r = if bits < width {
+                        t.b.ins().ushr_imm_s(r, i64::from(width - bits))
+                    } else {
+                        r
+                    };
+                    t.narrow(r, ty)
+                }
+            };
+            t.write_reg(lane, dst, dst_words, r);
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn translate_binary(
+        &mut self,
+        exec: Value,
+        op: BinOp,
+        ty: Ty,
+        dst: Reg,
+        a: Src,
+        b: Src,
+        ftz: bool,
+    ) -> Result<(), JitError> {
+        if op == BinOp::MulWide && ty.bits() > 32 {
+            return Err(self.invalid(format!(
+                "mulwide on {} (defined for types up to 32 bits)",
+                ty.name()
+            )));
+        }
+        let wide_dst = op == BinOp::MulWide && ty.bits() >= 32;
+        let dst_words = if wide_dst { 2 } else { ty.regs() };
+        self.check_reg(dst, dst_words)?;
+        if ty.is_float() {
+            if !matches!(ty, Ty::F32 | Ty::F64) {
+                return Err(self.invalid(format!("float arithmetic in {}", ty.name())));
+            }
+            #[derive(Clone, Copy)]
+            enum FloatBin {
+                Add,
+                Sub,
+                Mul,
+                Min,
+                Max,
+            }
+            let fop = match op {
+                BinOp::Add => FloatBin::Add,
+                BinOp::Sub => FloatBin::Sub,
+                BinOp::Mul => FloatBin::Mul,
+                BinOp::Min => FloatBin::Min,
+                BinOp::Max => FloatBin::Max,
+                BinOp::MulHi
+                | BinOp::MulWide
+                | BinOp::Div
+                | BinOp::Rem
+                | BinOp::And
+                | BinOp::Or
+                | BinOp::Xor
+                | BinOp::Shl
+                | BinOp::Shr => {
+                    return Err(self.invalid(format!("{} on float type {}", op.name(), ty.name())))
+                }
+            };
+            self.lane_loop(exec, &[], |t, lane, _| {
+                let mut va = t.read_src(lane, &a, ty)?;
+                let mut vb = t.read_src(lane, &b, ty)?;
+                if ftz {
+                    va = t.flush_subnormal(va, ty);
+                    vb = t.flush_subnormal(vb, ty);
+                }
+                let fa = t.as_float(va, ty);
+                let fb = t.as_float(vb, ty);
+                let r = match fop {
+                    FloatBin::Add => t.b.ins().fadd(fa, fb),
+                    FloatBin::Sub => t.b.ins().fsub(fa, fb),
+                    FloatBin::Mul => t.b.ins().fmul(fa, fb),
+                    FloatBin::Max => t.float_min_max(true, fa, fb),
+                    FloatBin::Min => t.float_min_max(false, fa, fb),
+                };
+                let mut r = t.float_result_bits(r);
+                if ftz {
+                    r = t.flush_subnormal(r, ty);
+                }
+                t.write_reg(lane, dst, dst_words, r);
+                Ok(vec![])
+            })?;
+            return Ok(());
+        }
+        let signed = ty.is_signed_int();
+        let bits = ty.bits();
+        self.lane_loop(exec, &[], |t, lane, _| {
+            let va = t.read_src(lane, &a, ty)?;
+            let va = t.narrow(va, ty);
+            let shift = matches!(op, BinOp::Shl | BinOp::Shr);
+            // A shift amount is the whole unsigned source (a pair for 64-bit types).
+            let amount_ty = if ty.regs() == 2 { Ty::U64 } else { Ty::U32 };
+            let vb = if shift {
+                t.read_src(lane, &b, amount_ty)?
+            } else {
+                t.read_src(lane, &b, ty)?
+            };
+            let vb = if shift { vb } else { t.narrow(vb, ty) };
+            let vt = t.b.func.dfg.value_type(va);
+            let r = match op {
+                BinOp::Add => t.b.ins().iadd(va, vb),
+                BinOp::Sub => t.b.ins().isub(va, vb),
+                BinOp::Mul => t.b.ins().imul(va, vb),
+                BinOp::MulHi => {
+                    if bits >= 32 {
+                        if signed {
+                            t.b.ins().smulhi(va, vb)
+                        } else {
+                            t.b.ins().umulhi(va, vb)
+                        }
+                    } else {
+                        // Narrow inputs are extended in 32 bits; their product fits.
+                        let p = t.b.ins().imul(va, vb);
+                        if signed {
+                            t.b.ins().sshr_imm_s(p, i64::from(bits))
+                        } else {
+                            t.b.ins().ushr_imm_s(p, i64::from(bits))
+                        }
+                    }
+                }
+                BinOp::MulWide => {
+                    if bits >= 32 {
+                        let (xa, xb) = if signed {
+                            (t.b.ins().sextend(I64, va), t.b.ins().sextend(I64, vb))
+                        } else {
+                            (t.b.ins().uextend(I64, va), t.b.ins().uextend(I64, vb))
+                        };
+                        t.b.ins().imul(xa, xb)
+                    } else {
+                        let p = t.b.ins().imul(va, vb);
+                        let wide = if signed {
+                            if bits == 8 {
+                                Ty::S16
+                            } else {
+                                Ty::S32
+                            }
+                        } else if bits == 8 {
+                            Ty::U16
+                        } else {
+                            Ty::U32
+                        };
+                        t.narrow(p, wide)
+                    }
+                }
+                BinOp::Div | BinOp::Rem => t.int_div_rem(op == BinOp::Div, signed, va, vb, vt),
+                BinOp::Min => {
+                    if signed {
+                        t.b.ins().smin(va, vb)
+                    } else {
+                        t.b.ins().umin(va, vb)
+                    }
+                }
+                BinOp::Max => {
+                    if signed {
+                        t.b.ins().smax(va, vb)
+                    } else {
+                        t.b.ins().umax(va, vb)
+                    }
+                }
+                BinOp::And => t.b.ins().band(va, vb),
+                BinOp::Or => t.b.ins().bor(va, vb),
+                BinOp::Xor => t.b.ins().bxor(va, vb),
+                BinOp::Shl | BinOp::Shr => {
+                    // Amounts of `bits` or more shift everything out (or fill with the sign).
+                    let amount = vb;
+                    let big = t.b.ins().icmp_imm_s(
+                        IntCC::UnsignedGreaterThanOrEqual,
+                        amount,
+                        i64::from(bits),
+                    );
+                    if op == BinOp::Shl {
+                        let s = t.b.ins().ishl(va, amount);
+                        let zero = t.iconst(vt, 0);
+                        t.b.ins().select(big, zero, s)
+                    } else if signed {
+                        let max = t.iconst(vt, i64::from(bits) - 1);
+                        let amt = t.b.ins().select(big, max, amount);
+                        t.b.ins().sshr(va, amt)
+                    } else {
+                        let s = t.b.ins().ushr(va, amount);
+                        let zero = t.iconst(vt, 0);
+                        t.b.ins().select(big, zero, s)
+                    }
+                }
+            };
+            let r = if op == BinOp::MulWide {
+                r
+            } else {
+                t.narrow(r, ty)
+            };
+            t.write_reg(lane, dst, dst_words, r);
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+
+    /// Integer division and remainder without host traps: `x / 0` is all ones (unsigned) or -1
+    /// (signed), `x % 0 = x`, `MIN / -1 = MIN`, `MIN % -1 = 0`.
+    fn int_div_rem(&mut self, div: bool, signed: bool, a: Value, b: Value, vt: Type) -> Value {
+        let zero = self.iconst(vt, 0);
+        let one = self.iconst(vt, 1);
+        let b_zero = self.b.ins().icmp_imm_s(IntCC::Equal, b, 0);
+        if signed {
+            // Make the divisor safe: 0 -> 1, and -1 -> 1 (negate the result instead), so that
+            // `sdiv`/`srem` can neither divide by zero nor overflow.
+            let minus_one = self.b.ins().icmp_imm_s(IntCC::Equal, b, -1);
+            let unsafe_b = self.b.ins().bor(b_zero, minus_one);
+            let safe_b = self.b.ins().select(unsafe_b, one, b);
+            if div {
+                let q = self.b.ins().sdiv(a, safe_b);
+                let neg_a = self.b.ins().ineg(a);
+                let q = self.b.ins().select(minus_one, neg_a, q);
+                let all_ones = self.iconst(vt, -1);
+                self.b.ins().select(b_zero, all_ones, q)
+            } else {
+                let r = self.b.ins().srem(a, safe_b);
+                let r = self.b.ins().select(minus_one, zero, r);
+                self.b.ins().select(b_zero, a, r)
+            }
+        } else {
+            let safe_b = self.b.ins().select(b_zero, one, b);
+            if div {
+                let q = self.b.ins().udiv(a, safe_b);
+                let all_ones = self.iconst(vt, -1);
+                self.b.ins().select(b_zero, all_ones, q)
+            } else {
+                let r = self.b.ins().urem(a, safe_b);
+                self.b.ins().select(b_zero, a, r)
+            }
+        }
+    }
+
+    /// Evaluates a predicate source for one lane as an i64 0/1 (carry inputs).
+    fn carry_bit(&mut self, mask: Value, lane: &Lane) -> Value {
+        let bit = self.lane_bit_of(mask, lane);
+        self.b.ins().uextend(I64, bit)
+    }
+
+    fn translate_iadd3(
+        &mut self,
+        exec: Value,
+        dst: Reg,
+        carry_out: [Pred; 2],
+        srcs: [Src; 3],
+        carry_in: [PredSrc; 2],
+    ) -> Result<(), JitError> {
+        self.check_reg(dst, 1)?;
+        let cin0 = self.pred_mask(carry_in[0])?;
+        let cin1 = self.pred_mask(carry_in[1])?;
+        let zero = self.iconst(I32, 0);
+        let outs = self.lane_loop(exec, &[zero, zero], |t, lane, acc| {
+            let mut sum = t.iconst(I64, 0);
+            for s in &srcs {
+                let v = t.carry_term(lane, s)?;
+                sum = t.b.ins().iadd(sum, v);
+            }
+            for m in [cin0, cin1] {
+                let c = t.carry_bit(m, lane);
+                sum = t.b.ins().iadd(sum, c);
+            }
+            let r = t.b.ins().ireduce(I32, sum);
+            t.write_reg32(lane, dst, r);
+            // Carry bits 32 and 33 of the 34-bit sum.
+            let mut out = Vec::with_capacity(2);
+            for (i, &a) in acc.iter().enumerate() {
+                let c = t.b.ins().ushr_imm_s(sum, 32 + i as i64);
+                let c = t.b.ins().ireduce(I32, c);
+                let c = t.b.ins().band_imm_s(c, 1);
+                let c = t.b.ins().ishl(c, lane.index);
+                out.push(t.b.ins().bor(a, c));
+            }
+            Ok(out)
+        })?;
+        self.write_pred(carry_out[0], exec, outs[0])?;
+        self.write_pred(carry_out[1], exec, outs[1])?;
+        Ok(())
+    }
+
+    fn translate_imad(
+        &mut self,
+        exec: Value,
+        mode: ImadMode,
+        signed: bool,
+        dst: Reg,
+        srcs: [Src; 3],
+    ) -> Result<(), JitError> {
+        let words = if mode == ImadMode::Wide { 2 } else { 1 };
+        self.check_reg(dst, words)?;
+        let [a, b, c] = srcs;
+        self.lane_loop(exec, &[], |t, lane, _| {
+            let va = t.read_src(lane, &a, Ty::U32)?;
+            let vb = t.read_src(lane, &b, Ty::U32)?;
+            let r = match mode {
+                ImadMode::Lo => {
+                    let vc = t.read_src(lane, &c, Ty::U32)?;
+                    let p = t.b.ins().imul(va, vb);
+                    t.b.ins().iadd(p, vc)
+                }
+                ImadMode::Hi => {
+                    let vc = t.read_src(lane, &c, Ty::U32)?;
+                    let p = if signed {
+                        t.b.ins().smulhi(va, vb)
+                    } else {
+                        t.b.ins().umulhi(va, vb)
+                    };
+                    t.b.ins().iadd(p, vc)
+                }
+                ImadMode::Wide => {
+                    // `c` is a 64-bit pair; its modifier applies to the 64-bit value.
+                    let vc = t.read_src(lane, &c, Ty::U64)?;
+                    let (xa, xb) = if signed {
+                        (t.b.ins().sextend(I64, va), t.b.ins().sextend(I64, vb))
+                    } else {
+                        (t.b.ins().uextend(I64, va), t.b.ins().uextend(I64, vb))
+                    };
+                    let p = t.b.ins().imul(xa, xb);
+                    t.b.ins().iadd(p, vc)
+                }
+            };
+            t.write_reg(lane, dst, words, r);
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+
+    /// A 32-bit `IADD3`/`LEA` addend as it enters the wide sum that produces the carries (an
+    /// i64): a negated operand `-x` counts as `~x + 1` without wrapping (`2^32` for `x = 0`), as
+    /// the hardware forms a subtraction (IR docs of `Op::IAdd3`); `~x` as the complement;
+    /// `Abs`/`NegAbs` (not SASS forms) as the wrapping absolute value and its negation in the
+    /// same way.
+    fn carry_term(&mut self, lane: &Lane, src: &Src) -> Result<Value, JitError> {
+        let x = self.read_operand(lane, src.operand, 1)?;
+        let negate = |t: &mut Self, v: Value| {
+            let n = t.b.ins().bnot(v);
+            let n = t.b.ins().uextend(I64, n);
+            t.b.ins().iadd_imm_s(n, 1)
+        };
+        Ok(match src.modifier {
+            crate::ir::SrcMod::None => self.b.ins().uextend(I64, x),
+            crate::ir::SrcMod::Neg => negate(self, x),
+            crate::ir::SrcMod::Not => {
+                let n = self.b.ins().bnot(x);
+                self.b.ins().uextend(I64, n)
+            }
+            crate::ir::SrcMod::Abs => {
+                let a = self.b.ins().iabs(x);
+                self.b.ins().uextend(I64, a)
+            }
+            crate::ir::SrcMod::NegAbs => {
+                let a = self.b.ins().iabs(x);
+                negate(self, a)
+            }
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn translate_lea(
+        &mut self,
+        exec: Value,
+        hi: bool,
+        sx32: bool,
+        dst: Reg,
+        carry_out: Pred,
+        srcs: [Src; 3],
+        shift: u8,
+        carry_in: PredSrc,
+    ) -> Result<(), JitError> {
+        self.check_reg(dst, 1)?;
+        if shift > 31 {
+            return Err(self.invalid(format!("LEA shift {shift} outside 0..=31")));
+        }
+        let cin = self.pred_mask(carry_in)?;
+        let [a, b, c] = srcs;
+        let zero = self.iconst(I32, 0);
+        let outs = self.lane_loop(exec, &[zero], |t, lane, acc| {
+            let va = t.read_src(lane, &a, Ty::U32)?;
+            let b_term = t.carry_term(lane, &b)?;
+            // `.SX32`: the high word is the sign extension of `a`.
+            let vc = if sx32 {
+                t.b.ins().sshr_imm_s(va, 31)
+            } else {
+                t.read_src(lane, &c, Ty::U32)?
+            };
+            // (c:a) << shift: the low word for LEA, the high word for LEA.HI.
+            let wide = t.concat(va, vc);
+            let wide = t.b.ins().ishl_imm_s(wide, i64::from(shift));
+            let wide = if hi {
+                t.b.ins().ushr_imm_s(wide, 32)
+            } else {
+                wide
+            };
+            let shifted = t.b.ins().band_imm_s(wide, 0xffff_ffff);
+            let ci = t.carry_bit(cin, lane);
+            let sum = t.b.ins().iadd(shifted, b_term);
+            let sum = t.b.ins().iadd(sum, ci);
+            let r = t.b.ins().ireduce(I32, sum);
+            t.write_reg32(lane, dst, r);
+            let carry = t.b.ins().ushr_imm_s(sum, 32);
+            let carry = t.b.ins().ireduce(I32, carry);
+            let carry = t.b.ins().band_imm_s(carry, 1);
+            let carry = t.b.ins().ishl(carry, lane.index);
+            Ok(vec![t.b.ins().bor(acc[0], carry)])
+        })?;
+        self.write_pred(carry_out, exec, outs[0])?;
+        Ok(())
+    }
+
+    fn translate_shf(&mut self, exec: Value, s: ShfInst) -> Result<(), JitError> {
+        self.check_reg(s.dst, 1)?;
+        if !matches!(s.ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64) {
+            return Err(self.invalid(format!("SHF type {}", s.ty.name())));
+        }
+        let wide = s.ty.bits() == 64;
+        self.lane_loop(exec, &[], |t, lane, _| {
+            let lo = t.read_src(lane, &s.lo, Ty::U32)?;
+            let amount = t.read_src(lane, &s.shift, Ty::U32)?;
+            let hi = t.read_src(lane, &s.hi, Ty::U32)?;
+            let v = t.concat(lo, hi);
+            let amount = if wide {
+                t.b.ins().band_imm_s(amount, 63)
+            } else if s.wrap {
+                t.b.ins().band_imm_s(amount, 31)
+            } else {
+                let limit = t.iconst(I32, 32);
+                t.b.ins().umin(amount, limit)
+            };
+            let amount = t.b.ins().uextend(I64, amount);
+            let r = if s.left {
+                t.b.ins().ishl(v, amount)
+            } else if s.ty.is_signed_int() {
+                t.b.ins().sshr(v, amount)
+            } else {
+                t.b.ins().ushr(v, amount)
+            };
+            // `.HI` selects bits 63..32 of the shifted value, otherwise bits 31..0.
+            let r = if s.high {
+                t.b.ins().ushr_imm_s(r, 32)
+            } else {
+                r
+            };
+            let r = t.b.ins().ireduce(I32, r);
+            t.write_reg32(lane, s.dst, r);
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+
+    /// `LOP3.LUT` as a 3-level multiplexer on the truth table: bit `i` of `lut` is the result
+    /// for `(a<<2)|(b<<1)|c == i`.
+    fn lop3_value(&mut self, lut: u8, a: Value, b: Value, c: Value) -> Value {
+        let table = |t: &mut Self, two: u8| -> Value {
+            // f(c) for the two entries (c=0 -> bit 0, c=1 -> bit 1).
+            match two & 3 {
+                0 => t.iconst(I32, 0),
+                1 => t.b.ins().bnot(c),
+                2 => c,
+                _ => t.iconst(I32, -1),
+            }
+        };
+        let by_b = |t: &mut Self, four: u8| -> Value {
+            let f0 = table(t, four);
+            let f1 = table(t, four >> 2);
+            if four & 3 == (four >> 2) & 3 {
+                f0
+            } else {
+                t.b.ins().bitselect(b, f1, f0)
+            }
+        };
+        let g0 = by_b(self, lut & 0xf);
+        let g1 = by_b(self, lut >> 4);
+        if lut & 0xf == lut >> 4 {
+            g0
+        } else {
+            self.b.ins().bitselect(a, g1, g0)
+        }
+    }
+
+    fn translate_lop3(
+        &mut self,
+        exec: Value,
+        dst: Reg,
+        pred_out: Pred,
+        srcs: [Src; 3],
+        lut: u8,
+    ) -> Result<(), JitError> {
+        self.check_reg(dst, 1)?;
+        self.check_pred(pred_out)?;
+        let [a, b, c] = srcs;
+        let zero = self.iconst(I32, 0);
+        let outs = self.lane_loop(exec, &[zero], |t, lane, acc| {
+            let va = t.read_src(lane, &a, Ty::U32)?;
+            let vb = t.read_src(lane, &b, Ty::U32)?;
+            let vc = t.read_src(lane, &c, Ty::U32)?;
+            let r = t.lop3_value(lut, va, vb, vc);
+            t.write_reg32(lane, dst, r);
+            if pred_out.is_pt() {
+                return Ok(vec![acc[0]]);
+            }
+            let nz = t.is_nonzero(r);
+            let bit = t.bool_to_lane_bit(nz, lane);
+            Ok(vec![t.b.ins().bor(acc[0], bit)])
+        })?;
+        self.write_pred(pred_out, exec, outs[0])?;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn translate_convert(
+        &mut self,
+        exec: Value,
+        dst_ty: Ty,
+        src_ty: Ty,
+        round: Round,
+        ftz: bool,
+        dst: Reg,
+        a: Src,
+    ) -> Result<(), JitError> {
+        let words = dst_ty.regs();
+        self.check_reg(dst, words)?;
+        self.check_operand(a.operand, src_ty.regs())?;
+        match convert_path(dst_ty, src_ty, round) {
+            ConvertPath::Slow => {
+                let index = self.slow.converts.len() as i64;
+                self.slow.converts.push(SlowConvert {
+                    dst_ty,
+                    src_ty,
+                    round,
+                    ftz,
+                    dst,
+                    a,
+                });
+                let sig = self.slow_sig();
+                let f =
+                    self.b
+                        .ins()
+                        .load(I64, self.flags.state_const, self.ctx, off::CONVERT_LANES);
+                let idx = self.iconst(I32, index);
+                self.b.ins().call_indirect(sig, f, &[self.ctx, idx, exec]);
+                return Ok(());
+            }
+            path => {
+                self.lane_loop(exec, &[], |t, lane, _| {
+                    let v = t.read_src(lane, &a, src_ty)?;
+                    let r = t.convert_value(&path, dst_ty, src_ty, round, ftz, v);
+                    t.write_reg(lane, dst, words, r);
+                    Ok(vec![])
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn convert_value(
+        &mut self,
+        path: &ConvertPath,
+        dst_ty: Ty,
+        src_ty: Ty,
+        round: Round,
+        ftz: bool,
+        v: Value,
+    ) -> Value {
+        match path {
+            ConvertPath::IntToInt => {
+                let v = self.narrow(v, src_ty);
+                let vt = self.b.func.dfg.value_type(v);
+                if dst_ty.regs() == 2 {
+                    if vt == I64 {
+                        v
+                    } else if src_ty.is_signed_int() {
+                        self.b.ins().sextend(I64, v)
+                    } else {
+                        self.b.ins().uextend(I64, v)
+                    }
+                } else {
+                    let v = if vt == I64 {
+                        self.b.ins().ireduce(I32, v)
+                    } else {
+                        v
+                    };
+                    self.narrow(v, dst_ty)
+                }
+            }
+            ConvertPath::IntToFloat => {
+                let v = self.narrow(v, src_ty);
+                let ft = float_type(dst_ty);
+                let f = if src_ty.is_signed_int() {
+                    self.b.ins().fcvt_from_sint(ft, v)
+                } else {
+                    self.b.ins().fcvt_from_uint(ft, v)
+                };
+                self.float_bits(f)
+            }
+            ConvertPath::FloatToInt => {
+                let v = if ftz {
+                    self.flush_subnormal(v, src_ty)
+                } else {
+                    v
+                };
+                let f = self.as_float(v, src_ty);
+                let f = match round {
+                    Round::Nearest => self.b.ins().nearest(f),
+                    Round::Zero => self.b.ins().trunc(f),
+                    Round::Down => self.b.ins().floor(f),
+                    Round::Up => self.b.ins().ceil(f),
+                };
+                let signed = dst_ty.is_signed_int();
+                let bits = dst_ty.bits();
+                let it = if bits == 64 { I64 } else { I32 };
+                // Saturating conversions: NaN gives 0, out-of-range values the nearest bound.
+                let r = if signed {
+                    self.b.ins().fcvt_to_sint_sat(it, f)
+                } else {
+                    self.b.ins().fcvt_to_uint_sat(it, f)
+                };
+                if bits >= 32 {
+                    r
+                } else if signed {
+                    let max = self.iconst(I32, (1i64 << (bits - 1)) - 1);
+                    let min = self.iconst(I32, -(1i64 << (bits - 1)));
+                    let r = self.b.ins().smin(r, max);
+                    self.b.ins().smax(r, min)
+                } else {
+                    let max = self.iconst(I32, (1i64 << bits) - 1);
+                    self.b.ins().umin(r, max)
+                }
+            }
+            ConvertPath::Promote => {
+                let v = if ftz {
+                    self.flush_subnormal(v, Ty::F32)
+                } else {
+                    v
+                };
+                let f = self.as_float(v, Ty::F32);
+                let d = self.b.ins().fpromote(F64, f);
+                self.float_result_bits(d)
+            }
+            ConvertPath::Demote => {
+                let v = if ftz {
+                    self.flush_subnormal(v, Ty::F64)
+                } else {
+                    v
+                };
+                let f = self.as_float(v, Ty::F64);
+                let d = self.b.ins().fdemote(F32, f);
+                let r = self.float_result_bits(d);
+                if ftz {
+                    self.flush_subnormal(r, Ty::F32)
+                } else {
+                    r
+                }
+            }
+            ConvertPath::Slow => v,
+        }
+    }
+}

@@ -1,0 +1,601 @@
+//! Memory families: loads, stores, atomics and fences.
+//!
+//! # Checks
+//!
+//! Every access is checked inline before the host touches memory, alignment first, then range
+//! (the order wasmtime uses for its atomics, and the order `crate::exec::memory` documents: a
+//! misaligned address that is also out of range reports "misaligned address"). Range checks use
+//! the per-size limits of [`crate::jit::abi::limits`]: one unsigned compare of the offset against
+//! `len - size + 1`, so no sum can wrap. A failed check branches to a cold block that jumps to the
+//! function's trap exit with the lane, pc, space and address; lanes before it in the loop have
+//! completed their effects, as the IR requires.
+//!
+//! # Memory orders on x86-64 (TSO)
+//!
+//! | IR | generated code | why it is enough |
+//! |---|---|---|
+//! | weak / relaxed load, store | plain `load`/`store` (`mov`) | every aligned `mov` is single-copy atomic; TSO keeps loads ordered with loads and stores with stores |
+//! | volatile load / store | plain `mov` + `sequence_point` after | relaxed at system scope; the compiler barrier stops Cranelift from merging or eliding it |
+//! | acquire load | `mov`, then `sequence_point` | TSO never moves later accesses before a load; the sequence point stops the compiler from doing so |
+//! | release store | `sequence_point`, then `mov` | TSO never moves earlier accesses after a store |
+//! | acquire / release / acq_rel fence | `sequence_point` (no instruction) | TSO already gives these orders; the sequence point is Cranelift's compiler barrier: no side effect moves across it, and alias analysis forwards no load across it |
+//! | sc fence | `fence` (`mfence`) | the one reordering TSO allows (a later load before an earlier store) is what `.sc` forbids |
+//! | every RMW, any order | `atomic_rmw` / `atomic_cas` (`lock`-prefixed) | Cranelift's atomics are sequentially consistent: strengthening relaxed/acquire/release/acq_rel is always valid (the ABI document allows it) |
+//!
+//! Orders the validator rejects (a release load, an acquire store, `.sc` on an access) are
+//! strengthened rather than dropped: an `.sc` access gets an `mfence` as the ABI's
+//! `fence.sc; ld.acquire` / `fence.sc; st.relaxed` sequences do.
+//!
+//! AArch64, for reference (not generated here): relaxed `ldr`/`str`, acquire `ldar`, release
+//! `stlr`, acquire fence `dmb ishld`, release/acq_rel fence `dmb ish`, sc fence `dmb ish`, RMWs
+//! `ldaxr`/`stlxr` loops or LSE `ldaddal`/`casal`.
+//!
+//! Scopes (cta, cluster, gpu, sys) need nothing: every host thread sees one coherent memory, so
+//! each scope is honoured by the strongest one. They stay in the IR and in reports.
+
+use super::{arg, Flow, Lane, Translator, GLOBAL_BASE_I64};
+use crate::interp::memory::GENERIC_SHARED_BASE;
+use crate::ir::{Address, AtomicInst, AtomicOp, Guard, MemOrder, Operand, Reg, Scope, Space, Ty};
+use crate::jit::abi::{self, off};
+use crate::jit::JitError;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{I32, I64};
+use cranelift_codegen::ir::{AtomicRmwOp, InstBuilder, MemFlagsData, Type, Value};
+
+/// Which native read-modify-write (if any) an atomic op lowers to.
+enum AtomicLowering {
+    /// `atomic_rmw` with this op.
+    Rmw(AtomicRmwOp),
+    /// `atomic_cas`: CAS (returns old) or CAST (returns 1/0).
+    Cas { store_flag: bool },
+    /// A CAS loop computing the new value from the old one.
+    Loop(LoopOp),
+}
+
+#[derive(Clone, Copy)]
+enum LoopOp {
+    Inc,
+    Dec,
+    FloatAdd,
+    FloatMin,
+    FloatMax,
+    FloatCmpWrite,
+}
+
+impl<'a, 'f> Translator<'a, 'f> {
+    /// The effective address of `addr` for one lane (see [`Address::effective`]), as an i64.
+    fn lane_address(
+        &mut self,
+        lane: &Lane,
+        space: Space,
+        addr: &Address,
+    ) -> Result<Value, JitError> {
+        if addr.is_absolute() {
+            let v = match space {
+                Space::Shared => addr.offset as u64 & 0xffff_ffff,
+                Space::Global | Space::Generic | Space::Const => addr.offset as u64,
+            };
+            return Ok(self.iconst(I64, v as i64));
+        }
+        let base = addr.base.unwrap_or(Reg::RZ);
+        if addr.base_bits == 64 {
+            self.check_reg(base, 2)?;
+            let v = self.read_reg64(lane, base);
+            return Ok(self.b.ins().iadd_imm_s(v, addr.offset));
+        }
+        if addr.base_bits != 32 {
+            return Err(self.invalid(format!("address base width {}", addr.base_bits)));
+        }
+        self.check_reg(base, 1)?;
+        let v = self.read_reg32(lane, base);
+        if space == Space::Shared {
+            // `[Ra + ImmS24]`: a 32-bit wrapping sum, zero-extended.
+            let s = self.b.ins().iadd_imm_s(v, addr.offset as i32 as i64);
+            Ok(self.b.ins().uextend(I64, s))
+        } else {
+            let v = self.b.ins().uextend(I64, v);
+            Ok(self.b.ins().iadd_imm_s(v, addr.offset))
+        }
+    }
+
+    /// Checks an access of `size` bytes at device address `addr` in `space` (alignment, then
+    /// range) and returns the host pointer. On failure the lane traps.
+    fn checked_pointer(
+        &mut self,
+        lane: &Lane,
+        space: Space,
+        addr: Value,
+        size: u32,
+    ) -> Result<Value, JitError> {
+        let cst = self.flags.state_const;
+        let limit_at = |off: i32| off + 8 * abi::limit_index(size) as i32;
+        let low = self.b.ins().band_imm_s(addr, i64::from(size) - 1);
+        let misaligned = self.b.ins().icmp_imm_s(IntCC::NotEqual, low, 0);
+        let (host, out_of_range) = match space {
+            Space::Shared | Space::Global | Space::Const => {
+                let (base_off, limit_off) = match space {
+                    Space::Shared => (off::SHARED_BASE, off::SHARED_LIMIT),
+                    Space::Global => (off::GLOBAL_BASE, off::GLOBAL_LIMIT),
+                    Space::Const | Space::Generic => (off::CBANK, off::CBANK_LIMIT),
+                };
+                let host_base = self.b.ins().load(I64, cst, self.ctx, base_off);
+                let limit = self.b.ins().load(I64, cst, self.ctx, limit_at(limit_off));
+                let offset = if space == Space::Global {
+                    self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64)
+                } else {
+                    addr
+                };
+                let oor = self
+                    .b
+                    .ins()
+                    .icmp(IntCC::UnsignedGreaterThanOrEqual, offset, limit);
+                (self.b.ins().iadd(host_base, offset), oor)
+            }
+            Space::Generic => {
+                // A generic address at or above GLOBAL_BASE is global; one inside the shared
+                // window's generic image is shared; anything else is out of range. Faults
+                // name the generic space and the generic address, as the interpreter does.
+                let global_base = self.b.ins().load(I64, cst, self.ctx, off::GLOBAL_BASE);
+                let global_limit =
+                    self.b
+                        .ins()
+                        .load(I64, cst, self.ctx, limit_at(off::GLOBAL_LIMIT));
+                let shared_base = self.b.ins().load(I64, cst, self.ctx, off::SHARED_BASE);
+                let shared_limit =
+                    self.b
+                        .ins()
+                        .load(I64, cst, self.ctx, limit_at(off::SHARED_LIMIT));
+                let is_global = self.b.ins().icmp_imm_s(
+                    IntCC::UnsignedGreaterThanOrEqual,
+                    addr,
+                    GLOBAL_BASE_I64,
+                );
+                let g_off = self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64);
+                let s_off = self.b.ins().iadd_imm_s(addr, -(GENERIC_SHARED_BASE as i64));
+                let g_oor =
+                    self.b
+                        .ins()
+                        .icmp(IntCC::UnsignedGreaterThanOrEqual, g_off, global_limit);
+                let s_oor =
+                    self.b
+                        .ins()
+                        .icmp(IntCC::UnsignedGreaterThanOrEqual, s_off, shared_limit);
+                let oor = self.b.ins().select(is_global, g_oor, s_oor);
+                let g_ptr = self.b.ins().iadd(global_base, g_off);
+                let s_ptr = self.b.ins().iadd(shared_base, s_off);
+                (self.b.ins().select(is_global, g_ptr, s_ptr), oor)
+            }
+        };
+        let bad = self.b.ins().bor(misaligned, out_of_range);
+        let fault = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.set_cold_block(fault);
+        self.b.ins().brif(bad, fault, &[], ok, &[]);
+        self.b.switch_to_block(fault);
+        let mis = self.iconst(I32, abi::TRAP_MISALIGNED as i64);
+        let oor = self.iconst(I32, abi::TRAP_OUT_OF_RANGE as i64);
+        let reason = self.b.ins().select(misaligned, mis, oor);
+        self.jump_trap(reason, lane.index, space, addr);
+        self.b.switch_to_block(ok);
+        Ok(host)
+    }
+
+    fn device_flags(&self, space: Space) -> MemFlagsData {
+        if space == Space::Const {
+            self.flags.cbank
+        } else {
+            self.flags.device
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn translate_load(
+        &mut self,
+        g: Guard,
+        space: Space,
+        ty: Ty,
+        order: MemOrder,
+        _scope: Scope,
+        dst: Reg,
+        addr: &'a Address,
+    ) -> Result<Flow, JitError> {
+        // `_scope`: every scope is coherent on one host (module docs).
+        if g.is_never() {
+            return Ok(Flow::Next(self.mask));
+        }
+        let words = ty.regs();
+        self.check_reg(dst, words)?;
+        if order == MemOrder::SeqCst {
+            // The ABI's seq_cst load is `fence.sc; ld.acquire`.
+            self.b.ins().fence();
+        }
+        let exec = self.exec_mask(g)?;
+        let flags = self.device_flags(space);
+        let size = ty.bytes();
+        self.lane_loop(exec, &[], |t, lane, _| {
+            let a = t.lane_address(lane, space, addr)?;
+            let p = t.checked_pointer(lane, space, a, size)?;
+            let v = match ty {
+                Ty::U8 => t.b.ins().uload8(I32, flags, p, 0),
+                Ty::S8 => t.b.ins().sload8(I32, flags, p, 0),
+                Ty::U16 | Ty::B16 | Ty::F16 | Ty::BF16 => t.b.ins().uload16(I32, flags, p, 0),
+                Ty::S16 => t.b.ins().sload16(I32, flags, p, 0),
+                Ty::U32 | Ty::S32 | Ty::B32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 => {
+                    t.b.ins().load(I32, flags, p, 0)
+                }
+                Ty::U64 | Ty::S64 | Ty::B64 | Ty::F64 => t.b.ins().load(I64, flags, p, 0),
+            };
+            t.write_reg(lane, dst, words, v);
+            Ok(vec![])
+        })?;
+        match order {
+            MemOrder::Weak | MemOrder::Relaxed => {}
+            // Acquire (and anything stronger): no later access may be moved above the load.
+            // Volatile: never merged or elided.
+            MemOrder::Volatile
+            | MemOrder::Acquire
+            | MemOrder::Release
+            | MemOrder::AcqRel
+            | MemOrder::SeqCst => {
+                self.b.ins().sequence_point();
+            }
+        }
+        Ok(Flow::Next(self.mask))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn translate_store(
+        &mut self,
+        g: Guard,
+        space: Space,
+        ty: Ty,
+        order: MemOrder,
+        _scope: Scope,
+        src: Operand,
+        addr: &'a Address,
+    ) -> Result<Flow, JitError> {
+        if g.is_never() {
+            return Ok(Flow::Next(self.mask));
+        }
+        if space == Space::Const {
+            return Err(self.invalid("a store to the read-only constant bank"));
+        }
+        let words = ty.regs();
+        self.check_operand(src, words)?;
+        match order {
+            MemOrder::Weak | MemOrder::Relaxed => {}
+            // Release (and stronger): no earlier access may be moved below the store.
+            MemOrder::Volatile
+            | MemOrder::Acquire
+            | MemOrder::Release
+            | MemOrder::AcqRel
+            | MemOrder::SeqCst => {
+                self.b.ins().sequence_point();
+            }
+        }
+        let exec = self.exec_mask(g)?;
+        let flags = self.device_flags(space);
+        let size = ty.bytes();
+        self.lane_loop(exec, &[], |t, lane, _| {
+            let v = t.read_operand(lane, src, words)?;
+            let a = t.lane_address(lane, space, addr)?;
+            let p = t.checked_pointer(lane, space, a, size)?;
+            match size {
+                1 => t.b.ins().istore8(flags, v, p, 0),
+                2 => t.b.ins().istore16(flags, v, p, 0),
+                _ => t.b.ins().store(flags, v, p, 0),
+            };
+            Ok(vec![])
+        })?;
+        match order {
+            MemOrder::Weak | MemOrder::Relaxed | MemOrder::Release => {}
+            MemOrder::Volatile | MemOrder::Acquire | MemOrder::AcqRel => {
+                self.b.ins().sequence_point();
+            }
+            // An sc store is `st; mfence` on x86-64.
+            MemOrder::SeqCst => {
+                self.b.ins().fence();
+            }
+        }
+        Ok(Flow::Next(self.mask))
+    }
+
+    /// `MEMBAR` / `fence`: see the order table in the module docs.
+    pub(super) fn translate_fence(
+        &mut self,
+        g: Guard,
+        order: MemOrder,
+        _scope: Scope,
+    ) -> Result<Flow, JitError> {
+        if g.is_never() {
+            return Ok(Flow::Next(self.mask));
+        }
+        // A guarded fence is executed whenever any lane executes it; fencing when no lane does
+        // is also harmless (only stronger), so the guard is not evaluated.
+        match order {
+            MemOrder::SeqCst => {
+                self.b.ins().fence();
+            }
+            MemOrder::Acquire | MemOrder::Release | MemOrder::AcqRel => {
+                self.b.ins().sequence_point();
+            }
+            // Not valid fence orders (rejected by validation); a compiler barrier is at least as
+            // strong as any of them.
+            MemOrder::Weak | MemOrder::Relaxed | MemOrder::Volatile => {
+                self.b.ins().sequence_point();
+            }
+        }
+        Ok(Flow::Next(self.mask))
+    }
+
+    fn atomic_lowering(&self, a: &AtomicInst) -> Result<AtomicLowering, JitError> {
+        let int = matches!(
+            a.ty,
+            Ty::U32 | Ty::S32 | Ty::B32 | Ty::U64 | Ty::S64 | Ty::B64
+        );
+        let float = matches!(a.ty, Ty::F32 | Ty::F64);
+        let signed = a.ty.is_signed_int();
+        let bad = || self.unsupported(format!("atomic {} on {}", a.op.name(), a.ty.name()));
+        Ok(match a.op {
+            AtomicOp::Add if int => AtomicLowering::Rmw(AtomicRmwOp::Add),
+            AtomicOp::Add if float => AtomicLowering::Loop(LoopOp::FloatAdd),
+            AtomicOp::Sub if int => AtomicLowering::Rmw(AtomicRmwOp::Sub),
+            AtomicOp::Min if int => AtomicLowering::Rmw(if signed {
+                AtomicRmwOp::Smin
+            } else {
+                AtomicRmwOp::Umin
+            }),
+            AtomicOp::Min if float => AtomicLowering::Loop(LoopOp::FloatMin),
+            AtomicOp::Max if int => AtomicLowering::Rmw(if signed {
+                AtomicRmwOp::Smax
+            } else {
+                AtomicRmwOp::Umax
+            }),
+            AtomicOp::Max if float => AtomicLowering::Loop(LoopOp::FloatMax),
+            AtomicOp::Inc if int => AtomicLowering::Loop(LoopOp::Inc),
+            AtomicOp::Dec if int => AtomicLowering::Loop(LoopOp::Dec),
+            AtomicOp::And if int => AtomicLowering::Rmw(AtomicRmwOp::And),
+            AtomicOp::Or if int => AtomicLowering::Rmw(AtomicRmwOp::Or),
+            AtomicOp::Xor if int => AtomicLowering::Rmw(AtomicRmwOp::Xor),
+            AtomicOp::Exch if int || float => AtomicLowering::Rmw(AtomicRmwOp::Xchg),
+            AtomicOp::Cas if int || float => AtomicLowering::Cas { store_flag: false },
+            AtomicOp::Cast if int || float => AtomicLowering::Cas { store_flag: true },
+            AtomicOp::FCmpWr if float => AtomicLowering::Loop(LoopOp::FloatCmpWrite),
+            AtomicOp::PreDec => {
+                return Err(
+                    self.unsupported("vISA predec (its formula is fixed with the vISA dialect)")
+                )
+            }
+            AtomicOp::Add
+            | AtomicOp::Sub
+            | AtomicOp::Min
+            | AtomicOp::Max
+            | AtomicOp::Inc
+            | AtomicOp::Dec
+            | AtomicOp::And
+            | AtomicOp::Or
+            | AtomicOp::Xor
+            | AtomicOp::Exch
+            | AtomicOp::Cas
+            | AtomicOp::Cast
+            | AtomicOp::FCmpWr => return Err(bad()),
+        })
+    }
+
+    /// `ATOMS`/`ATOMG`/`RED`: per executing lane in lane order, check the address, perform one
+    /// host atomic read-modify-write, write the result. `CAST.SPIN` groups lanes by bank in
+    /// generated code: a loop-carried mask of claimed banks; the first (lowest) executing lane of
+    /// each bank attempts, later lanes of that bank return 0 without touching memory.
+    pub(super) fn translate_atomic(
+        &mut self,
+        g: Guard,
+        a: &'a AtomicInst,
+    ) -> Result<Flow, JitError> {
+        // Orders: every lowering below is a `lock`-prefixed instruction, sequentially
+        // consistent, which is at least as strong as any order `a.order` names. Scopes: one
+        // coherent host memory (module docs).
+        if g.is_never() {
+            return Ok(Flow::Next(self.mask));
+        }
+        if a.space == Space::Const {
+            return Err(self.invalid("an atomic on the read-only constant bank"));
+        }
+        let lowering = self.atomic_lowering(a)?;
+        let words = a.ty.regs();
+        self.check_reg(a.dst, words)?;
+        self.check_operand(a.src, words)?;
+        let needs_src2 = matches!(a.op, AtomicOp::Cas | AtomicOp::Cast | AtomicOp::FCmpWr);
+        let src2 = match (a.src2, needs_src2) {
+            (Some(s), true) => {
+                self.check_operand(s, words)?;
+                Some(s)
+            }
+            (None, true) => {
+                return Err(self.invalid(format!("{} without its second operand", a.op.name())))
+            }
+            (_, false) => None,
+        };
+        let spin = a.spin;
+        if spin && !matches!(a.op, AtomicOp::Cast | AtomicOp::Cas) {
+            return Err(self.invalid(".SPIN on an op other than CAST"));
+        }
+        let exec = self.exec_mask(g)?;
+        let it: Type = if words == 2 { I64 } else { I32 };
+        let zero = self.iconst(I32, 0);
+        let carried: Vec<Value> = if spin { vec![zero] } else { vec![] };
+        self.lane_loop(exec, &carried, |t, lane, c| {
+            let addr = t.lane_address(lane, a.space, &a.addr)?;
+            let ptr = t.checked_pointer(lane, a.space, addr, a.ty.bytes())?;
+            let b = t.read_operand(lane, a.src, words)?;
+            let c2 = match src2 {
+                Some(s) => Some(t.read_operand(lane, s, words)?),
+                None => None,
+            };
+            if !spin {
+                let r = t.perform_atomic(a, &lowering, it, ptr, b, c2);
+                t.write_reg(lane, a.dst, words, r);
+                return Ok(vec![]);
+            }
+            // CAST.SPIN: bank = (address / 4) mod 32.
+            let claimed = c[0];
+            let word = t.b.ins().ushr_imm_s(addr, 2);
+            let word = t.b.ins().ireduce(I32, word);
+            let bank = t.b.ins().band_imm_s(word, 31);
+            let one = t.iconst(I32, 1);
+            let bit = t.b.ins().ishl(one, bank);
+            let taken = t.b.ins().band(claimed, bit);
+            let fail_blk = t.b.create_block();
+            let try_blk = t.b.create_block();
+            let join = t.b.create_block();
+            t.b.append_block_param(join, it);
+            t.b.append_block_param(join, I32);
+            t.b.ins().brif(taken, fail_blk, &[], try_blk, &[]);
+
+            t.b.switch_to_block(fail_blk);
+            t.stat_incr(off::STAT_SPIN_FAST_FAILS);
+            let zero = t.iconst(it, 0);
+            t.b.ins().jump(join, &[arg(zero), arg(claimed)]);
+
+            t.b.switch_to_block(try_blk);
+            let now_claimed = t.b.ins().bor(claimed, bit);
+            let r = t.perform_atomic(a, &lowering, it, ptr, b, c2);
+            t.b.ins().jump(join, &[arg(r), arg(now_claimed)]);
+
+            t.b.switch_to_block(join);
+            let p = t.b.block_params(join).to_vec();
+            t.write_reg(lane, a.dst, words, p[0]);
+            Ok(vec![p[1]])
+        })?;
+        Ok(Flow::Next(self.mask))
+    }
+
+    /// One lane's read-modify-write at a checked pointer; returns the value for `dst`.
+    fn perform_atomic(
+        &mut self,
+        a: &AtomicInst,
+        lowering: &AtomicLowering,
+        it: Type,
+        ptr: Value,
+        b: Value,
+        c: Option<Value>,
+    ) -> Value {
+        self.stat_incr(off::stat_atomic(a.op));
+        // Atomics are aligned (checked) and cannot fault (range checked); `trusted` flags.
+        let flags = MemFlagsData::trusted().with_alias_region(self.flags.device.alias_region());
+        match lowering {
+            AtomicLowering::Rmw(op) => self.b.ins().atomic_rmw(it, flags, *op, ptr, b),
+            AtomicLowering::Cas { store_flag } => {
+                let new = c.unwrap_or(b);
+                let old = self.b.ins().atomic_cas(flags, ptr, b, new);
+                let failed = self.b.ins().icmp(IntCC::NotEqual, old, b);
+                let failed = self.b.ins().uextend(I64, failed);
+                self.stat_add(off::STAT_CAS_FAILURES, failed);
+                if *store_flag {
+                    let stored = self.b.ins().icmp(IntCC::Equal, old, b);
+                    self.b.ins().uextend(it, stored)
+                } else {
+                    old
+                }
+            }
+            AtomicLowering::Loop(op) => self.cas_loop(a, *op, it, flags, ptr, b, c),
+        }
+    }
+
+    /// `old = load; loop { new = f(old); actual = cas(old, new); if actual == old break;
+    /// old = actual }`, returning `old`. The first load is a plain aligned load (only a guess:
+    /// the CAS decides).
+    #[allow(clippy::too_many_arguments)]
+    fn cas_loop(
+        &mut self,
+        a: &AtomicInst,
+        op: LoopOp,
+        it: Type,
+        flags: MemFlagsData,
+        ptr: Value,
+        b: Value,
+        c: Option<Value>,
+    ) -> Value {
+        let first = self.b.ins().load(it, self.flags.device, ptr, 0);
+        let head = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.append_block_param(head, it);
+        self.b.append_block_param(done, it);
+        self.b.ins().jump(head, &[arg(first)]);
+        self.b.switch_to_block(head);
+        let old = self.b.block_params(head)[0];
+        let new = self.loop_new_value(a, op, old, b, c);
+        let actual = self.b.ins().atomic_cas(flags, ptr, old, new);
+        let same = self.b.ins().icmp(IntCC::Equal, actual, old);
+        self.b
+            .ins()
+            .brif(same, done, &[arg(old)], head, &[arg(actual)]);
+        self.b.switch_to_block(done);
+        self.b.block_params(done)[0]
+    }
+
+    /// The new memory value of a CAS-loop op, exactly as the documents define it.
+    fn loop_new_value(
+        &mut self,
+        a: &AtomicInst,
+        op: LoopOp,
+        old: Value,
+        b: Value,
+        c: Option<Value>,
+    ) -> Value {
+        let ty = a.ty;
+        match op {
+            LoopOp::Inc => {
+                // M = (M >= b) ? 0 : M + 1 (unsigned).
+                let ge = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, old, b);
+                let inc = self.b.ins().iadd_imm_s(old, 1);
+                let zero = self.iconst(self.b.func.dfg.value_type(old), 0);
+                self.b.ins().select(ge, zero, inc)
+            }
+            LoopOp::Dec => {
+                // M = (M == 0 || M > b) ? b : M - 1 (unsigned).
+                let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, old, 0);
+                let above = self.b.ins().icmp(IntCC::UnsignedGreaterThan, old, b);
+                let reset = self.b.ins().bor(is_zero, above);
+                let dec = self.b.ins().iadd_imm_s(old, -1);
+                self.b.ins().select(reset, b, dec)
+            }
+            LoopOp::FloatAdd | LoopOp::FloatMin | LoopOp::FloatMax => {
+                let (mut m, mut v) = (old, b);
+                if a.ftz {
+                    m = self.flush_subnormal(m, ty);
+                    v = self.flush_subnormal(v, ty);
+                }
+                let fm = self.bits_as_float(m, ty);
+                let fv = self.bits_as_float(v, ty);
+                let r = match op {
+                    LoopOp::FloatAdd => self.b.ins().fadd(fm, fv),
+                    LoopOp::FloatMin => self.float_min_max(false, fm, fv),
+                    _ => self.float_min_max(true, fm, fv),
+                };
+                let r = self.float_result_bits(r);
+                if a.ftz {
+                    self.flush_subnormal(r, ty)
+                } else {
+                    r
+                }
+            }
+            LoopOp::FloatCmpWrite => {
+                // if (M == b) M = c, in float comparison (+0 == -0, NaN never equal).
+                let fm = self.bits_as_float(old, ty);
+                let fv = self.bits_as_float(b, ty);
+                let eq = self.b.ins().fcmp(FloatCC::Equal, fm, fv);
+                let new = c.unwrap_or(b);
+                self.b.ins().select(eq, new, old)
+            }
+        }
+    }
+
+    fn bits_as_float(&mut self, v: Value, ty: Ty) -> Value {
+        let ft = if ty.bits() == 64 {
+            cranelift_codegen::ir::types::F64
+        } else {
+            cranelift_codegen::ir::types::F32
+        };
+        self.b.ins().bitcast(ft, MemFlagsData::new(), v)
+    }
+}

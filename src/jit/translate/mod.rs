@@ -1,0 +1,954 @@
+//! Translation of one kernel into one Cranelift function.
+//!
+//! # Shape of the generated function
+//!
+//! * The entry block checks `pc == stop_pc` (the group may start at its own reconvergence
+//!   point) and dispatches on `pc` with a `br_table` to the block of the resume instruction.
+//!   Only resume points ([`resume_points`]: pc 0, branch targets, the instruction after a
+//!   branch, barrier or exit, reconvergence points and basic-block starts) are entries; other
+//!   instructions are reached by falling through, so one instruction's values dominate the
+//!   next. `JitKernel::run_group` sends a group at any other pc (which the scheduler never
+//!   produces) to the reference interpreter.
+//! * Base pointers (register file, predicates, counters) are movable loads from the context,
+//!   reloaded per instruction: values kept live from the entry across hundreds of blocks made
+//!   register allocation dominate compile time.
+//! * Every instruction `pc` has a block `inst[pc](mask: i32, insts: i64)`: `mask` is the group's
+//!   active mask, `insts` counts the warp-instructions executed by this call (flushed into
+//!   `Stats::warp_insts` on every return). Block `inst[n]` (one past the last instruction) is an
+//!   implicit `EXIT`: validation rejects kernels that can run past their end, so it is only
+//!   reachable from a resume pc the scheduler should never pass.
+//! * At an instruction that is a reconvergence point (`KernelInfo::is_join`) the block first
+//!   compares `stop_pc` with its pc and returns `Reconverge` when they match.
+//! * The instruction body computes `exec = mask & guard` and, for per-lane work, runs a lane
+//!   loop over the set bits of `exec` (`ctz`, then clear the lowest bit), in increasing lane
+//!   order as the IR requires. Per-lane predicate results are accumulated as lane masks in loop
+//!   parameters and written to the predicate register once, after the loop.
+//! * Exits from the function go through `ret(code, insts)`. A faulting lane's cold block
+//!   writes the trap payload and its instruction count into the context and jumps to the
+//!   shared `trap` block.
+//!
+//! # Memory, alias regions and ordering
+//!
+//! Register-file accesses are tagged with their own alias region (`regs`), the context,
+//! predicates and counters with another (`state`), device memory (global, shared, constant bank)
+//! with a third (`device`): the three never overlap, so Cranelift may forward register values
+//! across device accesses, which is the common case. Device loads and stores carry no `notrap`,
+//! `readonly` or `can_move` flag (only constant-bank reads, which nothing writes during a
+//! launch, are marked movable), so they stay in program order relative to every other side
+//! effect, and Cranelift's alias analysis treats every `atomic_rmw`, `atomic_cas`, `fence` and
+//! `sequence_point` as a barrier that no load may be forwarded across and no store eliminated
+//! across (`has_memory_fence_semantics` in `cranelift_codegen::alias_analysis`). The generated
+//! code never loops over a memory read except inside a lane loop (different lane, different
+//! address value) or a CAS retry loop (which re-reads through `atomic_cas`): a program's spin
+//! loop is a backward branch, which returns to the scheduler (`Yield`), so no load can be
+//! hoisted out of it.
+//!
+//! See `memory.rs` for the order-by-order lowering.
+
+mod alu;
+mod memory;
+
+use super::abi::{self, off, Event};
+use super::slow::SlowPaths;
+use super::JitError;
+use crate::exec::{GLOBAL_BASE, WARP_STRIDE};
+use crate::ir::{Guard, Inst, Kernel, Op, Operand, Pred, PredSrc, Reg, Space, Src, SrcMod, Ty};
+use crate::valid::KernelInfo;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I32, I64};
+use cranelift_codegen::ir::{
+    AliasRegion, AliasRegionData, BlockArg, InstBuilder, JumpTableData, MemFlagsData, SigRef, Value,
+};
+use cranelift_codegen::ir::{Block, Type};
+use cranelift_frontend::FunctionBuilder;
+
+/// Bytes between two registers of one lane in the register file.
+const REG_ROW_BYTES: i32 = (WARP_STRIDE * 4) as i32;
+
+/// What an instruction's translation leaves behind.
+pub(super) enum Flow {
+    /// Control continues at the next instruction with this mask.
+    Next(Value),
+    /// The instruction ended the block (branch, return); nothing falls through.
+    Done,
+}
+
+/// One lane inside a lane loop.
+#[derive(Clone, Copy)]
+pub(super) struct Lane {
+    /// Lane index (i32).
+    pub index: Value,
+    /// Address of this lane's register 0: `regs + lane * 4` (register `r` is at `r * 128`).
+    pub row: Value,
+}
+
+/// Memory flags for the three disjoint alias regions (see the module docs).
+struct Flags {
+    regs: MemFlagsData,
+    state: MemFlagsData,
+    /// Fields of the context that never change during a call (pointers, limits, geometry):
+    /// safe to load once and to move.
+    state_const: MemFlagsData,
+    device: MemFlagsData,
+    /// Constant-bank reads: nothing writes the bank during a launch.
+    cbank: MemFlagsData,
+}
+
+pub(super) struct Translator<'a, 'f> {
+    b: FunctionBuilder<'f>,
+    kernel: &'a Kernel,
+    info: &'a KernelInfo,
+    slow: &'a mut SlowPaths,
+    flags: Flags,
+    ctx: Value,
+    regs: Value,
+    preds: Value,
+    stats: Value,
+    stop: Value,
+    inst_blocks: Vec<Block>,
+    ret_block: Block,
+    trap_block: Block,
+    reconverge_block: Block,
+    /// The current instruction's pc, active mask and instruction count.
+    pc: u32,
+    mask: Value,
+    insts: Value,
+    convert_sig: Option<SigRef>,
+}
+
+fn arg(v: Value) -> BlockArg {
+    BlockArg::Value(v)
+}
+
+impl<'a, 'f> Translator<'a, 'f> {
+    /// Builds the whole function body. The builder's function already has the signature
+    /// `(ctx: i64, pc: i32, mask: i32, stop: i32) -> i32`.
+    pub fn build(
+        mut b: FunctionBuilder<'f>,
+        kernel: &'a Kernel,
+        info: &'a KernelInfo,
+        slow: &'a mut SlowPaths,
+        frontend: cranelift_codegen::isa::TargetFrontendConfig,
+    ) -> Result<(), JitError> {
+        let region = |b: &mut FunctionBuilder, id: u32, name: &'static str| -> AliasRegion {
+            b.func.dfg.alias_regions.insert(AliasRegionData {
+                user_id: id,
+                description: name.into(),
+            })
+        };
+        let regs_region = region(&mut b, 1, "regs");
+        let state_region = region(&mut b, 2, "state");
+        let device_region = region(&mut b, 3, "device");
+        let flags = Flags {
+            regs: MemFlagsData::trusted().with_alias_region(Some(regs_region)),
+            state: MemFlagsData::trusted().with_alias_region(Some(state_region)),
+            state_const: MemFlagsData::trusted()
+                .with_readonly()
+                .with_can_move()
+                .with_alias_region(Some(state_region)),
+            device: MemFlagsData::new().with_alias_region(Some(device_region)),
+            cbank: MemFlagsData::trusted()
+                .with_readonly()
+                .with_can_move()
+                .with_alias_region(Some(device_region)),
+        };
+
+        let n = kernel.insts.len();
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        let inst_blocks: Vec<Block> = (0..=n)
+            .map(|_| {
+                let blk = b.create_block();
+                b.append_block_param(blk, I32);
+                b.append_block_param(blk, I64);
+                blk
+            })
+            .collect();
+        let ret_block = b.create_block();
+        b.append_block_param(ret_block, I32);
+        b.append_block_param(ret_block, I64);
+        let trap_block = b.create_block();
+        b.set_cold_block(trap_block);
+        let reconverge_block = b.create_block();
+        b.append_block_param(reconverge_block, I32);
+        b.append_block_param(reconverge_block, I64);
+
+        b.switch_to_block(entry);
+        let params = b.block_params(entry).to_vec();
+        let (ctx, pc, mask, stop) = (params[0], params[1], params[2], params[3]);
+        let regs = b.ins().load(I64, flags.state_const, ctx, off::REGS);
+        let preds = b.ins().load(I64, flags.state_const, ctx, off::PREDS);
+        let stats = b.ins().load(I64, flags.state_const, ctx, off::STATS);
+        let zero64 = b.ins().iconst(I64, 0);
+
+        let mut t = Translator {
+            b,
+            kernel,
+            info,
+            slow,
+            flags,
+            ctx,
+            regs,
+            preds,
+            stats,
+            stop,
+            inst_blocks,
+            ret_block,
+            trap_block,
+            reconverge_block,
+            pc: 0,
+            mask,
+            insts: zero64,
+            convert_sig: None,
+        };
+        t.build_entry(pc, mask, zero64)?;
+        t.build_exits();
+        for pc in 0..n {
+            t.build_instruction(pc as u32)?;
+        }
+        t.build_implicit_end(n);
+        t.b.seal_all_blocks();
+        t.b.finalize(frontend);
+        Ok(())
+    }
+
+    fn build_entry(&mut self, pc: Value, mask: Value, zero64: Value) -> Result<(), JitError> {
+        let dispatch = self.b.create_block();
+        let at_stop = self.b.ins().icmp(IntCC::Equal, pc, self.stop);
+        self.b.ins().brif(
+            at_stop,
+            self.reconverge_block,
+            &[arg(mask), arg(zero64)],
+            dispatch,
+            &[],
+        );
+        self.b.switch_to_block(dispatch);
+        let args = [arg(mask), arg(zero64)];
+        let n = self.kernel.insts.len();
+        // Only resume points are entries: the other instructions of a basic block are reached
+        // by falling through, so values and checks of one instruction dominate the next.
+        let resume = resume_points(self.kernel, self.info);
+        let not_resumable = self.b.create_block();
+        let table: Vec<_> = (0..=n)
+            .map(|pc| {
+                let blk = if resume[pc] {
+                    self.inst_blocks[pc]
+                } else {
+                    not_resumable
+                };
+                let blk_args: &[BlockArg] = if resume[pc] { &args } else { &[] };
+                self.b.func.dfg.block_call(blk, blk_args)
+            })
+            .collect();
+        let default = self.b.func.dfg.block_call(not_resumable, &[]);
+        let jt = self
+            .b
+            .create_jump_table(JumpTableData::new(default, &table));
+        self.b.ins().br_table(pc, jt);
+        // `run_group` never passes a pc that is not a resume point (it runs such a group on
+        // the interpreter); this exit only keeps the function total.
+        self.b.switch_to_block(not_resumable);
+        let code = self.b.ins().iconst(I32, Event::NotResumable as i64);
+        self.b.ins().jump(self.ret_block, &[arg(code), arg(zero64)]);
+        Ok(())
+    }
+
+    /// The shared return, trap and reconverge blocks.
+    fn build_exits(&mut self) {
+        // ret(code, insts): flush the instruction count and return the event code.
+        self.b.switch_to_block(self.ret_block);
+        self.load_bases();
+        let p = self.b.block_params(self.ret_block).to_vec();
+        let old = self
+            .b
+            .ins()
+            .load(I64, self.flags.state, self.stats, off::STAT_WARP_INSTS);
+        let new = self.b.ins().iadd(old, p[1]);
+        self.b
+            .ins()
+            .store(self.flags.state, new, self.stats, off::STAT_WARP_INSTS);
+        self.b.ins().return_(&[p[0]]);
+
+        // trap: the payload and the instruction count are already in the context.
+        self.b.switch_to_block(self.trap_block);
+        let insts = self
+            .b
+            .ins()
+            .load(I64, self.flags.state, self.ctx, off::OUT_INSTS);
+        let code = self.b.ins().iconst(I32, Event::Trap as i64);
+        self.b.ins().jump(self.ret_block, &[arg(code), arg(insts)]);
+
+        // reconverge(mask, insts).
+        self.b.switch_to_block(self.reconverge_block);
+        let p = self.b.block_params(self.reconverge_block).to_vec();
+        self.b
+            .ins()
+            .store(self.flags.state, p[0], self.ctx, off::OUT_B);
+        let code = self.b.ins().iconst(I32, Event::Reconverge as i64);
+        self.b.ins().jump(self.ret_block, &[arg(code), arg(p[1])]);
+    }
+
+    /// Block `inst[n]`: the remaining lanes exit.
+    fn build_implicit_end(&mut self, n: usize) {
+        let blk = self.inst_blocks[n];
+        self.b.switch_to_block(blk);
+        let p = self.b.block_params(blk).to_vec();
+        self.mask = p[0];
+        self.insts = p[1];
+        self.load_bases();
+        self.exit_lanes(p[0]);
+        self.ret_event(Event::Exited);
+    }
+
+    /// Loads the register-file, predicate and counter base pointers for the current
+    /// instruction. They are movable loads: unused ones disappear, lane loops hoist them, and
+    /// within a basic block Cranelift merges them; they are not kept live from the entry block
+    /// because long-lived values across hundreds of blocks make register allocation slow.
+    fn load_bases(&mut self) {
+        let cst = self.flags.state_const;
+        self.regs = self.b.ins().load(I64, cst, self.ctx, off::REGS);
+        self.preds = self.b.ins().load(I64, cst, self.ctx, off::PREDS);
+        self.stats = self.b.ins().load(I64, cst, self.ctx, off::STATS);
+    }
+
+    fn build_instruction(&mut self, pc: u32) -> Result<(), JitError> {
+        let blk = self.inst_blocks[pc as usize];
+        self.b.switch_to_block(blk);
+        let p = self.b.block_params(blk).to_vec();
+        self.pc = pc;
+        self.mask = p[0];
+        self.insts = p[1];
+        if self.info.is_join.get(pc as usize).copied().unwrap_or(false) {
+            let cont = self.b.create_block();
+            let pc_v = self.b.ins().iconst(I32, pc as i64);
+            let at_stop = self.b.ins().icmp(IntCC::Equal, pc_v, self.stop);
+            self.b.ins().brif(
+                at_stop,
+                self.reconverge_block,
+                &[arg(self.mask), arg(self.insts)],
+                cont,
+                &[],
+            );
+            self.b.switch_to_block(cont);
+        }
+        self.insts = self.b.ins().iadd_imm_s(self.insts, 1);
+        self.load_bases();
+        let inst = &self.kernel.insts[pc as usize];
+        match self.translate_inst(inst)? {
+            Flow::Next(mask) => {
+                let next = self.inst_blocks[pc as usize + 1];
+                self.b.ins().jump(next, &[arg(mask), arg(self.insts)]);
+            }
+            Flow::Done => {}
+        }
+        Ok(())
+    }
+
+    /// Dispatches one instruction to its family's `translate_*` function.
+    fn translate_inst(&mut self, inst: &'a Inst) -> Result<Flow, JitError> {
+        let g = inst.guard;
+        match &inst.op {
+            Op::Nop => Ok(Flow::Next(self.mask)),
+            Op::Mov { .. }
+            | Op::ReadSpecial { .. }
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::IAdd3 { .. }
+            | Op::Imad { .. }
+            | Op::Lea { .. }
+            | Op::Shf(_)
+            | Op::Lop3 { .. }
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::PredMove(_) => self.translate_alu(g, &inst.op),
+            Op::SetP { .. } | Op::PredLogic { .. } | Op::Vote { .. } => {
+                self.translate_predicate(g, &inst.op)
+            }
+            Op::Load {
+                space,
+                ty,
+                order,
+                scope,
+                dst,
+                addr,
+            } => self.translate_load(g, *space, *ty, *order, *scope, *dst, addr),
+            Op::Store {
+                space,
+                ty,
+                order,
+                scope,
+                src,
+                addr,
+            } => self.translate_store(g, *space, *ty, *order, *scope, *src, addr),
+            Op::Atomic(a) => self.translate_atomic(g, a),
+            Op::Fence { order, scope } => self.translate_fence(g, *order, *scope),
+            Op::Barrier { id } => self.translate_barrier(g, *id),
+            Op::Branch { target, uniform } => self.translate_branch(g, *target, *uniform),
+            Op::Exit => self.translate_exit(g),
+        }
+    }
+
+    // ---- errors ----------------------------------------------------------------------------
+
+    fn unsupported(&self, what: impl Into<String>) -> JitError {
+        JitError::Unsupported {
+            kernel: self.kernel.name.clone(),
+            pc: self.pc,
+            what: what.into(),
+        }
+    }
+
+    fn invalid(&self, what: impl Into<String>) -> JitError {
+        JitError::Invalid {
+            kernel: self.kernel.name.clone(),
+            pc: self.pc,
+            what: what.into(),
+        }
+    }
+
+    /// Checks that register `r` (and `words - 1` more) is inside the register file.
+    fn check_reg(&self, r: Reg, words: u16) -> Result<(), JitError> {
+        if !r.is_rz() && u32::from(r.0) + u32::from(words) > self.kernel.num_regs {
+            return Err(self.invalid(format!(
+                "register R{} (width {words}) is outside the kernel's {} registers",
+                r.0, self.kernel.num_regs
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_pred(&self, p: Pred) -> Result<(), JitError> {
+        if !p.is_pt() && u32::from(p.0) >= self.kernel.num_preds {
+            return Err(self.invalid(format!(
+                "predicate P{} is outside the kernel's {} predicates",
+                p.0, self.kernel.num_preds
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_operand(&mut self, op: Operand, words: u16) -> Result<(), JitError> {
+        match op {
+            Operand::Reg(r) => self.check_reg(r, words),
+            Operand::Imm(_) => Ok(()),
+            Operand::Const { bank, offset } => {
+                let width = u32::from(words) * 4;
+                if bank != 0 || offset % width != 0 {
+                    return Err(self.invalid(format!("constant operand c[{bank:#x}][{offset:#x}]")));
+                }
+                let end = u64::from(offset) + u64::from(width);
+                self.slow.cbank_needed = self.slow.cbank_needed.max(end);
+                Ok(())
+            }
+        }
+    }
+
+    // ---- exits -------------------------------------------------------------------------------
+
+    /// Returns `event` to the scheduler (payload already written).
+    fn ret_event(&mut self, event: Event) {
+        let code = self.b.ins().iconst(I32, event as i64);
+        self.b
+            .ins()
+            .jump(self.ret_block, &[arg(code), arg(self.insts)]);
+    }
+
+    fn store_out(&mut self, offset: i32, v: Value) {
+        self.b.ins().store(self.flags.state, v, self.ctx, offset);
+    }
+
+    fn store_out_const(&mut self, offset: i32, v: u32) {
+        let c = self.b.ins().iconst(I32, v as i64);
+        self.store_out(offset, c);
+    }
+
+    /// `exited |= lanes`.
+    fn exit_lanes(&mut self, lanes: Value) {
+        let old = self
+            .b
+            .ins()
+            .load(I32, self.flags.state, self.ctx, off::EXITED);
+        let new = self.b.ins().bor(old, lanes);
+        self.b
+            .ins()
+            .store(self.flags.state, new, self.ctx, off::EXITED);
+    }
+
+    /// Jumps to the trap block for `lane` faulting with `reason` (an i32 value) at `addr`.
+    fn jump_trap(&mut self, reason: Value, lane: Value, space: Space, addr: Value) {
+        // Each (cold) fault block writes the payload and its instruction count into the
+        // context and jumps to the shared trap exit, which takes no block parameters: a join of
+        // hundreds of fault edges with parameters makes register allocation merge their values
+        // into long-lived bundles, which costs far more compile time than these stores.
+        self.store_out(off::OUT_A, reason);
+        self.store_out(off::OUT_B, lane);
+        self.store_out_const(off::OUT_C, self.pc);
+        self.store_out_const(off::OUT_D, abi::space_code(space));
+        self.b
+            .ins()
+            .store(self.flags.state, addr, self.ctx, off::OUT_ADDR);
+        self.b
+            .ins()
+            .store(self.flags.state, self.insts, self.ctx, off::OUT_INSTS);
+        self.b.ins().jump(self.trap_block, &[]);
+    }
+
+    // ---- masks, guards, predicates ----------------------------------------------------------
+
+    /// The lane mask of predicate `p` (not PT).
+    fn load_pred(&mut self, p: Pred) -> Value {
+        self.b
+            .ins()
+            .load(I32, self.flags.state, self.preds, i32::from(p.0) * 4)
+    }
+
+    /// The lanes where `src` is true, as a mask.
+    fn pred_mask(&mut self, src: PredSrc) -> Result<Value, JitError> {
+        self.check_pred(src.pred)?;
+        Ok(if src.pred.is_pt() {
+            self.b
+                .ins()
+                .iconst(I32, if src.negate { 0 } else { -1i64 as u32 as i64 })
+        } else {
+            let m = self.load_pred(src.pred);
+            if src.negate {
+                self.b.ins().bnot(m)
+            } else {
+                m
+            }
+        })
+    }
+
+    /// `mask & guard`: the lanes that execute the current instruction.
+    fn exec_mask(&mut self, guard: Guard) -> Result<Value, JitError> {
+        let g = self.pred_mask(PredSrc {
+            pred: guard.pred,
+            negate: guard.negate,
+        })?;
+        Ok(if guard.is_always() {
+            self.mask
+        } else {
+            self.b.ins().band(self.mask, g)
+        })
+    }
+
+    /// `p = (p & !exec) | (bits & exec)`; writes to PT are discarded.
+    fn write_pred(&mut self, p: Pred, exec: Value, bits: Value) -> Result<(), JitError> {
+        self.check_pred(p)?;
+        if p.is_pt() {
+            return Ok(());
+        }
+        let old = self.load_pred(p);
+        let new = self.b.ins().bitselect(exec, bits, old);
+        self.b
+            .ins()
+            .store(self.flags.state, new, self.preds, i32::from(p.0) * 4);
+        Ok(())
+    }
+
+    /// Bit `lane` of `mask`, as an i32 0 or 1.
+    fn lane_bit_of(&mut self, mask: Value, lane: &Lane) -> Value {
+        let s = self.b.ins().ushr(mask, lane.index);
+        self.b.ins().band_imm_s(s, 1)
+    }
+
+    /// `(b ? 1 : 0) << lane` for an i8 boolean `b`.
+    fn bool_to_lane_bit(&mut self, b: Value, lane: &Lane) -> Value {
+        let v = self.b.ins().uextend(I32, b);
+        self.b.ins().ishl(v, lane.index)
+    }
+
+    // ---- lane loops ----------------------------------------------------------------------
+
+    /// Runs `body` for each set bit of `exec`, in increasing lane order, threading `carried`
+    /// values through the iterations; returns their final values.
+    ///
+    /// One loop shape serves every family: `lane = ctz(rest); rest &= rest - 1`. For a full
+    /// warp it costs what a counted 32-lane loop costs (one bit-scan and one `blsr`-style and
+    /// against an increment and a bit test), and for the sparse masks of divergent code and
+    /// single-lane critical sections it visits only the executing lanes.
+    fn lane_loop(
+        &mut self,
+        exec: Value,
+        carried: &[Value],
+        body: impl FnOnce(&mut Self, &Lane, &[Value]) -> Result<Vec<Value>, JitError>,
+    ) -> Result<Vec<Value>, JitError> {
+        let types: Vec<Type> = carried
+            .iter()
+            .map(|&v| self.b.func.dfg.value_type(v))
+            .collect();
+        let body_blk = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.append_block_param(body_blk, I32);
+        for &ty in &types {
+            self.b.append_block_param(body_blk, ty);
+            self.b.append_block_param(after, ty);
+        }
+        let mut args = vec![arg(exec)];
+        args.extend(carried.iter().map(|&v| arg(v)));
+        let after_args: Vec<BlockArg> = carried.iter().map(|&v| arg(v)).collect();
+        self.b.ins().brif(exec, body_blk, &args, after, &after_args);
+
+        self.b.switch_to_block(body_blk);
+        let p = self.b.block_params(body_blk).to_vec();
+        let rest = p[0];
+        let index = self.b.ins().ctz(rest);
+        let rest_minus_one = self.b.ins().iadd_imm_s(rest, -1);
+        let next = self.b.ins().band(rest, rest_minus_one);
+        let index64 = self.b.ins().uextend(I64, index);
+        let byte = self.b.ins().ishl_imm_s(index64, 2);
+        let row = self.b.ins().iadd(self.regs, byte);
+        let lane = Lane { index, row };
+        let out = body(self, &lane, &p[1..])?;
+        let mut args = vec![arg(next)];
+        args.extend(out.iter().map(|&v| arg(v)));
+        let after_args: Vec<BlockArg> = out.iter().map(|&v| arg(v)).collect();
+        self.b.ins().brif(next, body_blk, &args, after, &after_args);
+
+        self.b.switch_to_block(after);
+        Ok(self.b.block_params(after).to_vec())
+    }
+
+    // ---- registers and operands ----------------------------------------------------------
+
+    fn read_reg32(&mut self, lane: &Lane, r: Reg) -> Value {
+        if r.is_rz() {
+            return self.b.ins().iconst(I32, 0);
+        }
+        self.b.ins().load(
+            I32,
+            self.flags.regs,
+            lane.row,
+            i32::from(r.0) * REG_ROW_BYTES,
+        )
+    }
+
+    fn read_reg64(&mut self, lane: &Lane, r: Reg) -> Value {
+        if r.is_rz() {
+            return self.b.ins().iconst(I64, 0);
+        }
+        let lo = self.read_reg32(lane, r);
+        let hi = self.read_reg32(lane, r.word(1));
+        self.concat(lo, hi)
+    }
+
+    /// `(hi << 32) | lo` as i64.
+    fn concat(&mut self, lo: Value, hi: Value) -> Value {
+        let lo = self.b.ins().uextend(I64, lo);
+        let hi = self.b.ins().uextend(I64, hi);
+        let hi = self.b.ins().ishl_imm_s(hi, 32);
+        self.b.ins().bor(lo, hi)
+    }
+
+    fn write_reg32(&mut self, lane: &Lane, r: Reg, v: Value) {
+        if r.is_rz() {
+            return;
+        }
+        self.b
+            .ins()
+            .store(self.flags.regs, v, lane.row, i32::from(r.0) * REG_ROW_BYTES);
+    }
+
+    fn write_reg64(&mut self, lane: &Lane, r: Reg, v: Value) {
+        if r.is_rz() {
+            return;
+        }
+        let lo = self.b.ins().ireduce(I32, v);
+        let hi = self.b.ins().ushr_imm_s(v, 32);
+        let hi = self.b.ins().ireduce(I32, hi);
+        self.write_reg32(lane, r, lo);
+        self.write_reg32(lane, r.word(1), hi);
+    }
+
+    /// Writes a value of `words` 32-bit words (an i32 for 1, an i64 for 2).
+    fn write_reg(&mut self, lane: &Lane, r: Reg, words: u16, v: Value) {
+        if words == 2 {
+            self.write_reg64(lane, r, v)
+        } else {
+            self.write_reg32(lane, r, v)
+        }
+    }
+
+    /// Reads an operand of `words` words (i32 or i64). Constant-bank reads are movable loads
+    /// (Cranelift hoists them out of lane loops).
+    fn read_operand(&mut self, lane: &Lane, op: Operand, words: u16) -> Result<Value, JitError> {
+        self.check_operand(op, words)?;
+        let ty = if words == 2 { I64 } else { I32 };
+        Ok(match op {
+            Operand::Reg(r) => {
+                if words == 2 {
+                    self.read_reg64(lane, r)
+                } else {
+                    self.read_reg32(lane, r)
+                }
+            }
+            Operand::Imm(v) => {
+                let v = if words == 2 {
+                    v as i64
+                } else {
+                    v as u32 as i64
+                };
+                self.b.ins().iconst(ty, v)
+            }
+            Operand::Const { offset, .. } => {
+                let base = self
+                    .b
+                    .ins()
+                    .load(I64, self.flags.state_const, self.ctx, off::CBANK);
+                self.b.ins().load(ty, self.flags.cbank, base, offset as i32)
+            }
+        })
+    }
+
+    /// Reads a source of type `ty` (an i32, or an i64 for 64-bit types) and applies its
+    /// modifier in `ty`. Integer sources narrower than 32 bits are first brought to their
+    /// canonical form (see [`Self::narrow`]); then `Neg` is two's complement, `Not` the
+    /// complement, `Abs` the wrapping absolute value and `NegAbs` its negation. For floats the
+    /// modifiers are sign-bit operations (`Not` complements the bits). Bits above the type's
+    /// width may be left non-canonical: users narrow results where the type is narrow.
+    fn read_src(&mut self, lane: &Lane, src: &Src, ty: Ty) -> Result<Value, JitError> {
+        let words = ty.regs();
+        let v = self.read_operand(lane, src.operand, words)?;
+        let v = if ty.is_int() { self.narrow(v, ty) } else { v };
+        Ok(self.apply_modifier(v, src.modifier, ty))
+    }
+
+    fn apply_modifier(&mut self, v: Value, m: SrcMod, ty: Ty) -> Value {
+        let vt = self.b.func.dfg.value_type(v);
+        let sign = 1i64.wrapping_shl(ty.bits() - 1);
+        let sign = if vt == I32 { sign as u32 as i64 } else { sign };
+        match m {
+            SrcMod::None => v,
+            SrcMod::Not => self.b.ins().bnot(v),
+            SrcMod::Neg if ty.is_float() => self.b.ins().bxor_imm_s(v, sign),
+            SrcMod::Neg => self.b.ins().ineg(v),
+            SrcMod::Abs if ty.is_float() => self.b.ins().band_imm_s(v, !sign),
+            SrcMod::Abs => self.b.ins().iabs(v),
+            SrcMod::NegAbs if ty.is_float() => self.b.ins().bor_imm_s(v, sign),
+            SrcMod::NegAbs => {
+                let a = self.b.ins().iabs(v);
+                self.b.ins().ineg(a)
+            }
+        }
+    }
+
+    /// A register value of a type narrower than 32 bits brought to its register form: the low
+    /// bits extended by the type's signedness (sign for `s8`/`s16`, zero otherwise, floats
+    /// included). 32- and 64-bit types are unchanged. Used on inputs (whatever the register's
+    /// upper bits hold) and on results (which wrap modulo 2^bits).
+    fn narrow(&mut self, v: Value, ty: Ty) -> Value {
+        let bits = ty.bits();
+        if bits >= 32 {
+            return v;
+        }
+        if ty.is_signed_int() {
+            let s = self.b.ins().ishl_imm_s(v, i64::from(32 - bits));
+            self.b.ins().sshr_imm_s(s, i64::from(32 - bits))
+        } else {
+            self.b.ins().band_imm_s(v, (1i64 << bits) - 1)
+        }
+    }
+
+    /// An i8 boolean `v != 0`.
+    fn is_nonzero(&mut self, v: Value) -> Value {
+        self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0)
+    }
+
+    /// The i32/i64 constant of the given type.
+    fn iconst(&mut self, ty: Type, v: i64) -> Value {
+        // Cranelift wants narrow immediates zero-extended.
+        let v = if ty == I32 { v as u32 as i64 } else { v };
+        self.b.ins().iconst(ty, v)
+    }
+
+    /// `stats[offset] += v` (an i64).
+    fn stat_add(&mut self, offset: i32, v: Value) {
+        let old = self.b.ins().load(I64, self.flags.state, self.stats, offset);
+        let new = self.b.ins().iadd(old, v);
+        self.b
+            .ins()
+            .store(self.flags.state, new, self.stats, offset);
+    }
+
+    fn stat_incr(&mut self, offset: i32) {
+        let one = self.b.ins().iconst(I64, 1);
+        self.stat_add(offset, one);
+    }
+
+    /// A signature `(ptr, i32, i32)` for slow-path calls.
+    fn slow_sig(&mut self) -> SigRef {
+        if let Some(s) = self.convert_sig {
+            return s;
+        }
+        let call_conv = self.b.func.signature.call_conv;
+        let mut sig = cranelift_codegen::ir::Signature::new(call_conv);
+        sig.params.push(cranelift_codegen::ir::AbiParam::new(I64));
+        sig.params.push(cranelift_codegen::ir::AbiParam::new(I32));
+        sig.params.push(cranelift_codegen::ir::AbiParam::new(I32));
+        let s = self.b.import_signature(sig);
+        self.convert_sig = Some(s);
+        s
+    }
+
+    // ---- control flow ----------------------------------------------------------------------
+
+    /// `BRA`: uniform not-taken falls through, uniform taken jumps (or yields when the target is
+    /// at or before the branch, so spinning code lets other groups run), a split reports
+    /// `Diverge`.
+    fn translate_branch(
+        &mut self,
+        g: Guard,
+        target: u32,
+        _uniform: bool,
+    ) -> Result<Flow, JitError> {
+        // `uniform` (PTX `bra.uni`) is a promise the scheduler does not need: a branch marked
+        // uniform that splits anyway is still reported as a divergence, which is exact.
+        if target as usize >= self.kernel.insts.len() {
+            return Err(self.invalid(format!(
+                "branch target {target} is past the last instruction"
+            )));
+        }
+        if g.is_never() {
+            return Ok(Flow::Next(self.mask));
+        }
+        if g.is_always() {
+            self.branch_taken(target);
+            return Ok(Flow::Done);
+        }
+        let taken = self.exec_mask(g)?;
+        let not_taken_blk = self.b.create_block();
+        let some_blk = self.b.create_block();
+        let all_blk = self.b.create_block();
+        let split_blk = self.b.create_block();
+        self.b.ins().brif(taken, some_blk, &[], not_taken_blk, &[]);
+
+        self.b.switch_to_block(some_blk);
+        let all = self.b.ins().icmp(IntCC::Equal, taken, self.mask);
+        self.b.ins().brif(all, all_blk, &[], split_blk, &[]);
+
+        self.b.switch_to_block(all_blk);
+        self.branch_taken(target);
+
+        self.b.switch_to_block(split_blk);
+        let fall = self.b.ins().band_not(self.mask, taken);
+        self.store_out_const(off::OUT_A, self.pc);
+        self.store_out_const(off::OUT_B, target);
+        self.store_out(off::OUT_C, taken);
+        self.store_out(off::OUT_D, fall);
+        self.ret_event(Event::Diverge);
+
+        self.b.switch_to_block(not_taken_blk);
+        Ok(Flow::Next(self.mask))
+    }
+
+    /// The whole group takes the branch to `target`.
+    fn branch_taken(&mut self, target: u32) {
+        if target <= self.pc {
+            self.store_out_const(off::OUT_A, target);
+            self.store_out(off::OUT_B, self.mask);
+            self.ret_event(Event::Yield);
+        } else {
+            let blk = self.inst_blocks[target as usize];
+            self.b.ins().jump(blk, &[arg(self.mask), arg(self.insts)]);
+        }
+    }
+
+    /// `EXIT`: executing lanes join `exited` and leave the group; the rest continue.
+    fn translate_exit(&mut self, g: Guard) -> Result<Flow, JitError> {
+        if g.is_never() {
+            return Ok(Flow::Next(self.mask));
+        }
+        let exec = self.exec_mask(g)?;
+        self.exit_lanes(exec);
+        if g.is_always() {
+            self.ret_event(Event::Exited);
+            return Ok(Flow::Done);
+        }
+        let rest = self.b.ins().band_not(self.mask, exec);
+        let done_blk = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.ins().brif(rest, cont, &[], done_blk, &[]);
+        self.b.switch_to_block(done_blk);
+        self.ret_event(Event::Exited);
+        self.b.switch_to_block(cont);
+        Ok(Flow::Next(rest))
+    }
+
+    /// `BAR.SYNC id`: the group stops and the scheduler resumes it at `pc + 1` once the barrier
+    /// releases. A guarded barrier that no lane executes is a no-op; otherwise the whole group
+    /// waits (a group cannot be split here without a divergence the scheduler has not seen).
+    fn translate_barrier(&mut self, g: Guard, id: u32) -> Result<Flow, JitError> {
+        if g.is_never() {
+            return Ok(Flow::Next(self.mask));
+        }
+        if g.is_always() {
+            self.barrier_wait(id);
+            return Ok(Flow::Done);
+        }
+        let wait_blk = self.b.create_block();
+        let cont = self.b.create_block();
+        let exec = self.exec_mask(g)?;
+        self.b.ins().brif(exec, wait_blk, &[], cont, &[]);
+        self.b.switch_to_block(wait_blk);
+        self.barrier_wait(id);
+        self.b.switch_to_block(cont);
+        Ok(Flow::Next(self.mask))
+    }
+
+    fn barrier_wait(&mut self, id: u32) {
+        self.store_out_const(off::OUT_A, self.pc);
+        self.store_out(off::OUT_B, self.mask);
+        self.store_out_const(off::OUT_C, id);
+        self.ret_event(Event::Barrier);
+    }
+}
+
+/// The instructions where a group can start: `pc` 0, branch targets, the instruction after a
+/// branch or a barrier (fall-through and barrier resumption), reconvergence points, the
+/// validator's basic-block starts, and the implicit end `n`. Indexed `0..=n`.
+pub(super) fn resume_points(kernel: &Kernel, info: &KernelInfo) -> Vec<bool> {
+    let n = kernel.insts.len();
+    let mut resume = vec![false; n + 1];
+    resume[0] = true;
+    resume[n] = true;
+    for (pc, inst) in kernel.insts.iter().enumerate() {
+        if info.is_join.get(pc).copied().unwrap_or(false)
+            || info.block_start.get(pc).copied().unwrap_or(false)
+        {
+            resume[pc] = true;
+        }
+        match &inst.op {
+            Op::Branch { target, .. } => {
+                if (*target as usize) <= n {
+                    resume[*target as usize] = true;
+                }
+                resume[pc + 1] = true;
+            }
+            Op::Barrier { .. } | Op::Exit => resume[pc + 1] = true,
+            Op::Nop
+            | Op::Mov { .. }
+            | Op::ReadSpecial { .. }
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::IAdd3 { .. }
+            | Op::Imad { .. }
+            | Op::Lea { .. }
+            | Op::Shf(_)
+            | Op::Lop3 { .. }
+            | Op::SetP { .. }
+            | Op::PredLogic { .. }
+            | Op::PredMove(_)
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Vote { .. }
+            | Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Atomic(_)
+            | Op::Fence { .. } => {}
+        }
+    }
+    resume
+}
+
+/// Device base of the global arena, as the i64 the generated code subtracts.
+const GLOBAL_BASE_I64: i64 = GLOBAL_BASE as i64;

@@ -1,0 +1,1135 @@
+//! Differential property test: generated kernels run on the reference interpreter and on the
+//! Cranelift JIT (through `exec::launch`, deterministic schedule) must agree on the whole global
+//! memory image (every register of every thread is stored there at the end), on the trap, and
+//! on the launch counters.
+//!
+//! Kernels mix the ALU (IADD3 with carries, IMAD, LEA, SHF, LOP3, ISETP, SEL, shifts, division,
+//! conversions, float arithmetic), predicates and votes, forward branches (divergent), loops
+//! with bounded (also per-lane) trip counts, LDS/STS and LDG/STG of every width, every
+//! ATOMS/ATOMG/RED op and size of the validator's tables (CAST.SPIN included), fences,
+//! barriers and partial exits; a few accesses are left unmasked so that some kernels trap.
+//!
+//! Each case is generated from one `u64` seed; a failure prints it (proptest reports the
+//! failing input), and `ATOMJIT_DIFF_SEED=<seed>` reruns just that kernel.
+
+use atomjit::exec::random::SplitMix64;
+use atomjit::exec::{launch, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, GLOBAL_BASE};
+use atomjit::interp::Interpreter;
+use atomjit::ir::*;
+use atomjit::{jit, valid};
+use proptest::prelude::*;
+use std::time::Duration;
+
+const DATA_BYTES: u64 = 1024;
+const SHARED_BYTES: u32 = 256;
+/// Registers stored per thread at the end: R8..R17 and a predicate word.
+const OUT_WORDS: u64 = 12;
+
+struct Gen {
+    rng: SplitMix64,
+    insts: Vec<Inst>,
+    /// Nesting depth of loops and branches (barriers only at depth 0).
+    depth: u32,
+}
+
+fn reg(n: u16) -> Operand {
+    Operand::Reg(Reg(n))
+}
+
+fn src(o: Operand) -> Src {
+    Src::plain(o)
+}
+
+fn p(n: u16) -> Pred {
+    Pred(n)
+}
+
+impl Gen {
+    fn below(&mut self, n: u64) -> u64 {
+        self.rng.next() % n
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len() as u64) as usize]
+    }
+
+    fn push(&mut self, op: Op) {
+        self.push_guarded(Guard::ALWAYS, op);
+    }
+
+    fn push_guarded(&mut self, guard: Guard, op: Op) {
+        let n = self.insts.len() as u32;
+        self.insts.push(Inst {
+            op,
+            guard,
+            span: Span {
+                start: 0,
+                end: 0,
+                line: n + 1,
+                col: 1,
+            },
+            text: format!("inst {n}"),
+            sched: Vec::new(),
+        });
+    }
+
+    /// A value register R8..R17.
+    fn val(&mut self) -> Reg {
+        Reg(8 + self.below(10) as u16)
+    }
+
+    /// An even value pair R8, R10, .., R16.
+    fn pair(&mut self) -> Reg {
+        Reg(8 + 2 * self.below(5) as u16)
+    }
+
+    fn value_pred(&mut self) -> Pred {
+        p(self.below(3) as u16)
+    }
+
+    fn pred_src(&mut self) -> PredSrc {
+        match self.below(5) {
+            0 => PredSrc::TRUE,
+            1 => PredSrc::FALSE,
+            _ => PredSrc {
+                pred: self.value_pred(),
+                negate: self.chance(50),
+            },
+        }
+    }
+
+    fn interesting_imm(&mut self) -> u64 {
+        match self.below(6) {
+            0 => self.pick(&[
+                0u64,
+                1,
+                2,
+                31,
+                32,
+                33,
+                0x7fff_ffff,
+                0x8000_0000,
+                0xffff_ffff,
+                0xffff_fffe,
+            ]),
+            1 => self.below(64),
+            2 => f32::to_bits(self.pick(&[
+                0.0f32,
+                -0.0,
+                1.5,
+                -2.25,
+                1e-40,
+                f32::INFINITY,
+                f32::NAN,
+                3e9,
+            ])) as u64,
+            _ => self.rng.next() & 0xffff_ffff,
+        }
+    }
+
+    fn operand(&mut self) -> Operand {
+        match self.below(8) {
+            0 => Operand::Imm(self.interesting_imm()),
+            1 => Operand::Reg(Reg::RZ),
+            _ => Operand::Reg(self.val()),
+        }
+    }
+
+    fn int_src(&mut self) -> Src {
+        let modifier = match self.below(8) {
+            0 => SrcMod::Neg,
+            1 => SrcMod::Not,
+            _ => SrcMod::None,
+        };
+        Src {
+            operand: self.operand(),
+            modifier,
+        }
+    }
+
+    fn pair_src(&mut self) -> Src {
+        let operand = if self.chance(15) {
+            Operand::Imm(self.rng.next())
+        } else {
+            Operand::Reg(self.pair())
+        };
+        Src::plain(operand)
+    }
+
+    fn guard(&mut self) -> Guard {
+        if self.chance(75) {
+            Guard::ALWAYS
+        } else {
+            Guard {
+                pred: self.value_pred(),
+                negate: self.chance(50),
+            }
+        }
+    }
+
+    fn alu(&mut self) {
+        let g = self.guard();
+        let op = match self.below(17) {
+            0 => Op::IAdd3 {
+                dst: self.val(),
+                carry_out: [
+                    if self.chance(50) {
+                        self.value_pred()
+                    } else {
+                        Pred::PT
+                    },
+                    if self.chance(30) {
+                        self.value_pred()
+                    } else {
+                        Pred::PT
+                    },
+                ],
+                a: self.int_src(),
+                b: self.int_src(),
+                c: self.int_src(),
+                carry_in: [self.pred_src(), PredSrc::FALSE],
+            },
+            1 => {
+                let mode = self.pick(&[ImadMode::Lo, ImadMode::Hi, ImadMode::Wide]);
+                let (dst, c) = if mode == ImadMode::Wide {
+                    (self.pair(), self.pair_src())
+                } else {
+                    (self.val(), self.int_src())
+                };
+                Op::Imad {
+                    mode,
+                    signed: self.chance(50),
+                    dst,
+                    a: self.int_src(),
+                    b: self.int_src(),
+                    c,
+                }
+            }
+            2 => {
+                let hi = self.chance(50);
+                Op::Lea {
+                    hi,
+                    sx32: hi && self.chance(30),
+                    dst: self.val(),
+                    carry_out: if self.chance(50) {
+                        self.value_pred()
+                    } else {
+                        Pred::PT
+                    },
+                    a: Src::plain(self.operand()),
+                    b: self.int_src(),
+                    c: Src::plain(self.operand()),
+                    shift: self.below(32) as u8,
+                    carry_in: self.pred_src(),
+                }
+            }
+            3 => Op::Shf(ShfInst {
+                left: self.chance(50),
+                wrap: self.chance(30),
+                high: self.chance(50),
+                ty: self.pick(&[Ty::U32, Ty::S32, Ty::U64, Ty::S64]),
+                dst: self.val(),
+                lo: Src::plain(self.operand()),
+                shift: Src::plain(if self.chance(50) {
+                    Operand::Imm(self.below(70))
+                } else {
+                    self.operand()
+                }),
+                hi: Src::plain(self.operand()),
+            }),
+            4 => Op::Lop3 {
+                dst: self.val(),
+                pred_out: if self.chance(30) {
+                    self.value_pred()
+                } else {
+                    Pred::PT
+                },
+                a: Src::plain(self.operand()),
+                b: Src::plain(self.operand()),
+                c: Src::plain(self.operand()),
+                lut: self.below(256) as u8,
+            },
+            5 | 6 => {
+                let ty = self.pick(&[Ty::U32, Ty::S32, Ty::U64, Ty::S64, Ty::U16, Ty::S8, Ty::F32]);
+                let (a, b) = if ty.regs() == 2 {
+                    (self.pair_src(), self.pair_src())
+                } else {
+                    (self.int_src(), self.int_src())
+                };
+                let (a, b) = if ty.is_float() {
+                    (Src::plain(a.operand), Src::plain(b.operand))
+                } else {
+                    (a, b)
+                };
+                let cmps: &[CmpOp] = if ty.is_float() {
+                    CmpOp::ALL
+                } else {
+                    &[
+                        CmpOp::Eq,
+                        CmpOp::Ne,
+                        CmpOp::Lt,
+                        CmpOp::Le,
+                        CmpOp::Gt,
+                        CmpOp::Ge,
+                    ]
+                };
+                Op::SetP {
+                    cmp: self.pick(cmps),
+                    ty,
+                    combine: self.pick(BoolOp::ALL),
+                    dst: self.value_pred(),
+                    dst2: if self.chance(50) {
+                        self.value_pred()
+                    } else {
+                        Pred::PT
+                    },
+                    a,
+                    b,
+                    c: self.pred_src(),
+                }
+            }
+            7 | 8 => {
+                let ty = self.pick(&[
+                    Ty::U32,
+                    Ty::S32,
+                    Ty::U32,
+                    Ty::S32,
+                    Ty::U64,
+                    Ty::S64,
+                    Ty::U8,
+                    Ty::S16,
+                ]);
+                let ops: &[BinOp] = BinOp::ALL;
+                let op = self.pick(ops);
+                let op = if op == BinOp::MulWide && ty.bits() > 32 {
+                    BinOp::Mul
+                } else {
+                    op
+                };
+                let wide_dst = op == BinOp::MulWide && ty.bits() == 32;
+                let dst = if ty.regs() == 2 || wide_dst {
+                    self.pair()
+                } else {
+                    self.val()
+                };
+                let a = if ty.regs() == 2 {
+                    self.pair_src()
+                } else {
+                    self.int_src()
+                };
+                let b = if ty.regs() == 2 && !matches!(op, BinOp::Shl | BinOp::Shr) {
+                    self.pair_src()
+                } else {
+                    self.int_src()
+                };
+                let b = if matches!(op, BinOp::Shl | BinOp::Shr) && ty.regs() == 2 {
+                    Src::plain(if self.chance(50) {
+                        Operand::Imm(self.below(80))
+                    } else {
+                        Operand::Reg(self.pair())
+                    })
+                } else {
+                    b
+                };
+                Op::Binary {
+                    op,
+                    ty,
+                    dst,
+                    a,
+                    b,
+                    ftz: false,
+                }
+            }
+            9 => {
+                let ty = self.pick(&[Ty::F32, Ty::F64]);
+                let op = self.pick(&[BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Min, BinOp::Max]);
+                let (dst, a, b) = if ty == Ty::F64 {
+                    (
+                        self.pair(),
+                        Src::plain(Operand::Reg(self.pair())),
+                        Src::plain(Operand::Reg(self.pair())),
+                    )
+                } else {
+                    let m = self.pick(&[SrcMod::None, SrcMod::Neg, SrcMod::Abs, SrcMod::NegAbs]);
+                    (
+                        self.val(),
+                        Src {
+                            operand: self.operand(),
+                            modifier: m,
+                        },
+                        Src::plain(self.operand()),
+                    )
+                };
+                Op::Binary {
+                    op,
+                    ty,
+                    dst,
+                    a,
+                    b,
+                    ftz: self.chance(50),
+                }
+            }
+            10 => {
+                let op = self.pick(UnOp::ALL);
+                let ty = self.pick(&[Ty::U32, Ty::S32, Ty::U64, Ty::S16]);
+                let (dst, a) = if ty.regs() == 2 {
+                    (
+                        if matches!(op, UnOp::Popc | UnOp::Clz) {
+                            self.val()
+                        } else {
+                            self.pair()
+                        },
+                        self.pair_src(),
+                    )
+                } else {
+                    (self.val(), self.int_src())
+                };
+                Op::Unary { op, ty, dst, a }
+            }
+            11 => Op::Select {
+                ty: self.pick(&[Ty::U32, Ty::S8]),
+                dst: self.val(),
+                a: self.int_src(),
+                b: self.int_src(),
+                pred: self.pred_src(),
+            },
+            12 => {
+                let (dst_ty, src_ty, round) = self.pick(&[
+                    (Ty::F32, Ty::S32, Round::Nearest),
+                    (Ty::F32, Ty::U32, Round::Zero),
+                    (Ty::F32, Ty::S32, Round::Down),
+                    (Ty::S32, Ty::F32, Round::Nearest),
+                    (Ty::U32, Ty::F32, Round::Zero),
+                    (Ty::S32, Ty::F32, Round::Up),
+                    (Ty::S16, Ty::F32, Round::Down),
+                    (Ty::F64, Ty::F32, Round::Nearest),
+                    (Ty::F32, Ty::F64, Round::Nearest),
+                    (Ty::F32, Ty::F64, Round::Up),
+                    (Ty::F16, Ty::F32, Round::Nearest),
+                    (Ty::F32, Ty::F16, Round::Nearest),
+                    (Ty::U8, Ty::S32, Round::Nearest),
+                    (Ty::S64, Ty::S16, Round::Nearest),
+                    (Ty::F32, Ty::U64, Round::Nearest),
+                    (Ty::F64, Ty::S64, Round::Zero),
+                ]);
+                let dst = if dst_ty.regs() == 2 {
+                    self.pair()
+                } else {
+                    self.val()
+                };
+                let a = if src_ty.regs() == 2 {
+                    self.pair_src()
+                } else {
+                    Src::plain(self.operand())
+                };
+                Op::Convert {
+                    dst_ty,
+                    src_ty,
+                    round,
+                    ftz: src_ty.is_float() && dst_ty.is_float() && self.chance(30),
+                    dst,
+                    a,
+                }
+            }
+            13 => Op::PredLogic {
+                op: self.pick(BoolOp::ALL),
+                dst: self.value_pred(),
+                a: self.pred_src(),
+                b: self.pred_src(),
+            },
+            14 => {
+                if self.chance(50) {
+                    Op::PredMove(PredMove::ToReg {
+                        dst: self.val(),
+                        src: self.pred_src(),
+                    })
+                } else {
+                    Op::PredMove(PredMove::FromReg {
+                        dst: self.value_pred(),
+                        src: self.operand(),
+                        mask: 1 << self.below(32),
+                    })
+                }
+            }
+            15 => Op::Vote {
+                mode: self.pick(&[VoteMode::Any, VoteMode::All, VoteMode::Eq]),
+                dst: if self.chance(50) { self.val() } else { Reg::RZ },
+                dst_pred: self.value_pred(),
+                src: self.pred_src(),
+            },
+            _ => {
+                let ty = self.pick(&[Ty::U32, Ty::U64]);
+                let dst = if ty == Ty::U64 {
+                    self.pair()
+                } else {
+                    self.val()
+                };
+                Op::Mov {
+                    ty,
+                    dst,
+                    src: Operand::Imm(self.rng.next()),
+                }
+            }
+        };
+        self.push_guarded(g, op);
+    }
+
+    /// R7 = value & mask (a shared offset), or unmasked now and then so that some kernels trap.
+    fn shared_offset(&mut self, align: u64) -> Reg {
+        let mask = if self.chance(2) {
+            0x1ff
+        } else {
+            (SHARED_BYTES as u64 - 1) & !(align - 1)
+        };
+        let v = self.val();
+        self.push(Op::Lop3 {
+            dst: Reg(7),
+            pred_out: Pred::PT,
+            a: Src::plain(Operand::Reg(v)),
+            b: Src::plain(Operand::Imm(mask)),
+            c: Src::plain(Operand::Reg(Reg::RZ)),
+            lut: 0xc0,
+        });
+        Reg(7)
+    }
+
+    /// R18:R19 = data + (value & mask): a global address in the data buffer.
+    fn global_address(&mut self, align: u64) -> Reg {
+        let mask = if self.chance(2) {
+            0x7ff
+        } else {
+            (DATA_BYTES - 1) & !(align - 1)
+        };
+        let v = self.val();
+        self.push(Op::Lop3 {
+            dst: Reg(7),
+            pred_out: Pred::PT,
+            a: Src::plain(Operand::Reg(v)),
+            b: Src::plain(Operand::Imm(mask)),
+            c: Src::plain(Operand::Reg(Reg::RZ)),
+            lut: 0xc0,
+        });
+        self.push(Op::Imad {
+            mode: ImadMode::Wide,
+            signed: false,
+            dst: Reg(18),
+            a: Src::plain(Operand::Reg(Reg(7))),
+            b: Src::plain(Operand::Imm(1)),
+            c: Src::plain(Operand::Reg(Reg(2))),
+        });
+        Reg(18)
+    }
+
+    fn memory(&mut self) {
+        let ty = self.pick(&[Ty::U32, Ty::U32, Ty::U8, Ty::S8, Ty::U16, Ty::S16, Ty::U64]);
+        let global = self.chance(40);
+        let order_load = self.pick(&[
+            MemOrder::Weak,
+            MemOrder::Relaxed,
+            MemOrder::Acquire,
+            MemOrder::Volatile,
+        ]);
+        let order_store = self.pick(&[
+            MemOrder::Weak,
+            MemOrder::Relaxed,
+            MemOrder::Release,
+            MemOrder::Volatile,
+        ]);
+        let scope = self.pick(Scope::ALL);
+        let (space, addr) = if global {
+            let base = self.global_address(u64::from(ty.bytes()));
+            (
+                Space::Global,
+                Address {
+                    base: Some(base),
+                    base_bits: 64,
+                    offset: 0,
+                },
+            )
+        } else {
+            let base = self.shared_offset(u64::from(ty.bytes()));
+            (
+                Space::Shared,
+                Address {
+                    base: Some(base),
+                    base_bits: 32,
+                    offset: 0,
+                },
+            )
+        };
+        let g = self.guard();
+        if self.chance(50) {
+            let dst = if ty.regs() == 2 {
+                self.pair()
+            } else {
+                self.val()
+            };
+            self.push_guarded(
+                g,
+                Op::Load {
+                    space,
+                    ty,
+                    order: order_load,
+                    scope,
+                    dst,
+                    addr,
+                },
+            );
+        } else {
+            let src = if ty.regs() == 2 {
+                Operand::Reg(self.pair())
+            } else {
+                self.operand()
+            };
+            self.push_guarded(
+                g,
+                Op::Store {
+                    space,
+                    ty,
+                    order: order_store,
+                    scope,
+                    src,
+                    addr,
+                },
+            );
+        }
+    }
+
+    fn atomic(&mut self) {
+        let global = self.chance(45);
+        let space = if global { Space::Global } else { Space::Shared };
+        let table = valid::table(Dialect::Sass, space).expect("SASS has atomic tables");
+        let row = table.rows[self.below(table.rows.len() as u64) as usize];
+        let (op, size) = (
+            row.op,
+            row.sizes[self.below(row.sizes.len() as u64) as usize],
+        );
+        let ty = size.ty;
+        let words = ty.regs();
+        let (space, addr) = if global {
+            let base = self.global_address(u64::from(ty.bytes()));
+            (
+                Space::Global,
+                Address {
+                    base: Some(base),
+                    base_bits: 64,
+                    offset: 0,
+                },
+            )
+        } else if self.chance(10) {
+            (
+                Space::Shared,
+                Address::absolute(self.below(SHARED_BYTES as u64 / 8) as i64 * 8),
+            )
+        } else {
+            let base = self.shared_offset(u64::from(ty.bytes()));
+            (
+                Space::Shared,
+                Address {
+                    base: Some(base),
+                    base_bits: 32,
+                    offset: 0,
+                },
+            )
+        };
+        let cas = matches!(op, AtomicOp::Cas | AtomicOp::Cast);
+        // ATOMS.CAS pairs Rb and Rc: R12/R13 (.32), R12:R13/R14:R15 (.64).
+        let (b, c) = if cas {
+            if words == 2 {
+                (reg(12), Some(reg(14)))
+            } else {
+                (reg(12), Some(reg(13)))
+            }
+        } else if words == 2 {
+            (Operand::Reg(self.pair()), None)
+        } else {
+            (Operand::Reg(self.val()), None)
+        };
+        let red = global && !cas && self.chance(30);
+        let dst = if red {
+            Reg::RZ
+        } else if words == 2 {
+            self.pair()
+        } else {
+            self.val()
+        };
+        let g = self.guard();
+        let order = self.pick(&[
+            MemOrder::Relaxed,
+            MemOrder::Acquire,
+            MemOrder::Release,
+            MemOrder::AcqRel,
+        ]);
+        let scope = self.pick(Scope::ALL);
+        let spin = op == AtomicOp::Cast && !global && self.chance(50);
+        let inst = AtomicInst {
+            space,
+            op,
+            ty,
+            order,
+            scope,
+            dst,
+            addr,
+            src: b,
+            src2: c,
+            spin,
+            ftz: size.ftz,
+        };
+        self.push_guarded(g, Op::Atomic(Box::new(inst)));
+    }
+
+    /// `@P BRA over` a nested block.
+    fn branch_over(&mut self, budget: u32) {
+        let guard = Guard {
+            pred: self.value_pred(),
+            negate: self.chance(50),
+        };
+        let at = self.insts.len();
+        self.push_guarded(
+            guard,
+            Op::Branch {
+                target: 0,
+                uniform: false,
+            },
+        );
+        self.depth += 1;
+        self.block(budget);
+        self.depth -= 1;
+        let target = self.insts.len() as u32;
+        self.insts[at].op = Op::Branch {
+            target,
+            uniform: false,
+        };
+        // A join point needs an instruction to land on.
+        self.push(Op::Nop);
+    }
+
+    /// A loop with a trip count of 1..=4, uniform or per lane, counted in R20 + depth (and P3).
+    fn counted_loop(&mut self, budget: u32) {
+        // One counter register per nesting level, so inner loops leave outer counters alone.
+        let counter = Reg(20 + self.depth as u16);
+        if self.chance(50) {
+            let n = 1 + self.below(3);
+            self.push(Op::Mov {
+                ty: Ty::U32,
+                dst: counter,
+                src: Operand::Imm(n),
+            });
+        } else {
+            // (tid & 3) + 1.
+            self.push(Op::Lop3 {
+                dst: counter,
+                pred_out: Pred::PT,
+                a: src(reg(0)),
+                b: src(Operand::Imm(3)),
+                c: src(Operand::Reg(Reg::RZ)),
+                lut: 0xc0,
+            });
+            self.push(Op::IAdd3 {
+                dst: counter,
+                carry_out: [Pred::PT; 2],
+                a: src(Operand::Reg(counter)),
+                b: src(Operand::Imm(1)),
+                c: src(Operand::Reg(Reg::RZ)),
+                carry_in: [PredSrc::FALSE; 2],
+            });
+        }
+        let head = self.insts.len() as u32;
+        self.depth += 1;
+        self.block(budget);
+        self.depth -= 1;
+        self.push(Op::IAdd3 {
+            dst: counter,
+            carry_out: [Pred::PT; 2],
+            a: src(Operand::Reg(counter)),
+            b: src(Operand::Imm(0xffff_ffff)),
+            c: src(Operand::Reg(Reg::RZ)),
+            carry_in: [PredSrc::FALSE; 2],
+        });
+        self.push(Op::SetP {
+            cmp: CmpOp::Ne,
+            ty: Ty::U32,
+            combine: BoolOp::And,
+            dst: p(3),
+            dst2: Pred::PT,
+            a: src(Operand::Reg(counter)),
+            b: src(Operand::Reg(Reg::RZ)),
+            c: PredSrc::TRUE,
+        });
+        self.push_guarded(
+            Guard {
+                pred: p(3),
+                negate: false,
+            },
+            Op::Branch {
+                target: head,
+                uniform: false,
+            },
+        );
+        self.push(Op::Nop);
+    }
+
+    fn block(&mut self, budget: u32) {
+        for _ in 0..budget {
+            match self.below(20) {
+                0..=7 => self.alu(),
+                8..=10 => self.memory(),
+                11..=14 => self.atomic(),
+                15 if self.depth < 2 => {
+                    let b = 1 + self.below(4) as u32;
+                    self.branch_over(b)
+                }
+                16 if self.depth < 2 => {
+                    let b = 1 + self.below(4) as u32;
+                    self.counted_loop(b)
+                }
+                17 if self.depth == 0 => self.push(Op::Barrier { id: 0 }),
+                18 => {
+                    let order = self.pick(&[
+                        MemOrder::Acquire,
+                        MemOrder::Release,
+                        MemOrder::AcqRel,
+                        MemOrder::SeqCst,
+                    ]);
+                    let scope = self.pick(Scope::ALL);
+                    self.push(Op::Fence { order, scope })
+                }
+                19 if self.depth == 0 && self.chance(20) => {
+                    let guard = Guard {
+                        pred: self.value_pred(),
+                        negate: self.chance(50),
+                    };
+                    self.push_guarded(guard, Op::Exit)
+                }
+                _ => self.alu(),
+            }
+        }
+    }
+}
+
+/// The kernel of `seed`, with its launch.
+fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
+    let mut g = Gen {
+        rng: SplitMix64::new(seed),
+        insts: Vec::new(),
+        depth: 0,
+    };
+    let grid = [1 + g.below(2) as u32, 1, 1];
+    let block = [g.pick(&[32u32, 64, 48, 8]), 1, 1];
+    // Prologue: R0 = tid, R1 = ctaid, R2:R3 = data, R4:R5 = out, values from tid.
+    g.push(Op::ReadSpecial {
+        dst: Reg(0),
+        sr: SpecialReg::TidX,
+    });
+    g.push(Op::ReadSpecial {
+        dst: Reg(1),
+        sr: SpecialReg::CtaIdX,
+    });
+    g.push(Op::Mov {
+        ty: Ty::U64,
+        dst: Reg(2),
+        src: Operand::Const {
+            bank: 0,
+            offset: PARAM_BASE,
+        },
+    });
+    g.push(Op::Mov {
+        ty: Ty::U64,
+        dst: Reg(4),
+        src: Operand::Const {
+            bank: 0,
+            offset: PARAM_BASE + 8,
+        },
+    });
+    for r in 8..18u16 {
+        let mul = g.rng.next() & 0xffff_ffff | 1;
+        let add = g.interesting_imm();
+        g.push(Op::Imad {
+            mode: ImadMode::Lo,
+            signed: false,
+            dst: Reg(r),
+            a: src(reg(0)),
+            b: src(Operand::Imm(mul)),
+            c: src(Operand::Imm(add)),
+        });
+    }
+    let budget = 6 + g.below(20) as u32;
+    g.block(budget);
+    // Epilogue: out[(ctaid * ntid + tid) * OUT_WORDS ..] = R8..R17, preds.
+    g.push(Op::Imad {
+        mode: ImadMode::Lo,
+        signed: false,
+        dst: Reg(7),
+        a: src(reg(1)),
+        b: src(Operand::Const {
+            bank: 0,
+            offset: CBANK_NTID,
+        }),
+        c: src(reg(0)),
+    });
+    g.push(Op::Imad {
+        mode: ImadMode::Wide,
+        signed: false,
+        dst: Reg(18),
+        a: src(reg(7)),
+        b: src(Operand::Imm(OUT_WORDS * 4)),
+        c: src(reg(4)),
+    });
+    for r in 8..18u16 {
+        let addr = Address {
+            base: Some(Reg(18)),
+            base_bits: 64,
+            offset: i64::from(r - 8) * 4,
+        };
+        g.push(Op::Store {
+            space: Space::Global,
+            ty: Ty::U32,
+            order: MemOrder::Weak,
+            scope: Scope::Cta,
+            src: reg(r),
+            addr,
+        });
+    }
+    for (i, pr) in [0u16, 1, 2, 3].into_iter().enumerate() {
+        g.push(Op::PredMove(PredMove::ToReg {
+            dst: Reg(7),
+            src: PredSrc {
+                pred: p(pr),
+                negate: false,
+            },
+        }));
+        g.push(Op::Shf(ShfInst {
+            left: true,
+            wrap: false,
+            high: false,
+            ty: Ty::U32,
+            dst: Reg(7),
+            lo: src(reg(7)),
+            shift: src(Operand::Imm(i as u64)),
+            hi: src(Operand::Reg(Reg::RZ)),
+        }));
+        g.push(Op::Lop3 {
+            dst: Reg(22),
+            pred_out: Pred::PT,
+            a: src(reg(22)),
+            b: src(reg(7)),
+            c: src(Operand::Reg(Reg::RZ)),
+            lut: if i == 0 { 0xcc } else { 0xfc },
+        });
+    }
+    let _ = g.below(1);
+    g.push(Op::Store {
+        space: Space::Global,
+        ty: Ty::U32,
+        order: MemOrder::Weak,
+        scope: Scope::Cta,
+        src: reg(22),
+        addr: Address {
+            base: Some(Reg(18)),
+            base_bits: 64,
+            offset: 40,
+        },
+    });
+    g.push(Op::Exit);
+    let launch = LaunchSpec {
+        grid,
+        block,
+        shared_bytes: SHARED_BYTES,
+        params: vec![
+            ParamDecl {
+                name: "data".into(),
+                kind: ParamKind::Buffer {
+                    elem: Ty::U32,
+                    len: DATA_BYTES / 4,
+                    init: Init::Fill(Scalar::Int(0)),
+                },
+                cbank_offset: PARAM_BASE,
+                span: Span::default(),
+            },
+            ParamDecl {
+                name: "out".into(),
+                kind: ParamKind::Buffer {
+                    elem: Ty::U32,
+                    len: 1,
+                    init: Init::Fill(Scalar::Int(0)),
+                },
+                cbank_offset: PARAM_BASE + 8,
+                span: Span::default(),
+            },
+        ],
+        expects: Vec::new(),
+    };
+    let kernel = Kernel {
+        name: format!("gen{seed:x}"),
+        dialect: Dialect::Sass,
+        warp_size: 32,
+        insts: g.insts,
+        labels: Vec::new(),
+        num_regs: 24,
+        num_preds: 4,
+        launch,
+        span: Span::default(),
+    };
+    (kernel, grid, block)
+}
+
+/// Runs `kernel` on `runner` from fresh memory seeded by `seed`; returns the outcome and the
+/// whole global memory image.
+fn run(
+    kernel: &Kernel,
+    info: &valid::KernelInfo,
+    runner: &dyn atomjit::exec::WarpRunner,
+    grid: [u32; 3],
+    block: [u32; 3],
+    seed: u64,
+) -> (Result<LaunchStats, LaunchError>, Vec<u8>) {
+    let threads = u64::from(grid[0] * block[0]);
+    let out_bytes = threads * OUT_WORDS * 4;
+    let (global, addrs) = GlobalMemory::with_allocations(&[DATA_BYTES, out_bytes]);
+    let mut init = SplitMix64::new(seed ^ 0xdada);
+    for i in 0..DATA_BYTES / 8 {
+        let v = init.next();
+        // Keep some words small so INC/DEC/CAS hit their interesting cases.
+        let v = if i % 3 == 0 { v % 8 } else { v };
+        global.write(addrs[0] + i * 8, &v.to_le_bytes());
+    }
+    let mut cbank = vec![0u8; valid::cbank_bytes(&kernel.launch) as usize];
+    for (i, v) in block.iter().chain(grid.iter()).enumerate() {
+        cbank[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    cbank[PARAM_BASE as usize..PARAM_BASE as usize + 8].copy_from_slice(&addrs[0].to_le_bytes());
+    cbank[PARAM_BASE as usize + 8..PARAM_BASE as usize + 16]
+        .copy_from_slice(&addrs[1].to_le_bytes());
+    let config = LaunchConfig {
+        grid,
+        block,
+        shared_bytes: SHARED_BYTES,
+        threads: 1,
+        deterministic: true,
+        timeout: Some(Duration::from_secs(5)),
+    };
+    let result = launch(kernel, info, runner, &global, &cbank, &config);
+    let mut image = vec![0u8; global.region().len() as usize];
+    global.read(GLOBAL_BASE, &mut image);
+    (result, image)
+}
+
+fn check_seed(seed: u64) -> Result<(), TestCaseError> {
+    let (kernel, grid, block) = generate(seed);
+    let info = match valid::validate(&kernel) {
+        Ok(info) => info,
+        Err(e) => {
+            return Err(TestCaseError::fail(format!(
+                "seed {seed:#x}: generated kernel is invalid: {e}"
+            )))
+        }
+    };
+    let jit_kernel = jit::compile(&kernel, &info)
+        .map_err(|e| TestCaseError::fail(format!("seed {seed:#x}: {e}")))?;
+    let (want, want_mem) = run(&kernel, &info, &Interpreter::new(), grid, block, seed);
+    let (got, got_mem) = run(&kernel, &info, &jit_kernel, grid, block, seed);
+    let describe = |r: &Result<LaunchStats, LaunchError>| match r {
+        Ok(s) => format!("ok {:?}", s.stats),
+        Err(e) => format!("{e}"),
+    };
+    let same_outcome = match (&want, &got) {
+        (Ok(a), Ok(b)) => a.stats == b.stats,
+        (Err(LaunchError::Trap(a)), Err(LaunchError::Trap(b))) => a == b,
+        _ => false,
+    };
+    if !same_outcome {
+        return Err(TestCaseError::fail(format!(
+            "seed {seed:#x}: outcomes differ\n interp: {}\n jit:    {}\n{}",
+            describe(&want),
+            describe(&got),
+            dump(&kernel)
+        )));
+    }
+    if let Some(i) = (0..want_mem.len()).find(|&i| want_mem[i] != got_mem[i]) {
+        let word = i / 4 * 4;
+        let w = |m: &[u8]| u32::from_le_bytes(m[word..word + 4].try_into().unwrap());
+        return Err(TestCaseError::fail(format!(
+            "seed {seed:#x}: memory differs first at arena offset {word:#x} (out word {}): interp {:#010x}, jit {:#010x}\n{}",
+            (word as i64 - DATA_BYTES.next_multiple_of(256) as i64) / 4,
+            w(&want_mem),
+            w(&got_mem),
+            dump(&kernel)
+        )));
+    }
+    Ok(())
+}
+
+fn dump(kernel: &Kernel) -> String {
+    kernel
+        .insts
+        .iter()
+        .enumerate()
+        .map(|(i, inst)| format!("  {i:3}: {:?} {:?}\n", inst.guard, inst.op))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn interpreter_and_jit_agree(seed in any::<u64>()) {
+        if let Ok(only) = std::env::var("ATOMJIT_DIFF_SEED") {
+            let only = u64::from_str_radix(only.trim_start_matches("0x"), 16).expect("ATOMJIT_DIFF_SEED is hex");
+            check_seed(only)?;
+        } else {
+            check_seed(seed)?;
+        }
+    }
+}
+
+/// The generator is worth its cases: over a fixed set of seeds most kernels finish, some trap,
+/// and every atomic op of the tables, CAS failures and SPIN fast-fails all occur.
+#[test]
+fn generated_kernels_cover_traps_and_every_atomic_op() {
+    let mut finished = 0;
+    let mut trapped = 0;
+    let mut total = atomjit::exec::Stats::default();
+    for seed in 0..150u64 {
+        let (kernel, grid, block) = generate(seed);
+        let info = valid::validate(&kernel).expect("generated kernels are valid");
+        let compiled = jit::compile(&kernel, &info).expect("generated kernels compile");
+        match run(&kernel, &info, &compiled, grid, block, seed).0 {
+            Ok(stats) => {
+                finished += 1;
+                total.add(&stats.stats);
+            }
+            Err(LaunchError::Trap(t)) => {
+                if std::env::var_os("ATOMJIT_DIFF_VERBOSE").is_some() {
+                    eprintln!("seed {seed}: {t}");
+                }
+                trapped += 1
+            }
+            Err(e) => panic!("seed {seed}: {e}"),
+        }
+    }
+    assert!(finished >= 100, "{finished} of 150 finished");
+    assert!(trapped >= 3, "only {trapped} of 150 trapped");
+    for op in [
+        AtomicOp::Add,
+        AtomicOp::Min,
+        AtomicOp::Max,
+        AtomicOp::Inc,
+        AtomicOp::Dec,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Exch,
+        AtomicOp::Cas,
+        AtomicOp::Cast,
+    ] {
+        assert!(total.atomics[op.index()] > 0, "{op} never ran");
+    }
+    assert!(
+        total.cas_failures > 0 && total.spin_fast_fails > 0,
+        "{total:?}"
+    );
+}
