@@ -87,6 +87,11 @@ pub struct WarpCtx {
     pub out_addr: u64,
     /// Instructions executed by the call, handed from a fault block to the trap exit.
     pub out_insts: u64,
+    /// [`super::slow::rmw_value`]: the new memory value of an atomic on a 16-bit float or
+    /// packed-half type (`f16`, `bf16`, `f16x2`, `bf16x2`), called per lane inside the generated
+    /// CAS loop (these types have no host arithmetic). Called through this field so the code
+    /// holds no host address. Last, so that adding it moved no other field.
+    pub rmw_value: extern "C" fn(u32, u32, u64, u64, u32) -> u64,
 }
 
 /// Event codes returned by the compiled function, with the payload each writes.
@@ -156,6 +161,7 @@ pub mod off {
     pub const OUT_D: i32 = offset_of!(WarpCtx, out_d) as i32;
     pub const OUT_ADDR: i32 = offset_of!(WarpCtx, out_addr) as i32;
     pub const OUT_INSTS: i32 = offset_of!(WarpCtx, out_insts) as i32;
+    pub const RMW_VALUE: i32 = offset_of!(WarpCtx, rmw_value) as i32;
 
     /// Offset in [`Stats`] of the counter of atomic op `op`.
     pub fn stat_atomic(op: AtomicOp) -> i32 {

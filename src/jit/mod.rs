@@ -11,8 +11,10 @@
 //! The generated function and its context ABI are described in `abi.rs`; the shape of the code
 //! (entry dispatch, per-instruction blocks, lane loops) in `translate/mod.rs`; memory checks,
 //! the host-atomic lowering table and the memory-order mapping in `translate/memory.rs`. Rare
-//! conversions that Cranelift cannot do exactly call into `slow.rs` once per warp-instruction;
-//! nothing calls back into Rust per lane.
+//! conversions that Cranelift cannot do exactly call into `slow.rs` once per warp-instruction.
+//! The one per-lane call back into Rust is the new-value computation of atomics on `f16`,
+//! `bf16`, `f16x2` and `bf16x2` (no host arithmetic for them), made inside the generated CAS
+//! loop through `WarpCtx::rmw_value`; the memory checks and the host CAS stay in the code.
 
 mod abi;
 mod slow;
@@ -302,6 +304,7 @@ impl WarpRunner for JitKernel {
             out_d: 0,
             out_addr: 0,
             out_insts: 0,
+            rmw_value: slow::rmw_value,
         };
         let pc_arg = pc.min(self.num_insts);
         // SAFETY: `ctx` points at live, correctly sized memory for the whole call: the register

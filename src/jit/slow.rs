@@ -1,5 +1,6 @@
-//! Rare slow paths the generated code calls into: once per warp-instruction (never per lane),
-//! for conversions that have no exact native Cranelift instruction.
+//! Rare slow paths the generated code calls into: once per warp-instruction for conversions
+//! that have no exact native Cranelift instruction, and per lane (inside the generated CAS
+//! loop) for the new value of atomics on 16-bit and packed-half float types ([`rmw_value`]).
 //!
 //! Cranelift's conversions are exact only in round-to-nearest (`fcvt_from_*`, `fdemote`) and it
 //! has no `f16`/`bf16` arithmetic on x86-64 without extra CPU features. So the translator
@@ -72,6 +73,22 @@ pub unsafe extern "C" fn convert_lanes(ctx: *mut WarpCtx, index: u32, exec: u32)
                 regs[(r + 1) * WARP_STRIDE + lane] = (out >> 32) as u32;
             }
         }
+    }
+}
+
+/// The new memory value of one lane's atomic `AtomicOp::ALL[op]` on `Ty::ALL[ty]` (the low
+/// `ty.bits()` bits of `old` and `b`), with `ftz != 0` flushing subnormals: exactly
+/// [`crate::interp::atomic::rmw_value`], the interpreter's definition. The generated code calls
+/// it inside its CAS loop for the 16-bit and packed-half float types, which have no host
+/// arithmetic; the host CAS and every memory check stay in the generated code. An index out of
+/// range (a compiler bug) leaves the memory value unchanged.
+pub extern "C" fn rmw_value(op: u32, ty: u32, old: u64, b: u64, ftz: u32) -> u64 {
+    match (
+        crate::ir::AtomicOp::ALL.get(op as usize),
+        Ty::ALL.get(ty as usize),
+    ) {
+        (Some(&op), Some(&ty)) => crate::interp::atomic::rmw_value(op, ty, old, b, 0, ftz != 0).0,
+        _ => old,
     }
 }
 

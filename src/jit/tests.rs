@@ -1677,3 +1677,203 @@ fn print_clif_of_edges_kernel() {
     let (kernel, info) = edges_like_kernel(1).build();
     println!("{}", dump_clif(&kernel, &info).unwrap());
 }
+
+// ---- PTX semantics: one-word shift amounts, float division, generic FTZ, 16-bit atomics ----
+
+#[test]
+fn sixty_four_bit_shift_amounts_are_one_word() {
+    // IR contract: a shift amount is one 32-bit word; R5 (after the amount R4) is garbage.
+    let mut b = KernelBuilder::new();
+    b.push(Op::Binary {
+        op: BinOp::Shl,
+        ty: Ty::B64,
+        dst: r(0),
+        a: src(reg(2)),
+        b: src(reg(4)),
+        ftz: false,
+    })
+    .push(Op::Binary {
+        op: BinOp::Shr,
+        ty: Ty::S64,
+        dst: r(6),
+        a: src(reg(2)),
+        b: src(reg(4)),
+        ftz: false,
+    })
+    .exit();
+    let world = World::new(64, 0);
+    let (_, w) = run_kernel_masked(&b, &world, 0b11, |w| {
+        // lane 0: x = 0x8000_0000_0000_0003, amount 4; lane 1: x = 1, amount 64 (clamped).
+        set_reg(w, 2, 0, 3);
+        set_reg(w, 3, 0, 0x8000_0000);
+        set_reg(w, 4, 0, 4);
+        set_reg(w, 5, 0, 0xdead_beef);
+        set_reg(w, 2, 1, 1);
+        set_reg(w, 4, 1, 64);
+    });
+    let pair = |r: u16, lane: usize| {
+        u64::from(reg_of(&w, r, lane)) | u64::from(reg_of(&w, r + 1, lane)) << 32
+    };
+    assert_eq!(pair(0, 0), 0x30);
+    assert_eq!(pair(6, 0), 0xf800_0000_0000_0000);
+    assert_eq!((pair(0, 1), pair(6, 1)), (0, 0));
+}
+
+#[test]
+fn float_division_matches_ieee() {
+    let mut b = KernelBuilder::new();
+    b.push(Op::Binary {
+        op: BinOp::Div,
+        ty: Ty::F32,
+        dst: r(0),
+        a: src(reg(1)),
+        b: src(reg(2)),
+        ftz: false,
+    })
+    .exit();
+    let cases = [
+        (1.0f32, 3.0f32),
+        (-7.5, 2.0),
+        (1.0, 0.0),
+        (0.0, 0.0),
+        (f32::from_bits(1), 2.0),
+    ];
+    let world = World::new(64, 0);
+    let (_, w) = run_kernel_masked(&b, &world, (1 << cases.len()) - 1, |w| {
+        for (lane, (x, y)) in cases.iter().enumerate() {
+            set_reg(w, 1, lane, x.to_bits());
+            set_reg(w, 2, lane, y.to_bits());
+        }
+    });
+    for (lane, (x, y)) in cases.iter().enumerate() {
+        let q = x / y;
+        let want = if q.is_nan() { 0x7fff_ffff } else { q.to_bits() };
+        assert_eq!(reg_of(&w, 0, lane), want, "{x:e} / {y:e}");
+    }
+}
+
+#[test]
+fn generic_float_add_flushes_only_on_global_addresses() {
+    use crate::exec::memory::GENERIC_SHARED_BASE;
+    let mut b = KernelBuilder::new();
+    b.push(Op::Atomic(Box::new(AtomicInst {
+        space: Space::Generic,
+        op: AtomicOp::Add,
+        ty: Ty::F32,
+        order: MemOrder::Relaxed,
+        scope: Scope::Gpu,
+        dst: r(0),
+        addr: global_addr(2, 0),
+        src: reg(4),
+        src2: None,
+        spin: false,
+        ftz: true,
+    })))
+    .exit();
+    let world = World::new(64, 64);
+    let (exit, _) = run_kernel_masked(&b, &world, 0b11, |w| {
+        let (g, s) = (GLOBAL_BASE + 8, GENERIC_SHARED_BASE + 8);
+        for (lane, a) in [(0, g), (1, s)] {
+            set_reg(w, 2, lane, a as u32);
+            set_reg(w, 3, lane, (a >> 32) as u32);
+            set_reg(w, 4, lane, 1); // the smallest subnormal
+        }
+    });
+    assert_eq!(exit, GroupExit::Exited);
+    assert_eq!(world.global_u32(8), 0, "global: flushed");
+    assert_eq!(world.shared_u32(8), 1, "shared: kept");
+}
+
+#[test]
+fn sixteen_bit_and_packed_half_atomics_follow_the_interpreter_definition() {
+    // f16 1.0 + 0.5, bf16 1.0 + 2.0, f16x2 (1.0, 2.0) + (0.5, 2^-24), b16 cas hit and miss.
+    let mut b = KernelBuilder::new();
+    let g = |off| global_addr(2, off);
+    b.atom(
+        Space::Global,
+        AtomicOp::Add,
+        Ty::F16,
+        r(10),
+        g(0),
+        imm(0x3800),
+        None,
+    )
+    .atom(
+        Space::Global,
+        AtomicOp::Add,
+        Ty::BF16,
+        r(11),
+        g(2),
+        imm(0x4000),
+        None,
+    )
+    .atom(
+        Space::Global,
+        AtomicOp::Add,
+        Ty::F16x2,
+        r(12),
+        g(4),
+        imm(0x0001_3800),
+        None,
+    )
+    .atom(
+        Space::Global,
+        AtomicOp::Cas,
+        Ty::B16,
+        r(13),
+        g(8),
+        imm(0x1234),
+        Some(imm(0xbeef)),
+    )
+    .atom(
+        Space::Global,
+        AtomicOp::Cas,
+        Ty::B16,
+        r(14),
+        g(10),
+        imm(0x5554),
+        Some(imm(0)),
+    )
+    .exit();
+    let world = World::new(64, 0);
+    world.set_global(0, 2, 0x3c00);
+    world.set_global(2, 2, 0x3f80);
+    world.set_global(4, 4, 0x4000_3c00);
+    world.set_global(8, 2, 0x1234);
+    world.set_global(10, 2, 0x5555);
+    let (exit, w) = run_kernel_masked(&b, &world, 1, |w| {
+        set_reg(w, 2, 0, GLOBAL_BASE as u32);
+        set_reg(w, 3, 0, (GLOBAL_BASE >> 32) as u32);
+    });
+    assert_eq!(exit, GroupExit::Exited);
+    let half = |off: usize| world.global.region().load(off, 2);
+    assert_eq!(
+        (half(0), half(2), world.global_u32(4), half(8), half(10)),
+        (0x3e00, 0x4040, 0x4000_3e00, 0xbeef, 0x5555)
+    );
+    let olds: Vec<u32> = (10..15).map(|r| reg_of(&w, r, 0)).collect();
+    assert_eq!(olds, [0x3c00, 0x3f80, 0x4000_3c00, 0x1234, 0x5555]);
+    // Misaligned f16x2 (2-byte aligned, 4-byte access) traps.
+    let mut b = KernelBuilder::new();
+    b.atom(
+        Space::Global,
+        AtomicOp::Add,
+        Ty::F16x2,
+        r(0),
+        global_addr(2, 2),
+        imm(0),
+        None,
+    )
+    .exit();
+    let (exit, _) = run_kernel_masked(&b, &world, 1, |w| {
+        set_reg(w, 2, 0, GLOBAL_BASE as u32);
+        set_reg(w, 3, 0, (GLOBAL_BASE >> 32) as u32);
+    });
+    match exit {
+        GroupExit::Trap(t) => assert_eq!(
+            (t.reason, t.address),
+            (TrapReason::MisalignedAddress, GLOBAL_BASE + 2)
+        ),
+        other => panic!("{other:?}"),
+    }
+}

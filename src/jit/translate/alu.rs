@@ -598,6 +598,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 Add,
                 Sub,
                 Mul,
+                Div,
                 Min,
                 Max,
             }
@@ -605,11 +606,12 @@ impl<'a, 'f> Translator<'a, 'f> {
                 BinOp::Add => FloatBin::Add,
                 BinOp::Sub => FloatBin::Sub,
                 BinOp::Mul => FloatBin::Mul,
+                // IEEE division rounded to nearest even (PTX `div.rn`): `fdiv`.
+                BinOp::Div => FloatBin::Div,
                 BinOp::Min => FloatBin::Min,
                 BinOp::Max => FloatBin::Max,
                 BinOp::MulHi
                 | BinOp::MulWide
-                | BinOp::Div
                 | BinOp::Rem
                 | BinOp::And
                 | BinOp::Or
@@ -632,6 +634,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     FloatBin::Add => t.b.ins().fadd(fa, fb),
                     FloatBin::Sub => t.b.ins().fsub(fa, fb),
                     FloatBin::Mul => t.b.ins().fmul(fa, fb),
+                    FloatBin::Div => t.b.ins().fdiv(fa, fb),
                     FloatBin::Max => t.float_min_max(true, fa, fb),
                     FloatBin::Min => t.float_min_max(false, fa, fb),
                 };
@@ -650,15 +653,20 @@ impl<'a, 'f> Translator<'a, 'f> {
             let va = t.read_src(lane, &a, ty)?;
             let va = t.narrow(va, ty);
             let shift = matches!(op, BinOp::Shl | BinOp::Shr);
-            // A shift amount is the whole unsigned source (a pair for 64-bit types).
-            let amount_ty = if ty.regs() == 2 { Ty::U64 } else { Ty::U32 };
-            let vb = if shift {
-                t.read_src(lane, &b, amount_ty)?
-            } else {
-                t.read_src(lane, &b, ty)?
-            };
-            let vb = if shift { vb } else { t.narrow(vb, ty) };
             let vt = t.b.func.dfg.value_type(va);
+            // A shift amount is one whole unsigned 32-bit word, also for 64-bit types (the IR
+            // contract; PTX: "b is always .u32"), widened to the shifted value's type.
+            let vb = if shift {
+                let amount = t.read_src(lane, &b, Ty::U32)?;
+                if vt == I64 {
+                    t.b.ins().uextend(I64, amount)
+                } else {
+                    amount
+                }
+            } else {
+                let v = t.read_src(lane, &b, ty)?;
+                t.narrow(v, ty)
+            };
             let r = match op {
                 BinOp::Add => t.b.ins().iadd(va, vb),
                 BinOp::Sub => t.b.ins().isub(va, vb),

@@ -30,16 +30,27 @@
 //! `stlr`, acquire fence `dmb ishld`, release/acq_rel fence `dmb ish`, sc fence `dmb ish`, RMWs
 //! `ldaxr`/`stlxr` loops or LSE `ldaddal`/`casal`.
 //!
+//! # Atomic lowering
+//!
+//! Integer add/sub/and/or/xor/exch/min/max are `atomic_rmw`, CAS/CAST `atomic_cas` (16-, 32- and
+//! 64-bit; a 2-byte atomic works on i16 memory and extends its result by the type's
+//! signedness); INC, DEC and `f32`/`f64` add/min/max/fcmpwr are CAS loops computing the new
+//! value inline; `f16`/`bf16`/`f16x2`/`bf16x2` add/min/max are CAS loops whose new value comes
+//! from `WarpCtx::rmw_value` (the interpreter's definition), so a packed-half add is one host CAS
+//! on the whole 32-bit word with each half computed independently. `ftz` flushes as the IR
+//! says: always on global and shared atomics, and on a generic address only when it is
+//! `>= GLOBAL_BASE` (the lane's address resolves to global memory).
+//!
 //! Scopes (cta, cluster, gpu, sys) need nothing: every host thread sees one coherent memory, so
 //! each scope is honoured by the strongest one. They stay in the IR and in reports.
 
 use super::{arg, Flow, Lane, Translator, GLOBAL_BASE_I64};
-use crate::interp::memory::GENERIC_SHARED_BASE;
+use crate::exec::memory::GENERIC_SHARED_BASE;
 use crate::ir::{Address, AtomicInst, AtomicOp, Guard, MemOrder, Operand, Reg, Scope, Space, Ty};
 use crate::jit::abi::{self, off};
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{I32, I64};
+use cranelift_codegen::ir::types::{I16, I32, I64};
 use cranelift_codegen::ir::{AtomicRmwOp, InstBuilder, MemFlagsData, Type, Value};
 
 /// Which native read-modify-write (if any) an atomic op lowers to.
@@ -60,6 +71,18 @@ enum LoopOp {
     FloatMin,
     FloatMax,
     FloatCmpWrite,
+    /// `f16`/`bf16`/`f16x2`/`bf16x2` add, min, max: the new value comes from
+    /// `WarpCtx::rmw_value` (the interpreter's definition; no host arithmetic for these types).
+    Call,
+}
+
+/// Whether a float atomic flushes subnormals (`AtomicInst::ftz`): never, always, or — for a
+/// generic address — on the lanes whose address is global (the i8 condition).
+#[derive(Clone, Copy)]
+enum Ftz {
+    Off,
+    On,
+    When(Value),
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
@@ -331,14 +354,19 @@ impl<'a, 'f> Translator<'a, 'f> {
     fn atomic_lowering(&self, a: &AtomicInst) -> Result<AtomicLowering, JitError> {
         let int = matches!(
             a.ty,
-            Ty::U32 | Ty::S32 | Ty::B32 | Ty::U64 | Ty::S64 | Ty::B64
+            Ty::U16 | Ty::S16 | Ty::B16 | Ty::U32 | Ty::S32 | Ty::B32 | Ty::U64 | Ty::S64 | Ty::B64
         );
         let float = matches!(a.ty, Ty::F32 | Ty::F64);
+        // 16-bit floats and packed halves: arithmetic through `rmw_value`, bit ops natively.
+        let half = matches!(a.ty, Ty::F16 | Ty::BF16 | Ty::F16x2 | Ty::BF16x2);
         let signed = a.ty.is_signed_int();
         let bad = || self.unsupported(format!("atomic {} on {}", a.op.name(), a.ty.name()));
         Ok(match a.op {
             AtomicOp::Add if int => AtomicLowering::Rmw(AtomicRmwOp::Add),
             AtomicOp::Add if float => AtomicLowering::Loop(LoopOp::FloatAdd),
+            AtomicOp::Add | AtomicOp::Min | AtomicOp::Max if half => {
+                AtomicLowering::Loop(LoopOp::Call)
+            }
             AtomicOp::Sub if int => AtomicLowering::Rmw(AtomicRmwOp::Sub),
             AtomicOp::Min if int => AtomicLowering::Rmw(if signed {
                 AtomicRmwOp::Smin
@@ -357,9 +385,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             AtomicOp::And if int => AtomicLowering::Rmw(AtomicRmwOp::And),
             AtomicOp::Or if int => AtomicLowering::Rmw(AtomicRmwOp::Or),
             AtomicOp::Xor if int => AtomicLowering::Rmw(AtomicRmwOp::Xor),
-            AtomicOp::Exch if int || float => AtomicLowering::Rmw(AtomicRmwOp::Xchg),
-            AtomicOp::Cas if int || float => AtomicLowering::Cas { store_flag: false },
-            AtomicOp::Cast if int || float => AtomicLowering::Cas { store_flag: true },
+            AtomicOp::Exch if int || float || half => AtomicLowering::Rmw(AtomicRmwOp::Xchg),
+            AtomicOp::Cas if int || float || half => AtomicLowering::Cas { store_flag: false },
+            AtomicOp::Cast if int || float || half => AtomicLowering::Cas { store_flag: true },
             AtomicOp::FCmpWr if float => AtomicLowering::Loop(LoopOp::FloatCmpWrite),
             AtomicOp::PreDec => {
                 return Err(
@@ -431,8 +459,21 @@ impl<'a, 'f> Translator<'a, 'f> {
                 Some(s) => Some(t.read_operand(lane, s, words)?),
                 None => None,
             };
+            let ftz = if !a.ftz {
+                Ftz::Off
+            } else if a.space == Space::Generic {
+                // The IR's generic FTZ rule: flush only where the address resolves to global
+                // memory (the checked address is in exactly one of the two windows).
+                Ftz::When(t.b.ins().icmp_imm_s(
+                    IntCC::UnsignedGreaterThanOrEqual,
+                    addr,
+                    GLOBAL_BASE_I64,
+                ))
+            } else {
+                Ftz::On
+            };
             if !spin {
-                let r = t.perform_atomic(a, &lowering, it, ptr, b, c2);
+                let r = t.perform_atomic(a, &lowering, it, ptr, b, c2, ftz);
                 t.write_reg(lane, a.dst, words, r);
                 return Ok(vec![]);
             }
@@ -458,7 +499,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
             t.b.switch_to_block(try_blk);
             let now_claimed = t.b.ins().bor(claimed, bit);
-            let r = t.perform_atomic(a, &lowering, it, ptr, b, c2);
+            let r = t.perform_atomic(a, &lowering, it, ptr, b, c2, ftz);
             t.b.ins().jump(join, &[arg(r), arg(now_claimed)]);
 
             t.b.switch_to_block(join);
@@ -469,7 +510,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(Flow::Next(self.mask))
     }
 
-    /// One lane's read-modify-write at a checked pointer; returns the value for `dst`.
+    /// One lane's read-modify-write at a checked pointer; returns the value for `dst`. `it`
+    /// is the register type (i32 or i64); a 2-byte type is performed on i16 memory and its
+    /// result extended to the register by the type's signedness.
+    #[allow(clippy::too_many_arguments)]
     fn perform_atomic(
         &mut self,
         a: &AtomicInst,
@@ -478,6 +522,32 @@ impl<'a, 'f> Translator<'a, 'f> {
         ptr: Value,
         b: Value,
         c: Option<Value>,
+        ftz: Ftz,
+    ) -> Value {
+        if a.ty.bytes() == 2 {
+            let b16 = self.b.ins().ireduce(I16, b);
+            let c16 = c.map(|c| self.b.ins().ireduce(I16, c));
+            let r = self.perform_atomic_in(a, lowering, I16, ptr, b16, c16, ftz);
+            return if a.ty.is_signed_int() {
+                self.b.ins().sextend(it, r)
+            } else {
+                self.b.ins().uextend(it, r)
+            };
+        }
+        self.perform_atomic_in(a, lowering, it, ptr, b, c, ftz)
+    }
+
+    /// [`Self::perform_atomic`] with operands already in the memory type `it`.
+    #[allow(clippy::too_many_arguments)]
+    fn perform_atomic_in(
+        &mut self,
+        a: &AtomicInst,
+        lowering: &AtomicLowering,
+        it: Type,
+        ptr: Value,
+        b: Value,
+        c: Option<Value>,
+        ftz: Ftz,
     ) -> Value {
         self.stat_incr(off::stat_atomic(a.op));
         // Atomics are aligned (checked) and cannot fault (range checked); `trusted` flags.
@@ -497,7 +567,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     old
                 }
             }
-            AtomicLowering::Loop(op) => self.cas_loop(a, *op, it, flags, ptr, b, c),
+            AtomicLowering::Loop(op) => self.cas_loop(a, *op, it, flags, ptr, b, c, ftz),
         }
     }
 
@@ -514,6 +584,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         ptr: Value,
         b: Value,
         c: Option<Value>,
+        ftz: Ftz,
     ) -> Value {
         let first = self.b.ins().load(it, self.flags.device, ptr, 0);
         let head = self.b.create_block();
@@ -523,7 +594,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().jump(head, &[arg(first)]);
         self.b.switch_to_block(head);
         let old = self.b.block_params(head)[0];
-        let new = self.loop_new_value(a, op, old, b, c);
+        let new = self.loop_new_value(a, op, old, b, c, ftz);
         let actual = self.b.ins().atomic_cas(flags, ptr, old, new);
         let same = self.b.ins().icmp(IntCC::Equal, actual, old);
         self.b
@@ -541,6 +612,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         old: Value,
         b: Value,
         c: Option<Value>,
+        ftz: Ftz,
     ) -> Value {
         let ty = a.ty;
         match op {
@@ -560,11 +632,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.b.ins().select(reset, b, dec)
             }
             LoopOp::FloatAdd | LoopOp::FloatMin | LoopOp::FloatMax => {
-                let (mut m, mut v) = (old, b);
-                if a.ftz {
-                    m = self.flush_subnormal(m, ty);
-                    v = self.flush_subnormal(v, ty);
-                }
+                let m = self.apply_ftz(ftz, old, ty);
+                let v = self.apply_ftz(ftz, b, ty);
                 let fm = self.bits_as_float(m, ty);
                 let fv = self.bits_as_float(v, ty);
                 let r = match op {
@@ -573,11 +642,30 @@ impl<'a, 'f> Translator<'a, 'f> {
                     _ => self.float_min_max(true, fm, fv),
                 };
                 let r = self.float_result_bits(r);
-                if a.ftz {
-                    self.flush_subnormal(r, ty)
-                } else {
-                    r
-                }
+                self.apply_ftz(ftz, r, ty)
+            }
+            LoopOp::Call => {
+                let vt = self.b.func.dfg.value_type(old);
+                let old64 = self.b.ins().uextend(I64, old);
+                let b64 = self.b.ins().uextend(I64, b);
+                let op_code = self.iconst(I32, a.op.index() as i64);
+                let ty_code = self.iconst(I32, a.ty.index() as i64);
+                let ftz_code = match ftz {
+                    Ftz::Off => self.iconst(I32, 0),
+                    Ftz::On => self.iconst(I32, 1),
+                    Ftz::When(cond) => self.b.ins().uextend(I32, cond),
+                };
+                let sig = self.rmw_sig();
+                let f = self
+                    .b
+                    .ins()
+                    .load(I64, self.flags.state_const, self.ctx, off::RMW_VALUE);
+                let call =
+                    self.b
+                        .ins()
+                        .call_indirect(sig, f, &[op_code, ty_code, old64, b64, ftz_code]);
+                let r = self.b.inst_results(call)[0];
+                self.b.ins().ireduce(vt, r)
             }
             LoopOp::FloatCmpWrite => {
                 // if (M == b) M = c, in float comparison (+0 == -0, NaN never equal).
@@ -586,6 +674,18 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let eq = self.b.ins().fcmp(FloatCC::Equal, fm, fv);
                 let new = c.unwrap_or(b);
                 self.b.ins().select(eq, new, old)
+            }
+        }
+    }
+
+    /// Flushes a subnormal `v` of float type `ty` as `ftz` says.
+    fn apply_ftz(&mut self, ftz: Ftz, v: Value, ty: Ty) -> Value {
+        match ftz {
+            Ftz::Off => v,
+            Ftz::On => self.flush_subnormal(v, ty),
+            Ftz::When(cond) => {
+                let flushed = self.flush_subnormal(v, ty);
+                self.b.ins().select(cond, flushed, v)
             }
         }
     }

@@ -114,6 +114,8 @@ pub(super) struct Translator<'a, 'f> {
     mask: Value,
     insts: Value,
     convert_sig: Option<SigRef>,
+    /// The signature of `WarpCtx::rmw_value`, imported on first use.
+    rmw_sig: Option<SigRef>,
 }
 
 fn arg(v: Value) -> BlockArg {
@@ -200,6 +202,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             mask,
             insts: zero64,
             convert_sig: None,
+            rmw_sig: None,
         };
         t.build_entry(pc, mask, zero64)?;
         t.build_exits();
@@ -787,6 +790,22 @@ impl<'a, 'f> Translator<'a, 'f> {
         sig.params.push(cranelift_codegen::ir::AbiParam::new(I32));
         let s = self.b.import_signature(sig);
         self.convert_sig = Some(s);
+        s
+    }
+
+    /// The signature `(i32, i32, i64, i64, i32) -> i64` of `WarpCtx::rmw_value`.
+    fn rmw_sig(&mut self) -> SigRef {
+        if let Some(s) = self.rmw_sig {
+            return s;
+        }
+        let call_conv = self.b.func.signature.call_conv;
+        let mut sig = cranelift_codegen::ir::Signature::new(call_conv);
+        for t in [I32, I32, I64, I64, I32] {
+            sig.params.push(cranelift_codegen::ir::AbiParam::new(t));
+        }
+        sig.returns.push(cranelift_codegen::ir::AbiParam::new(I64));
+        let s = self.b.import_signature(sig);
+        self.rmw_sig = Some(s);
         s
     }
 
