@@ -4,12 +4,14 @@
 //! Source text in a GPU dialect is parsed by [`front`] into the one IR of [`ir`], checked by
 //! [`valid`] (which also computes the control-flow facts backends need), and executed by
 //! [`exec`] with a backend: the reference interpreter [`interp`] or the Cranelift compiler
-//! [`jit`]. [`engine`] is the embedding API the command line is built on.
+//! [`jit`]. [`engine`] is the embedding API the command line is built on. [`abi`] maps C++
+//! atomic operations onto PTX per the ABI document and runs them.
 //!
 //! ```text
 //! prog.s --front--> ir::Program --valid--> (Kernel, KernelInfo) --interp | jit--> exec::launch
 //! ```
 
+pub mod abi;
 pub mod diag;
 pub mod engine;
 pub mod exec;
