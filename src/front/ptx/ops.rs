@@ -1719,34 +1719,9 @@ fn lower_logic(
         "or" => BoolOp::Or,
         _ => BoolOp::Xor,
     };
-    if kind == Kind::Pred {
-        if q.opcode == "cnot" {
-            return Err(SyntaxError::new(q.opcode_span, "`cnot` has no .pred form")
-                .expected(".b16 .b32 .b64"));
-        }
-        let dst = lw.pred_dst(&ops[0])?;
-        let a = lw.pred_src(&ops[1])?;
-        if unary {
-            return Lowered::one(Op::PredLogic {
-                op: BoolOp::And,
-                dst,
-                a: PredSrc {
-                    negate: !a.negate,
-                    ..a
-                },
-                b: PredSrc::TRUE,
-            });
-        }
-        let b = lw.pred_src(&ops[2])?;
-        return Lowered::one(Op::PredLogic {
-            op: bool_op,
-            dst,
-            a,
-            b,
-        });
-    }
-    let Kind::Value(ty) = kind else {
-        unreachable!("predicates handled above")
+    let ty = match kind {
+        Kind::Value(ty) => ty,
+        Kind::Pred => return lower_pred_logic(lw, q, ops, bool_op, unary),
     };
     if !BITS.contains(&ty) {
         return Err(SyntaxError::new(
@@ -1799,6 +1774,41 @@ fn lower_logic(
             Lowered::one(binary(op, ty, dst, a, b, false))
         }
     }
+}
+
+/// `and`/`or`/`xor`/`not.pred` → `PredLogic` (`not p` is `!p and true`).
+fn lower_pred_logic(
+    lw: &mut Lowerer,
+    q: &Quals,
+    ops: &[Operand],
+    bool_op: BoolOp,
+    unary: bool,
+) -> Result<Lowered, SyntaxError> {
+    if q.opcode == "cnot" {
+        return Err(
+            SyntaxError::new(q.opcode_span, "`cnot` has no .pred form").expected(".b16 .b32 .b64")
+        );
+    }
+    let dst = lw.pred_dst(&ops[0])?;
+    let a = lw.pred_src(&ops[1])?;
+    if unary {
+        return Lowered::one(Op::PredLogic {
+            op: BoolOp::And,
+            dst,
+            a: PredSrc {
+                negate: !a.negate,
+                ..a
+            },
+            b: PredSrc::TRUE,
+        });
+    }
+    let b = lw.pred_src(&ops[2])?;
+    Lowered::one(Op::PredLogic {
+        op: bool_op,
+        dst,
+        a,
+        b,
+    })
 }
 
 /// `shl.bN` / `shr.{b,u,s}N d, a, b` → `Binary Shl/Shr` (`shr.s*` is arithmetic). `b` is a
