@@ -116,7 +116,7 @@ struct RunArgs {
     #[arg(long)]
     deterministic: bool,
     /// Execution backend.
-    #[arg(long, value_enum, default_value = "interp")]
+    #[arg(long, value_enum, default_value = "jit")]
     backend: Backend,
     /// Set a buffer's initial value or a scalar parameter: `NAME=INIT` (e.g. `data=random(9,0,16)`,
     /// `n=4096`). Repeatable.

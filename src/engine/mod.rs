@@ -70,7 +70,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            backend: Backend::Interp,
+            backend: Backend::Jit,
             threads: std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1),

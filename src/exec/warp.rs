@@ -43,8 +43,8 @@ impl WarpState {
     /// Returns the warp to its launch state (registers and predicates zeroed, no lane exited,
     /// counters cleared) so the scheduler can reuse its allocation for the next CTA.
     pub fn reset(&mut self, warp_id: u32, lanes: u32) {
-        self.regs.fill(0);
-        self.preds.fill(0);
+        zero(&mut self.regs);
+        zero(&mut self.preds);
         self.warp_id = warp_id;
         self.lanes = lanes;
         self.exited = 0;
@@ -61,6 +61,24 @@ impl WarpState {
         } else {
             (1u32 << count) - 1
         }
+    }
+}
+
+/// Zeroes a register file with plain scalar stores. `fill(0)` becomes a libc `memset` which,
+/// on hosts with AVX-512, runs wide stores whose power-license transitions cost far more than
+/// the store itself when it is called once per warp between scalar JIT code (measured: 28% of a
+/// `counter` launch). Volatile writes keep the compiler from turning this loop back into memset.
+fn zero(words: &mut [u32]) {
+    // SAFETY: any bit pattern is a valid u32 and u64, so viewing the middle of the slice as
+    // aligned u64 words is sound; `align_to_mut` guarantees alignment and bounds.
+    let (head, middle, tail) = unsafe { words.align_to_mut::<u64>() };
+    for w in head.iter_mut().chain(tail.iter_mut()) {
+        // SAFETY: `w` is a valid, aligned, exclusive reference into the slice.
+        unsafe { std::ptr::write_volatile(w, 0) };
+    }
+    for w in middle.iter_mut() {
+        // SAFETY: as above, for the u64 view.
+        unsafe { std::ptr::write_volatile(w, 0) };
     }
 }
 
