@@ -501,7 +501,9 @@ pub enum Op {
     /// non-exited thread of the CTA has arrived at a barrier with this id.
     Barrier { id: u32 },
     /// Branch to instruction `target` in lanes where the guard holds; the others fall through.
-    /// `uniform` (PTX `bra.uni`) promises the guard is the same in all executing lanes.
+    /// `uniform` (PTX `bra.uni`, SASS `BRA.U`) promises the guard is the same in all executing
+    /// lanes. It is kept for dumps; backends evaluate the guard per lane regardless, which gives
+    /// the same result when the promise holds and well-defined divergence when it does not.
     Branch { target: u32, uniform: bool },
     /// The executing lanes finish.
     Exit,
