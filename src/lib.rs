@@ -19,4 +19,5 @@ pub mod front;
 pub mod interp;
 pub mod ir;
 pub mod jit;
+pub mod litmus;
 pub mod valid;

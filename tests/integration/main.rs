@@ -1,6 +1,7 @@
 //! Integration tests: one binary, a module per area.
 
 mod cli;
+mod litmus;
 mod programs;
 mod progress;
 mod ptx;
