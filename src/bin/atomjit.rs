@@ -74,6 +74,12 @@ enum DumpWhat {
         /// The program file.
         file: String,
     },
+    /// The host machine code of each kernel (Cranelift's disassembly after optimisation and
+    /// register allocation).
+    Asm {
+        /// The program file.
+        file: String,
+    },
 }
 
 #[derive(Args)]
@@ -172,7 +178,10 @@ fn main() -> ExitCode {
         } => dump_ir(&file),
         Command::Dump {
             what: DumpWhat::Clif { file },
-        } => dump_clif(&file),
+        } => dump_code(&file, atomjit::jit::dump_clif),
+        Command::Dump {
+            what: DumpWhat::Asm { file },
+        } => dump_code(&file, atomjit::jit::dump_asm),
         Command::Bench(args) => bench(args),
     };
     ExitCode::from(code)
@@ -299,7 +308,10 @@ fn dump_ir(file: &str) -> u8 {
     }
 }
 
-fn dump_clif(file: &str) -> u8 {
+type DumpFn =
+    fn(&atomjit::ir::Kernel, &atomjit::valid::KernelInfo) -> Result<String, atomjit::jit::JitError>;
+
+fn dump_code(file: &str, dump: DumpFn) -> u8 {
     let module = match load(
         &Engine::new(&Config::default()),
         file,
@@ -310,7 +322,7 @@ fn dump_clif(file: &str) -> u8 {
     };
     for name in module.kernel_names() {
         let (kernel, info) = module.kernel(name).expect("listed kernel");
-        match atomjit::jit::dump_clif(kernel, info) {
+        match dump(kernel, info) {
             Ok(text) => println!("; kernel {name}\n{text}"),
             Err(e) => {
                 eprintln!("error: kernel `{name}`: {e}");

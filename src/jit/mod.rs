@@ -179,6 +179,24 @@ pub fn dump_clif(kernel: &Kernel, info: &KernelInfo) -> Result<String, JitError>
     Ok(func.display().to_string())
 }
 
+/// The host machine code of `kernel`'s warp function after optimisation and register
+/// allocation, as Cranelift's disassembly of its lowered code (for `atomjit dump asm`).
+pub fn dump_asm(kernel: &Kernel, info: &KernelInfo) -> Result<String, JitError> {
+    let isa = host_isa()?;
+    let mut slow = SlowPaths::default();
+    let func = build_function(kernel, info, &isa, &mut slow)?;
+    let mut ctx = cranelift_codegen::Context::for_function(func);
+    ctx.set_disasm(true);
+    let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+    let compiled = ctx
+        .compile(&*isa, &mut ctrl)
+        .map_err(|e| JitError::Codegen {
+            kernel: kernel.name.clone(),
+            message: format!("{:?}", e.inner),
+        })?;
+    Ok(compiled.vcode.clone().unwrap_or_default())
+}
+
 /// Compiles `kernel` (validated, with its `info`) to native code.
 pub fn compile(kernel: &Kernel, info: &KernelInfo) -> Result<JitKernel, JitError> {
     let isa = host_isa()?;

@@ -13,7 +13,7 @@ use crate::jit::slow::SlowConvert;
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{BlockArg, InstBuilder, MemFlagsData, Type, Value};
 
 /// How a conversion is compiled.
 enum ConvertPath {
@@ -51,6 +51,11 @@ fn convert_path(dst: Ty, src: Ty, round: Round) -> ConvertPath {
         }
         _ => ConvertPath::Slow,
     }
+}
+
+/// Whether a conversion goes through the per-warp slow-path call (not fusable).
+pub(super) fn is_slow_convert(dst: Ty, src: Ty, round: Round) -> bool {
+    matches!(convert_path(dst, src, round), ConvertPath::Slow)
 }
 
 fn float_type(ty: Ty) -> Type {
@@ -457,9 +462,27 @@ impl<'a, 'f> Translator<'a, 'f> {
             };
             let v = match sr {
                 SpecialReg::TidX => {
-                    let l = linear(t);
+                    // `linear % ntid.x`; when the whole warp lies in the first row
+                    // (`warp_id * warp_size + warp_size - 1 < ntid.x`, the common 1-D block) that is
+                    // `linear` itself: skip the division.
+                    let warp_id = load(t, off::WARP_ID);
+                    let warp_size = load(t, off::WARP_SIZE);
+                    let first = t.b.ins().imul(warp_id, warp_size);
+                    let l = t.b.ins().iadd(first, lane.index);
                     let ntx = load(t, off::NTID);
-                    t.b.ins().urem(l, ntx)
+                    let end = t.b.ins().iadd(first, warp_size);
+                    let last = t.b.ins().iadd_imm_s(end, -1);
+                    let in_row = t.b.ins().icmp(IntCC::UnsignedLessThan, last, ntx);
+                    let slow = t.b.create_block();
+                    let join = t.b.create_block();
+                    t.b.append_block_param(join, I32);
+                    t.b.ins()
+                        .brif(in_row, join, &[BlockArg::Value(l)], slow, &[]);
+                    t.b.switch_to_block(slow);
+                    let r = t.b.ins().urem(l, ntx);
+                    t.b.ins().jump(join, &[BlockArg::Value(r)]);
+                    t.b.switch_to_block(join);
+                    t.b.block_params(join)[0]
                 }
                 SpecialReg::TidY => {
                     let l = linear(t);
@@ -818,7 +841,14 @@ impl<'a, 'f> Translator<'a, 'f> {
         let cin0 = self.pred_mask(carry_in[0])?;
         let cin1 = self.pred_mask(carry_in[1])?;
         let zero = self.iconst(I32, 0);
-        let outs = self.lane_loop(exec, &[zero, zero], |t, lane, acc| {
+        // Carry accumulators only when a carry is written: without them the instruction is
+        // plain per-lane work and can be fused (see `fusion_regions`).
+        let carried = if carry_out.iter().all(|p| p.is_pt()) {
+            vec![]
+        } else {
+            vec![zero, zero]
+        };
+        let outs = self.lane_loop(exec, &carried, |t, lane, acc| {
             let mut sum = t.iconst(I64, 0);
             for s in &srcs {
                 let v = t.carry_term(lane, s)?;
@@ -841,8 +871,10 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             Ok(out)
         })?;
-        self.write_pred(carry_out[0], exec, outs[0])?;
-        self.write_pred(carry_out[1], exec, outs[1])?;
+        if !outs.is_empty() {
+            self.write_pred(carry_out[0], exec, outs[0])?;
+            self.write_pred(carry_out[1], exec, outs[1])?;
+        }
         Ok(())
     }
 
@@ -942,7 +974,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         let cin = self.pred_mask(carry_in)?;
         let [a, b, c] = srcs;
         let zero = self.iconst(I32, 0);
-        let outs = self.lane_loop(exec, &[zero], |t, lane, acc| {
+        let carried = if carry_out.is_pt() {
+            vec![]
+        } else {
+            vec![zero]
+        };
+        let outs = self.lane_loop(exec, &carried, |t, lane, acc| {
             let va = t.read_src(lane, &a, Ty::U32)?;
             let b_term = t.carry_term(lane, &b)?;
             // `.SX32`: the high word is the sign extension of `a`.
@@ -965,13 +1002,18 @@ impl<'a, 'f> Translator<'a, 'f> {
             let sum = t.b.ins().iadd(sum, ci);
             let r = t.b.ins().ireduce(I32, sum);
             t.write_reg32(lane, dst, r);
+            if acc.is_empty() {
+                return Ok(vec![]);
+            }
             let carry = t.b.ins().ushr_imm_s(sum, 32);
             let carry = t.b.ins().ireduce(I32, carry);
             let carry = t.b.ins().band_imm_s(carry, 1);
             let carry = t.b.ins().ishl(carry, lane.index);
             Ok(vec![t.b.ins().bor(acc[0], carry)])
         })?;
-        self.write_pred(carry_out, exec, outs[0])?;
+        if let Some(&bits) = outs.first() {
+            self.write_pred(carry_out, exec, bits)?;
+        }
         Ok(())
     }
 
@@ -1057,20 +1099,23 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.check_pred(pred_out)?;
         let [a, b, c] = srcs;
         let zero = self.iconst(I32, 0);
-        let outs = self.lane_loop(exec, &[zero], |t, lane, acc| {
+        let carried = if pred_out.is_pt() { vec![] } else { vec![zero] };
+        let outs = self.lane_loop(exec, &carried, |t, lane, acc| {
             let va = t.read_src(lane, &a, Ty::U32)?;
             let vb = t.read_src(lane, &b, Ty::U32)?;
             let vc = t.read_src(lane, &c, Ty::U32)?;
             let r = t.lop3_value(lut, va, vb, vc);
             t.write_reg32(lane, dst, r);
-            if pred_out.is_pt() {
-                return Ok(vec![acc[0]]);
+            if acc.is_empty() {
+                return Ok(vec![]);
             }
             let nz = t.is_nonzero(r);
             let bit = t.bool_to_lane_bit(nz, lane);
             Ok(vec![t.b.ins().bor(acc[0], bit)])
         })?;
-        self.write_pred(pred_out, exec, outs[0])?;
+        if let Some(&bits) = outs.first() {
+            self.write_pred(pred_out, exec, bits)?;
+        }
         Ok(())
     }
 

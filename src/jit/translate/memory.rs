@@ -198,6 +198,14 @@ impl<'a, 'f> Translator<'a, 'f> {
         let mis = self.iconst(I32, abi::TRAP_MISALIGNED as i64);
         let oor = self.iconst(I32, abi::TRAP_OUT_OF_RANGE as i64);
         let reason = self.b.ins().select(misaligned, mis, oor);
+        if let Some((op, exec)) = self.atomic_exec {
+            // The lanes before this one have performed the atomic.
+            let one = self.iconst(I32, 1);
+            let bit = self.b.ins().ishl(one, lane.index);
+            let below = self.b.ins().iadd_imm_s(bit, -1);
+            let done = self.b.ins().band(exec, below);
+            self.count_atomics(op, done);
+        }
         self.jump_trap(reason, lane.index, space, addr);
         self.b.switch_to_block(ok);
         Ok(host)
@@ -448,10 +456,16 @@ impl<'a, 'f> Translator<'a, 'f> {
             return Err(self.invalid(".SPIN on an op other than CAST"));
         }
         let exec = self.exec_mask(g)?;
+        // Counted once per warp-instruction, after the lanes (a fused region counts after its
+        // loop); a trapping lane's fault path counts the lanes before it; a CAST.SPIN lane
+        // counts only when it attempts.
+        if !spin {
+            self.atomic_exec = Some((a.op, exec));
+        }
         let it: Type = if words == 2 { I64 } else { I32 };
         let zero = self.iconst(I32, 0);
         let carried: Vec<Value> = if spin { vec![zero] } else { vec![] };
-        self.lane_loop(exec, &carried, |t, lane, c| {
+        let result = self.lane_loop(exec, &carried, |t, lane, c| {
             let addr = t.lane_address(lane, a.space, &a.addr)?;
             let ptr = t.checked_pointer(lane, a.space, addr, a.ty.bytes())?;
             let b = t.read_operand(lane, a.src, words)?;
@@ -499,6 +513,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
             t.b.switch_to_block(try_blk);
             let now_claimed = t.b.ins().bor(claimed, bit);
+            t.stat_incr(off::stat_atomic(a.op));
             let r = t.perform_atomic(a, &lowering, it, ptr, b, c2, ftz);
             t.b.ins().jump(join, &[arg(r), arg(now_claimed)]);
 
@@ -506,7 +521,12 @@ impl<'a, 'f> Translator<'a, 'f> {
             let p = t.b.block_params(join).to_vec();
             t.write_reg(lane, a.dst, words, p[0]);
             Ok(vec![p[1]])
-        })?;
+        });
+        self.atomic_exec = None;
+        result?;
+        if !spin && self.fused.is_none() {
+            self.count_atomics(a.op, exec);
+        }
         Ok(Flow::Next(self.mask))
     }
 
@@ -549,7 +569,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         c: Option<Value>,
         ftz: Ftz,
     ) -> Value {
-        self.stat_incr(off::stat_atomic(a.op));
         // Atomics are aligned (checked) and cannot fault (range checked); `trusted` flags.
         let flags = MemFlagsData::trusted().with_alias_region(self.flags.device.alias_region());
         match lowering {

@@ -52,7 +52,9 @@ use super::abi::{self, off, Event};
 use super::slow::SlowPaths;
 use super::JitError;
 use crate::exec::{GLOBAL_BASE, WARP_STRIDE};
-use crate::ir::{Guard, Inst, Kernel, Op, Operand, Pred, PredSrc, Reg, Space, Src, SrcMod, Ty};
+use crate::ir::{
+    Guard, Inst, Kernel, MemOrder, Op, Operand, Pred, PredSrc, Reg, Space, Src, SrcMod, Ty,
+};
 use crate::valid::KernelInfo;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
@@ -116,6 +118,16 @@ pub(super) struct Translator<'a, 'f> {
     convert_sig: Option<SigRef>,
     /// The signature of `WarpCtx::rmw_value`, imported on first use.
     rmw_sig: Option<SigRef>,
+    /// While the instructions of a fused region are translated: the region loop's lane (see
+    /// [`fusion_regions`]). `lane_loop` then emits its body for this lane instead of a loop.
+    fused: Option<Lane>,
+    /// In a fused region: the current lane's value of each register known on the current path
+    /// (written or read earlier in the lane's pass), so later instructions use the value instead
+    /// of reloading it (Cranelift forwards only the last store of an alias region).
+    reg_cache: Vec<(u16, Value)>,
+    /// While an atomic's lanes are translated: its op and executing lanes. Its counter is added
+    /// once after the lane loop; a faulting lane's trap path adds the lanes before it.
+    atomic_exec: Option<(crate::ir::AtomicOp, Value)>,
 }
 
 fn arg(v: Value) -> BlockArg {
@@ -203,11 +215,19 @@ impl<'a, 'f> Translator<'a, 'f> {
             insts: zero64,
             convert_sig: None,
             rmw_sig: None,
+            fused: None,
+            reg_cache: Vec::new(),
+            atomic_exec: None,
         };
         t.build_entry(pc, mask, zero64)?;
         t.build_exits();
-        for pc in 0..n {
-            t.build_instruction(pc as u32)?;
+        let resume = resume_points(kernel, info);
+        for region in fusion_regions(kernel, &resume) {
+            if region.len() == 1 {
+                t.build_instruction(region.start as u32)?;
+            } else {
+                t.build_region(region)?;
+            }
         }
         t.build_implicit_end(n);
         t.b.seal_all_blocks();
@@ -314,7 +334,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.stats = self.b.ins().load(I64, cst, self.ctx, off::STATS);
     }
 
-    fn build_instruction(&mut self, pc: u32) -> Result<(), JitError> {
+    /// Switches to block `inst[pc]`, emits its reconvergence check if it is a join, and sets
+    /// the current pc, mask and instruction count (`insts` not yet incremented).
+    fn enter_instruction(&mut self, pc: u32) {
         let blk = self.inst_blocks[pc as usize];
         self.b.switch_to_block(blk);
         let p = self.b.block_params(blk).to_vec();
@@ -334,6 +356,10 @@ impl<'a, 'f> Translator<'a, 'f> {
             );
             self.b.switch_to_block(cont);
         }
+    }
+
+    fn build_instruction(&mut self, pc: u32) -> Result<(), JitError> {
+        self.enter_instruction(pc);
         self.insts = self.b.ins().iadd_imm_s(self.insts, 1);
         self.load_bases();
         let inst = &self.kernel.insts[pc as usize];
@@ -345,6 +371,77 @@ impl<'a, 'f> Translator<'a, 'f> {
             Flow::Done => {}
         }
         Ok(())
+    }
+
+    /// A fused region (see [`fusion_regions`]): one lane loop runs every instruction of the
+    /// region for one lane before the next lane. Atomic counters are added once, after the
+    /// loop, from each atomic's executing-lane count.
+    fn build_region(&mut self, region: std::ops::Range<usize>) -> Result<(), JitError> {
+        let start = region.start as u32;
+        self.enter_instruction(start);
+        self.load_bases();
+        let entry_insts = self.insts;
+        let mask = self.mask;
+        let body_blk = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.append_block_param(body_blk, I32);
+        self.b.ins().brif(mask, body_blk, &[arg(mask)], after, &[]);
+
+        self.b.switch_to_block(body_blk);
+        let rest = self.b.block_params(body_blk)[0];
+        let lane = self.lane_at(rest);
+        self.fused = Some(lane);
+        self.reg_cache.clear();
+        for pc in region.clone() {
+            self.pc = pc as u32;
+            self.insts = self
+                .b
+                .ins()
+                .iadd_imm_s(entry_insts, (pc - region.start + 1) as i64);
+            self.mask = mask;
+            let inst = &self.kernel.insts[pc];
+            match self.translate_inst(inst) {
+                Ok(Flow::Next(m)) if m == mask => {}
+                Ok(_) => {
+                    self.fused = None;
+                    return Err(self.invalid("a fused instruction changed the group's mask"));
+                }
+                Err(e) => {
+                    self.fused = None;
+                    self.reg_cache.clear();
+                    return Err(e);
+                }
+            }
+        }
+        self.fused = None;
+        self.reg_cache.clear();
+        let rest_minus_one = self.b.ins().iadd_imm_s(rest, -1);
+        let next = self.b.ins().band(rest, rest_minus_one);
+        self.b.ins().brif(next, body_blk, &[arg(next)], after, &[]);
+
+        self.b.switch_to_block(after);
+        self.mask = mask;
+        for pc in region.clone() {
+            let inst = &self.kernel.insts[pc];
+            if let Op::Atomic(a) = &inst.op {
+                if !a.spin && !inst.guard.is_never() {
+                    self.pc = pc as u32;
+                    let exec = self.exec_mask(inst.guard)?;
+                    self.count_atomics(a.op, exec);
+                }
+            }
+        }
+        self.insts = self.b.ins().iadd_imm_s(entry_insts, region.len() as i64);
+        let next_blk = self.inst_blocks[region.end];
+        self.b.ins().jump(next_blk, &[arg(mask), arg(self.insts)]);
+        Ok(())
+    }
+
+    /// `stats.atomics[op] += popcount(exec)`.
+    pub(super) fn count_atomics(&mut self, op: crate::ir::AtomicOp, exec: Value) {
+        let n = self.b.ins().popcnt(exec);
+        let n = self.b.ins().uextend(I64, n);
+        self.stat_add(abi::off::stat_atomic(op), n);
     }
 
     /// Dispatches one instruction to its family's `translate_*` function.
@@ -576,6 +673,31 @@ impl<'a, 'f> Translator<'a, 'f> {
         carried: &[Value],
         body: impl FnOnce(&mut Self, &Lane, &[Value]) -> Result<Vec<Value>, JitError>,
     ) -> Result<Vec<Value>, JitError> {
+        if let Some(lane) = self.fused {
+            if !carried.is_empty() {
+                return Err(
+                    self.invalid("an instruction with loop-carried values in a fused region")
+                );
+            }
+            if exec == self.mask {
+                body(self, &lane, &[])?;
+                return Ok(vec![]);
+            }
+            let bit = self.lane_bit_of(exec, &lane);
+            let run = self.b.create_block();
+            let cont = self.b.create_block();
+            self.b.ins().brif(bit, run, &[], cont, &[]);
+            self.b.switch_to_block(run);
+            // Values defined in `run` do not dominate `cont`: afterwards the cache keeps only
+            // entries the body neither added nor replaced.
+            let before = self.reg_cache.clone();
+            body(self, &lane, &[])?;
+            let after = std::mem::replace(&mut self.reg_cache, before);
+            self.reg_cache.retain(|e| after.contains(e));
+            self.b.ins().jump(cont, &[]);
+            self.b.switch_to_block(cont);
+            return Ok(vec![]);
+        }
         let types: Vec<Type> = carried
             .iter()
             .map(|&v| self.b.func.dfg.value_type(v))
@@ -595,13 +717,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.switch_to_block(body_blk);
         let p = self.b.block_params(body_blk).to_vec();
         let rest = p[0];
-        let index = self.b.ins().ctz(rest);
+        let lane = self.lane_at(rest);
         let rest_minus_one = self.b.ins().iadd_imm_s(rest, -1);
         let next = self.b.ins().band(rest, rest_minus_one);
-        let index64 = self.b.ins().uextend(I64, index);
-        let byte = self.b.ins().ishl_imm_s(index64, 2);
-        let row = self.b.ins().iadd(self.regs, byte);
-        let lane = Lane { index, row };
         let out = body(self, &lane, &p[1..])?;
         let mut args = vec![arg(next)];
         args.extend(out.iter().map(|&v| arg(v)));
@@ -612,18 +730,41 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(self.b.block_params(after).to_vec())
     }
 
+    /// The lowest set lane of `rest` and its register-file row.
+    fn lane_at(&mut self, rest: Value) -> Lane {
+        let index = self.b.ins().ctz(rest);
+        let index64 = self.b.ins().uextend(I64, index);
+        let byte = self.b.ins().ishl_imm_s(index64, 2);
+        let row = self.b.ins().iadd(self.regs, byte);
+        Lane { index, row }
+    }
+
     // ---- registers and operands ----------------------------------------------------------
 
     fn read_reg32(&mut self, lane: &Lane, r: Reg) -> Value {
         if r.is_rz() {
             return self.b.ins().iconst(I32, 0);
         }
-        self.b.ins().load(
+        if let Some(&(_, v)) = self.reg_cache.iter().find(|e| e.0 == r.0) {
+            return v;
+        }
+        let v = self.b.ins().load(
             I32,
             self.flags.regs,
             lane.row,
             i32::from(r.0) * REG_ROW_BYTES,
-        )
+        );
+        self.cache_reg(r, v);
+        v
+    }
+
+    /// Records `v` as register `r`'s current value for the rest of the fused lane pass.
+    fn cache_reg(&mut self, r: Reg, v: Value) {
+        if self.fused.is_none() {
+            return;
+        }
+        self.reg_cache.retain(|e| e.0 != r.0);
+        self.reg_cache.push((r.0, v));
     }
 
     fn read_reg64(&mut self, lane: &Lane, r: Reg) -> Value {
@@ -650,6 +791,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b
             .ins()
             .store(self.flags.regs, v, lane.row, i32::from(r.0) * REG_ROW_BYTES);
+        self.cache_reg(r, v);
     }
 
     fn write_reg64(&mut self, lane: &Lane, r: Reg, v: Value) {
@@ -967,6 +1109,95 @@ pub(super) fn resume_points(kernel: &Kernel, info: &KernelInfo) -> Vec<bool> {
         }
     }
     resume
+}
+
+/// How an instruction may take part in a fused region.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fusion {
+    /// Not fusable: it has loop-carried values, whole-warp work before or after its lane loop
+    /// (predicate writes, fences, slow-path calls), or it ends a basic block.
+    No,
+    /// Per-lane register work only.
+    Alu,
+    /// One per-lane memory access (weak or relaxed load or store, or an atomic).
+    Memory,
+}
+
+fn fusion_of(inst: &Inst) -> Fusion {
+    let plain = |order: MemOrder| matches!(order, MemOrder::Weak | MemOrder::Relaxed);
+    match &inst.op {
+        Op::Mov { .. }
+        | Op::ReadSpecial { .. }
+        | Op::Unary { .. }
+        | Op::Binary { .. }
+        | Op::Imad { .. }
+        | Op::Shf(_)
+        | Op::Select { .. }
+        | Op::PredMove(crate::ir::PredMove::ToReg { .. }) => Fusion::Alu,
+        // Without predicate outputs these have no loop-carried accumulators.
+        Op::IAdd3 { carry_out, .. } if carry_out.iter().all(|p| p.is_pt()) => Fusion::Alu,
+        Op::Lea { carry_out, .. }
+        | Op::Lop3 {
+            pred_out: carry_out,
+            ..
+        } if carry_out.is_pt() => Fusion::Alu,
+        Op::Convert {
+            dst_ty,
+            src_ty,
+            round,
+            ..
+        } if !alu::is_slow_convert(*dst_ty, *src_ty, *round) => Fusion::Alu,
+        Op::Load { order, .. } | Op::Store { order, .. } if plain(*order) => Fusion::Memory,
+        Op::Atomic(a) if !a.spin => Fusion::Memory,
+        Op::Nop
+        | Op::Convert { .. }
+        | Op::PredMove(_)
+        | Op::IAdd3 { .. }
+        | Op::Lea { .. }
+        | Op::Lop3 { .. }
+        | Op::SetP { .. }
+        | Op::PredLogic { .. }
+        | Op::Vote { .. }
+        | Op::Load { .. }
+        | Op::Store { .. }
+        | Op::Atomic(_)
+        | Op::Fence { .. }
+        | Op::Barrier { .. }
+        | Op::Branch { .. }
+        | Op::Exit => Fusion::No,
+    }
+}
+
+/// Splits `0..n` into regions translated together. A region of more than one instruction is a
+/// run of fusable instructions (see [`Fusion`]) with no resume point after its first, holding
+/// at most one memory access; it runs lane-major (each lane runs the whole region, lanes in
+/// increasing order) instead of instruction-major. The two orders are indistinguishable:
+/// register work of one lane never reads another lane's registers; with a single memory access
+/// the accesses happen in the same lane order; and when a lane's access traps, exactly the
+/// earlier lanes have performed theirs in both orders (they differ only in registers, which a
+/// trapped launch does not expose).
+pub(super) fn fusion_regions(kernel: &Kernel, resume: &[bool]) -> Vec<std::ops::Range<usize>> {
+    let n = kernel.insts.len();
+    let mut regions = Vec::new();
+    let mut pc = 0;
+    while pc < n {
+        let mut end = pc + 1;
+        let mut memory = fusion_of(&kernel.insts[pc]) == Fusion::Memory;
+        if fusion_of(&kernel.insts[pc]) != Fusion::No {
+            while end < n && !resume[end] {
+                match fusion_of(&kernel.insts[end]) {
+                    Fusion::No => break,
+                    Fusion::Memory if memory => break,
+                    Fusion::Memory => memory = true,
+                    Fusion::Alu => {}
+                }
+                end += 1;
+            }
+        }
+        regions.push(pc..end);
+        pc = end;
+    }
+    regions
 }
 
 /// Device base of the global arena, as the i64 the generated code subtracts.
