@@ -1484,8 +1484,30 @@ fn dump_clif_prints_the_function() {
     let (kernel, info) = b.build();
     let text = dump_clif(&kernel, &info).unwrap();
     assert!(text.contains("function"), "{text}");
-    assert!(text.contains("atomic_cas"), "INC is a CAS loop: {text}");
     assert!(text.contains("br_table"), "{text}");
+    // The shared window is CTA-private: a plain load and store, no host atomic.
+    assert!(
+        !text.contains("atomic_"),
+        "shared INC is a plain RMW: {text}"
+    );
+
+    let mut b = KernelBuilder::new();
+    b.atom(
+        Space::Global,
+        AtomicOp::Inc,
+        Ty::U32,
+        r(2),
+        global_addr(4, 0),
+        imm(7),
+        None,
+    )
+    .exit();
+    let (kernel, info) = b.build();
+    let text = dump_clif(&kernel, &info).unwrap();
+    assert!(
+        text.contains("atomic_cas"),
+        "global INC is a CAS loop: {text}"
+    );
 }
 
 #[test]

@@ -41,6 +41,19 @@
 //! says: always on global and shared atomics, and on a generic address only when it is
 //! `>= GLOBAL_BASE` (the lane's address resolves to global memory).
 //!
+//! # Shared memory: CTA-private, so plain read-modify-writes
+//!
+//! Atomics on the shared space (`ATOMS`, `atom.shared`) are a plain load, the new value, and a
+//! plain store: no `lock` prefix and no CAS loop. This is exact because a CTA's shared window
+//! is touched by one host thread only: the scheduler owns each resident CTA (and its
+//! `SharedMemory`) in one worker's local list and runs its warps one call at a time, and a
+//! warp function never returns in the middle of a lane's read-modify-write. No other host
+//! thread can observe the window between the load and the store, so the sequence is atomic for
+//! every observer that exists; it is also sequentially consistent, as a single thread's program
+//! order is. Generic addresses keep the host atomics (they may resolve to global memory). The
+//! locked instruction would cost ~20 cycles per lane for nothing (the `hist_shared` and
+//! `ring_inc` benches).
+//!
 //! Scopes (cta, cluster, gpu, sys) need nothing: every host thread sees one coherent memory, so
 //! each scope is honoured by the strongest one. They stay in the IR and in reports.
 
@@ -569,6 +582,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         c: Option<Value>,
         ftz: Ftz,
     ) -> Value {
+        if a.space == Space::Shared {
+            return self.private_rmw(a, lowering, it, ptr, b, c, ftz);
+        }
         // Atomics are aligned (checked) and cannot fault (range checked); `trusted` flags.
         let flags = MemFlagsData::trusted().with_alias_region(self.flags.device.alias_region());
         match lowering {
@@ -588,6 +604,63 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             AtomicLowering::Loop(op) => self.cas_loop(a, *op, it, flags, ptr, b, c, ftz),
         }
+    }
+
+    /// A read-modify-write on CTA-private memory (the shared window): a plain load, the new
+    /// value computed exactly as the atomic lowering would, and a plain store. See "Shared
+    /// memory" in the module docs for why no host atomic is needed.
+    #[allow(clippy::too_many_arguments)]
+    fn private_rmw(
+        &mut self,
+        a: &AtomicInst,
+        lowering: &AtomicLowering,
+        it: Type,
+        ptr: Value,
+        b: Value,
+        c: Option<Value>,
+        ftz: Ftz,
+    ) -> Value {
+        let flags = self.flags.device;
+        let old = self.b.ins().load(it, flags, ptr, 0);
+        let (new, result) = match lowering {
+            AtomicLowering::Rmw(op) => {
+                let new = match op {
+                    AtomicRmwOp::Add => self.b.ins().iadd(old, b),
+                    AtomicRmwOp::Sub => self.b.ins().isub(old, b),
+                    AtomicRmwOp::And => self.b.ins().band(old, b),
+                    AtomicRmwOp::Nand => {
+                        let and = self.b.ins().band(old, b);
+                        self.b.ins().bnot(and)
+                    }
+                    AtomicRmwOp::Or => self.b.ins().bor(old, b),
+                    AtomicRmwOp::Xor => self.b.ins().bxor(old, b),
+                    AtomicRmwOp::Xchg => b,
+                    AtomicRmwOp::Umin => self.b.ins().umin(old, b),
+                    AtomicRmwOp::Umax => self.b.ins().umax(old, b),
+                    AtomicRmwOp::Smin => self.b.ins().smin(old, b),
+                    AtomicRmwOp::Smax => self.b.ins().smax(old, b),
+                };
+                (new, old)
+            }
+            AtomicLowering::Cas { store_flag } => {
+                let swap = c.unwrap_or(b);
+                let stored = self.b.ins().icmp(IntCC::Equal, old, b);
+                let failed = self.b.ins().icmp(IntCC::NotEqual, old, b);
+                let failed = self.b.ins().uextend(I64, failed);
+                self.stat_add(off::STAT_CAS_FAILURES, failed);
+                // A failed compare stores the old value back: nobody else can see the window.
+                let new = self.b.ins().select(stored, swap, old);
+                let result = if *store_flag {
+                    self.b.ins().uextend(it, stored)
+                } else {
+                    old
+                };
+                (new, result)
+            }
+            AtomicLowering::Loop(op) => (self.loop_new_value(a, *op, old, b, c, ftz), old),
+        };
+        self.b.ins().store(flags, new, ptr, 0);
+        result
     }
 
     /// `old = load; loop { new = f(old); actual = cas(old, new); if actual == old break;
