@@ -48,7 +48,7 @@ mod tests;
 
 pub use atomics::{table, AtomicTable, Row, Size, TABLES};
 pub use launch::{check_launch, launch_problems, LaunchProblem};
-pub use operands::{dst_uses, operand_uses, reg_uses, OperandUse, RegUse, Role};
+pub use operands::{dst_uses, operand_uses, pred_uses, reg_uses, OperandUse, RegUse, Role};
 
 use crate::ir::{Dialect, Inst, Kernel, LaunchSpec, Op, Span, PARAM_BASE};
 use std::fmt;

@@ -125,6 +125,10 @@ pub(super) struct Translator<'a, 'f> {
     /// (written or read earlier in the lane's pass), so later instructions use the value instead
     /// of reloading it (Cranelift forwards only the last store of an alias region).
     reg_cache: Vec<(u16, Value)>,
+    /// In a fused region: the current mask of every predicate the region uses. The region loop
+    /// carries them; a predicate write updates only the current lane's bit; they are stored
+    /// back after the loop.
+    pred_cache: Vec<(u16, Value)>,
     /// While an atomic's lanes are translated: its op and executing lanes. Its counter is added
     /// once after the lane loop; a faulting lane's trap path adds the lanes before it.
     atomic_exec: Option<(crate::ir::AtomicOp, Value)>,
@@ -217,6 +221,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             rmw_sig: None,
             fused: None,
             reg_cache: Vec::new(),
+            pred_cache: Vec::new(),
             atomic_exec: None,
         };
         t.build_entry(pc, mask, zero64)?;
@@ -382,43 +387,74 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.load_bases();
         let entry_insts = self.insts;
         let mask = self.mask;
-        let body_blk = self.b.create_block();
-        let after = self.b.create_block();
-        self.b.append_block_param(body_blk, I32);
-        self.b.ins().brif(mask, body_blk, &[arg(mask)], after, &[]);
-
-        self.b.switch_to_block(body_blk);
-        let rest = self.b.block_params(body_blk)[0];
-        let lane = self.lane_at(rest);
-        self.fused = Some(lane);
-        self.reg_cache.clear();
+        // Every predicate the region uses rides along the loop as a block parameter.
+        let mut preds: Vec<Pred> = Vec::new();
         for pc in region.clone() {
-            self.pc = pc as u32;
-            self.insts = self
-                .b
-                .ins()
-                .iadd_imm_s(entry_insts, (pc - region.start + 1) as i64);
-            self.mask = mask;
-            let inst = &self.kernel.insts[pc];
-            match self.translate_inst(inst) {
-                Ok(Flow::Next(m)) if m == mask => {}
-                Ok(_) => {
-                    self.fused = None;
-                    return Err(self.invalid("a fused instruction changed the group's mask"));
-                }
-                Err(e) => {
-                    self.fused = None;
-                    self.reg_cache.clear();
-                    return Err(e);
+            for p in crate::valid::pred_uses(&self.kernel.insts[pc]) {
+                if !p.is_pt() && !preds.contains(&p) {
+                    self.check_pred(p)?;
+                    preds.push(p);
                 }
             }
         }
+        let body_blk = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.append_block_param(body_blk, I32);
+        let mut entry_args = vec![arg(mask)];
+        let mut after_args = Vec::new();
+        for &p in &preds {
+            self.b.append_block_param(body_blk, I32);
+            self.b.append_block_param(after, I32);
+            let v = self.load_pred(p);
+            entry_args.push(arg(v));
+            after_args.push(arg(v));
+        }
+        self.b
+            .ins()
+            .brif(mask, body_blk, &entry_args, after, &after_args);
+
+        self.b.switch_to_block(body_blk);
+        let params = self.b.block_params(body_blk).to_vec();
+        let rest = params[0];
+        let lane = self.lane_at(rest);
+        self.fused = Some(lane);
+        self.reg_cache.clear();
+        self.pred_cache = preds
+            .iter()
+            .map(|p| p.0)
+            .zip(params[1..].iter().copied())
+            .collect();
+        let result = self.build_region_body(region.clone(), entry_insts, mask);
+        let carried: Vec<Value> = preds
+            .iter()
+            .map(|p| {
+                self.pred_cache
+                    .iter()
+                    .find(|e| e.0 == p.0)
+                    .map(|e| e.1)
+                    .unwrap_or(rest)
+            })
+            .collect();
         self.fused = None;
         self.reg_cache.clear();
+        self.pred_cache.clear();
+        result?;
         let rest_minus_one = self.b.ins().iadd_imm_s(rest, -1);
         let next = self.b.ins().band(rest, rest_minus_one);
-        self.b.ins().brif(next, body_blk, &[arg(next)], after, &[]);
+        let mut loop_args = vec![arg(next)];
+        loop_args.extend(carried.iter().map(|&v| arg(v)));
+        let out_args: Vec<BlockArg> = carried.iter().map(|&v| arg(v)).collect();
+        self.b
+            .ins()
+            .brif(next, body_blk, &loop_args, after, &out_args);
 
+        self.b.switch_to_block(after);
+        let finals = self.b.block_params(after).to_vec();
+        for (&p, &v) in preds.iter().zip(&finals) {
+            self.b
+                .ins()
+                .store(self.flags.state, v, self.preds, i32::from(p.0) * 4);
+        }
         self.b.switch_to_block(after);
         self.mask = mask;
         for pc in region.clone() {
@@ -434,6 +470,30 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.insts = self.b.ins().iadd_imm_s(entry_insts, region.len() as i64);
         let next_blk = self.inst_blocks[region.end];
         self.b.ins().jump(next_blk, &[arg(mask), arg(self.insts)]);
+        Ok(())
+    }
+
+    /// The instructions of a fused region for the current lane.
+    fn build_region_body(
+        &mut self,
+        region: std::ops::Range<usize>,
+        entry_insts: Value,
+        mask: Value,
+    ) -> Result<(), JitError> {
+        for pc in region.clone() {
+            self.pc = pc as u32;
+            self.insts = self
+                .b
+                .ins()
+                .iadd_imm_s(entry_insts, (pc - region.start + 1) as i64);
+            self.mask = mask;
+            match self.translate_inst(&self.kernel.insts[pc])? {
+                Flow::Next(m) if m == mask => {}
+                Flow::Next(_) | Flow::Done => {
+                    return Err(self.invalid("a fused instruction changed the group's mask"))
+                }
+            }
+        }
         Ok(())
     }
 
@@ -597,6 +657,9 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// The lane mask of predicate `p` (not PT).
     fn load_pred(&mut self, p: Pred) -> Value {
+        if let Some(&(_, v)) = self.pred_cache.iter().find(|e| e.0 == p.0) {
+            return v;
+        }
         self.b
             .ins()
             .load(I32, self.flags.state, self.preds, i32::from(p.0) * 4)
@@ -639,6 +702,20 @@ impl<'a, 'f> Translator<'a, 'f> {
             return Ok(());
         }
         let old = self.load_pred(p);
+        if let Some(lane) = self.fused {
+            // Only this lane's bit: `bits` holds no other lane's result here.
+            let one = self.iconst(I32, 1);
+            let lane_bit = self.b.ins().ishl(one, lane.index);
+            let exec = self.b.ins().band(exec, lane_bit);
+            let new = self.b.ins().bitselect(exec, bits, old);
+            match self.pred_cache.iter_mut().find(|e| e.0 == p.0) {
+                Some(e) => e.1 = new,
+                None => {
+                    return Err(self.invalid("a fused predicate write outside the region's set"))
+                }
+            }
+            return Ok(());
+        }
         let new = self.b.ins().bitselect(exec, bits, old);
         self.b
             .ins()
@@ -674,29 +751,33 @@ impl<'a, 'f> Translator<'a, 'f> {
         body: impl FnOnce(&mut Self, &Lane, &[Value]) -> Result<Vec<Value>, JitError>,
     ) -> Result<Vec<Value>, JitError> {
         if let Some(lane) = self.fused {
-            if !carried.is_empty() {
-                return Err(
-                    self.invalid("an instruction with loop-carried values in a fused region")
-                );
-            }
             if exec == self.mask {
-                body(self, &lane, &[])?;
-                return Ok(vec![]);
+                return body(self, &lane, carried);
             }
             let bit = self.lane_bit_of(exec, &lane);
             let run = self.b.create_block();
             let cont = self.b.create_block();
-            self.b.ins().brif(bit, run, &[], cont, &[]);
+            for &v in carried {
+                let ty = self.b.func.dfg.value_type(v);
+                self.b.append_block_param(cont, ty);
+            }
+            let skip_args: Vec<BlockArg> = carried.iter().map(|&v| arg(v)).collect();
+            self.b.ins().brif(bit, run, &[], cont, &skip_args);
             self.b.switch_to_block(run);
-            // Values defined in `run` do not dominate `cont`: afterwards the cache keeps only
+            // Values defined in `run` do not dominate `cont`: afterwards the caches keep only
             // entries the body neither added nor replaced.
-            let before = self.reg_cache.clone();
-            body(self, &lane, &[])?;
-            let after = std::mem::replace(&mut self.reg_cache, before);
-            self.reg_cache.retain(|e| after.contains(e));
-            self.b.ins().jump(cont, &[]);
+            let regs_before = self.reg_cache.clone();
+            let preds_before = self.pred_cache.clone();
+            let out = body(self, &lane, carried)?;
+            let regs_after = std::mem::replace(&mut self.reg_cache, regs_before);
+            self.reg_cache.retain(|e| regs_after.contains(e));
+            if self.pred_cache != preds_before {
+                return Err(self.invalid("a predicate written inside a fused lane body"));
+            }
+            let out_args: Vec<BlockArg> = out.iter().map(|&v| arg(v)).collect();
+            self.b.ins().jump(cont, &out_args);
             self.b.switch_to_block(cont);
-            return Ok(vec![]);
+            return Ok(self.b.block_params(cont).to_vec());
         }
         let types: Vec<Type> = carried
             .iter()
@@ -1114,8 +1195,9 @@ pub(super) fn resume_points(kernel: &Kernel, info: &KernelInfo) -> Vec<bool> {
 /// How an instruction may take part in a fused region.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Fusion {
-    /// Not fusable: it has loop-carried values, whole-warp work before or after its lane loop
-    /// (predicate writes, fences, slow-path calls), or it ends a basic block.
+    /// Not fusable: it reads other lanes (`VOTE`), has whole-warp work around its lane loop
+    /// (fences of ordered accesses, the slow-path conversion call, CAST.SPIN's bank mask), or
+    /// it ends a basic block.
     No,
     /// Per-lane register work only.
     Alu,
@@ -1133,14 +1215,12 @@ fn fusion_of(inst: &Inst) -> Fusion {
         | Op::Imad { .. }
         | Op::Shf(_)
         | Op::Select { .. }
-        | Op::PredMove(crate::ir::PredMove::ToReg { .. }) => Fusion::Alu,
-        // Without predicate outputs these have no loop-carried accumulators.
-        Op::IAdd3 { carry_out, .. } if carry_out.iter().all(|p| p.is_pt()) => Fusion::Alu,
-        Op::Lea { carry_out, .. }
-        | Op::Lop3 {
-            pred_out: carry_out,
-            ..
-        } if carry_out.is_pt() => Fusion::Alu,
+        | Op::PredMove(_)
+        | Op::IAdd3 { .. }
+        | Op::Lea { .. }
+        | Op::Lop3 { .. }
+        | Op::SetP { .. }
+        | Op::PredLogic { .. } => Fusion::Alu,
         Op::Convert {
             dst_ty,
             src_ty,
@@ -1151,12 +1231,6 @@ fn fusion_of(inst: &Inst) -> Fusion {
         Op::Atomic(a) if !a.spin => Fusion::Memory,
         Op::Nop
         | Op::Convert { .. }
-        | Op::PredMove(_)
-        | Op::IAdd3 { .. }
-        | Op::Lea { .. }
-        | Op::Lop3 { .. }
-        | Op::SetP { .. }
-        | Op::PredLogic { .. }
         | Op::Vote { .. }
         | Op::Load { .. }
         | Op::Store { .. }
@@ -1172,7 +1246,9 @@ fn fusion_of(inst: &Inst) -> Fusion {
 /// run of fusable instructions (see [`Fusion`]) with no resume point after its first, holding
 /// at most one memory access; it runs lane-major (each lane runs the whole region, lanes in
 /// increasing order) instead of instruction-major. The two orders are indistinguishable:
-/// register work of one lane never reads another lane's registers; with a single memory access
+/// register and predicate work of one lane never reads another lane's registers or predicate
+/// bits (predicates are carried through the region loop as masks and each lane updates only
+/// its own bit; `VOTE`, which reads other lanes, is not fusable); with a single memory access
 /// the accesses happen in the same lane order; and when a lane's access traps, exactly the
 /// earlier lanes have performed theirs in both orders (they differ only in registers, which a
 /// trapped launch does not expose).
@@ -1183,14 +1259,29 @@ pub(super) fn fusion_regions(kernel: &Kernel, resume: &[bool]) -> Vec<std::ops::
     while pc < n {
         let mut end = pc + 1;
         let mut memory = fusion_of(&kernel.insts[pc]) == Fusion::Memory;
+        // The guard of a guarded atomic in the region: its counter is taken from the guard
+        // after the loop, so no later instruction of the region may touch that predicate.
+        let atomic_guard = |inst: &Inst| match &inst.op {
+            Op::Atomic(_) if !inst.guard.pred.is_pt() => Some(inst.guard.pred),
+            _ => None,
+        };
+        let mut guards: Vec<Pred> = atomic_guard(&kernel.insts[pc]).into_iter().collect();
         if fusion_of(&kernel.insts[pc]) != Fusion::No {
             while end < n && !resume[end] {
-                match fusion_of(&kernel.insts[end]) {
+                let inst = &kernel.insts[end];
+                if crate::valid::pred_uses(inst)
+                    .iter()
+                    .any(|p| guards.contains(p))
+                {
+                    break;
+                }
+                match fusion_of(inst) {
                     Fusion::No => break,
                     Fusion::Memory if memory => break,
                     Fusion::Memory => memory = true,
                     Fusion::Alu => {}
                 }
+                guards.extend(atomic_guard(inst));
                 end += 1;
             }
         }
