@@ -71,37 +71,43 @@ fn clif_dump_is_deterministic() {
     assert_eq!(clif_of("counter"), clif_of("counter"));
 }
 
-/// Cold compile time of every program in `programs/sass/` (a report, not a timed test): run
-/// with `cargo test --release --test clif_golden -- --ignored --nocapture`.
+/// Cold compile time of every kernel of every program in `programs/` (a report, not a timed
+/// test): run with `cargo test --release --test clif_golden -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn compile_time_of_every_program() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/sass");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("programs/sass")
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    files.sort();
-    for file in files {
-        let source = std::fs::read_to_string(&file).expect("read program");
-        let name = file.file_name().unwrap().to_string_lossy().to_string();
-        let parsed = front::parse(&name, &source, Dialect::Sass).expect("parses");
-        for kernel in &parsed.kernels {
-            let info = valid::validate(kernel).expect("valid");
-            let _ = jit::compile(kernel, &info).expect("compiles");
-            let mut best = std::time::Duration::MAX;
-            for _ in 0..5 {
-                let start = std::time::Instant::now();
-                let compiled = jit::compile(kernel, &info).expect("compiles");
-                best = best.min(start.elapsed());
-                drop(compiled);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs");
+    for (sub, dialect) in [("sass", Dialect::Sass), ("ptx", Dialect::Ptx)] {
+        let mut files: Vec<_> = std::fs::read_dir(root.join(sub))
+            .expect("programs dir")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "s" || e == "ptx"))
+            .collect();
+        files.sort();
+        for file in files {
+            let source = std::fs::read_to_string(&file).expect("read program");
+            let name = file.file_name().unwrap().to_string_lossy().to_string();
+            let parsed = front::parse(&name, &source, dialect).expect("parses");
+            let mut program_total = std::time::Duration::ZERO;
+            for kernel in &parsed.kernels {
+                let info = valid::validate(kernel).expect("valid");
+                let _ = jit::compile(kernel, &info).expect("compiles");
+                let mut best = std::time::Duration::MAX;
+                for _ in 0..5 {
+                    let start = std::time::Instant::now();
+                    let compiled = jit::compile(kernel, &info).expect("compiles");
+                    best = best.min(start.elapsed());
+                    drop(compiled);
+                }
+                program_total += best;
+                println!(
+                    "{name:>20} {:>12} {:4} instructions: {best:?}",
+                    kernel.name,
+                    kernel.insts.len()
+                );
             }
-            println!(
-                "{name:>20} {:>12} {:4} instructions: {best:?}",
-                kernel.name,
-                kernel.insts.len()
-            );
+            println!("{name:>20} {:>12} program total: {program_total:?}", "");
         }
     }
 }

@@ -23,6 +23,15 @@
 //!   loop over the set bits of `exec` (`ctz`, then clear the lowest bit), in increasing lane
 //!   order as the IR requires. Per-lane predicate results are accumulated as lane masks in loop
 //!   parameters and written to the predicate register once, after the loop.
+//! * **Fused regions** ([`fusion_regions`]): a run of per-lane instructions inside a basic
+//!   block with at most one memory access runs *lane-major*: one loop over the group's lanes
+//!   runs the whole run for a lane, then the next lane. It is indistinguishable from
+//!   instruction-major order (the argument is on [`fusion_regions`]) and removes a loop, a
+//!   reload of every register read and the loop bookkeeping per instruction: values written or
+//!   read earlier in the lane's pass are reused from a register cache, predicates ride the
+//!   region loop as masks (a lane updates its own bit) and are stored once after it, and each
+//!   atomic's counter is one `popcnt` after the loop. An instruction's guard becomes a per-lane
+//!   branch around its body. Only the first instruction of a region has an entry block.
 //! * Exits from the function go through `ret(code, insts)`. A faulting lane's cold block
 //!   writes the trap payload and its instruction count into the context and jumps to the
 //!   shared `trap` block.
