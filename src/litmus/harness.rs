@@ -7,11 +7,15 @@
 //!
 //! 1. all threads meet at a **spin barrier** (sense-reversing, on atomics: no OS sleep while
 //!    the threads fit on the cores; see [`SpinBarrier`]);
-//! 2. each thread waits a **random delay** of its own, drawn per iteration: `c` calls of
-//!    [`std::hint::spin_loop`] with `c` uniform in `0..=max_spins` (a `pause` is about 27 ns on
-//!    the AMD EPYC CI host), plus `f` iterations of an empty counted loop with `f` uniform in
-//!    `0..64` (about a third of a nanosecond each) for the fine skews between two pauses; so the
-//!    start skew between two threads takes every value from a few ns to a few hundred ns;
+//! 2. each thread spins until a common start time (the last thread to reach the barrier sets it
+//!    1 µs ahead; leaving a barrier takes each thread a different time, the clock does not), then
+//!    waits a **random delay** of its own, drawn per iteration: `c` calls of
+//!    [`std::hint::spin_loop`] with `c` uniform in `0..R`, `R` drawn from `max_spins + 1`,
+//!    half, a quarter, an eighth and a sixteenth of it (so small skews get most samples; a
+//!    `pause` is about 27 ns on the AMD EPYC CI host), plus `f` turns of an empty counted loop
+//!    with `f` uniform in `0..64` (a third of a nanosecond each) for the skews between two
+//!    pauses; so the start skew between two threads takes values from a few ns to a few hundred
+//!    ns (430 ns with the default `max_spins` of 16);
 //! 3. each thread runs its CTA to completion on itself with the compiled JIT warp code
 //!    ([`crate::exec::CtaRunner`], the scheduler's own per-CTA path: traps and deadlocks are
 //!    errors as in any launch);
@@ -46,6 +50,10 @@ pub const MAX_LITMUS_THREADS: u64 = 64;
 /// than cores (IRIW's four on two cores, or a loaded machine) a thread that only spun would
 /// burn its whole time slice waiting for a thread that cannot run.
 const SPINS_BEFORE_YIELD: u32 = 2_000;
+
+/// How long after the last thread reaches the start barrier every thread starts: enough for the
+/// others to see the barrier open (a cache-line transfer, ~100-200 ns) and read the clock.
+const START_LEAD_NS: u64 = 1_000;
 
 /// How to run a test.
 #[derive(Debug, Clone)]
@@ -142,6 +150,9 @@ pub struct SpinBarrier {
     n: usize,
     count: AtomicUsize,
     sense: AtomicBool,
+    /// The common start time the last arriver set (nanoseconds since `epoch`).
+    start_at: AtomicU64,
+    epoch: Instant,
 }
 
 impl SpinBarrier {
@@ -150,6 +161,8 @@ impl SpinBarrier {
             n,
             count: AtomicUsize::new(0),
             sense: AtomicBool::new(false),
+            start_at: AtomicU64::new(0),
+            epoch: Instant::now(),
         }
     }
 
@@ -159,6 +172,8 @@ impl SpinBarrier {
         *local_sense = !*local_sense;
         if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
             self.count.store(0, Ordering::Relaxed);
+            let now = self.epoch.elapsed().as_nanos() as u64;
+            self.start_at.store(now + START_LEAD_NS, Ordering::Relaxed);
             self.sense.store(*local_sense, Ordering::Release);
             return true;
         }
@@ -175,6 +190,20 @@ impl SpinBarrier {
             }
         }
         true
+    }
+}
+
+impl SpinBarrier {
+    /// After [`SpinBarrier::wait`]: spins until the common start time the last thread to arrive
+    /// set, [`START_LEAD_NS`] after it arrived. Threads that leave a barrier leave at different
+    /// times (the last arriver at once, the others when they see the shared sense flip, a cache
+    /// miss later); waiting for one clock time instead aligns them to the clock's resolution,
+    /// so the random delays that follow spread the skew evenly around zero.
+    pub fn wait_for_start(&self) {
+        let start = self.start_at.load(Ordering::Relaxed);
+        while (self.epoch.elapsed().as_nanos() as u64) < start {
+            std::hint::spin_loop();
+        }
     }
 }
 
@@ -448,8 +477,12 @@ fn run_instance(
             if !barrier.wait(&mut sense, &shared.abort) || stop.load(Ordering::Relaxed) {
                 break;
             }
+            barrier.wait_for_start();
             let r = rng.next();
-            delay((r % spins) as u32, ((r >> 32) % 64) as u32);
+            // The range itself is drawn first (max_spins, /2, /4, /8 or /16), so that small
+            // skews, where the interesting races are, get most of the samples.
+            let range = spins >> ((r >> 40) % 5);
+            delay((r % range.max(1)) as u32, ((r >> 32) % 64) as u32);
             if let Err(e) = runner.run(t as u64, &shared.abort) {
                 shared.fail(e);
                 break;
