@@ -65,14 +65,19 @@ impl std::fmt::Display for Cond {
                 write!(f, " && ")?;
                 fmt_operand(f, b, true)
             }
-            Cond::Or(a, b) => write!(f, "{a} || {b}"),
+            Cond::Or(a, b) => {
+                fmt_operand(f, a, false)?;
+                write!(f, " || ")?;
+                fmt_operand(f, b, false)
+            }
         }
     }
 }
 
-/// Writes `c`, in parentheses if it is an `||` inside an `&&`.
+/// Writes `c`, in parentheses if it is an `||` inside an `&&` (needed) or an `&&` inside an
+/// `||` (for the reader).
 fn fmt_operand(f: &mut std::fmt::Formatter<'_>, c: &Cond, in_and: bool) -> std::fmt::Result {
-    if in_and && matches!(c, Cond::Or(..)) {
+    if matches!((in_and, c), (true, Cond::Or(..)) | (false, Cond::And(..))) {
         write!(f, "({c})")
     } else {
         write!(f, "{c}")

@@ -45,11 +45,15 @@ use crate::ir::{Dialect, Scalar, Ty};
 /// Litmus threads (CTAs) a test may have: each needs a host thread.
 pub const MAX_LITMUS_THREADS: u64 = 64;
 
-/// Spins at a barrier before a waiting thread starts yielding its core. Far more than a
-/// barrier takes when every thread has a core (a few hundred ns); when there are more threads
-/// than cores (IRIW's four on two cores, or a loaded machine) a thread that only spun would
-/// burn its whole time slice waiting for a thread that cannot run.
+/// Spins at a barrier before a waiting thread starts yielding its core, when every thread has a
+/// core: far more than a barrier takes then (a few hundred ns), so only a descheduled thread
+/// (a loaded machine) makes the others yield.
 const SPINS_BEFORE_YIELD: u32 = 2_000;
+
+/// The same when there are more threads than cores (IRIW's four on two cores): a waiting thread
+/// that kept spinning would burn its time slice waiting for a thread that cannot run, so it
+/// yields almost at once.
+const SPINS_BEFORE_YIELD_OVERSUBSCRIBED: u32 = 16;
 
 /// How long after the last thread reaches the start barrier every thread starts: enough for the
 /// others to see the barrier open (a cache-line transfer, ~100-200 ns) and read the clock.
@@ -148,6 +152,7 @@ pub enum LitmusError {
 /// before the barrier is visible to every thread after it.
 pub struct SpinBarrier {
     n: usize,
+    spins_before_yield: u32,
     count: AtomicUsize,
     sense: AtomicBool,
     /// The common start time the last arriver set (nanoseconds since `epoch`).
@@ -157,8 +162,14 @@ pub struct SpinBarrier {
 
 impl SpinBarrier {
     pub fn new(n: usize) -> SpinBarrier {
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
         SpinBarrier {
             n,
+            spins_before_yield: if n <= cores {
+                SPINS_BEFORE_YIELD
+            } else {
+                SPINS_BEFORE_YIELD_OVERSUBSCRIBED
+            },
             count: AtomicUsize::new(0),
             sense: AtomicBool::new(false),
             start_at: AtomicU64::new(0),
@@ -182,7 +193,7 @@ impl SpinBarrier {
             if abort.load(Ordering::Relaxed) {
                 return false;
             }
-            if spins < SPINS_BEFORE_YIELD {
+            if spins < self.spins_before_yield {
                 spins += 1;
                 std::hint::spin_loop();
             } else {
