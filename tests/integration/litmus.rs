@@ -12,6 +12,15 @@
 use atomjit::litmus::{self, LitmusError, LitmusTest, Options, Verdict};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+/// The harness spins: tests that run it take turns, or they would steal each other's cores
+/// (2 on the CI machine) and mostly measure the OS scheduler.
+static HARNESS: Mutex<()> = Mutex::new(());
+
+fn harness_turn() -> MutexGuard<'static, ()> {
+    HARNESS.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn suite() -> Vec<PathBuf> {
     let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/litmus"));
@@ -49,6 +58,7 @@ fn suite_file(name: &str) -> PathBuf {
 
 #[test]
 fn litmus_suite_has_no_forbidden_outcome() {
+    let _turn = harness_turn();
     let files = suite();
     assert!(files.len() >= 50, "the suite has {} files", files.len());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
@@ -99,6 +109,7 @@ const SB_CAP: u64 = 1_000_000;
 
 #[test]
 fn sb_without_fences_shows_its_weak_outcome_and_fence_sc_sb_never_does() {
+    let _turn = harness_turn();
     let (name, test) = load(&suite_file("sb_relaxed.litmus"));
     assert_eq!(test.verdict, Verdict::Allowed);
     let weak = litmus::run(
@@ -146,6 +157,7 @@ fn sb_without_fences_shows_its_weak_outcome_and_fence_sc_sb_never_does() {
 
 #[test]
 fn a_forbidden_outcome_that_appears_is_reported() {
+    let _turn = harness_turn();
     // SB without fences, wrongly marked forbidden: the report must say so.
     let text = std::fs::read_to_string(suite_file("sb_relaxed.litmus"))
         .unwrap()
@@ -192,6 +204,7 @@ const TRAPPING: &str = "\
 
 #[test]
 fn a_trap_in_a_litmus_thread_is_an_error() {
+    let _turn = harness_turn();
     // CTA 1 stores to out + 2: misaligned. CTA 0 is fine, and must not hang at the barrier.
     let test = litmus::parse(TRAPPING).unwrap();
     match litmus::run(&test, "trap.litmus", &Options::default()) {
@@ -245,6 +258,7 @@ fn temp_file(name: &str, text: &str) -> String {
 
 #[test]
 fn cli_prints_histogram_and_verdict() {
+    let _turn = harness_turn();
     let file = suite_file("mp_rel_acq.litmus");
     let (code, out, err) = atomjit(&["litmus", file.to_str().unwrap(), "--iterations", "2000"]);
     assert_eq!(code, 0, "{out}{err}");
@@ -262,6 +276,7 @@ fn cli_prints_histogram_and_verdict() {
 
 #[test]
 fn cli_exit_codes() {
+    let _turn = harness_turn();
     // A forbidden outcome seen: 1, with the satisfying outcome marked.
     let text = std::fs::read_to_string(suite_file("sb_relaxed.litmus"))
         .unwrap()
@@ -314,6 +329,7 @@ fn cli_exit_codes() {
 
 #[test]
 fn cli_json() {
+    let _turn = harness_turn();
     let file = suite_file("corr_relaxed.litmus");
     let (code, out, err) = atomjit(&[
         "litmus",
