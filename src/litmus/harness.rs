@@ -308,7 +308,7 @@ pub fn run(
         .iter()
         .map(|&d| u64::from(d))
         .product();
-    if threads < 1 || threads > MAX_LITMUS_THREADS {
+    if !(1..=MAX_LITMUS_THREADS).contains(&threads) {
         return Err(LitmusError::Setup(format!(
             "{file_name}: the grid has {threads} CTAs; a litmus test has 1 to {MAX_LITMUS_THREADS} \
              (one host thread each)"

@@ -233,7 +233,7 @@ pub fn parse(text: &str) -> Result<LitmusTest, ParseError> {
         verdict,
         condition,
         launch: blank_except(text, &launch_ranges),
-        ptx: blank_except(text, &[ptx_start..text.len()]),
+        ptx: blank_except(text, std::slice::from_ref(&(ptx_start..text.len()))),
     })
 }
 
