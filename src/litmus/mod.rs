@@ -254,9 +254,9 @@ mod tests {
         assert_eq!(t.condition.to_string(), "out[0] == 1 && out[1] == 0");
         assert_eq!(t.launch.len(), text.len());
         assert_eq!(t.ptx.len(), text.len());
-        assert_eq!(t.launch.lines().nth(4).unwrap().trim(), ".grid 2");
-        assert_eq!(t.ptx.lines().nth(7).unwrap(), ".version 8.0");
-        assert!(t.ptx.lines().take(7).all(|l| l.trim().is_empty()));
+        assert_eq!(t.launch.lines().nth(3).unwrap().trim(), ".grid 2");
+        assert_eq!(t.ptx.lines().nth(6).unwrap(), ".version 8.0");
+        assert!(t.ptx.lines().take(6).all(|l| l.trim().is_empty()));
         assert!(!t.launch.contains(".observe") && !t.launch.contains(".version"));
     }
 
