@@ -353,3 +353,87 @@ fn cli_json() {
         .sum();
     assert_eq!(total, 500);
 }
+
+const SPIN_ON_FLAG: &str = "\
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry spin(.param .u64 p_flag, .param .u64 p_out)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [p_flag];
+	ld.param.u64 %rd2, [p_out];
+	mov.u32 %r1, %ctaid.x;
+	setp.eq.s32 %p1, %r1, 0;
+	@%p1 bra WAIT;
+	st.global.u32 [%rd2], %r1;
+	ret;
+WAIT:
+	ld.acquire.gpu.global.u32 %r2, [%rd1];
+	setp.eq.u32 %p1, %r2, 0;
+	@%p1 bra WAIT;
+	ret;
+}
+";
+
+#[test]
+fn cta_runner_runs_one_given_cta_on_the_calling_thread() {
+    use atomjit::engine::{Backend, Config, Engine, Overrides};
+    use atomjit::exec::LaunchError;
+    use std::sync::atomic::AtomicBool;
+    let engine = Engine::new(&Config::default());
+    let mut launch = atomjit::front::LaunchText::new();
+    launch.push(
+        "l",
+        ".grid 3\n.block 1\n.buffer flag u32[1] = 0\n.buffer out u32[1] = 0\n",
+    );
+    let module = engine
+        .load_with_launch("spin.ptx", SPIN_ON_FLAG, &launch)
+        .unwrap();
+    let prepared = module
+        .prepare("spin", &Overrides::default(), Backend::Jit, false)
+        .unwrap();
+    let mut runner = prepared.cta_runner().unwrap();
+    assert_eq!(runner.ctas(), 3);
+    let go = AtomicBool::new(false);
+    // CTA 2 alone: writes its index, nothing else runs.
+    runner.run(2, &go).unwrap();
+    assert_eq!(prepared.buffers()[1].as_u32().unwrap(), vec![2]);
+    // A CTA that does not exist.
+    let e = runner.run(3, &go).unwrap_err();
+    assert!(e.to_string().contains("CTA 3 does not exist"), "{e}");
+    // CTA 0 spins on a flag nobody sets: the abort flag stops it.
+    let abort = AtomicBool::new(true);
+    match runner.run(0, &abort) {
+        Err(LaunchError::Config(m)) => assert_eq!(m, "aborted"),
+        other => panic!("{other:?}"),
+    }
+    // The runner is reusable after an abort: with the flag set, CTA 0 finishes.
+    prepared
+        .global()
+        .write(prepared.buffers()[0].address, &1u32.to_le_bytes());
+    runner.run(0, &go).unwrap();
+}
+
+#[test]
+fn a_litmus_thread_that_never_finishes_hits_the_watchdog() {
+    let _turn = harness_turn();
+    let text = format!(
+        ".observe out[0]\n.allowed out[0] == 0\n.grid 1\n.buffer flag u32[1] = 0\n\
+         .buffer out u32[1] = 0\n.ptx\n{SPIN_ON_FLAG}"
+    );
+    let test = litmus::parse(&text).unwrap();
+    let options = Options {
+        timeout: Some(std::time::Duration::from_millis(50)),
+        ..Options::default()
+    };
+    match litmus::run(&test, "stuck.litmus", &options) {
+        Err(LitmusError::Run(atomjit::exec::LaunchError::Watchdog(w))) => {
+            assert!(w.cause.contains("did not finish in time"), "{w}");
+            assert_eq!(w.stuck.len(), 1);
+        }
+        other => panic!("expected the watchdog, got {other:?}"),
+    }
+}
