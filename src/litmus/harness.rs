@@ -356,7 +356,16 @@ pub fn run(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_default())
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    // CTA runs catch their own panics; this would be a harness bug. Report it
+                    // rather than return a short histogram.
+                    shared.fail(LaunchError::Config(
+                        "internal error: a litmus host thread panicked".into(),
+                    ));
+                    HashMap::new()
+                })
+            })
             .collect()
     });
     let wall_seconds = start.elapsed().as_secs_f64();
