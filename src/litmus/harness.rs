@@ -560,3 +560,59 @@ fn run_instance(
     });
     histogram
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn barrier_separates_rounds() {
+        // Every thread adds to a counter each round; after each barrier every thread must see
+        // exactly n additions per finished round.
+        let n = 3;
+        let barrier = SpinBarrier::new(n);
+        let abort = AtomicBool::new(false);
+        let counter = AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..n {
+                s.spawn(|| {
+                    let mut sense = false;
+                    for round in 1..=200u64 {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                        assert!(barrier.wait(&mut sense, &abort));
+                        assert_eq!(counter.load(Ordering::Relaxed), round * n as u64);
+                        assert!(barrier.wait(&mut sense, &abort));
+                    }
+                });
+            }
+        });
+        assert_eq!(counter.load(Ordering::Relaxed), 600);
+    }
+
+    #[test]
+    fn abort_releases_a_waiter_whose_partner_never_comes() {
+        let barrier = SpinBarrier::new(2);
+        let abort = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let mut sense = false;
+                barrier.wait(&mut sense, &abort)
+            });
+            std::thread::sleep(Duration::from_millis(20));
+            abort.store(true, Ordering::Release);
+            assert!(!waiter.join().unwrap());
+        });
+    }
+
+    #[test]
+    fn start_time_is_after_the_last_arrival() {
+        let barrier = SpinBarrier::new(1);
+        let mut sense = false;
+        assert!(barrier.wait(&mut sense, &AtomicBool::new(false)));
+        let before = barrier.epoch.elapsed().as_nanos() as u64;
+        barrier.wait_for_start();
+        let after = barrier.epoch.elapsed().as_nanos() as u64;
+        assert!(after >= barrier.start_at.load(Ordering::Relaxed));
+        assert!(barrier.start_at.load(Ordering::Relaxed) <= before + START_LEAD_NS);
+    }
+}
