@@ -65,6 +65,9 @@ struct LitmusArgs {
     /// Stop a file's run once its condition has been satisfied this many times.
     #[arg(long, value_name = "N")]
     stop_after: Option<u64>,
+    /// Stop starting iterations of a file after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    time_limit: Option<f64>,
     /// Watchdog limit in seconds for one litmus thread in one iteration (0: none).
     #[arg(long, default_value_t = 10.0)]
     timeout: f64,
@@ -770,6 +773,10 @@ fn litmus(args: LitmusArgs) -> u8 {
     let options = Options {
         iterations: args.iterations,
         stop_after_hits: args.stop_after,
+        time_limit: args
+            .time_limit
+            .filter(|t| *t > 0.0 && t.is_finite())
+            .map(Duration::from_secs_f64),
         max_spins: args.max_spins,
         seed: args.seed,
         instances: args.threads,

@@ -66,6 +66,9 @@ pub struct Options {
     pub iterations: u64,
     /// Stop as soon as this many iterations satisfied the condition (`None`: run them all).
     pub stop_after_hits: Option<u64>,
+    /// Stop starting iterations after this much wall time (`None`: no limit). The report says
+    /// how many iterations ran.
+    pub time_limit: Option<Duration>,
     /// The coarse random delay before each CTA: `0..=max_spins` calls of `spin_loop`.
     pub max_spins: u32,
     /// Seed of the per-thread delay generators (SplitMix64).
@@ -81,6 +84,7 @@ impl Default for Options {
         Options {
             iterations: 100_000,
             stop_after_hits: None,
+            time_limit: None,
             max_spins: 16,
             seed: 0x5eed_1175_0000_0001,
             instances: 1,
@@ -238,6 +242,8 @@ struct Slot {
 
 /// State every thread of every instance shares.
 struct Shared {
+    /// When to stop starting iterations (from [`Options::time_limit`]).
+    deadline: Option<Instant>,
     /// Iterations handed out so far (claimed one at a time by each instance's thread 0).
     claimed: AtomicU64,
     hits: AtomicU64,
@@ -327,13 +333,14 @@ pub fn run(
     // The initial image of every buffer, restored after each iteration.
     let initial: Vec<(u64, Vec<u8>)> = buffers.into_iter().map(|b| (b.address, b.bytes)).collect();
 
+    let start = Instant::now();
     let shared = Shared {
+        deadline: options.time_limit.and_then(|t| start.checked_add(t)),
         claimed: AtomicU64::new(0),
         hits: AtomicU64::new(0),
         abort: AtomicBool::new(false),
         errors: Mutex::new(Vec::new()),
     };
-    let start = Instant::now();
     let histograms: Vec<HashMap<Vec<i128>, u64>> = std::thread::scope(|scope| {
         let handles: Vec<_> = prepared
             .iter()
@@ -477,7 +484,8 @@ fn run_instance(
     let claim = || {
         let enough = options
             .stop_after_hits
-            .is_some_and(|n| shared.hits.load(Ordering::Relaxed) >= n);
+            .is_some_and(|n| shared.hits.load(Ordering::Relaxed) >= n)
+            || shared.deadline.is_some_and(|d| Instant::now() >= d);
         !enough && shared.claimed.fetch_add(1, Ordering::Relaxed) < options.iterations
     };
     let worker = |t: usize, mut bookkeeping: Option<&mut dyn FnMut()>| {
