@@ -450,3 +450,22 @@ fn a_litmus_thread_that_never_finishes_hits_the_watchdog() {
         other => panic!("expected the watchdog, got {other:?}"),
     }
 }
+
+#[test]
+fn instances_share_the_iteration_budget() {
+    let _turn = harness_turn();
+    let (name, test) = load(&suite_file("rmw_add_relaxed.litmus"));
+    let report = litmus::run(
+        &test,
+        &name,
+        &Options {
+            iterations: 3001,
+            instances: 2,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(report.instances, 2);
+    assert_eq!(report.iterations, 3001);
+    assert!(!report.forbidden_seen(), "{:?}", report.histogram());
+}
