@@ -1,7 +1,8 @@
 //! The `atomjit` command line: a thin client of [`atomjit::engine`].
 //!
 //! Exit codes: 0 success, 1 an expectation failed, 2 usage/parse/validation error, 3 trap,
-//! 4 watchdog (when kernels fail differently, the largest code wins).
+//! 4 watchdog (when kernels fail differently, the largest code wins). `litmus` uses 1 for a
+//! forbidden outcome seen, with the same meaning for the others.
 
 use atomjit::diag;
 use atomjit::engine::{Backend, Config, Engine, Error, Failure, Module, Overrides, RunReport};
@@ -39,6 +40,40 @@ enum Command {
     },
     /// Run each kernel repeatedly and report median time, lanes/s and atomics/s.
     Bench(BenchArgs),
+    /// Run litmus tests: histogram the outcomes of racing CTAs, fail on a forbidden one.
+    Litmus(LitmusArgs),
+}
+
+#[derive(Args)]
+struct LitmusArgs {
+    /// The `.litmus` files.
+    #[arg(required = true)]
+    files: Vec<String>,
+    /// Iterations per file.
+    #[arg(long, default_value_t = 100_000)]
+    iterations: u64,
+    /// Independent copies of each test run side by side, each with one host thread per litmus
+    /// thread (useful only with at least copies × litmus threads cores).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Maximum random delay before each litmus thread, in `spin_loop` hints (~27 ns each here).
+    #[arg(long, default_value_t = 16)]
+    max_spins: u32,
+    /// Seed of the random delays.
+    #[arg(long, default_value_t = 0x5eed_1175_0000_0001)]
+    seed: u64,
+    /// Stop a file's run once its condition has been satisfied this many times.
+    #[arg(long, value_name = "N")]
+    stop_after: Option<u64>,
+    /// Stop starting iterations of a file after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    time_limit: Option<f64>,
+    /// Watchdog limit in seconds for one litmus thread in one iteration (0: none).
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+    /// Print the reports as JSON on stdout.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -183,6 +218,7 @@ fn main() -> ExitCode {
             what: DumpWhat::Asm { file },
         } => dump_code(&file, atomjit::jit::dump_asm),
         Command::Bench(args) => bench(args),
+        Command::Litmus(args) => litmus(args),
     };
     ExitCode::from(code)
 }
@@ -733,4 +769,142 @@ fn report_json(r: &RunReport, dumps: &[String]) -> serde_json::Value {
         "exit_code": exit_code(r),
         "buffers": dumped,
     })
+}
+
+/// `atomjit litmus`: runs each file and prints its histogram and verdict.
+fn litmus(args: LitmusArgs) -> u8 {
+    use atomjit::litmus::{self, LitmusError, Options, Verdict};
+    if args.threads == 0 {
+        eprintln!("error: --threads must be at least 1");
+        return 2;
+    }
+    if args.iterations == 0 {
+        eprintln!("error: --iterations must be at least 1");
+        return 2;
+    }
+    let options = Options {
+        iterations: args.iterations,
+        stop_after_hits: args.stop_after,
+        time_limit: args
+            .time_limit
+            .filter(|t| *t > 0.0 && t.is_finite())
+            .map(Duration::from_secs_f64),
+        max_spins: args.max_spins,
+        seed: args.seed,
+        instances: args.threads,
+        timeout: (args.timeout > 0.0).then(|| Duration::from_secs_f64(args.timeout)),
+    };
+    let mut code = 0u8;
+    let mut json = Vec::new();
+    for file in &args.files {
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: cannot read {file}: {e}");
+                code = code.max(2);
+                continue;
+            }
+        };
+        let test = match litmus::parse(&text) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {file}:{e}");
+                code = code.max(2);
+                continue;
+            }
+        };
+        let report = match litmus::run(&test, file, &options) {
+            Ok(r) => r,
+            Err(e) => {
+                let c = match &e {
+                    LitmusError::Load(Error::Parse(p)) => {
+                        eprint!("{}", diag::render_parse_error(&text, p));
+                        2
+                    }
+                    LitmusError::Load(Error::Validation { kernel, errors }) => {
+                        eprint!(
+                            "{}",
+                            diag::render_validation_errors(file, &text, kernel, errors)
+                        );
+                        2
+                    }
+                    LitmusError::Load(other) => {
+                        eprintln!("error: {file}: {other}");
+                        2
+                    }
+                    LitmusError::Setup(m) => {
+                        eprintln!("error: {m}");
+                        2
+                    }
+                    LitmusError::Run(run) => {
+                        eprintln!("error: {file}: {run}");
+                        match run {
+                            atomjit::exec::LaunchError::Trap(_) => 3,
+                            atomjit::exec::LaunchError::Watchdog(_) => 4,
+                            atomjit::exec::LaunchError::Config(_) => 2,
+                        }
+                    }
+                };
+                code = code.max(c);
+                continue;
+            }
+        };
+        let (status, file_code) = match (report.verdict, report.condition_hits) {
+            (Verdict::Forbidden, 0) => ("ok".to_string(), 0),
+            (Verdict::Forbidden, n) => (format!("forbidden outcome seen ({n} times)"), 1),
+            (Verdict::Allowed, 0) => ("ok (allowed outcome not seen)".to_string(), 0),
+            (Verdict::Allowed, n) => (format!("allowed outcome seen {n} times"), 0),
+        };
+        code = code.max(file_code);
+        if args.json {
+            let mut v = serde_json::to_value(&report).expect("reports serialise");
+            v["file"] = serde_json::json!(file);
+            v["status"] = serde_json::json!(status);
+            v["exit_code"] = serde_json::json!(file_code);
+            json.push(v);
+            continue;
+        }
+        println!(
+            "{file}: {} iterations, {} litmus threads on {} host threads, {:.2} s",
+            report.iterations,
+            report.threads,
+            report.threads * report.instances as u64,
+            report.wall_seconds
+        );
+        let verdict = match report.verdict {
+            Verdict::Forbidden => "forbidden",
+            Verdict::Allowed => "allowed",
+        };
+        println!(
+            "  {verdict}: {}   (* marks outcomes that satisfy it)",
+            report.condition
+        );
+        let tuples: Vec<String> = report
+            .outcomes
+            .iter()
+            .map(|o| {
+                let v: Vec<String> = o.values.iter().map(|v| v.to_string()).collect();
+                v.join(",")
+            })
+            .collect();
+        let width = tuples
+            .iter()
+            .map(String::len)
+            .chain([report.observe.join(",").len()])
+            .max()
+            .unwrap_or(0);
+        println!("  {:<width$}  count", report.observe.join(","));
+        for (o, t) in report.outcomes.iter().zip(&tuples) {
+            let mark = if o.satisfies { " *" } else { "" };
+            println!("  {t:<width$}  {}{mark}", o.count);
+        }
+        println!("  {status}");
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).expect("reports serialise")
+        );
+    }
+    code
 }

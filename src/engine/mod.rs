@@ -500,6 +500,22 @@ impl Prepared<'_> {
         )
     }
 
+    /// A runner of single CTAs of this launch on the calling thread, with the compiled kernel
+    /// and this memory image (see [`exec::CtaRunner`]; litmus tests run each CTA on a host
+    /// thread of their own). Each thread that runs CTAs needs its own runner.
+    pub fn cta_runner(&self) -> Result<exec::CtaRunner<'_>, LaunchError> {
+        let kernel = &self.module.program.kernels[self.index];
+        let info = &self.module.infos[self.index];
+        exec::CtaRunner::new(
+            kernel,
+            info,
+            self.runner.as_ref(),
+            &self.global,
+            &self.cbank,
+            &self.config,
+        )
+    }
+
     /// Restores every buffer to its initial value.
     pub fn reset(&self) {
         for b in &self.buffers {

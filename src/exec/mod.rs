@@ -28,7 +28,7 @@ mod trap;
 mod warp;
 
 pub use memory::{GlobalMemory, SharedMemory, GLOBAL_BASE, SHARED_WINDOW_BYTES};
-pub use scheduler::{launch, LaunchConfig, LaunchError, LaunchStats};
+pub use scheduler::{launch, CtaRunner, LaunchConfig, LaunchError, LaunchStats};
 pub use trap::{StuckWarp, Trap, TrapInfo, TrapReason, WatchdogReport};
 pub use warp::WarpState;
 

@@ -38,6 +38,7 @@
 
 mod cta;
 mod divergence;
+mod single;
 #[cfg(test)]
 mod tests;
 
@@ -52,6 +53,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+pub use single::CtaRunner;
 
 /// CTAs a worker keeps resident and interleaves. Four lets a handful of CTAs that wait on each
 /// other progress on a single host thread, while keeping the per-worker memory (register files

@@ -1,215 +1,328 @@
-//! Litmus tests: run a small multi-CTA PTX program many times and histogram its outcomes.
+//! Litmus tests: run a small multi-CTA PTX program many times, with its CTAs racing on
+//! different host threads, and histogram the outcomes.
+//!
+//! # File format
 //!
 //! A `.litmus` file has a header, then a line `.ptx`, then a PTX module with one entry:
 //!
 //! ```text
+//! // comments and blank lines anywhere in the header
 //! .observe out[0] out[1]                 // the outcome tuple: buffer elements read after a run
-//! .forbidden out[0] == 1 && out[1] == 0  // or `.allowed ...`: a conjunction of `elem == value`
+//! .forbidden out[0] == 1 && out[1] == 0  // or `.allowed COND`: see `cond.rs` for the syntax
 //! .grid 2                                // launch directives, as in a `.launch` sidecar
 //! .block 1
 //! .buffer x u32[1] = 0
-//! .buffer delay u32[2] = 0               // optional: per-CTA spin count, randomised per run
 //! .buffer out u32[2] = 0
 //! .ptx
 //! ...PTX module; each litmus thread is one CTA of one thread, told apart by %ctaid.x...
 //! ```
 //!
-//! Lines starting with `//` and blank lines in the header are ignored. Each iteration the runner
-//! restores every buffer ([`Prepared::reset`]), writes fresh pseudo-random values (0..256) into
-//! a buffer named `delay` if there is one (the program spins that many times to perturb its
-//! timing), launches, and records the observed tuple.
+//! The condition may only read observed locations (so every outcome tuple either satisfies it
+//! or not), which must be integer buffer elements. A `.forbidden` condition that any iteration
+//! satisfies is a failure; an `.allowed` one is reported (how often the weak outcome appeared).
+//! Every line number in an error, including the PTX module's and the launch directives', is a
+//! line of the `.litmus` file.
+//!
+//! # Harness
+//!
+//! See [`harness`]: one persistent host thread per CTA, a spin barrier, a random spin delay,
+//! then the CTA runs to completion on that host thread.
 
-use std::collections::BTreeMap;
+mod cond;
+pub mod harness;
 
-use crate::engine::{Backend, Config, Engine, Overrides};
-use crate::front::LaunchText;
+use std::fmt;
+
+pub use cond::{parse_cond, parse_location, Cond, CondError};
+pub use harness::{run, LitmusError, LitmusReport, Options, Outcome};
 
 /// Whether the condition's outcome is forbidden (a failure if seen) or merely reported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Forbidden,
     Allowed,
 }
 
 /// One buffer element: `name[index]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Location {
     pub buffer: String,
     pub index: usize,
 }
 
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}]", self.buffer, self.index)
+    }
+}
+
 /// A parsed litmus test.
 #[derive(Debug, Clone)]
 pub struct LitmusTest {
+    /// The outcome tuple, in order.
     pub observe: Vec<Location>,
+    /// 1-based line of the `.observe` directive.
+    pub observe_line: usize,
     pub verdict: Verdict,
-    /// Conjunction of `location == value`.
-    pub condition: Vec<(Location, i128)>,
+    pub condition: Cond,
+    /// The launch directives, at their own line and column positions: the file's text with
+    /// every other byte (except newlines) replaced by a space, so spans of launch parse errors
+    /// are positions in the `.litmus` file.
     pub launch: String,
+    /// The PTX module, at its own position in the file (everything before it blanked the same
+    /// way).
     pub ptx: String,
 }
 
-/// The result of running a test.
-#[derive(Debug, Clone)]
-pub struct LitmusReport {
-    /// Observed tuple -> number of iterations that produced it.
-    pub histogram: BTreeMap<Vec<i128>, u64>,
-    /// How many iterations satisfied the condition.
-    pub condition_hits: u64,
-    pub verdict: Verdict,
+/// A syntax error in a `.litmus` header: 1-based line and column, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: usize,
+    pub col: usize,
+    pub message: String,
 }
 
-impl LitmusReport {
-    /// True if a forbidden outcome was ever seen.
-    pub fn forbidden_seen(&self) -> bool {
-        self.verdict == Verdict::Forbidden && self.condition_hits > 0
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.line, self.col, self.message)
     }
 }
 
-fn parse_location(text: &str) -> Result<Location, String> {
-    let text = text.trim();
-    let (name, rest) = text
-        .split_once('[')
-        .ok_or_else(|| format!("expected NAME[INDEX], found `{text}`"))?;
-    let index = rest
-        .strip_suffix(']')
-        .and_then(|i| i.trim().parse::<usize>().ok())
-        .ok_or_else(|| format!("bad index in `{text}`"))?;
-    if name.trim().is_empty() {
-        return Err(format!("missing buffer name in `{text}`"));
+impl std::error::Error for ParseError {}
+
+/// `text` with every character outside the byte ranges `keep` that is not a newline replaced by
+/// as many spaces as it has bytes, so byte offsets, lines and columns stay those of `text`.
+fn blank_except(text: &str, keep: &[std::ops::Range<usize>]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, c) in text.char_indices() {
+        if c == '\n' || keep.iter().any(|r| r.contains(&i)) {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n(' ', c.len_utf8()));
+        }
     }
-    Ok(Location {
-        buffer: name.trim().to_string(),
-        index,
-    })
+    out
 }
 
 /// Parses the text of a `.litmus` file.
-pub fn parse(text: &str) -> Result<LitmusTest, String> {
-    let mut observe = Vec::new();
-    let mut verdict = None;
-    let mut launch = String::new();
-    let mut lines = text.lines();
-    let mut saw_ptx = false;
-    for line in lines.by_ref() {
-        let t = line.trim();
-        if t.is_empty() || t.starts_with("//") {
+pub fn parse(text: &str) -> Result<LitmusTest, ParseError> {
+    let mut observe: Option<(usize, Vec<Location>)> = None;
+    let mut verdict: Option<(usize, Verdict, Cond)> = None;
+    let mut launch_ranges = Vec::new();
+    let mut ptx_start = None;
+    let mut offset = 0;
+    for (n, line) in text.split_inclusive('\n').enumerate() {
+        let line_no = n + 1;
+        let start = offset;
+        offset += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let code = match body.find("//") {
+            Some(i) => &body[..i],
+            None => body,
+        };
+        let t = code.trim();
+        if t.is_empty() {
             continue;
         }
-        if t == ".ptx" {
-            saw_ptx = true;
-            break;
-        }
-        if let Some(rest) = t.strip_prefix(".observe") {
-            for loc in rest.split_whitespace() {
-                observe.push(parse_location(loc)?);
+        let indent = code.len() - code.trim_start().len();
+        let err = |col: usize, message: String| ParseError {
+            line: line_no,
+            col: col + 1,
+            message,
+        };
+        let word_end = t.find(char::is_whitespace).unwrap_or(t.len());
+        let (word, rest) = t.split_at(word_end);
+        let rest_col = indent + word_end;
+        match word {
+            ".ptx" => {
+                if !rest.trim().is_empty() {
+                    return Err(err(
+                        rest_col,
+                        "`.ptx` stands alone on its line; the module starts on the next line"
+                            .into(),
+                    ));
+                }
+                ptx_start = Some(offset);
+                break;
             }
-        } else if let Some(rest) = t.strip_prefix(".forbidden") {
-            verdict = Some((Verdict::Forbidden, rest.to_string()));
-        } else if let Some(rest) = t.strip_prefix(".allowed") {
-            verdict = Some((Verdict::Allowed, rest.to_string()));
-        } else {
-            launch.push_str(line);
-            launch.push('\n');
+            ".observe" => {
+                if let Some((first, _)) = &observe {
+                    return Err(err(
+                        indent,
+                        format!("a second `.observe` line (the first is on line {first})"),
+                    ));
+                }
+                let mut locs: Vec<Location> = Vec::new();
+                let mut col = rest_col;
+                for piece in rest.split_inclusive(char::is_whitespace) {
+                    let lead = piece.len() - piece.trim_start().len();
+                    let item = piece.trim();
+                    if !item.is_empty() {
+                        let loc = parse_location(item)
+                            .map_err(|e| err(col + lead + e.offset, e.message))?;
+                        if locs.contains(&loc) {
+                            return Err(err(col + lead, format!("`{loc}` is observed twice")));
+                        }
+                        locs.push(loc);
+                    }
+                    col += piece.len();
+                }
+                if locs.is_empty() {
+                    return Err(err(
+                        rest_col,
+                        "`.observe` needs at least one location `NAME[INDEX]`".into(),
+                    ));
+                }
+                observe = Some((line_no, locs));
+            }
+            ".forbidden" | ".allowed" => {
+                if let Some((first, _, _)) = &verdict {
+                    return Err(err(
+                        indent,
+                        format!(
+                            "a second condition (the first is on line {first}); a test has one \
+                             `.forbidden` or `.allowed` line"
+                        ),
+                    ));
+                }
+                let cond = parse_cond(rest).map_err(|e| err(rest_col + e.offset, e.message))?;
+                let kind = if word == ".forbidden" {
+                    Verdict::Forbidden
+                } else {
+                    Verdict::Allowed
+                };
+                verdict = Some((line_no, kind, cond));
+            }
+            _ => launch_ranges.push(start..offset),
         }
     }
-    if !saw_ptx {
-        return Err("missing `.ptx` line before the PTX module".into());
+    let line_count = text.lines().count().max(1);
+    let at_end = |message: &str| ParseError {
+        line: line_count,
+        col: 1,
+        message: message.into(),
+    };
+    let Some(ptx_start) = ptx_start else {
+        return Err(at_end(
+            "missing `.ptx` line: the header ends with `.ptx`, followed by the PTX module",
+        ));
+    };
+    let Some((observe_line, observe)) = observe else {
+        return Err(at_end("missing `.observe` line before `.ptx`"));
+    };
+    let Some((cond_line, verdict, condition)) = verdict else {
+        return Err(at_end(
+            "missing `.forbidden` or `.allowed` condition line before `.ptx`",
+        ));
+    };
+    for loc in condition.locations() {
+        if !observe.contains(loc) {
+            return Err(ParseError {
+                line: cond_line,
+                col: 1,
+                message: format!(
+                    "the condition reads `{loc}`, which is not in the `.observe` list (line {observe_line})"
+                ),
+            });
+        }
     }
-    if observe.is_empty() {
-        return Err("missing `.observe` line".into());
-    }
-    let (verdict, cond) = verdict.ok_or("missing `.forbidden` or `.allowed` line")?;
-    let mut condition = Vec::new();
-    for term in cond.split("&&") {
-        let (loc, value) = term
-            .split_once("==")
-            .ok_or_else(|| format!("expected `LOC == VALUE`, found `{}`", term.trim()))?;
-        let value = value
-            .trim()
-            .parse::<i128>()
-            .map_err(|_| format!("bad value in `{}`", term.trim()))?;
-        condition.push((parse_location(loc)?, value));
-    }
-    let ptx: String = lines.map(|l| format!("{l}\n")).collect();
     Ok(LitmusTest {
         observe,
+        observe_line,
         verdict,
         condition,
-        launch,
-        ptx,
+        launch: blank_except(text, &launch_ranges),
+        ptx: blank_except(text, std::slice::from_ref(&(ptx_start..text.len()))),
     })
 }
 
-/// Runs `test` `iterations` times on the JIT with `threads` host threads (at least 2).
-pub fn run(test: &LitmusTest, iterations: u64, threads: usize) -> Result<LitmusReport, String> {
-    let mut config = Config::default();
-    config.backend(Backend::Jit).threads(threads.max(2));
-    let engine = Engine::new(&config);
-    let mut launch = LaunchText::new();
-    launch.push("litmus.launch", &test.launch);
-    let module = engine
-        .load_with_launch("litmus.ptx", &test.ptx, &launch)
-        .map_err(|e| e.to_string())?;
-    let names = module.kernel_names();
-    if names.len() != 1 {
-        return Err(format!("expected one entry, found {}", names.len()));
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = ".observe out[0] out[1]\n.forbidden out[0] == 1 && out[1] == 0\n.grid 2\n";
+
+    #[test]
+    fn parses_header_and_keeps_positions() {
+        let text =
+            format!("// comment\n{HEADER}.buffer out u32[2] = 0 // trailing\n.ptx\n.version 8.0\n");
+        let t = parse(&text).unwrap();
+        assert_eq!(t.observe.len(), 2);
+        assert_eq!(t.observe_line, 2);
+        assert_eq!(t.verdict, Verdict::Forbidden);
+        assert_eq!(t.condition.to_string(), "out[0] == 1 && out[1] == 0");
+        assert_eq!(t.launch.len(), text.len());
+        assert_eq!(t.ptx.len(), text.len());
+        assert_eq!(t.launch.lines().nth(3).unwrap().trim(), ".grid 2");
+        assert_eq!(t.ptx.lines().nth(6).unwrap(), ".version 8.0");
+        assert!(t.ptx.lines().take(6).all(|l| l.trim().is_empty()));
+        assert!(!t.launch.contains(".observe") && !t.launch.contains(".version"));
     }
-    let name = names[0].to_string();
-    let prepared = module
-        .prepare(&name, &Overrides::default(), Backend::Jit, false)
-        .map_err(|e| e.to_string())?;
-    let delay = prepared
-        .buffers()
-        .into_iter()
-        .find(|b| b.name == "delay")
-        .map(|b| (b.address, b.len()));
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut report = LitmusReport {
-        histogram: BTreeMap::new(),
-        condition_hits: 0,
-        verdict: test.verdict,
-    };
-    for _ in 0..iterations {
-        prepared.reset();
-        if let Some((address, len)) = delay {
-            let mut bytes = Vec::with_capacity(len * 4);
-            for _ in 0..len {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                bytes.extend_from_slice(&((seed % 256) as u32).to_le_bytes());
-            }
-            prepared.global().write(address, &bytes);
+
+    #[test]
+    fn every_header_error_has_its_line() {
+        let cases: &[(&str, usize, usize, &str)] = &[
+            (
+                ".observe out[0]\n.allowed out[0] == 1\n",
+                2,
+                1,
+                "missing `.ptx`",
+            ),
+            (".allowed out[0] == 1\n.ptx\n", 2, 1, "missing `.observe`"),
+            (
+                ".observe out[0]\n.ptx\n",
+                2,
+                1,
+                "missing `.forbidden` or `.allowed`",
+            ),
+            (".observe\n", 1, 9, "at least one location"),
+            (".observe out[x]\n", 1, 14, "expected an element index"),
+            (".observe out[0] out[0]\n", 1, 17, "observed twice"),
+            (
+                ".observe a\n.observe b\n",
+                2,
+                1,
+                "a second `.observe` line (the first is on line 1)",
+            ),
+            (
+                ".observe a\n.allowed a == 1\n  .forbidden a == 2\n",
+                3,
+                3,
+                "a second condition",
+            ),
+            (
+                ".observe a\n.forbidden a < 1\n",
+                2,
+                14,
+                "unsupported comparison `<`",
+            ),
+            (".observe a\n.forbidden (a == 1\n", 2, 19, "expected `)`"),
+            (
+                ".observe a\n.forbidden b == 1\n.ptx\n",
+                2,
+                1,
+                "reads `b[0]`, which is not in the `.observe` list (line 1)",
+            ),
+            (
+                ".observe a\n.allowed a == 1\n.ptx extra\n",
+                3,
+                5,
+                "stands alone",
+            ),
+        ];
+        for &(text, line, col, needle) in cases {
+            let e = parse(text).expect_err(text);
+            assert!(e.message.contains(needle), "{text:?}: {e}");
+            assert_eq!((e.line, e.col), (line, col), "{text:?}: {e}");
         }
-        prepared.launch().map_err(|e| e.to_string())?;
-        let buffers = prepared.buffers();
-        let read = |loc: &Location| -> Result<i128, String> {
-            let buffer = buffers
-                .iter()
-                .find(|b| b.name == loc.buffer)
-                .ok_or_else(|| format!("no buffer `{}`", loc.buffer))?;
-            match buffer.get(loc.index) {
-                Some(crate::ir::Scalar::Int(v)) => Ok(v),
-                Some(crate::ir::Scalar::Float(_)) => {
-                    Err(format!("buffer `{}` is not an integer buffer", loc.buffer))
-                }
-                None => Err(format!("`{}[{}]` is out of range", loc.buffer, loc.index)),
-            }
-        };
-        let tuple = test
-            .observe
-            .iter()
-            .map(read)
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut hit = true;
-        for (loc, value) in &test.condition {
-            hit &= read(loc)? == *value;
-        }
-        if hit {
-            report.condition_hits += 1;
-        }
-        *report.histogram.entry(tuple).or_insert(0) += 1;
     }
-    Ok(report)
+
+    #[test]
+    fn blanking_keeps_byte_offsets_with_multibyte_text() {
+        let text = "// é\n.observe a\n.allowed a == 1\n.ptx\nx\n";
+        let t = parse(text).unwrap();
+        assert_eq!(t.ptx.len(), text.len());
+        assert!(t.ptx.ends_with("\nx\n"));
+    }
 }
