@@ -93,6 +93,55 @@ pub trait WarpRunner: Send + Sync {
         mask: u32,
         stop_pc: Option<u32>,
     ) -> GroupExit;
+
+    /// [`WarpRunner::run_group`] with a cache slot that the caller keeps between calls (the
+    /// scheduler keeps one per resident CTA). A backend may keep whatever it prepares per CTA
+    /// there (the JIT keeps its call context) to save per-call setup, but it must behave
+    /// exactly as `run_group` whatever the slot holds: the slot may hold state from another
+    /// CTA, launch or backend. The default ignores the slot.
+    fn run_group_cached(
+        &self,
+        cache: &mut RunnerCache,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        stop_pc: Option<u32>,
+    ) -> GroupExit {
+        let _ = cache;
+        self.run_group(warp, env, pc, mask, stop_pc)
+    }
+}
+
+/// A slot in which a backend keeps state between [`WarpRunner::run_group_cached`] calls: any
+/// one value, found again by its type.
+#[derive(Default)]
+pub struct RunnerCache(Option<Box<dyn std::any::Any>>);
+
+impl RunnerCache {
+    /// The value held, if it is a `T`.
+    pub fn get_mut<T: std::any::Any>(&mut self) -> Option<&mut T> {
+        self.0.as_mut().and_then(|b| b.downcast_mut::<T>())
+    }
+
+    /// Replaces the value held by `value` and returns it.
+    pub fn set<T: std::any::Any>(&mut self, value: T) -> &mut T {
+        let slot = self.0.insert(Box::new(value));
+        match slot.downcast_mut::<T>() {
+            Some(v) => v,
+            None => unreachable!("the slot was just set to a T"),
+        }
+    }
+}
+
+impl std::fmt::Debug for RunnerCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "RunnerCache(..)"
+        } else {
+            "RunnerCache(empty)"
+        })
+    }
 }
 
 /// Counters a launch reports. Kept per warp while running and summed at the end.

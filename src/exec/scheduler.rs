@@ -42,7 +42,8 @@ mod divergence;
 mod tests;
 
 use super::{
-    GlobalMemory, Stats, StuckWarp, Trap, TrapInfo, WarpRunner, WatchdogReport, SHARED_WINDOW_BYTES,
+    GlobalMemory, Stats, StuckWarp, Trap, TrapInfo, WarpRunner, WarpState, WatchdogReport,
+    SHARED_WINDOW_BYTES,
 };
 use crate::ir::{Kernel, LaunchSpec};
 use crate::valid::KernelInfo;
@@ -169,6 +170,9 @@ pub(crate) struct LaunchContext<'a> {
     ctas: u64,
     resident_per_worker: usize,
     deadline: Option<Instant>,
+    /// Register words a reused warp must zero before its next CTA (see
+    /// [`crate::valid::KernelInfo::written_before_read`]).
+    zero_ranges: Vec<std::ops::Range<usize>>,
 }
 
 impl LaunchContext<'_> {
@@ -293,6 +297,7 @@ pub fn launch(
         resident_per_worker: (shape.ctas.div_ceil(threads as u64) as usize)
             .clamp(1, RESIDENT_CTAS_PER_WORKER),
         deadline: config.timeout.and_then(|t| start.checked_add(t)),
+        zero_ranges: WarpState::zero_ranges(kernel.num_regs, &info.written_before_read),
     };
     let shared = Shared {
         next_cta: AtomicU64::new(0),
@@ -463,10 +468,14 @@ fn run_worker_guarded(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
 
 /// One worker: keeps up to `ctx.resident_per_worker` CTAs resident and runs them a quantum at
 /// a time, round-robin, until the grid is done or the launch is aborted.
+///
+/// CTAs are boxed so that moving them between the resident and spare lists moves a pointer,
+/// and a finished CTA's warps keep their counters: they accumulate over every CTA the
+/// allocation runs and are summed once, when the worker ends.
 fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
     let mut totals = WorkerTotals::default();
-    let mut resident: Vec<Cta> = Vec::with_capacity(ctx.resident_per_worker);
-    let mut spare: Vec<Cta> = Vec::new();
+    let mut resident: Vec<Box<Cta>> = Vec::with_capacity(ctx.resident_per_worker);
+    let mut spare: Vec<Box<Cta>> = Vec::new();
     let mut turn = 0;
     let mut quanta = 0u64;
     loop {
@@ -482,7 +491,7 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
                     cta.reset(ctx, linear);
                     cta
                 }
-                None => Cta::new(ctx, linear),
+                None => Box::new(Cta::new(ctx, linear)),
             });
         }
         if resident.is_empty() {
@@ -496,7 +505,6 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
             Quantum::Running => turn += 1,
             Quantum::Finished => {
                 let cta = resident.remove(turn);
-                totals.stats.add(&cta.stats());
                 totals.counters.add(&cta.counters);
                 totals.ctas += 1;
                 spare.push(cta);
@@ -537,6 +545,11 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
         for cta in &resident {
             stuck.extend(cta.stuck_warps(ctx).into_iter().map(|w| (cta.linear, w)));
         }
+    }
+    // Counters of finished CTAs stay in their (reused) warps; a resident CTA's belong to a
+    // launch that did not finish, whose statistics nobody reads.
+    for cta in &spare {
+        totals.stats.add(&cta.stats());
     }
     totals
 }

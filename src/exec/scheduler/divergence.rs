@@ -61,7 +61,7 @@
 //! fall-through group before the taken group, round-robin from the group after the one that
 //! last ran), so a warp's schedule is deterministic.
 
-use super::super::{CtaEnv, GroupExit, TrapInfo, WarpRunner, WarpState, WARP_STRIDE};
+use super::super::{CtaEnv, GroupExit, RunnerCache, TrapInfo, WarpRunner, WarpState, WARP_STRIDE};
 use crate::valid::KernelInfo;
 
 /// How many yields by groups that belong to a join (since the last arrival there) the scheduler
@@ -213,9 +213,10 @@ impl Warp {
         warp
     }
 
-    /// Reuses the warp for another CTA (see [`WarpState::reset`]).
-    pub fn reset(&mut self, warp_id: u32, lanes: u32) {
-        self.state.reset(warp_id, lanes);
+    /// Reuses the warp for another CTA (see [`WarpState::recycle`]: only the registers in
+    /// `zero` are zeroed, the counters keep accumulating).
+    pub fn reset(&mut self, warp_id: u32, lanes: u32, zero: &[std::ops::Range<usize>]) {
+        self.state.recycle(warp_id, lanes, zero);
         self.start();
     }
 
@@ -249,18 +250,41 @@ impl Warp {
     }
 
     /// Runs the next runnable group (round-robin) until its next event and applies the event.
+    ///
+    /// Fast path: a warp that has one runnable group and no join (every warp of a kernel
+    /// without divergence, e.g. straight-line code from pc 0 to `EXIT`) needs no search for the
+    /// next group, and when the group exits, no bookkeeping beyond recording the exited lanes;
+    /// the resulting state is exactly the one the general path gives.
     pub fn step(
         &mut self,
         runner: &dyn WarpRunner,
+        cache: &mut RunnerCache,
         env: &CtaEnv,
         counters: &mut ScheduleCounters,
     ) -> Step {
-        let Some(index) = self.next_runnable() else {
-            return Step::Idle;
+        let index = match self.groups.as_slice() {
+            [only] if self.joins.is_empty() && only.state == GroupState::Running => {
+                let (pc, mask, stop_pc) = (only.pc, only.mask, only.top().map(|e| e.reconv));
+                let exit = runner.run_group_cached(cache, &mut self.state, env, pc, mask, stop_pc);
+                if exit == GroupExit::Exited {
+                    self.state.exited |= mask;
+                    self.groups.clear();
+                    self.cursor = 0;
+                    return Step::Progress;
+                }
+                self.cursor = 1;
+                let step = self.apply(0, exit, env.info, counters);
+                self.settle(counters);
+                return step;
+            }
+            _ => match self.next_runnable() {
+                Some(index) => index,
+                None => return Step::Idle,
+            },
         };
         let group = &self.groups[index];
         let (pc, mask, stop_pc) = (group.pc, group.mask, group.top().map(|e| e.reconv));
-        let exit = runner.run_group(&mut self.state, env, pc, mask, stop_pc);
+        let exit = runner.run_group_cached(cache, &mut self.state, env, pc, mask, stop_pc);
         self.cursor = index + 1;
         let step = self.apply(index, exit, env.info, counters);
         self.settle(counters);
@@ -671,8 +695,9 @@ mod tests {
         };
         let mut warp = Warp::new(WarpState::new(2, 1, 0, u32::MAX));
         let mut counters = ScheduleCounters::default();
+        let mut cache = RunnerCache::default();
         let mut step = || {
-            let step = warp.step(&runner, &env, &mut counters);
+            let step = warp.step(&runner, &mut cache, &env, &mut counters);
             (step, warp.describe())
         };
         test(&mut step);
