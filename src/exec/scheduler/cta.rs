@@ -44,7 +44,7 @@ pub struct Cta {
     /// Barriers with arrivals: `(id, lanes waiting)`.
     barriers: Vec<(u32, u32)>,
     pub counters: ScheduleCounters,
-    /// The backend's per-CTA state (see [`crate::exec::WarpRunner::run_group_cached`]).
+    /// The backend's per-CTA state (see [`crate::exec::WarpRunner::prepare_cta`]).
     cache: RunnerCache,
 }
 
@@ -129,11 +129,14 @@ impl Cta {
             ntid: ctx.block,
             nctaid: ctx.grid,
         };
+        // Every step below runs groups with this `env`, as `Warp::step` requires.
+        ctx.runner.prepare_cta(cache, &env);
         for w in 0..warps.len() {
             let warp = &mut warps[w];
-            let live_before = warp.state.live().count_ones();
+            let live_before = warp.state.live();
             let step = warp.step(ctx.runner, cache, &env, counters);
-            let retired = live_before.saturating_sub(warp.state.live().count_ones());
+            // Lanes only ever exit: the ones live before and not after retired in this step.
+            let retired = (live_before & !warp.state.live()).count_ones();
             *live_lanes = live_lanes.saturating_sub(retired);
             let arrived = match step {
                 Step::Idle | Step::Progress => false,

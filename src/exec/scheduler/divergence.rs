@@ -250,6 +250,7 @@ impl Warp {
     }
 
     /// Runs the next runnable group (round-robin) until its next event and applies the event.
+    /// `cache` must have been prepared for `env` with [`WarpRunner::prepare_cta`].
     ///
     /// Fast path: a warp that has one runnable group and no join (every warp of a kernel
     /// without divergence, e.g. straight-line code from pc 0 to `EXIT`) needs no search for the
@@ -265,7 +266,7 @@ impl Warp {
         let index = match self.groups.as_slice() {
             [only] if self.joins.is_empty() && only.state == GroupState::Running => {
                 let (pc, mask, stop_pc) = (only.pc, only.mask, only.top().map(|e| e.reconv));
-                let exit = runner.run_group_cached(cache, &mut self.state, env, pc, mask, stop_pc);
+                let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
                 if exit == GroupExit::Exited {
                     self.state.exited |= mask;
                     self.groups.clear();
@@ -284,7 +285,7 @@ impl Warp {
         };
         let group = &self.groups[index];
         let (pc, mask, stop_pc) = (group.pc, group.mask, group.top().map(|e| e.reconv));
-        let exit = runner.run_group_cached(cache, &mut self.state, env, pc, mask, stop_pc);
+        let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
         self.cursor = index + 1;
         let step = self.apply(index, exit, env.info, counters);
         self.settle(counters);
@@ -591,6 +592,20 @@ impl Warp {
     }
 }
 
+/// Runs a group on a backend whose `cache` was prepared for `env`.
+fn run_prepared(
+    runner: &dyn WarpRunner,
+    cache: &mut RunnerCache,
+    state: &mut WarpState,
+    env: &CtaEnv,
+    pc: u32,
+    mask: u32,
+    stop_pc: Option<u32>,
+) -> GroupExit {
+    // SAFETY: `Warp::step`'s contract: its caller prepared `cache` for `env`.
+    unsafe { runner.run_group_prepared(cache, state, env, pc, mask, stop_pc) }
+}
+
 /// A fingerprint of everything that decides what the lanes `mask` of a warp do next, apart from
 /// memory: the pc, the mask, and those lanes' registers and predicates (FxHash-style mixing; a
 /// collision can only make the scheduler dissolve a join early, which is always allowed).
@@ -696,6 +711,7 @@ mod tests {
         let mut warp = Warp::new(WarpState::new(2, 1, 0, u32::MAX));
         let mut counters = ScheduleCounters::default();
         let mut cache = RunnerCache::default();
+        runner.prepare_cta(&mut cache, &env);
         let mut step = || {
             let step = warp.step(&runner, &mut cache, &env, &mut counters);
             (step, warp.describe())
