@@ -64,7 +64,10 @@ impl WarpState {
                 zero_words(words);
             }
         }
-        zero_words(&mut self.preds);
+        // A handful of words: plain stores (no memset to avoid, no alignment to find).
+        for p in self.preds.iter_mut() {
+            *p = 0;
+        }
         self.warp_id = warp_id;
         self.lanes = lanes;
         self.exited = 0;

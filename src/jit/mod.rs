@@ -460,9 +460,20 @@ impl WarpRunner for JitKernel {
             ctx: self.build_ctx(env, env.cbank),
         };
         match cache.get_mut::<CachedCtx>() {
-            // Another CTA (or launch) since: rebuild in place, without reallocating.
-            Some(cached) if !cached.valid || cached.key != key => *cached = fresh(),
-            Some(_) => {}
+            Some(cached) if cached.valid && cached.key == key => {}
+            // The next CTA of the same launch in this slot: only the CTA index differs.
+            Some(cached)
+                if cached.valid
+                    && CtxKey {
+                        ctaid: key.ctaid,
+                        ..cached.key
+                    } == key =>
+            {
+                cached.key.ctaid = key.ctaid;
+                cached.ctx.ctaid = key.ctaid;
+            }
+            // Another launch or kernel: rebuild in place, without reallocating.
+            Some(cached) => *cached = fresh(),
             None => {
                 cache.set(fresh());
             }
