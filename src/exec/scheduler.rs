@@ -10,7 +10,21 @@
 //! e.g. a spin lock between CTAs, make progress even on one host thread as long as they are
 //! co-resident, as on a GPU. (CTAs that wait for a CTA that is not resident anywhere wait, as on
 //! a GPU, until the watchdog ends the launch.) A finished CTA is replaced by the next one from
-//! the counter; its allocations (registers, shared window) are reused, zeroed.
+//! the counter; its allocations (registers, shared window, the backend's per-CTA cache) are
+//! reused. The shared window is zeroed; of the registers only those the kernel may read before
+//! writing them ([`crate::valid::KernelInfo::written_before_read`]) are zeroed, since no
+//! program can observe the others; predicates are always zeroed.
+//!
+//! # The hot path
+//!
+//! Most kernels run every warp from pc 0 to `EXIT` in one group. For them a quantum costs a
+//! few dozen host instructions per warp besides the backend's code: the CTA environment is
+//! built once per quantum and the backend prepares its per-CTA state once per quantum
+//! ([`crate::exec::WarpRunner::prepare_cta`]; the JIT builds its call context there, so a call
+//! only sets the per-warp fields), a warp with one group and no join skips the group search and
+//! the divergence bookkeeping (`divergence.rs`), warp counters accumulate in the reused warps
+//! and are summed once per worker, and resident CTAs are boxed so moving them is a pointer
+//! copy. Every other event takes the general path, with the same results and order.
 //!
 //! Workers are scoped `std::thread`s, not a rayon pool: a resident CTA is a long-lived state
 //! machine that must be interleaved with the other resident CTAs until it finishes, which a

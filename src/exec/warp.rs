@@ -7,7 +7,8 @@ use super::{Stats, WARP_STRIDE};
 #[derive(Debug, Clone)]
 pub struct WarpState {
     /// Register file, structure of arrays: register `r` of lane `l` is
-    /// `regs[r * WARP_STRIDE + l]`. Starts zeroed.
+    /// `regs[r * WARP_STRIDE + l]`. Starts zeroed; [`WarpState::recycle`] zeroes again only
+    /// the registers a kernel may read before writing them.
     pub regs: Vec<u32>,
     /// Predicate registers, one lane mask each (bit `l` = lane `l`). Starts all false.
     pub preds: Vec<u32>,
