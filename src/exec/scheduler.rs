@@ -187,6 +187,8 @@ pub(crate) struct LaunchContext<'a> {
     /// Register words a reused warp must zero before its next CTA (see
     /// [`crate::valid::KernelInfo::written_before_read`]).
     zero_ranges: Vec<std::ops::Range<usize>>,
+    /// The lanes of each warp of a CTA ([`WarpState::lane_mask`]).
+    lane_masks: Vec<u32>,
 }
 
 impl LaunchContext<'_> {
@@ -312,6 +314,9 @@ pub fn launch(
             .clamp(1, RESIDENT_CTAS_PER_WORKER),
         deadline: config.timeout.and_then(|t| start.checked_add(t)),
         zero_ranges: WarpState::zero_ranges(kernel.num_regs, &info.written_before_read),
+        lane_masks: (0..shape.cta_threads.div_ceil(kernel.warp_size))
+            .map(|w| WarpState::lane_mask(shape.cta_threads, kernel.warp_size, w))
+            .collect(),
     };
     let shared = Shared {
         next_cta: AtomicU64::new(0),

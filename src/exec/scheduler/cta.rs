@@ -39,8 +39,12 @@ pub struct Cta {
     pub index: [u32; 3],
     shared: SharedMemory,
     warps: Vec<Warp>,
-    /// Lanes of the CTA that have not exited.
+    /// Lanes of the CTA that have not exited, when `live_stale` is false. Counting exited lanes
+    /// after every step costs a population count per warp; it is only needed when a barrier
+    /// has arrivals, so a step that retires lanes only marks the count stale.
     live_lanes: u32,
+    /// `live_lanes` must be recounted from the warps before use.
+    live_stale: bool,
     /// Barriers with arrivals: `(id, lanes waiting)`.
     barriers: Vec<(u32, u32)>,
     pub counters: ScheduleCounters,
@@ -68,6 +72,7 @@ impl Cta {
             shared: SharedMemory::new(ctx.shared_bytes),
             warps,
             live_lanes: ctx.cta_threads,
+            live_stale: false,
             barriers: Vec::new(),
             counters: ScheduleCounters::default(),
             cache: RunnerCache::default(),
@@ -86,13 +91,10 @@ impl Cta {
         }
         for (w, warp) in self.warps.iter_mut().enumerate() {
             let w = w as u32;
-            warp.reset(
-                w,
-                WarpState::lane_mask(ctx.cta_threads, ctx.warp_size, w),
-                &ctx.zero_ranges,
-            );
+            warp.reset(w, ctx.lane_masks[w as usize], &ctx.zero_ranges);
         }
         self.live_lanes = ctx.cta_threads;
+        self.live_stale = false;
         self.barriers.clear();
         self.counters = ScheduleCounters::default();
     }
@@ -113,6 +115,7 @@ impl Cta {
             shared,
             warps,
             live_lanes,
+            live_stale,
             barriers,
             counters,
             cache,
@@ -135,9 +138,8 @@ impl Cta {
             let warp = &mut warps[w];
             let live_before = warp.state.live();
             let step = warp.step(ctx.runner, cache, &env, counters);
-            // Lanes only ever exit: the ones live before and not after retired in this step.
-            let retired = (live_before & !warp.state.live()).count_ones();
-            *live_lanes = live_lanes.saturating_sub(retired);
+            let retired = warp.state.live() != live_before;
+            *live_stale |= retired;
             let arrived = match step {
                 Step::Idle | Step::Progress => false,
                 Step::Barrier { id, lanes } => {
@@ -155,7 +157,11 @@ impl Cta {
                 }
                 Step::ContractViolation(message) => return Quantum::Internal(message),
             };
-            if (arrived || retired != 0) && !barriers.is_empty() {
+            if (arrived || retired) && !barriers.is_empty() {
+                if *live_stale {
+                    *live_lanes = count_live(warps);
+                    *live_stale = false;
+                }
                 release_barriers(barriers, *live_lanes, warps, counters);
             }
         }
@@ -172,6 +178,10 @@ impl Cta {
         if dissolved {
             Quantum::Running
         } else {
+            if self.live_stale {
+                self.live_lanes = count_live(&self.warps);
+                self.live_stale = false;
+            }
             Quantum::Deadlock(self.deadlock_cause())
         }
     }
@@ -213,6 +223,11 @@ impl Cta {
             })
             .collect()
     }
+}
+
+/// The lanes of `warps` that have not exited.
+fn count_live(warps: &[Warp]) -> u32 {
+    warps.iter().map(|w| w.state.live().count_ones()).sum()
 }
 
 /// Releases every barrier of a CTA at which all `live_lanes` live lanes wait.

@@ -197,6 +197,11 @@ pub struct Warp {
     next_join: JoinId,
     /// Index at which the search for the next group to run starts (round-robin).
     cursor: usize,
+    /// The warp is at its launch state and has not run yet: it has one group at pc 0 holding
+    /// every lane of `state.lanes`, with an empty stack, which is not stored in `groups`
+    /// (`groups` and `joins` are empty) so that starting a warp and running a straight-line
+    /// kernel to `EXIT` never touch the group list.
+    fresh: bool,
 }
 
 impl Warp {
@@ -208,6 +213,7 @@ impl Warp {
             joins: Vec::new(),
             next_join: 0,
             cursor: 0,
+            fresh: false,
         };
         warp.start();
         warp
@@ -225,24 +231,24 @@ impl Warp {
         self.joins.clear();
         self.next_join = 0;
         self.cursor = 0;
-        if self.state.lanes != 0 {
-            self.groups
-                .push(Group::new(0, self.state.lanes, Vec::new()));
-        }
+        self.fresh = self.state.lanes != 0;
     }
 
     /// Every lane has exited.
     pub fn is_finished(&self) -> bool {
-        self.groups.is_empty()
+        !self.fresh && self.groups.is_empty()
     }
 
     /// Some group can run.
     pub fn has_runnable(&self) -> bool {
-        self.groups.iter().any(|g| g.state == GroupState::Running)
+        self.fresh || self.groups.iter().any(|g| g.state == GroupState::Running)
     }
 
     /// Each group as `(pc, lane mask, state)`, for watchdog reports.
     pub fn describe(&self) -> Vec<(u32, u32, GroupState)> {
+        if self.fresh {
+            return vec![(0, self.state.lanes, GroupState::Running)];
+        }
         self.groups
             .iter()
             .map(|g| (g.pc, g.mask, g.state))
@@ -252,10 +258,11 @@ impl Warp {
     /// Runs the next runnable group (round-robin) until its next event and applies the event.
     /// `cache` must have been prepared for `env` with [`WarpRunner::prepare_cta`].
     ///
-    /// Fast path: a warp that has one runnable group and no join (every warp of a kernel
-    /// without divergence, e.g. straight-line code from pc 0 to `EXIT`) needs no search for the
-    /// next group, and when the group exits, no bookkeeping beyond recording the exited lanes;
-    /// the resulting state is exactly the one the general path gives.
+    /// Fast paths: a fresh warp runs its launch group (pc 0, every lane, no stop) directly,
+    /// and a warp that has one runnable group and no join (every warp of a kernel without
+    /// divergence) needs no search for the next group; when the group exits, nothing is left
+    /// to do but record the exited lanes. The resulting state is exactly the one the general
+    /// path gives.
     pub fn step(
         &mut self,
         runner: &dyn WarpRunner,
@@ -263,6 +270,21 @@ impl Warp {
         env: &CtaEnv,
         counters: &mut ScheduleCounters,
     ) -> Step {
+        if self.fresh {
+            self.fresh = false;
+            let mask = self.state.lanes;
+            let exit = run_prepared(runner, cache, &mut self.state, env, 0, mask, None);
+            if exit == GroupExit::Exited {
+                self.state.exited |= mask;
+                return Step::Progress;
+            }
+            // The launch group materialises, as the general path would have had it.
+            self.groups.push(Group::new(0, mask, Vec::new()));
+            self.cursor = 1;
+            let step = self.apply(0, exit, env.info, counters);
+            self.settle(counters);
+            return step;
+        }
         let index = match self.groups.as_slice() {
             [only] if self.joins.is_empty() && only.state == GroupState::Running => {
                 let (pc, mask, stop_pc) = (only.pc, only.mask, only.top().map(|e| e.reconv));
@@ -717,6 +739,31 @@ mod tests {
             (step, warp.describe())
         };
         test(&mut step);
+    }
+
+    #[test]
+    fn a_fresh_warp_reports_its_launch_group_until_it_runs() {
+        let warp = Warp::new(WarpState::new(2, 1, 0, 0xff));
+        assert_eq!(warp.describe(), vec![(0, 0xff, GroupState::Running)]);
+        assert!(!warp.is_finished() && warp.has_runnable());
+        let empty = Warp::new(WarpState::new(2, 1, 1, 0));
+        assert!(empty.is_finished() && !empty.has_runnable());
+        assert_eq!(empty.describe(), vec![]);
+    }
+
+    #[test]
+    fn the_launch_group_materialises_on_any_event_but_exit() {
+        let events = vec![GroupExit::Yield { pc: 3, mask: LOW16 }, GroupExit::Exited];
+        with_warp(events, |step| {
+            // The launch group ran at pc 0 with every lane; the high lanes exited on the way.
+            let (result, groups) = step();
+            assert!(matches!(result, Step::Progress));
+            assert_eq!(groups, vec![(3, LOW16, GroupState::Running)]);
+            let (_, groups) = step();
+            assert_eq!(groups, vec![]);
+            let (result, _) = step();
+            assert!(matches!(result, Step::Idle));
+        });
     }
 
     #[test]
