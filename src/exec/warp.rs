@@ -59,6 +59,7 @@ impl WarpState {
     /// `regs`: the registers the kernel may read before writing them, see
     /// [`crate::valid::KernelInfo::written_before_read`]; the others can never be observed)
     /// and every predicate, clears the exited lanes, and keeps the counters accumulating.
+    #[inline]
     pub fn recycle(&mut self, warp_id: u32, lanes: u32, zero: &[std::ops::Range<usize>]) {
         for range in zero {
             if let Some(words) = self.regs.get_mut(range.clone()) {

@@ -322,6 +322,7 @@ impl JitKernel {
         }
     }
 
+    #[inline(always)]
     /// Whether the compiled function can run a group at `pc` (if not, the interpreter runs it),
     /// after making sure the warp's files are as large as the generated code assumes.
     fn prepare_warp(&self, warp: &mut WarpState, pc: u32) -> bool {
@@ -334,13 +335,23 @@ impl JitKernel {
         // The generated code indexes registers and predicates without bounds checks: make sure
         // the warp's files are as large as the kernel's (they are for a warp created for it).
         let reg_words = self.num_regs as usize * WARP_STRIDE;
+        if warp.regs.len() < reg_words || warp.preds.len() < self.num_preds as usize {
+            self.grow_files(warp);
+        }
+        true
+    }
+
+    /// Grows a warp's register and predicate files to the kernel's sizes (zero-filled).
+    #[cold]
+    #[inline(never)]
+    fn grow_files(&self, warp: &mut WarpState) {
+        let reg_words = self.num_regs as usize * WARP_STRIDE;
         if warp.regs.len() < reg_words {
             warp.regs.resize(reg_words, 0);
         }
         if warp.preds.len() < self.num_preds as usize {
             warp.preds.resize(self.num_preds as usize, 0);
         }
-        true
     }
 
     #[inline(always)]
@@ -413,6 +424,21 @@ impl JitKernel {
                 address: ctx.out_addr,
             }),
         }
+    }
+}
+
+impl JitKernel {
+    #[cold]
+    #[inline(never)]
+    fn run_group_cold(
+        &self,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        stop_pc: Option<u32>,
+    ) -> GroupExit {
+        self.run_group(warp, env, pc, mask, stop_pc)
     }
 }
 
@@ -491,15 +517,14 @@ impl WarpRunner for JitKernel {
         mask: u32,
         stop_pc: Option<u32>,
     ) -> GroupExit {
-        let Some(cached) = cache.get_mut::<CachedCtx>().filter(|c| c.valid) else {
-            return self.run_group(warp, env, pc, mask, stop_pc);
+        let cached = match cache.get_mut::<CachedCtx>() {
+            Some(cached) if cached.valid && stop_pc != Some(pc) && self.prepare_warp(warp, pc) => {
+                cached
+            }
+            // Not prepared, at its own stop pc, or not a resume point: `run_group` handles
+            // each exactly as before.
+            _ => return self.run_group_cold(warp, env, pc, mask, stop_pc),
         };
-        if stop_pc == Some(pc) {
-            return GroupExit::Reconverge { mask };
-        }
-        if !self.prepare_warp(warp, pc) {
-            return crate::interp::run_group(warp, env, pc, mask, stop_pc);
-        }
         // The caller's contract (prepare_cta saw an `env` equal to this one) makes the cached
         // context exactly the one `run_group` would build, so `call`'s requirements hold.
         self.call(&mut cached.ctx, warp, env, pc, mask, stop_pc)

@@ -263,6 +263,7 @@ impl Warp {
     /// divergence) needs no search for the next group; when the group exits, nothing is left
     /// to do but record the exited lanes. The resulting state is exactly the one the general
     /// path gives.
+    #[inline]
     pub fn step(
         &mut self,
         runner: &dyn WarpRunner,
@@ -281,10 +282,21 @@ impl Warp {
             // The launch group materialises, as the general path would have had it.
             self.groups.push(Group::new(0, mask, Vec::new()));
             self.cursor = 1;
-            let step = self.apply(0, exit, env.info, counters);
-            self.settle(counters);
-            return step;
+            return self.apply_and_settle(0, exit, env.info, counters);
         }
+        self.step_general(runner, cache, env, counters)
+    }
+
+    /// [`Warp::step`] for a warp that is not fresh (kept out of line so that the fresh path,
+    /// inlined into the CTA's loop, stays small).
+    #[inline(never)]
+    fn step_general(
+        &mut self,
+        runner: &dyn WarpRunner,
+        cache: &mut RunnerCache,
+        env: &CtaEnv,
+        counters: &mut ScheduleCounters,
+    ) -> Step {
         let index = match self.groups.as_slice() {
             [only] if self.joins.is_empty() && only.state == GroupState::Running => {
                 let (pc, mask, stop_pc) = (only.pc, only.mask, only.top().map(|e| e.reconv));
@@ -296,9 +308,7 @@ impl Warp {
                     return Step::Progress;
                 }
                 self.cursor = 1;
-                let step = self.apply(0, exit, env.info, counters);
-                self.settle(counters);
-                return step;
+                return self.apply_and_settle(0, exit, env.info, counters);
             }
             _ => match self.next_runnable() {
                 Some(index) => index,
@@ -309,7 +319,18 @@ impl Warp {
         let (pc, mask, stop_pc) = (group.pc, group.mask, group.top().map(|e| e.reconv));
         let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
         self.cursor = index + 1;
-        let step = self.apply(index, exit, env.info, counters);
+        self.apply_and_settle(index, exit, env.info, counters)
+    }
+
+    #[inline(never)]
+    fn apply_and_settle(
+        &mut self,
+        index: usize,
+        exit: GroupExit,
+        info: &KernelInfo,
+        counters: &mut ScheduleCounters,
+    ) -> Step {
+        let step = self.apply(index, exit, info, counters);
         self.settle(counters);
         step
     }
@@ -615,6 +636,7 @@ impl Warp {
 }
 
 /// Runs a group on a backend whose `cache` was prepared for `env`.
+#[inline(always)]
 fn run_prepared(
     runner: &dyn WarpRunner,
     cache: &mut RunnerCache,
