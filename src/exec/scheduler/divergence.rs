@@ -221,11 +221,13 @@ impl Warp {
 
     /// Reuses the warp for another CTA (see [`WarpState::recycle`]: only the registers in
     /// `zero` are zeroed, the counters keep accumulating).
+    #[inline]
     pub fn reset(&mut self, warp_id: u32, lanes: u32, zero: &[std::ops::Range<usize>]) {
         self.state.recycle(warp_id, lanes, zero);
         self.start();
     }
 
+    #[inline]
     fn start(&mut self) {
         self.groups.clear();
         self.joins.clear();
