@@ -378,11 +378,12 @@ impl JitKernel {
         // SAFETY: `ctx` points at live, correctly sized memory for the whole call: the register
         // file (`num_regs * 32` words, ensured by `prepare_warp`), the predicate file, and the
         // warp's counters (set just above from `warp`, borrowed for the call); the shared
-        // window, the global arena and the constant bank of `env` (the caller built `ctx` for
-        // `env`, or checked with `CtxKey` that it was built for the same regions at the same
-        // addresses and lengths; the generated code checks every device access against the
-        // limits in `ctx` before touching memory; the bank is at least `cbank_needed` bytes or
-        // a padded copy the caller keeps alive). `pc_arg` is at most the instruction count
+        // window, the global arena and the constant bank of `env` (`run_group` built `ctx` for
+        // `env` just now; `run_group_prepared`'s contract says `prepare_cta` last saw an equal
+        // `env`, and `prepare_cta` rebuilds the context unless its `CtxKey` shows it was built
+        // for the same regions at the same addresses and lengths; the generated code checks
+        // every device access against the limits in `ctx` before touching memory; the bank is
+        // at least `cbank_needed` bytes or a padded copy the caller keeps alive). `pc_arg` is at most the instruction count
         // (the implicit-exit block). The regions are accessed with plain moves while other
         // threads may use host atomics on them, which is what `Region` is designed for (every
         // access is naturally aligned and single-copy atomic on the host).
@@ -470,7 +471,7 @@ impl WarpRunner for JitKernel {
 
     /// Builds the invariant part of the call context (memory regions and their limits,
     /// constant bank, launch geometry, slow-path pointers) for the CTA of `env`, unless `cache`
-    /// holds one built for the same regions and geometry ([`CtxKey`]). A bank that needs
+    /// holds one built for the same regions and geometry (`CtxKey`). A bank that needs
     /// padding (never for a validated launch) is not cached: its groups take `run_group`.
     fn prepare_cta(&self, cache: &mut RunnerCache, env: &CtaEnv) {
         if (env.cbank.len() as u64) < self.slow.cbank_needed {
