@@ -93,6 +93,78 @@ pub trait WarpRunner: Send + Sync {
         mask: u32,
         stop_pc: Option<u32>,
     ) -> GroupExit;
+
+    /// Prepares `cache` for running groups of the CTA `env` describes with
+    /// [`WarpRunner::run_group_prepared`]. The scheduler keeps one slot per resident CTA and
+    /// calls this at the start of every quantum of the CTA. A backend may keep there whatever
+    /// it builds per CTA (the JIT keeps its call context) to save per-call setup. The slot may
+    /// hold anything before (state from another CTA, launch or backend). The default does
+    /// nothing.
+    fn prepare_cta(&self, cache: &mut RunnerCache, env: &CtaEnv) {
+        let _ = (cache, env);
+    }
+
+    /// [`WarpRunner::run_group`], with the state [`WarpRunner::prepare_cta`] left in `cache`;
+    /// must behave exactly as `run_group`. The default ignores the slot.
+    ///
+    /// # Safety
+    ///
+    /// `cache` was last passed to `self.prepare_cta` with an environment equal to `env` (the
+    /// same kernel, info and geometry, and the same shared window, global memory and constant
+    /// bank, still alive, at the same addresses with the same lengths).
+    unsafe fn run_group_prepared(
+        &self,
+        cache: &mut RunnerCache,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        stop_pc: Option<u32>,
+    ) -> GroupExit {
+        let _ = cache;
+        self.run_group(warp, env, pc, mask, stop_pc)
+    }
+}
+
+/// A slot in which a backend keeps state between calls (see [`WarpRunner::prepare_cta`]):
+/// any one value, found again by its type.
+#[derive(Default)]
+pub struct RunnerCache(Option<(std::any::TypeId, Box<dyn std::any::Any>)>);
+
+impl RunnerCache {
+    /// The value held, if it is a `T` (one comparison with a constant: this is on the path of
+    /// every group a backend runs).
+    pub fn get_mut<T: std::any::Any>(&mut self) -> Option<&mut T> {
+        match &mut self.0 {
+            Some((id, value)) if *id == std::any::TypeId::of::<T>() => {
+                let value: *mut dyn std::any::Any = value.as_mut();
+                // SAFETY: `id` was recorded from the value's own type when it was stored (see
+                // `set`), so the box holds a `T`; the reference borrows `self`, which owns it.
+                Some(unsafe { &mut *value.cast::<T>() })
+            }
+            _ => None,
+        }
+    }
+
+    /// Replaces the value held by `value` and returns it.
+    pub fn set<T: std::any::Any>(&mut self, value: T) -> &mut T {
+        let mut boxed = Box::new(value);
+        let ptr: *mut T = &mut *boxed;
+        self.0 = Some((std::any::TypeId::of::<T>(), boxed));
+        // SAFETY: `ptr` points into the box just moved into `self.0` (moving a box does not
+        // move its contents); the reference borrows `self`, which owns it.
+        unsafe { &mut *ptr }
+    }
+}
+
+impl std::fmt::Debug for RunnerCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "RunnerCache(..)"
+        } else {
+            "RunnerCache(empty)"
+        })
+    }
 }
 
 /// Counters a launch reports. Kept per warp while running and summed at the end.

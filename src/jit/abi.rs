@@ -8,7 +8,10 @@
 //!
 //! `stop_pc` is [`NO_STOP`] when the group has no reconvergence point. The function returns an
 //! [`Event`] code; the event's payload is written into the `out_*` fields of the context. The
-//! context is built on the Rust stack for each call and lives only for that call.
+//! scheduler's path builds the context once per CTA (`JitKernel::prepare_cta`, kept in the
+//! CTA's `RunnerCache`) and sets only the per-warp fields (`regs`, `preds`, `stats`,
+//! `warp_id`, `exited`) and clears the `out_*` fields before each call; `run_group` builds one
+//! on the stack for the call. Either way the generated code sees the same values.
 //!
 //! Fields the generated code only reads (pointers, lengths, launch geometry) come first; the
 //! generated code may load them once and keep them in registers. `exited` is read and written

@@ -23,7 +23,9 @@ mod translate;
 #[cfg(test)]
 mod tests;
 
-use crate::exec::{CtaEnv, GroupExit, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE};
+use crate::exec::{
+    CtaEnv, GroupExit, RunnerCache, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE,
+};
 use crate::ir::Kernel;
 use crate::valid::KernelInfo;
 use abi::{Event, WarpCtx, NO_STOP};
@@ -253,40 +255,52 @@ fn padded_cbank(cbank: &[u8], needed: u64) -> Vec<u8> {
     v
 }
 
-impl WarpRunner for JitKernel {
-    fn run_group(
-        &self,
-        warp: &mut WarpState,
-        env: &CtaEnv,
-        pc: u32,
-        mask: u32,
-        stop_pc: Option<u32>,
-    ) -> GroupExit {
-        if stop_pc == Some(pc) {
-            return GroupExit::Reconverge { mask };
+/// What a [`WarpCtx`] is built from, besides the warp: two calls with equal keys get the same
+/// context except for the per-warp fields (registers, predicates, counters, warp index, exited
+/// lanes), which [`JitKernel::call`] sets on every call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CtxKey {
+    kernel: *const JitKernel,
+    slow: *const SlowPaths,
+    warp_size: u32,
+    shared: (*const u8, usize),
+    global: (*const u8, usize),
+    cbank: (*const u8, usize),
+    ctaid: [u32; 3],
+    ntid: [u32; 3],
+    nctaid: [u32; 3],
+}
+
+/// A [`WarpCtx`] kept in a CTA's [`RunnerCache`] between calls, with the key it was built for
+/// (checked once per quantum by `prepare_cta`, not per call).
+struct CachedCtx {
+    key: CtxKey,
+    /// False after `prepare_cta` saw an environment it does not cache for.
+    valid: bool,
+    ctx: WarpCtx,
+}
+
+impl JitKernel {
+    fn ctx_key(&self, env: &CtaEnv) -> CtxKey {
+        let shared = env.shared.region();
+        let global = env.global.region();
+        CtxKey {
+            kernel: self,
+            slow: &*self.slow,
+            warp_size: self.warp_size,
+            shared: (shared.as_ptr(), shared.len() as usize),
+            global: (global.as_ptr(), global.len() as usize),
+            cbank: (env.cbank.as_ptr(), env.cbank.len()),
+            ctaid: env.ctaid,
+            ntid: env.ntid,
+            nctaid: env.nctaid,
         }
-        if !self.resumable.get(pc as usize).copied().unwrap_or(true) {
-            // The scheduler only starts groups at branch targets, fall-throughs, barrier
-            // resumptions and reconvergence points; any other pc is outside the compiled entry
-            // table, and the reference interpreter runs that group instead (same semantics).
-            return crate::interp::run_group(warp, env, pc, mask, stop_pc);
-        }
-        // The generated code indexes registers and predicates without bounds checks: make sure
-        // the warp's files are as large as the kernel's (they are for a warp created for it).
-        let reg_words = self.num_regs as usize * WARP_STRIDE;
-        if warp.regs.len() < reg_words {
-            warp.regs.resize(reg_words, 0);
-        }
-        if warp.preds.len() < self.num_preds as usize {
-            warp.preds.resize(self.num_preds as usize, 0);
-        }
-        let padded;
-        let cbank = if (env.cbank.len() as u64) < self.slow.cbank_needed {
-            padded = padded_cbank(env.cbank, self.slow.cbank_needed);
-            &padded[..]
-        } else {
-            env.cbank
-        };
+    }
+
+    /// The call context for the CTA of `env`, with `cbank` as the bank operand reads use (the
+    /// bank itself, or a padded copy that outlives the context's use). The per-warp fields
+    /// are left null/zero for [`JitKernel::call`] to set.
+    fn build_ctx(&self, env: &CtaEnv, cbank: &[u8]) -> WarpCtx {
         let ntid = env.ntid.map(|n| n.max(1));
         let threads = ntid.iter().map(|&n| u64::from(n)).product::<u64>();
         let warp_size = self.warp_size.clamp(1, 32);
@@ -295,9 +309,9 @@ impl WarpRunner for JitKernel {
             .min(u64::from(u32::MAX)) as u32;
         let shared = env.shared.region();
         let global = env.global.region();
-        let mut ctx = WarpCtx {
-            regs: warp.regs.as_mut_ptr(),
-            preds: warp.preds.as_mut_ptr(),
+        WarpCtx {
+            regs: std::ptr::null_mut(),
+            preds: std::ptr::null_mut(),
             shared_base: shared.as_ptr(),
             shared_limit: abi::limits(shared.len()),
             global_base: global.as_ptr(),
@@ -306,16 +320,16 @@ impl WarpRunner for JitKernel {
             // Loads in the constant space are checked against the bank as given (a padded copy
             // only serves operand reads).
             cbank_limit: abi::limits(env.cbank.len() as u64),
-            stats: &mut warp.stats,
+            stats: std::ptr::null_mut(),
             slow: &*self.slow,
             convert_lanes: slow::convert_lanes,
             ctaid: env.ctaid,
             ntid,
             nctaid: env.nctaid,
-            warp_id: warp.warp_id,
+            warp_id: 0,
             nwarps,
             warp_size,
-            exited: warp.exited,
+            exited: 0,
             out_a: 0,
             out_b: 0,
             out_c: 0,
@@ -323,17 +337,75 @@ impl WarpRunner for JitKernel {
             out_addr: 0,
             out_insts: 0,
             rmw_value: slow::rmw_value,
-        };
+        }
+    }
+
+    #[inline(always)]
+    /// Whether the compiled function can run a group at `pc` (if not, the interpreter runs it),
+    /// after making sure the warp's files are as large as the generated code assumes.
+    fn prepare_warp(&self, warp: &mut WarpState, pc: u32) -> bool {
+        if !self.resumable.get(pc as usize).copied().unwrap_or(true) {
+            // The scheduler only starts groups at branch targets, fall-throughs, barrier
+            // resumptions and reconvergence points; any other pc is outside the compiled entry
+            // table, and the reference interpreter runs that group instead (same semantics).
+            return false;
+        }
+        // The generated code indexes registers and predicates without bounds checks: make sure
+        // the warp's files are as large as the kernel's (they are for a warp created for it).
+        let reg_words = self.num_regs as usize * WARP_STRIDE;
+        if warp.regs.len() < reg_words || warp.preds.len() < self.num_preds as usize {
+            self.grow_files(warp);
+        }
+        true
+    }
+
+    /// Grows a warp's register and predicate files to the kernel's sizes (zero-filled).
+    #[cold]
+    #[inline(never)]
+    fn grow_files(&self, warp: &mut WarpState) {
+        let reg_words = self.num_regs as usize * WARP_STRIDE;
+        if warp.regs.len() < reg_words {
+            warp.regs.resize(reg_words, 0);
+        }
+        if warp.preds.len() < self.num_preds as usize {
+            warp.preds.resize(self.num_preds as usize, 0);
+        }
+    }
+
+    #[inline(always)]
+    /// Runs the compiled function on `ctx` (built by [`JitKernel::build_ctx`] for `env`) for
+    /// the lanes `mask` of `warp` from `pc`, after setting the per-warp fields of `ctx`.
+    fn call(
+        &self,
+        ctx: &mut WarpCtx,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        stop_pc: Option<u32>,
+    ) -> GroupExit {
+        ctx.regs = warp.regs.as_mut_ptr();
+        ctx.preds = warp.preds.as_mut_ptr();
+        ctx.stats = &mut warp.stats;
+        ctx.warp_id = warp.warp_id;
+        ctx.exited = warp.exited;
+        // A reused context starts every call as a fresh one would.
+        (ctx.out_a, ctx.out_b, ctx.out_c, ctx.out_d) = (0, 0, 0, 0);
+        (ctx.out_addr, ctx.out_insts) = (0, 0);
         let pc_arg = pc.min(self.num_insts);
         // SAFETY: `ctx` points at live, correctly sized memory for the whole call: the register
-        // file (`num_regs * 32` words, ensured above), the predicate file, the shared window and
-        // the global arena (the generated code checks every device access against the limits in
-        // `ctx` before touching memory), the constant bank (at least `cbank_needed` bytes) and
-        // the warp's counters. `pc_arg` is at most the instruction count (the implicit-exit
-        // block). The regions are accessed with plain moves while other threads may use host
-        // atomics on them, which is what `Region` is designed for (every access is naturally
-        // aligned and single-copy atomic on the host).
-        let code = unsafe { (self.entry)(&mut ctx, pc_arg, mask, stop_pc.unwrap_or(NO_STOP)) };
+        // file (`num_regs * 32` words, ensured by `prepare_warp`), the predicate file, and the
+        // warp's counters (set just above from `warp`, borrowed for the call); the shared
+        // window, the global arena and the constant bank of `env` (`run_group` built `ctx` for
+        // `env` just now; `run_group_prepared`'s contract says `prepare_cta` last saw an equal
+        // `env`, and `prepare_cta` rebuilds the context unless its `CtxKey` shows it was built
+        // for the same regions at the same addresses and lengths; the generated code checks
+        // every device access against the limits in `ctx` before touching memory; the bank is
+        // at least `cbank_needed` bytes or a padded copy the caller keeps alive). `pc_arg` is at most the instruction count
+        // (the implicit-exit block). The regions are accessed with plain moves while other
+        // threads may use host atomics on them, which is what `Region` is designed for (every
+        // access is naturally aligned and single-copy atomic on the host).
+        let code = unsafe { (self.entry)(ctx, pc_arg, mask, stop_pc.unwrap_or(NO_STOP)) };
         warp.exited = ctx.exited;
         match Event::from_code(code) {
             Some(Event::Exited) => GroupExit::Exited,
@@ -371,5 +443,109 @@ impl WarpRunner for JitKernel {
                 address: ctx.out_addr,
             }),
         }
+    }
+}
+
+impl JitKernel {
+    #[cold]
+    #[inline(never)]
+    fn run_group_cold(
+        &self,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        stop_pc: Option<u32>,
+    ) -> GroupExit {
+        self.run_group(warp, env, pc, mask, stop_pc)
+    }
+}
+
+impl WarpRunner for JitKernel {
+    fn run_group(
+        &self,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        stop_pc: Option<u32>,
+    ) -> GroupExit {
+        if stop_pc == Some(pc) {
+            return GroupExit::Reconverge { mask };
+        }
+        if !self.prepare_warp(warp, pc) {
+            return crate::interp::run_group(warp, env, pc, mask, stop_pc);
+        }
+        let padded;
+        let cbank = if (env.cbank.len() as u64) < self.slow.cbank_needed {
+            padded = padded_cbank(env.cbank, self.slow.cbank_needed);
+            &padded[..]
+        } else {
+            env.cbank
+        };
+        let mut ctx = self.build_ctx(env, cbank);
+        self.call(&mut ctx, warp, env, pc, mask, stop_pc)
+    }
+
+    /// Builds the invariant part of the call context (memory regions and their limits,
+    /// constant bank, launch geometry, slow-path pointers) for the CTA of `env`, unless `cache`
+    /// holds one built for the same regions and geometry (`CtxKey`). A bank that needs
+    /// padding (never for a validated launch) is not cached: its groups take `run_group`.
+    fn prepare_cta(&self, cache: &mut RunnerCache, env: &CtaEnv) {
+        if (env.cbank.len() as u64) < self.slow.cbank_needed {
+            if let Some(cached) = cache.get_mut::<CachedCtx>() {
+                cached.valid = false;
+            }
+            return;
+        }
+        let key = self.ctx_key(env);
+        let fresh = || CachedCtx {
+            key,
+            valid: true,
+            ctx: self.build_ctx(env, env.cbank),
+        };
+        match cache.get_mut::<CachedCtx>() {
+            Some(cached) if cached.valid && cached.key == key => {}
+            // The next CTA of the same launch in this slot: only the CTA index differs.
+            Some(cached)
+                if cached.valid
+                    && CtxKey {
+                        ctaid: key.ctaid,
+                        ..cached.key
+                    } == key =>
+            {
+                cached.key.ctaid = key.ctaid;
+                cached.ctx.ctaid = key.ctaid;
+            }
+            // Another launch or kernel: rebuild in place, without reallocating.
+            Some(cached) => *cached = fresh(),
+            None => {
+                cache.set(fresh());
+            }
+        }
+    }
+
+    /// As `run_group`, with the context `prepare_cta` left in `cache`: only the per-warp
+    /// fields are set per call.
+    unsafe fn run_group_prepared(
+        &self,
+        cache: &mut RunnerCache,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        stop_pc: Option<u32>,
+    ) -> GroupExit {
+        let cached = match cache.get_mut::<CachedCtx>() {
+            Some(cached) if cached.valid && stop_pc != Some(pc) && self.prepare_warp(warp, pc) => {
+                cached
+            }
+            // Not prepared, at its own stop pc, or not a resume point: `run_group` handles
+            // each exactly as before.
+            _ => return self.run_group_cold(warp, env, pc, mask, stop_pc),
+        };
+        // The caller's contract (prepare_cta saw an `env` equal to this one) makes the cached
+        // context exactly the one `run_group` would build, so `call`'s requirements hold.
+        self.call(&mut cached.ctx, warp, env, pc, mask, stop_pc)
     }
 }

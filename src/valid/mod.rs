@@ -33,9 +33,13 @@
 //!   acquire, release, acq_rel or sc (`001_e732919ae3db9bea.txt`).
 //! * **Control** (`cfg.rs`): the kernel is not empty and no reachable path runs past the last
 //!   instruction.
+//!
+//! Besides the control-flow facts, [`KernelInfo::written_before_read`] says which registers
+//! can never be read before being written (`init.rs`), so their launch value need not be set.
 
 mod atomics;
 mod cfg;
+mod init;
 mod launch;
 mod operands;
 mod orders;
@@ -80,6 +84,11 @@ pub struct KernelInfo {
     pub cbank_bytes: u32,
     /// One more than the highest barrier id used (0 when the kernel has no barrier).
     pub num_barriers: u32,
+    /// For each register (not instruction): true when every path writes it, unguarded, before
+    /// any read, so its launch value (zero) can never be observed and the scheduler need not
+    /// zero it when it reuses a warp's register file (see `init.rs`). A register without an
+    /// entry (this vector is empty in a hand-made `KernelInfo`) must be zeroed.
+    pub written_before_read: Vec<bool>,
 }
 
 /// One broken rule.
@@ -302,6 +311,7 @@ fn kernel_info(kernel: &Kernel, flow: &cfg::ControlFlow, cbank: u32) -> KernelIn
         post_dominator: post_dominator.clone(),
         cbank_bytes: cbank,
         num_barriers: 0,
+        written_before_read: init::written_before_read(kernel, flow),
     };
     if n > 0 {
         info.block_start[0] = true;

@@ -5,6 +5,7 @@ mod litmus;
 mod programs;
 mod progress;
 mod ptx;
+mod reuse;
 mod traps;
 
 use atomjit::engine::{Backend, Config, Engine, Module, Overrides, RunReport};

@@ -13,7 +13,7 @@
 
 use super::divergence::{ScheduleCounters, Step, Warp};
 use super::LaunchContext;
-use crate::exec::{CtaEnv, SharedMemory, Stats, StuckWarp, TrapInfo, WarpState};
+use crate::exec::{CtaEnv, RunnerCache, SharedMemory, Stats, StuckWarp, TrapInfo, WarpState};
 
 /// What one quantum of a CTA ended with.
 #[derive(Debug)]
@@ -39,11 +39,17 @@ pub struct Cta {
     pub index: [u32; 3],
     shared: SharedMemory,
     warps: Vec<Warp>,
-    /// Lanes of the CTA that have not exited.
+    /// Lanes of the CTA that have not exited, when `live_stale` is false. Counting exited lanes
+    /// after every step costs a population count per warp; it is only needed when a barrier
+    /// has arrivals, so a step that retires lanes only marks the count stale.
     live_lanes: u32,
+    /// `live_lanes` must be recounted from the warps before use.
+    live_stale: bool,
     /// Barriers with arrivals: `(id, lanes waiting)`.
     barriers: Vec<(u32, u32)>,
     pub counters: ScheduleCounters,
+    /// The backend's per-CTA state (see [`crate::exec::WarpRunner::prepare_cta`]).
+    cache: RunnerCache,
 }
 
 impl Cta {
@@ -66,13 +72,17 @@ impl Cta {
             shared: SharedMemory::new(ctx.shared_bytes),
             warps,
             live_lanes: ctx.cta_threads,
+            live_stale: false,
             barriers: Vec::new(),
             counters: ScheduleCounters::default(),
+            cache: RunnerCache::default(),
         }
     }
 
-    /// Reuses this CTA's allocations (registers, shared window) for CTA `linear`, in exactly the
-    /// state [`Cta::new`] would give.
+    /// Reuses this CTA's allocations (registers, shared window) for CTA `linear`, in the state
+    /// [`Cta::new`] would give as far as the program can observe: registers the kernel always
+    /// writes before reading keep their old values, and the warps' counters accumulate (the
+    /// worker sums them at its end).
     pub fn reset(&mut self, ctx: &LaunchContext, linear: u64) {
         self.linear = linear;
         self.index = ctx.cta_index(linear);
@@ -81,9 +91,10 @@ impl Cta {
         }
         for (w, warp) in self.warps.iter_mut().enumerate() {
             let w = w as u32;
-            warp.reset(w, WarpState::lane_mask(ctx.cta_threads, ctx.warp_size, w));
+            warp.reset(w, ctx.lane_masks[w as usize], &ctx.zero_ranges);
         }
         self.live_lanes = ctx.cta_threads;
+        self.live_stale = false;
         self.barriers.clear();
         self.counters = ScheduleCounters::default();
     }
@@ -99,29 +110,42 @@ impl Cta {
 
     /// Runs one quantum: each warp with a runnable group runs one group until its next event.
     pub fn quantum(&mut self, ctx: &LaunchContext) -> Quantum {
-        self.counters.quanta += 1;
-        for w in 0..self.warps.len() {
-            let env = CtaEnv {
-                kernel: ctx.kernel,
-                info: ctx.info,
-                global: ctx.global,
-                shared: &self.shared,
-                cbank: ctx.cbank,
-                ctaid: self.index,
-                ntid: ctx.block,
-                nctaid: ctx.grid,
-            };
-            let warp = &mut self.warps[w];
-            let live_before = warp.state.live().count_ones();
-            let step = warp.step(ctx.runner, &env, &mut self.counters);
-            let retired = live_before.saturating_sub(warp.state.live().count_ones());
-            self.live_lanes = self.live_lanes.saturating_sub(retired);
+        let Cta {
+            index,
+            shared,
+            warps,
+            live_lanes,
+            live_stale,
+            barriers,
+            counters,
+            cache,
+            ..
+        } = self;
+        counters.quanta += 1;
+        let env = CtaEnv {
+            kernel: ctx.kernel,
+            info: ctx.info,
+            global: ctx.global,
+            shared,
+            cbank: ctx.cbank,
+            ctaid: *index,
+            ntid: ctx.block,
+            nctaid: ctx.grid,
+        };
+        // Every step below runs groups with this `env`, as `Warp::step` requires.
+        ctx.runner.prepare_cta(cache, &env);
+        for w in 0..warps.len() {
+            let warp = &mut warps[w];
+            let live_before = warp.state.live();
+            let step = warp.step(ctx.runner, cache, &env, counters);
+            let retired = warp.state.live() != live_before;
+            *live_stale |= retired;
             let arrived = match step {
                 Step::Idle | Step::Progress => false,
                 Step::Barrier { id, lanes } => {
-                    match self.barriers.iter_mut().find(|(b, _)| *b == id) {
+                    match barriers.iter_mut().find(|(b, _)| *b == id) {
                         Some((_, waiting)) => *waiting += lanes,
-                        None => self.barriers.push((id, lanes)),
+                        None => barriers.push((id, lanes)),
                     }
                     true
                 }
@@ -133,8 +157,12 @@ impl Cta {
                 }
                 Step::ContractViolation(message) => return Quantum::Internal(message),
             };
-            if (arrived || retired != 0) && !self.barriers.is_empty() {
-                self.release_barriers();
+            if (arrived || retired) && !barriers.is_empty() {
+                if *live_stale {
+                    *live_lanes = count_live(warps);
+                    *live_stale = false;
+                }
+                release_barriers(barriers, *live_lanes, warps, counters);
             }
         }
         if self.warps.iter().all(Warp::is_finished) {
@@ -150,24 +178,11 @@ impl Cta {
         if dissolved {
             Quantum::Running
         } else {
-            Quantum::Deadlock(self.deadlock_cause())
-        }
-    }
-
-    /// Releases every barrier at which all live lanes wait.
-    fn release_barriers(&mut self) {
-        let mut i = 0;
-        while i < self.barriers.len() {
-            let (id, waiting) = self.barriers[i];
-            if waiting >= self.live_lanes {
-                self.barriers.remove(i);
-                self.counters.barrier_releases += 1;
-                for warp in &mut self.warps {
-                    warp.release_barrier(id, &mut self.counters);
-                }
-            } else {
-                i += 1;
+            if self.live_stale {
+                self.live_lanes = count_live(&self.warps);
+                self.live_stale = false;
             }
+            Quantum::Deadlock(self.deadlock_cause())
         }
     }
 
@@ -207,5 +222,32 @@ impl Cta {
                 }
             })
             .collect()
+    }
+}
+
+/// The lanes of `warps` that have not exited.
+fn count_live(warps: &[Warp]) -> u32 {
+    warps.iter().map(|w| w.state.live().count_ones()).sum()
+}
+
+/// Releases every barrier of a CTA at which all `live_lanes` live lanes wait.
+fn release_barriers(
+    barriers: &mut Vec<(u32, u32)>,
+    live_lanes: u32,
+    warps: &mut [Warp],
+    counters: &mut ScheduleCounters,
+) {
+    let mut i = 0;
+    while i < barriers.len() {
+        let (id, waiting) = barriers[i];
+        if waiting >= live_lanes {
+            barriers.remove(i);
+            counters.barrier_releases += 1;
+            for warp in warps.iter_mut() {
+                warp.release_barrier(id, counters);
+            }
+        } else {
+            i += 1;
+        }
     }
 }

@@ -61,7 +61,7 @@
 //! fall-through group before the taken group, round-robin from the group after the one that
 //! last ran), so a warp's schedule is deterministic.
 
-use super::super::{CtaEnv, GroupExit, TrapInfo, WarpRunner, WarpState, WARP_STRIDE};
+use super::super::{CtaEnv, GroupExit, RunnerCache, TrapInfo, WarpRunner, WarpState, WARP_STRIDE};
 use crate::valid::KernelInfo;
 
 /// How many yields by groups that belong to a join (since the last arrival there) the scheduler
@@ -197,6 +197,11 @@ pub struct Warp {
     next_join: JoinId,
     /// Index at which the search for the next group to run starts (round-robin).
     cursor: usize,
+    /// The warp is at its launch state and has not run yet: it has one group at pc 0 holding
+    /// every lane of `state.lanes`, with an empty stack, which is not stored in `groups`
+    /// (`groups` and `joins` are empty) so that starting a warp and running a straight-line
+    /// kernel to `EXIT` never touch the group list.
+    fresh: bool,
 }
 
 impl Warp {
@@ -208,40 +213,44 @@ impl Warp {
             joins: Vec::new(),
             next_join: 0,
             cursor: 0,
+            fresh: false,
         };
         warp.start();
         warp
     }
 
-    /// Reuses the warp for another CTA (see [`WarpState::reset`]).
-    pub fn reset(&mut self, warp_id: u32, lanes: u32) {
-        self.state.reset(warp_id, lanes);
+    /// Reuses the warp for another CTA (see [`WarpState::recycle`]: only the registers in
+    /// `zero` are zeroed, the counters keep accumulating).
+    #[inline]
+    pub fn reset(&mut self, warp_id: u32, lanes: u32, zero: &[std::ops::Range<usize>]) {
+        self.state.recycle(warp_id, lanes, zero);
         self.start();
     }
 
+    #[inline]
     fn start(&mut self) {
         self.groups.clear();
         self.joins.clear();
         self.next_join = 0;
         self.cursor = 0;
-        if self.state.lanes != 0 {
-            self.groups
-                .push(Group::new(0, self.state.lanes, Vec::new()));
-        }
+        self.fresh = self.state.lanes != 0;
     }
 
     /// Every lane has exited.
     pub fn is_finished(&self) -> bool {
-        self.groups.is_empty()
+        !self.fresh && self.groups.is_empty()
     }
 
     /// Some group can run.
     pub fn has_runnable(&self) -> bool {
-        self.groups.iter().any(|g| g.state == GroupState::Running)
+        self.fresh || self.groups.iter().any(|g| g.state == GroupState::Running)
     }
 
     /// Each group as `(pc, lane mask, state)`, for watchdog reports.
     pub fn describe(&self) -> Vec<(u32, u32, GroupState)> {
+        if self.fresh {
+            return vec![(0, self.state.lanes, GroupState::Running)];
+        }
         self.groups
             .iter()
             .map(|g| (g.pc, g.mask, g.state))
@@ -249,20 +258,81 @@ impl Warp {
     }
 
     /// Runs the next runnable group (round-robin) until its next event and applies the event.
+    /// `cache` must have been prepared for `env` with [`WarpRunner::prepare_cta`].
+    ///
+    /// Fast paths: a fresh warp runs its launch group (pc 0, every lane, no stop) directly,
+    /// and a warp that has one runnable group and no join (every warp of a kernel without
+    /// divergence) needs no search for the next group; when the group exits, nothing is left
+    /// to do but record the exited lanes. The resulting state is exactly the one the general
+    /// path gives.
+    #[inline]
     pub fn step(
         &mut self,
         runner: &dyn WarpRunner,
+        cache: &mut RunnerCache,
         env: &CtaEnv,
         counters: &mut ScheduleCounters,
     ) -> Step {
-        let Some(index) = self.next_runnable() else {
-            return Step::Idle;
+        if self.fresh {
+            self.fresh = false;
+            let mask = self.state.lanes;
+            let exit = run_prepared(runner, cache, &mut self.state, env, 0, mask, None);
+            if exit == GroupExit::Exited {
+                self.state.exited |= mask;
+                return Step::Progress;
+            }
+            // The launch group materialises, as the general path would have had it.
+            self.groups.push(Group::new(0, mask, Vec::new()));
+            self.cursor = 1;
+            return self.apply_and_settle(0, exit, env.info, counters);
+        }
+        self.step_general(runner, cache, env, counters)
+    }
+
+    /// [`Warp::step`] for a warp that is not fresh (kept out of line so that the fresh path,
+    /// inlined into the CTA's loop, stays small).
+    #[inline(never)]
+    fn step_general(
+        &mut self,
+        runner: &dyn WarpRunner,
+        cache: &mut RunnerCache,
+        env: &CtaEnv,
+        counters: &mut ScheduleCounters,
+    ) -> Step {
+        let index = match self.groups.as_slice() {
+            [only] if self.joins.is_empty() && only.state == GroupState::Running => {
+                let (pc, mask, stop_pc) = (only.pc, only.mask, only.top().map(|e| e.reconv));
+                let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
+                if exit == GroupExit::Exited {
+                    self.state.exited |= mask;
+                    self.groups.clear();
+                    self.cursor = 0;
+                    return Step::Progress;
+                }
+                self.cursor = 1;
+                return self.apply_and_settle(0, exit, env.info, counters);
+            }
+            _ => match self.next_runnable() {
+                Some(index) => index,
+                None => return Step::Idle,
+            },
         };
         let group = &self.groups[index];
         let (pc, mask, stop_pc) = (group.pc, group.mask, group.top().map(|e| e.reconv));
-        let exit = runner.run_group(&mut self.state, env, pc, mask, stop_pc);
+        let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
         self.cursor = index + 1;
-        let step = self.apply(index, exit, env.info, counters);
+        self.apply_and_settle(index, exit, env.info, counters)
+    }
+
+    #[inline(never)]
+    fn apply_and_settle(
+        &mut self,
+        index: usize,
+        exit: GroupExit,
+        info: &KernelInfo,
+        counters: &mut ScheduleCounters,
+    ) -> Step {
+        let step = self.apply(index, exit, info, counters);
         self.settle(counters);
         step
     }
@@ -567,6 +637,21 @@ impl Warp {
     }
 }
 
+/// Runs a group on a backend whose `cache` was prepared for `env`.
+#[inline(always)]
+fn run_prepared(
+    runner: &dyn WarpRunner,
+    cache: &mut RunnerCache,
+    state: &mut WarpState,
+    env: &CtaEnv,
+    pc: u32,
+    mask: u32,
+    stop_pc: Option<u32>,
+) -> GroupExit {
+    // SAFETY: `Warp::step`'s contract: its caller prepared `cache` for `env`.
+    unsafe { runner.run_group_prepared(cache, state, env, pc, mask, stop_pc) }
+}
+
 /// A fingerprint of everything that decides what the lanes `mask` of a warp do next, apart from
 /// memory: the pc, the mask, and those lanes' registers and predicates (FxHash-style mixing; a
 /// collision can only make the scheduler dissolve a join early, which is always allowed).
@@ -671,11 +756,38 @@ mod tests {
         };
         let mut warp = Warp::new(WarpState::new(2, 1, 0, u32::MAX));
         let mut counters = ScheduleCounters::default();
+        let mut cache = RunnerCache::default();
+        runner.prepare_cta(&mut cache, &env);
         let mut step = || {
-            let step = warp.step(&runner, &env, &mut counters);
+            let step = warp.step(&runner, &mut cache, &env, &mut counters);
             (step, warp.describe())
         };
         test(&mut step);
+    }
+
+    #[test]
+    fn a_fresh_warp_reports_its_launch_group_until_it_runs() {
+        let warp = Warp::new(WarpState::new(2, 1, 0, 0xff));
+        assert_eq!(warp.describe(), vec![(0, 0xff, GroupState::Running)]);
+        assert!(!warp.is_finished() && warp.has_runnable());
+        let empty = Warp::new(WarpState::new(2, 1, 1, 0));
+        assert!(empty.is_finished() && !empty.has_runnable());
+        assert_eq!(empty.describe(), vec![]);
+    }
+
+    #[test]
+    fn the_launch_group_materialises_on_any_event_but_exit() {
+        let events = vec![GroupExit::Yield { pc: 3, mask: LOW16 }, GroupExit::Exited];
+        with_warp(events, |step| {
+            // The launch group ran at pc 0 with every lane; the high lanes exited on the way.
+            let (result, groups) = step();
+            assert!(matches!(result, Step::Progress));
+            assert_eq!(groups, vec![(3, LOW16, GroupState::Running)]);
+            let (_, groups) = step();
+            assert_eq!(groups, vec![]);
+            let (result, _) = step();
+            assert!(matches!(result, Step::Idle));
+        });
     }
 
     #[test]

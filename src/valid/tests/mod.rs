@@ -4,6 +4,7 @@
 
 mod atomics;
 mod cfg;
+mod init;
 mod launch;
 mod operands;
 mod orders;

@@ -1,0 +1,143 @@
+//! Which registers a kernel can read before it has written them.
+//!
+//! A warp's registers start zeroed. Zeroing the whole register file every time the scheduler
+//! reuses a warp for the next CTA costs `num_regs * 32` stores per warp, which for short kernels
+//! is a large part of a warp's host overhead. A register that every lane writes before any
+//! possible read on every path holds no launch value a program can observe, so it needs no
+//! zeroing: this analysis finds those registers.
+//!
+//! # The analysis
+//!
+//! A forward "definitely written" dataflow over the control-flow graph of `cfg.rs` (the same
+//! graph reconvergence uses; a lane always follows one path of it, so a per-path fact is a
+//! per-lane fact):
+//!
+//! * at the entry nothing is written; the fact at an instruction is the intersection of the
+//!   facts after its predecessors (a join keeps only what every incoming path wrote);
+//! * an instruction reads its register sources (every word of a pair) *before* it writes: a
+//!   source that is not definitely written at that instruction may be read while holding its
+//!   launch value, so the register must start zeroed;
+//! * an unguarded write (guard `PT`) makes its destination words definitely written afterwards;
+//!   a guarded write (`@P`, `@!P`) does not, since lanes whose guard is false keep the old value;
+//!   a 64-bit destination writes both words; `RZ` is neither read nor written;
+//! * an instruction that never executes (`@!PT`) reads nothing;
+//! * unreachable instructions start at "everything written" (the greatest fixpoint), so their
+//!   reads count for nothing, which is right: no lane executes them.
+//!
+//! Predicates are not analysed: they are one word each and are always zeroed.
+
+use super::cfg::ControlFlow;
+use super::operands::{dst_uses, operand_uses};
+use crate::ir::{Kernel, Operand, Reg};
+
+/// A set of registers as a bit set.
+#[derive(Clone, PartialEq, Eq)]
+struct RegSet(Vec<u64>);
+
+impl RegSet {
+    fn empty(regs: usize) -> RegSet {
+        RegSet(vec![0; regs.div_ceil(64)])
+    }
+    fn full(regs: usize) -> RegSet {
+        let mut s = RegSet(vec![u64::MAX; regs.div_ceil(64)]);
+        if regs % 64 != 0 {
+            if let Some(last) = s.0.last_mut() {
+                *last = (1u64 << (regs % 64)) - 1;
+            }
+        }
+        s
+    }
+    fn contains(&self, r: usize) -> bool {
+        self.0.get(r / 64).is_some_and(|w| w & (1 << (r % 64)) != 0)
+    }
+    fn insert(&mut self, r: usize) {
+        if let Some(w) = self.0.get_mut(r / 64) {
+            *w |= 1 << (r % 64);
+        }
+    }
+    fn intersect(&mut self, other: &RegSet) {
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            *a &= b;
+        }
+    }
+}
+
+/// The register words `reg` covers as `words` consecutive registers (none for `RZ`).
+fn words(reg: Reg, words: u16) -> impl Iterator<Item = usize> {
+    (0..words)
+        .map(move |i| reg.word(i))
+        .filter(|r| !r.is_rz())
+        .map(|r| usize::from(r.0))
+}
+
+/// For each register of `kernel`: true when no lane can read it before writing it (its launch
+/// value is never observed, so it needs no zeroing), false when some path may read it first.
+pub fn written_before_read(kernel: &Kernel, flow: &ControlFlow) -> Vec<bool> {
+    let n = kernel.insts.len();
+    let regs = kernel.num_regs as usize;
+    // `written[pc]`: registers definitely written on every path reaching `pc`, before it runs.
+    let mut written: Vec<RegSet> = vec![RegSet::full(regs); n];
+    if n == 0 {
+        return vec![true; regs];
+    }
+    written[0] = RegSet::empty(regs);
+    // Instruction 0 is also reached by nothing but the entry unless a branch targets it: the
+    // entry's empty fact joins every predecessor's.
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (pc, succ) in flow.succ.iter().enumerate() {
+        for &s in succ {
+            if (s as usize) < n {
+                preds[s as usize].push(pc);
+            }
+        }
+    }
+    let after = |pc: usize, before: &RegSet| -> RegSet {
+        let mut out = before.clone();
+        let inst = &kernel.insts[pc];
+        if inst.guard.is_always() {
+            for (reg, w) in dst_uses(&inst.op) {
+                for r in words(reg, w) {
+                    out.insert(r);
+                }
+            }
+        }
+        out
+    };
+    // Round-robin iteration in instruction order until nothing changes (facts only shrink).
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for pc in 0..n {
+            let mut fact = if pc == 0 {
+                RegSet::empty(regs)
+            } else {
+                RegSet::full(regs)
+            };
+            for &p in &preds[pc] {
+                fact.intersect(&after(p, &written[p]));
+            }
+            if fact != written[pc] {
+                written[pc] = fact;
+                changed = true;
+            }
+        }
+    }
+    let mut safe = vec![true; regs];
+    for (pc, inst) in kernel.insts.iter().enumerate() {
+        if inst.guard.is_never() || !flow.reachable.get(pc).copied().unwrap_or(false) {
+            continue;
+        }
+        for u in operand_uses(&inst.op) {
+            if let Operand::Reg(reg) = u.operand {
+                for r in words(reg, u.words) {
+                    if !written[pc].contains(r) {
+                        if let Some(s) = safe.get_mut(r) {
+                            *s = false;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    safe
+}
