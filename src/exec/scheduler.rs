@@ -196,7 +196,38 @@ pub(crate) struct LaunchContext<'a> {
     lane_masks: Vec<u32>,
 }
 
-impl LaunchContext<'_> {
+impl<'a> LaunchContext<'a> {
+    /// The context of a launch of `kernel` with `config`, whose shape `check_config` accepted.
+    fn new(
+        (kernel, info, runner): (&'a Kernel, &'a KernelInfo, &'a dyn WarpRunner),
+        (global, cbank): (&'a GlobalMemory, &'a [u8]),
+        config: &LaunchConfig,
+        shape: &Shape,
+        resident_per_worker: usize,
+        deadline: Option<Instant>,
+    ) -> LaunchContext<'a> {
+        LaunchContext {
+            kernel,
+            info,
+            runner,
+            global,
+            cbank,
+            grid: config.grid,
+            block: config.block,
+            shared_bytes: config.shared_bytes,
+            cta_threads: shape.cta_threads,
+            warp_size: kernel.warp_size,
+            warps_per_cta: shape.cta_threads.div_ceil(kernel.warp_size),
+            ctas: shape.ctas,
+            resident_per_worker,
+            deadline,
+            zero_ranges: WarpState::zero_ranges(kernel.num_regs, &info.written_before_read),
+            lane_masks: (0..shape.cta_threads.div_ceil(kernel.warp_size))
+                .map(|w| WarpState::lane_mask(shape.cta_threads, kernel.warp_size, w))
+                .collect(),
+        }
+    }
+
     /// The `(x, y, z)` grid index of CTA `linear` (x fastest).
     fn cta_index(&self, linear: u64) -> [u32; 3] {
         let [gx, gy, _] = self.grid.map(u64::from);
@@ -302,27 +333,17 @@ pub fn launch(
             .min(usize::try_from(shape.ctas).unwrap_or(usize::MAX))
             .max(1)
     };
-    let ctx = LaunchContext {
-        kernel,
-        info,
-        runner,
-        global,
-        cbank,
-        grid: config.grid,
-        block: config.block,
-        shared_bytes: config.shared_bytes,
-        cta_threads: shape.cta_threads,
-        warp_size: kernel.warp_size,
-        warps_per_cta: shape.cta_threads.div_ceil(kernel.warp_size),
-        ctas: shape.ctas,
-        resident_per_worker: (shape.ctas.div_ceil(threads as u64) as usize)
-            .clamp(1, RESIDENT_CTAS_PER_WORKER),
-        deadline: config.timeout.and_then(|t| start.checked_add(t)),
-        zero_ranges: WarpState::zero_ranges(kernel.num_regs, &info.written_before_read),
-        lane_masks: (0..shape.cta_threads.div_ceil(kernel.warp_size))
-            .map(|w| WarpState::lane_mask(shape.cta_threads, kernel.warp_size, w))
-            .collect(),
-    };
+    let resident =
+        (shape.ctas.div_ceil(threads as u64) as usize).clamp(1, RESIDENT_CTAS_PER_WORKER);
+    let deadline = config.timeout.and_then(|t| start.checked_add(t));
+    let ctx = LaunchContext::new(
+        (kernel, info, runner),
+        (global, cbank),
+        config,
+        &shape,
+        resident,
+        deadline,
+    );
     let shared = Shared {
         next_cta: AtomicU64::new(0),
         abort: AtomicBool::new(false),

@@ -412,8 +412,12 @@ fn cta_runner_runs_one_given_cta_on_the_calling_thread() {
     assert_eq!(runner.ctas(), 3);
     let go = AtomicBool::new(false);
     // CTA 2 alone: writes its index, nothing else runs.
-    runner.run(2, &go).unwrap();
+    let first = runner.run(2, &go).unwrap();
     assert_eq!(prepared.buffers()[1].as_u32().unwrap(), vec![2]);
+    // Each run reports its own counters, not a sum over the reused CTA's runs.
+    let second = runner.run(2, &go).unwrap();
+    assert!(first.warp_insts > 0);
+    assert_eq!(first.warp_insts, second.warp_insts);
     // A CTA that does not exist.
     let e = runner.run(3, &go).unwrap_err();
     assert!(e.to_string().contains("CTA 3 does not exist"), "{e}");

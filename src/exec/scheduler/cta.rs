@@ -108,6 +108,16 @@ impl Cta {
         total
     }
 
+    /// The warps' counters, summed, leaving them zero (for a CTA reused by a caller that wants
+    /// each run's own counters).
+    pub fn take_stats(&mut self) -> Stats {
+        let total = self.stats();
+        for warp in &mut self.warps {
+            warp.state.stats = Stats::default();
+        }
+        total
+    }
+
     /// Runs one quantum: each warp with a runnable group runs one group until its next event.
     pub fn quantum(&mut self, ctx: &LaunchContext) -> Quantum {
         let Cta {

@@ -43,22 +43,14 @@ impl<'a> CtaRunner<'a> {
         config: &LaunchConfig,
     ) -> Result<CtaRunner<'a>, LaunchError> {
         let shape = check_config(kernel, config)?;
-        let ctx = LaunchContext {
-            kernel,
-            info,
-            runner,
-            global,
-            cbank,
-            grid: config.grid,
-            block: config.block,
-            shared_bytes: config.shared_bytes,
-            cta_threads: shape.cta_threads,
-            warp_size: kernel.warp_size,
-            warps_per_cta: shape.cta_threads.div_ceil(kernel.warp_size),
-            ctas: shape.ctas,
-            resident_per_worker: 1,
-            deadline: None,
-        };
+        let ctx = LaunchContext::new(
+            (kernel, info, runner),
+            (global, cbank),
+            config,
+            &shape,
+            1,
+            None,
+        );
         Ok(CtaRunner {
             ctx,
             config: config.clone(),
@@ -127,7 +119,7 @@ fn run_to_completion(
     loop {
         match cta.quantum(ctx) {
             Quantum::Running => {}
-            Quantum::Finished => return Ok(cta.stats()),
+            Quantum::Finished => return Ok(cta.take_stats()),
             Quantum::Trap { warp, info } => {
                 return Err(LaunchError::Trap(Box::new(ctx.trap(cta.index, warp, info))))
             }
