@@ -1075,7 +1075,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             if four & 3 == (four >> 2) & 3 {
                 f0
             } else {
-                t.b.ins().bitselect(b, f1, f0)
+                t.select_bits(b, f1, f0)
             }
         };
         let g0 = by_b(self, lut & 0xf);
@@ -1083,7 +1083,31 @@ impl<'a, 'f> Translator<'a, 'f> {
         if lut & 0xf == lut >> 4 {
             g0
         } else {
-            self.b.ins().bitselect(a, g1, g0)
+            self.select_bits(a, g1, g0)
+        }
+    }
+
+    /// `(m & x) | (!m & y)`, with the forms where `x` or `y` is all zeros or all ones reduced
+    /// to one instruction (Cranelift lowers `bitselect` to three and does not fold them).
+    fn select_bits(&mut self, m: Value, x: Value, y: Value) -> Value {
+        match (self.const_of(x), self.const_of(y)) {
+            (_, Some(0)) => self.b.ins().band(m, x),
+            (Some(0), _) => self.b.ins().band_not(y, m),
+            (Some(c), _) if c as u32 == u32::MAX => self.b.ins().bor(m, y),
+            (_, Some(c)) if c as u32 == u32::MAX => self.b.ins().bor_not(x, m),
+            _ => self.b.ins().bitselect(m, x, y),
+        }
+    }
+
+    /// The value of `v` if it is an `iconst`.
+    fn const_of(&self, v: Value) -> Option<i64> {
+        let inst = self.b.func.dfg.value_def(v).inst()?;
+        match self.b.func.dfg.insts[inst] {
+            cranelift_codegen::ir::InstructionData::UnaryImm {
+                opcode: cranelift_codegen::ir::Opcode::Iconst,
+                imm,
+            } => Some(imm.bits()),
+            _ => None,
         }
     }
 
