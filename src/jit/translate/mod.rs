@@ -464,7 +464,6 @@ impl<'a, 'f> Translator<'a, 'f> {
                 .ins()
                 .store(self.flags.state, v, self.preds, i32::from(p.0) * 4);
         }
-        self.b.switch_to_block(after);
         self.mask = mask;
         for pc in region.clone() {
             let inst = &self.kernel.insts[pc];
