@@ -18,7 +18,7 @@
 //! (`EXIT` ORs lanes into it), the `out_*` fields are written just before returning.
 
 use crate::exec::Stats;
-use crate::ir::{AtomicOp, Space};
+use crate::ir::AtomicOp;
 use std::mem::offset_of;
 
 /// `stop_pc` value meaning "no reconvergence point".
@@ -111,8 +111,9 @@ pub enum Event {
     Barrier = 3,
     /// `out_b` = mask.
     Reconverge = 4,
-    /// `out_a` = reason ([`TRAP_MISALIGNED`] or [`TRAP_OUT_OF_RANGE`]), `out_b` = lane,
-    /// `out_c` = pc, `out_d` = space index, `out_addr` = address.
+    /// `out_a` = trap site (an index into `SlowPaths::trap_sites`: pc, space and access
+    /// size), `out_b` = lane, `out_addr` = address. The reason follows from the address:
+    /// misaligned for the access size, else out of range (alignment is checked first).
     Trap = 5,
     /// `pc` is not a resume point of the compiled function (see `translate::resume_points`);
     /// nothing ran.
@@ -133,10 +134,6 @@ impl Event {
         })
     }
 }
-
-/// Trap reason codes in `out_a`.
-pub const TRAP_MISALIGNED: u32 = 0;
-pub const TRAP_OUT_OF_RANGE: u32 = 1;
 
 /// Field offsets used by the translator.
 pub mod off {
@@ -173,14 +170,4 @@ pub mod off {
     pub const STAT_CAS_FAILURES: i32 = offset_of!(Stats, cas_failures) as i32;
     pub const STAT_SPIN_FAST_FAILS: i32 = offset_of!(Stats, spin_fast_fails) as i32;
     pub const STAT_WARP_INSTS: i32 = offset_of!(Stats, warp_insts) as i32;
-}
-
-/// The space index written to `out_d` for a trap.
-pub fn space_code(space: Space) -> u32 {
-    space.index() as u32
-}
-
-/// The space with index `code`.
-pub fn space_from_code(code: u32) -> Option<Space> {
-    Space::ALL.get(code as usize).copied()
 }

@@ -431,17 +431,26 @@ impl JitKernel {
             Some(Event::NotResumable) | None => {
                 crate::interp::run_group(warp, env, pc, mask, stop_pc)
             }
-            Some(Event::Trap) => GroupExit::Trap(TrapInfo {
-                reason: if ctx.out_a == abi::TRAP_MISALIGNED {
-                    TrapReason::MisalignedAddress
-                } else {
-                    TrapReason::AddressOutOfRange
-                },
-                pc: ctx.out_c,
-                lane: ctx.out_b,
-                space: abi::space_from_code(ctx.out_d).unwrap_or(crate::ir::Space::Global),
-                address: ctx.out_addr,
-            }),
+            Some(Event::Trap) => match self.slow.trap_sites.get(ctx.out_a as usize) {
+                Some(site) => GroupExit::Trap(TrapInfo {
+                    reason: if ctx.out_addr % u64::from(site.size.max(1)) != 0 {
+                        TrapReason::MisalignedAddress
+                    } else {
+                        TrapReason::AddressOutOfRange
+                    },
+                    pc: site.pc,
+                    lane: ctx.out_b,
+                    space: site.space,
+                    address: ctx.out_addr,
+                }),
+                // The generated code only reports sites it registered: a backend bug, which the
+                // scheduler catches and reports as an internal error.
+                None => panic!(
+                    "the compiled code reported trap site {} of {}",
+                    ctx.out_a,
+                    self.slow.trap_sites.len()
+                ),
+            },
         }
     }
 }

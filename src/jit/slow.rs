@@ -36,6 +36,18 @@ pub struct SlowPaths {
     pub num_regs: u32,
     /// Bytes of constant bank the kernel reads (the caller guarantees the bank is this long).
     pub cbank_needed: u64,
+    /// Every checked access of the kernel, indexed by the site number a fault reports.
+    pub trap_sites: Vec<TrapSite>,
+}
+
+/// A checked memory access: what a fault there reports besides lane and address.
+#[derive(Debug, Clone, Copy)]
+pub struct TrapSite {
+    pub pc: u32,
+    pub space: crate::ir::Space,
+    /// Access size in bytes: a faulting address that is not a multiple of it was misaligned
+    /// (alignment is checked first), any other was out of range.
+    pub size: u32,
 }
 
 /// The slow-path entry of `Convert`: converts lanes `exec` of slow conversion `index`.

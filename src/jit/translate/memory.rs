@@ -208,9 +208,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.set_cold_block(fault);
         self.b.ins().brif(bad, fault, &[], ok, &[]);
         self.b.switch_to_block(fault);
-        let mis = self.iconst(I32, abi::TRAP_MISALIGNED as i64);
-        let oor = self.iconst(I32, abi::TRAP_OUT_OF_RANGE as i64);
-        let reason = self.b.ins().select(misaligned, mis, oor);
         if let Some((op, exec)) = self.atomic_exec {
             // The lanes before this one have performed the atomic.
             let one = self.iconst(I32, 1);
@@ -219,7 +216,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             let done = self.b.ins().band(exec, below);
             self.count_atomics(op, done);
         }
-        self.jump_trap(reason, lane.index, space, addr);
+        self.jump_trap(lane.index, space, size, addr);
         self.b.switch_to_block(ok);
         Ok(host)
     }

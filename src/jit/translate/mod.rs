@@ -642,16 +642,23 @@ impl<'a, 'f> Translator<'a, 'f> {
             .store(self.flags.state, new, self.ctx, off::EXITED);
     }
 
-    /// Jumps to the trap block for `lane` faulting with `reason` (an i32 value) at `addr`.
-    fn jump_trap(&mut self, reason: Value, lane: Value, space: Space, addr: Value) {
+    /// Jumps to the trap block for `lane` faulting on an access of `size` bytes in `space` at
+    /// `addr` (the reason, misaligned or out of range, follows from `addr` and `size`).
+    fn jump_trap(&mut self, lane: Value, space: Space, size: u32, addr: Value) {
         // Each (cold) fault block writes the payload and its instruction count into the
         // context and jumps to the shared trap exit, which takes no block parameters: a join of
         // hundreds of fault edges with parameters makes register allocation merge their values
-        // into long-lived bundles, which costs far more compile time than these stores.
-        self.store_out(off::OUT_A, reason);
+        // into long-lived bundles, which costs far more compile time than these stores. The
+        // site number stands for pc, space and size (`SlowPaths::trap_sites`), so a fault
+        // block is four stores.
+        let site = self.slow.trap_sites.len() as u32;
+        self.slow.trap_sites.push(super::slow::TrapSite {
+            pc: self.pc,
+            space,
+            size,
+        });
+        self.store_out_const(off::OUT_A, site);
         self.store_out(off::OUT_B, lane);
-        self.store_out_const(off::OUT_C, self.pc);
-        self.store_out_const(off::OUT_D, abi::space_code(space));
         self.b
             .ins()
             .store(self.flags.state, addr, self.ctx, off::OUT_ADDR);
