@@ -30,6 +30,13 @@ struct Gen {
     insts: Vec<Inst>,
     /// Nesting depth of loops and branches (barriers only at depth 0).
     depth: u32,
+    /// The PTX flavour (half the seeds): PTX atomic tables (16-bit and float atomics, shared
+    /// and global, any CAS registers), unaligned register pairs, destinations that are also
+    /// address registers, 2-D and 3-D blocks with `%tid.y/z`, and warp sizes 16 and 8 (as
+    /// vISA kernels, without atomics).
+    wide: bool,
+    /// Lanes per warp.
+    ws: u32,
 }
 
 fn reg(n: u16) -> Operand {
@@ -84,6 +91,10 @@ impl Gen {
 
     /// An even value pair R8, R10, .., R16.
     fn pair(&mut self) -> Reg {
+        if self.wide {
+            // PTX has no pair alignment: R9:R10 overlaps R8:R9 and R10:R11.
+            return Reg(8 + self.below(9) as u16);
+        }
         Reg(8 + 2 * self.below(5) as u16)
     }
 
@@ -461,6 +472,16 @@ impl Gen {
                 dst_pred: self.value_pred(),
                 src: self.pred_src(),
             },
+            16 if self.wide && self.chance(40) => Op::ReadSpecial {
+                dst: self.val(),
+                sr: self.pick(&[
+                    SpecialReg::TidX,
+                    SpecialReg::TidY,
+                    SpecialReg::TidZ,
+                    SpecialReg::LaneId,
+                    SpecialReg::WarpId,
+                ]),
+            },
             _ => {
                 let ty = self.pick(&[Ty::U32, Ty::U64]);
                 let dst = if ty == Ty::U64 {
@@ -565,6 +586,9 @@ impl Gen {
         if self.chance(50) {
             let dst = if ty.regs() == 2 {
                 self.pair()
+            } else if self.wide && !global && self.chance(30) {
+                // The load overwrites its own address register.
+                Reg(7)
             } else {
                 self.val()
             };
@@ -600,9 +624,18 @@ impl Gen {
     }
 
     fn atomic(&mut self) {
-        let global = self.chance(45);
+        if self.ws != 32 {
+            // Warp sizes other than 32 are vISA kernels, whose atomics come with that dialect.
+            return self.memory();
+        }
+        let global = self.chance(if self.wide { 30 } else { 45 });
         let space = if global { Space::Global } else { Space::Shared };
-        let table = valid::table(Dialect::Sass, space).expect("SASS has atomic tables");
+        let dialect = if self.wide {
+            Dialect::Ptx
+        } else {
+            Dialect::Sass
+        };
+        let table = valid::table(dialect, space).expect("SASS and PTX have atomic tables");
         let row = table.rows[self.below(table.rows.len() as u64) as usize];
         let (op, size) = (
             row.op,
@@ -637,8 +670,14 @@ impl Gen {
             )
         };
         let cas = matches!(op, AtomicOp::Cas | AtomicOp::Cast);
-        // ATOMS.CAS pairs Rb and Rc: R12/R13 (.32), R12:R13/R14:R15 (.64).
-        let (b, c) = if cas {
+        // ATOMS.CAS pairs Rb and Rc: R12/R13 (.32), R12:R13/R14:R15 (.64); PTX takes any.
+        let (b, c) = if cas && self.wide {
+            if words == 2 {
+                (Operand::Reg(self.pair()), Some(Operand::Reg(self.pair())))
+            } else {
+                (Operand::Reg(self.val()), Some(Operand::Reg(self.val())))
+            }
+        } else if cas {
             if words == 2 {
                 (reg(12), Some(reg(14)))
             } else {
@@ -652,6 +691,9 @@ impl Gen {
         let red = global && !cas && self.chance(30);
         let dst = if red {
             Reg::RZ
+        } else if self.wide && words == 1 && !global && self.chance(30) {
+            // The atomic returns into its own address register.
+            Reg(7)
         } else if words == 2 {
             self.pair()
         } else {
@@ -665,7 +707,7 @@ impl Gen {
             MemOrder::AcqRel,
         ]);
         let scope = self.pick(Scope::ALL);
-        let spin = op == AtomicOp::Cast && !global && self.chance(50);
+        let spin = op == AtomicOp::Cast && !global && !self.wide && self.chance(50);
         let inst = AtomicInst {
             space,
             op,
@@ -817,14 +859,55 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
         rng: SplitMix64::new(seed),
         insts: Vec::new(),
         depth: 0,
+        wide: false,
+        ws: 32,
     };
+    g.wide = g.chance(50);
     let grid = [1 + g.below(2) as u32, 1, 1];
-    let block = [g.pick(&[32u32, 64, 48, 8]), 1, 1];
-    // Prologue: R0 = tid, R1 = ctaid, R2:R3 = data, R4:R5 = out, values from tid.
+    let block = if g.wide {
+        g.ws = g.pick(&[32u32, 32, 16, 8]);
+        g.pick(&[
+            [32u32, 1, 1],
+            [64, 1, 1],
+            [8, 4, 1],
+            [16, 3, 1],
+            [4, 2, 4],
+            [40, 2, 1],
+            [3, 5, 2],
+        ])
+    } else {
+        [g.pick(&[32u32, 64, 48, 8]), 1, 1]
+    };
+    // Prologue: R0 = linear thread index in the CTA, R1 = ctaid, R2:R3 = data, R4:R5 = out,
+    // values from R0.
     g.push(Op::ReadSpecial {
         dst: Reg(0),
         sr: SpecialReg::TidX,
     });
+    if g.wide {
+        // R0 = (tid.z * ntid.y + tid.y) * ntid.x + tid.x.
+        g.push(Op::ReadSpecial {
+            dst: Reg(21),
+            sr: SpecialReg::TidZ,
+        });
+        g.push(Op::ReadSpecial {
+            dst: Reg(1),
+            sr: SpecialReg::TidY,
+        });
+        for (dst, a, ntid, c) in [(1u16, 21u16, CBANK_NTID + 4, 1u16), (0, 1, CBANK_NTID, 0)] {
+            g.push(Op::Imad {
+                mode: ImadMode::Lo,
+                signed: false,
+                dst: Reg(dst),
+                a: src(reg(a)),
+                b: src(Operand::Const {
+                    bank: 0,
+                    offset: ntid,
+                }),
+                c: src(reg(c)),
+            });
+        }
+    }
     g.push(Op::ReadSpecial {
         dst: Reg(1),
         sr: SpecialReg::CtaIdX,
@@ -859,16 +942,14 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
     }
     let budget = 6 + g.below(20) as u32;
     g.block(budget);
-    // Epilogue: out[(ctaid * ntid + tid) * OUT_WORDS ..] = R8..R17, preds.
+    // Epilogue: out[(ctaid * threads_per_cta + R0) * OUT_WORDS ..] = R8..R17, preds.
+    let threads_per_cta = block[0] * block[1] * block[2];
     g.push(Op::Imad {
         mode: ImadMode::Lo,
         signed: false,
         dst: Reg(7),
         a: src(reg(1)),
-        b: src(Operand::Const {
-            bank: 0,
-            offset: CBANK_NTID,
-        }),
+        b: src(Operand::Imm(u64::from(threads_per_cta))),
         c: src(reg(0)),
     });
     g.push(Op::Imad {
@@ -965,8 +1046,12 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
     };
     let kernel = Kernel {
         name: format!("gen{seed:x}"),
-        dialect: Dialect::Sass,
-        warp_size: 32,
+        dialect: match (g.wide, g.ws) {
+            (false, _) => Dialect::Sass,
+            (true, 32) => Dialect::Ptx,
+            (true, _) => Dialect::Visa,
+        },
+        warp_size: g.ws,
         insts: g.insts,
         labels: Vec::new(),
         num_regs: 24,
@@ -987,7 +1072,7 @@ fn run(
     block: [u32; 3],
     seed: u64,
 ) -> (Result<LaunchStats, LaunchError>, Vec<u8>) {
-    let threads = u64::from(grid[0] * block[0]);
+    let threads = u64::from(grid[0] * block[0] * block[1] * block[2]);
     let out_bytes = threads * OUT_WORDS * 4;
     let (global, addrs) = GlobalMemory::with_allocations(&[DATA_BYTES, out_bytes]);
     let mut init = SplitMix64::new(seed ^ 0xdada);

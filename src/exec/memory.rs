@@ -246,15 +246,29 @@ impl GlobalMemory {
 }
 
 /// One CTA's shared-memory window: addresses are byte offsets `0..len`.
+///
+/// The window is private to the host thread that runs its CTA, and the type enforces it: it is
+/// `Send` (a CTA may be created on one thread and run on another) but not `Sync`, so no two
+/// threads can hold references to it at once. The JIT relies on this: its shared-memory atomics
+/// are plain read-modify-writes (`docs/memory-model.md`, "Shared-memory atomics are
+/// CTA-private"). A future feature that lets other CTAs reach a window (distributed shared
+/// memory of a cluster) must give those accesses host atomics instead.
+///
+/// ```compile_fail
+/// fn shared_between_threads<T: Sync>() {}
+/// shared_between_threads::<atomjit::exec::SharedMemory>();
+/// ```
 #[derive(Debug)]
 pub struct SharedMemory {
     region: Region,
+    _one_thread: std::marker::PhantomData<std::cell::Cell<()>>,
 }
 
 impl SharedMemory {
     /// A zeroed window of `bytes` bytes (at most [`SHARED_WINDOW_BYTES`]; the launch checks).
     pub fn new(bytes: u32) -> SharedMemory {
         SharedMemory {
+            _one_thread: std::marker::PhantomData,
             region: Region::new(bytes as u64),
         }
     }

@@ -1265,8 +1265,8 @@ fn fusion_of(inst: &Inst) -> Fusion {
 /// bits (predicates are carried through the region loop as masks and each lane updates only
 /// its own bit; `VOTE`, which reads other lanes, is not fusable); with a single memory access
 /// the accesses happen in the same lane order; and when a lane's access traps, exactly the
-/// earlier lanes have performed theirs in both orders (they differ only in registers, which a
-/// trapped launch does not expose).
+/// earlier lanes have performed theirs in both orders (they differ only in registers and
+/// predicates, which a trapped launch does not expose).
 pub(super) fn fusion_regions(kernel: &Kernel, resume: &[bool]) -> Vec<std::ops::Range<usize>> {
     let n = kernel.insts.len();
     let mut regions = Vec::new();
