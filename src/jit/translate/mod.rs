@@ -434,20 +434,17 @@ impl<'a, 'f> Translator<'a, 'f> {
             .zip(params[1..].iter().copied())
             .collect();
         let result = self.build_region_body(region.clone(), entry_insts, mask);
-        let carried: Vec<Value> = preds
+        // `write_pred` only replaces entries, so every predicate is still in the cache.
+        let carried: Option<Vec<Value>> = preds
             .iter()
-            .map(|p| {
-                self.pred_cache
-                    .iter()
-                    .find(|e| e.0 == p.0)
-                    .map(|e| e.1)
-                    .unwrap_or(rest)
-            })
+            .map(|p| self.pred_cache.iter().find(|e| e.0 == p.0).map(|e| e.1))
             .collect();
         self.fused = None;
         self.reg_cache.clear();
         self.pred_cache.clear();
         result?;
+        let carried =
+            carried.ok_or_else(|| self.invalid("a fused region lost a predicate's mask"))?;
         let rest_minus_one = self.b.ins().iadd_imm_s(rest, -1);
         let next = self.b.ins().band(rest, rest_minus_one);
         let mut loop_args = vec![arg(next)];
