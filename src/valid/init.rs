@@ -32,10 +32,10 @@ use crate::ir::{Kernel, Operand, Reg};
 
 /// A set of registers as a bit set.
 #[derive(Clone, PartialEq, Eq)]
-struct RegSet(Vec<u64>);
+pub(super) struct RegSet(pub(super) Vec<u64>);
 
 impl RegSet {
-    fn empty(regs: usize) -> RegSet {
+    pub(super) fn empty(regs: usize) -> RegSet {
         RegSet(vec![0; regs.div_ceil(64)])
     }
     fn full(regs: usize) -> RegSet {
@@ -47,10 +47,10 @@ impl RegSet {
         }
         s
     }
-    fn contains(&self, r: usize) -> bool {
+    pub(super) fn contains(&self, r: usize) -> bool {
         self.0.get(r / 64).is_some_and(|w| w & (1 << (r % 64)) != 0)
     }
-    fn insert(&mut self, r: usize) {
+    pub(super) fn insert(&mut self, r: usize) {
         if let Some(w) = self.0.get_mut(r / 64) {
             *w |= 1 << (r % 64);
         }
@@ -63,7 +63,7 @@ impl RegSet {
 }
 
 /// The register words `reg` covers as `words` consecutive registers (none for `RZ`).
-fn words(reg: Reg, words: u16) -> impl Iterator<Item = usize> {
+pub(super) fn words(reg: Reg, words: u16) -> impl Iterator<Item = usize> {
     (0..words)
         .map(move |i| reg.word(i))
         .filter(|r| !r.is_rz())

@@ -41,6 +41,7 @@ mod atomics;
 mod cfg;
 mod init;
 mod launch;
+mod live;
 mod operands;
 mod orders;
 pub mod rules;
@@ -89,6 +90,10 @@ pub struct KernelInfo {
     /// zero it when it reuses a warp's register file (see `init.rs`). A register without an
     /// entry (this vector is empty in a hand-made `KernelInfo`) must be zeroed.
     pub written_before_read: Vec<bool>,
+    /// For each instruction: the registers live after it (see `live.rs`), as bit sets (bit
+    /// `r % 64` of word `r / 64`). Empty (a hand-made `KernelInfo`) means every register is
+    /// live everywhere.
+    pub live_out: Vec<Vec<u64>>,
 }
 
 /// One broken rule.
@@ -312,6 +317,7 @@ fn kernel_info(kernel: &Kernel, flow: &cfg::ControlFlow, cbank: u32) -> KernelIn
         cbank_bytes: cbank,
         num_barriers: 0,
         written_before_read: init::written_before_read(kernel, flow),
+        live_out: live::live_out(kernel, flow),
     };
     if n > 0 {
         info.block_start[0] = true;

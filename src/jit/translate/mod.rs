@@ -32,6 +32,10 @@
 //!   region loop as masks (a lane updates its own bit) and are stored once after it, and each
 //!   atomic's counter is one `popcnt` after the loop. An instruction's guard becomes a per-lane
 //!   branch around its body. Only the first instruction of a region has an entry block.
+//! * **Dead register stores are skipped** ([`KernelInfo::live_out`]): a register value no
+//!   instruction after the region can read, and that the rest of the lane's pass reads from the
+//!   register cache, never reaches the register file (in `counter`, the address and the
+//!   addend live only in host registers).
 //! * Exits from the function go through `ret(code, insts)`. A faulting lane's cold block
 //!   writes the trap payload and its instruction count into the context and jumps to the
 //!   shared `trap` block.
@@ -141,6 +145,9 @@ pub(super) struct Translator<'a, 'f> {
     /// While an atomic's lanes are translated: its op and executing lanes. Its counter is added
     /// once after the lane loop; a faulting lane's trap path adds the lanes before it.
     atomic_exec: Option<(crate::ir::AtomicOp, Value)>,
+    /// The last instruction of the region being translated (the current instruction when it
+    /// is not fused): register writes no instruction after it can read skip their store.
+    region_last: usize,
 }
 
 fn arg(v: Value) -> BlockArg {
@@ -232,6 +239,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             reg_cache: Vec::new(),
             pred_cache: Vec::new(),
             atomic_exec: None,
+            region_last: 0,
         };
         t.build_entry(pc, mask, zero64)?;
         t.build_exits();
@@ -374,6 +382,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     fn build_instruction(&mut self, pc: u32) -> Result<(), JitError> {
         self.enter_instruction(pc);
+        self.region_last = pc as usize;
         self.insts = self.b.ins().iadd_imm_s(self.insts, 1);
         self.load_bases();
         let inst = &self.kernel.insts[pc as usize];
@@ -393,6 +402,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     fn build_region(&mut self, region: std::ops::Range<usize>) -> Result<(), JitError> {
         let start = region.start as u32;
         self.enter_instruction(start);
+        self.region_last = region.end - 1;
         self.load_bases();
         let entry_insts = self.insts;
         let mask = self.mask;
@@ -851,6 +861,54 @@ impl<'a, 'f> Translator<'a, 'f> {
         v
     }
 
+    /// Whether a value written to `r` by the current instruction must reach the register file:
+    /// `r` is live after the region (`KernelInfo::live_out`; everything is live when the info
+    /// has none), or a later instruction of the fused region may read it from memory. Later
+    /// reads come from the register cache when this write is unguarded (it dominates the rest
+    /// of the lane's pass) and no guarded write to `r` comes between (its value would be
+    /// dropped from the cache at the join); an unguarded rewrite of `r` ends the search.
+    fn store_needed(&self, r: Reg) -> bool {
+        let Some(live) = self.info.live_out.get(self.region_last) else {
+            return true;
+        };
+        let i = usize::from(r.0);
+        if live.get(i / 64).is_none_or(|w| w >> (i % 64) & 1 != 0) {
+            return true;
+        }
+        let reads = |inst: &Inst| {
+            crate::valid::operand_uses(&inst.op)
+                .iter()
+                .any(|u| match u.operand {
+                    Operand::Reg(base) => (0..u.words).any(|w| base.word(w) == r),
+                    Operand::Imm(_) | Operand::Const { .. } => false,
+                })
+        };
+        let writes = |inst: &Inst| {
+            crate::valid::dst_uses(&inst.op)
+                .iter()
+                .any(|&(base, words)| (0..words).any(|w| base.word(w) == r))
+        };
+        let pc = self.pc as usize;
+        let later = &self.kernel.insts[pc + 1..=self.region_last.max(pc)];
+        if !self.kernel.insts[pc].guard.is_always() {
+            return later.iter().any(reads);
+        }
+        for inst in later {
+            if inst.guard.is_never() {
+                continue;
+            }
+            if writes(inst) {
+                if inst.guard.is_always() {
+                    // Reads up to here hit the cache; the rewrite's own reads came first.
+                    return false;
+                }
+                // A guarded rewrite may drop the cached value; be safe if anything reads on.
+                return true;
+            }
+        }
+        false
+    }
+
     /// Records `v` as register `r`'s current value for the rest of the fused lane pass.
     fn cache_reg(&mut self, r: Reg, v: Value) {
         if self.fused.is_none() {
@@ -879,6 +937,12 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     fn write_reg32(&mut self, lane: &Lane, r: Reg, v: Value) {
         if r.is_rz() {
+            return;
+        }
+        if !self.store_needed(r) {
+            // Dead: no instruction after this one can read it (the register cache still
+            // serves this lane's pass).
+            self.cache_reg(r, v);
             return;
         }
         self.b

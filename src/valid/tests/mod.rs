@@ -6,6 +6,7 @@ mod atomics;
 mod cfg;
 mod init;
 mod launch;
+mod live;
 mod operands;
 mod orders;
 mod quotes;

@@ -1,0 +1,65 @@
+//! Registers live after each instruction (`live.rs`): what a later instruction may still read.
+
+use super::*;
+use crate::ir::{CmpOp, Reg, Space, Ty};
+
+/// The registers live after instruction `pc`.
+fn live_after(k: &Kernel, pc: usize) -> Vec<usize> {
+    let info = valid(k);
+    assert_eq!(info.live_out.len(), k.insts.len());
+    let words = &info.live_out[pc];
+    (0..k.num_regs as usize)
+        .filter(|&r| words[r / 64] >> (r % 64) & 1 != 0)
+        .collect()
+}
+
+#[test]
+fn a_value_is_live_until_its_last_read_and_nothing_after_exit() {
+    let k = KernelBuilder::sass()
+        .op(mov(Ty::U32, 2, cbank(0x0))) // 0
+        .op(mov(Ty::U32, 3, cbank(0x4))) // 1
+        .op(mov(Ty::U32, 4, imm(1))) // 2
+        .op(store(Space::Global, Ty::U32, reg(4), wide(2, 0))) // 3: reads R2:R3 and R4
+        .op(exit()) // 4
+        .build();
+    assert_eq!(live_after(&k, 0), vec![2]);
+    assert_eq!(live_after(&k, 2), vec![2, 3, 4]);
+    assert_eq!(live_after(&k, 3), Vec::<usize>::new());
+    assert_eq!(live_after(&k, 4), Vec::<usize>::new());
+}
+
+#[test]
+fn an_unguarded_rewrite_kills_but_a_guarded_one_does_not() {
+    let k = KernelBuilder::sass()
+        .op(mov(Ty::U32, 1, imm(5))) // 0
+        .op(isetp(CmpOp::Eq, Ty::U32, 0, reg(6), imm(0))) // 1
+        .guarded(at(0), mov(Ty::U32, 1, imm(7))) // 2: lanes with !P0 keep R1 = 5
+        .op(store(Space::Global, Ty::U32, reg(1), wide(2, 0))) // 3
+        .op(mov(Ty::U32, 1, imm(9))) // 4: R1 rewritten before its next read
+        .op(store(Space::Global, Ty::U32, reg(1), wide(2, 0))) // 5
+        .op(exit())
+        .build();
+    // After 0, R1 must survive the guarded write at 2.
+    assert!(live_after(&k, 0).contains(&1));
+    assert!(live_after(&k, 1).contains(&1));
+    // After 3, R1's value is dead: instruction 4 overwrites it unguarded.
+    assert!(!live_after(&k, 3).contains(&1));
+    assert!(live_after(&k, 4).contains(&1));
+}
+
+#[test]
+fn loops_keep_loop_carried_values_live_around_the_back_edge() {
+    let k = KernelBuilder::sass()
+        .op(mov(Ty::U32, 0, imm(0))) // 0
+        .op(iadd3(1, reg(1), reg(0), reg(Reg::RZ.0))) // 1: loop head, R1 += R0
+        .op(iadd3(0, reg(0), imm(1), reg(Reg::RZ.0))) // 2
+        .op(isetp(CmpOp::Lt, Ty::U32, 0, reg(0), imm(8))) // 3
+        .guarded(at(0), bra(1)) // 4
+        .op(store(Space::Global, Ty::U32, reg(1), wide(2, 0))) // 5
+        .op(exit())
+        .build();
+    // At the branch both the counter and the accumulator are live (back edge and exit path).
+    assert_eq!(live_after(&k, 4), vec![0, 1, 2, 3]);
+    // After the store nothing is.
+    assert_eq!(live_after(&k, 5), Vec::<usize>::new());
+}
