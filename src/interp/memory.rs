@@ -3,7 +3,7 @@
 //! Every access goes through [`locate`] (or [`read_const`] for the constant bank), which checks
 //! natural alignment first and then range, before the host touches memory; a failure is a
 //! [`Fault`] naming the space and the address. The interpreter then uses the
-//! [`Region`](crate::exec::memory::Region) accessors, so every access is a host atomic access of
+//! [`Region`] accessors, so every access is a host atomic access of
 //! the right width.
 //!
 //! # Memory orders on the host

@@ -210,7 +210,7 @@ impl SpinBarrier {
 
 impl SpinBarrier {
     /// After [`SpinBarrier::wait`]: spins until the common start time the last thread to arrive
-    /// set, [`START_LEAD_NS`] after it arrived. Threads that leave a barrier leave at different
+    /// set, `START_LEAD_NS` after it arrived. Threads that leave a barrier leave at different
     /// times (the last arriver at once, the others when they see the shared sense flip, a cache
     /// miss later); waiting for one clock time instead aligns them to the clock's resolution,
     /// so the random delays that follow spread the skew evenly around zero.
