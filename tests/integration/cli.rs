@@ -1,27 +1,6 @@
 //! The command line: exit codes, rendered diagnostics, reports, JSON, overrides.
 
-use std::process::Command;
-
-fn atomjit(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_atomjit"))
-        .args(args)
-        .output()
-        .expect("atomjit runs");
-    (
-        out.status.code().expect("exited normally"),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// Writes `source` to a fresh temporary file named `name` and returns its path.
-fn temp_program(name: &str, source: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("atomjit-cli-{}-{}", std::process::id(), name));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, source).unwrap();
-    path.to_string_lossy().into_owned()
-}
+use super::{atomjit, temp_file};
 
 fn program(name: &str) -> String {
     format!("{}/programs/sass/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -59,7 +38,7 @@ fn failed_expectation_exits_1_with_expected_and_actual() {
 
 #[test]
 fn parse_error_exits_2_with_location_and_caret() {
-    let path = temp_program(
+    let path = temp_file(
         "bad.s",
         ".kernel k\n  MOV R1, 0x1 ;\n  ATOMS.FROB R0, [0x0], R1 ;\n  EXIT ;\n",
     );
@@ -75,7 +54,7 @@ fn parse_error_exits_2_with_location_and_caret() {
 
 #[test]
 fn validation_error_exits_2_and_quotes_the_rule() {
-    let path = temp_program(
+    let path = temp_file(
         "bad.s",
         ".kernel k\n.shared 16\n  ATOMS.ADD.U64 R0, [0x0], R2 ;\n  EXIT ;\n",
     );
@@ -87,7 +66,7 @@ fn validation_error_exits_2_and_quotes_the_rule() {
 
 #[test]
 fn trap_exits_3() {
-    let path = temp_program(
+    let path = temp_file(
         "trap.s",
         ".kernel k\n.block 1\n.shared 4\n  ATOMS.ADD RZ, [0x4], R0 ;\n  EXIT ;\n",
     );
@@ -99,7 +78,7 @@ fn trap_exits_3() {
 
 #[test]
 fn watchdog_exits_4() {
-    let path = temp_program("loop.s", ".kernel k\nloop:\n  BRA loop ;\n  EXIT ;\n");
+    let path = temp_file("loop.s", ".kernel k\nloop:\n  BRA loop ;\n  EXIT ;\n");
     let (code, out, _) = atomjit(&["run", &path, "--backend", "interp", "--timeout", "0.3"]);
     assert_eq!(code, 4, "{out}");
     assert!(out.contains("watchdog"), "{out}");

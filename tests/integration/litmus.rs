@@ -9,9 +9,9 @@
 //! * the harness's failures (a trap in a litmus thread, a missing buffer) are errors, not
 //!   panics, and the command line's exit codes follow `run`'s.
 
+use super::{atomjit, temp_file};
 use atomjit::litmus::{self, LitmusError, LitmusTest, Options, Verdict};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
 /// The harness spins: tests that run it take turns, or they would steal each other's cores
@@ -247,26 +247,6 @@ fn setup_errors_name_the_line() {
     let test = litmus::parse(&text).unwrap();
     let e = litmus::run(&test, "f.litmus", &Options::default()).unwrap_err();
     assert!(e.to_string().contains("there is no buffer `nope`"), "{e}");
-}
-
-fn atomjit(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_atomjit"))
-        .args(args)
-        .output()
-        .expect("atomjit runs");
-    (
-        out.status.code().expect("exited normally"),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn temp_file(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("atomjit-litmus-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path.to_string_lossy().into_owned()
 }
 
 #[test]

@@ -88,3 +88,28 @@ pub fn run_src(source: &str, threads: usize, deterministic: bool) -> RunReport {
 pub fn backends() -> Vec<Backend> {
     vec![Backend::Interp, Backend::Jit]
 }
+
+/// Runs the `atomjit` binary with `args`: (exit code, stdout, stderr).
+pub fn atomjit(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_atomjit"))
+        .args(args)
+        .output()
+        .expect("atomjit runs");
+    (
+        out.status.code().expect("exited normally"),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Writes `text` to a temporary file named `name` in a directory of its own (tests run in
+/// parallel and reuse names) and returns its path.
+pub fn temp_file(name: &str, text: &str) -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("atomjit-tests-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}

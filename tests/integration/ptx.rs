@@ -1,6 +1,7 @@
 //! PTX end to end: the programs' full results against host computations, launch binding from
 //! the command line and sidecar files, and PTX traps (alignment, generic addresses).
 
+use super::atomjit;
 use super::*;
 use atomjit::engine::Failure;
 use atomjit::exec::memory::GENERIC_SHARED_BASE;
@@ -8,7 +9,6 @@ use atomjit::exec::{TrapReason, GLOBAL_BASE};
 use atomjit::front::LaunchText;
 use atomjit::ir::Space;
 use std::path::PathBuf;
-use std::process::Command;
 
 fn ptx_program(name: &str) -> PathBuf {
     PathBuf::from(format!(
@@ -268,18 +268,6 @@ fn generic_addresses_outside_both_windows_trap() {
 }
 
 // ---- the command line ----------------------------------------------------------------------
-
-fn atomjit(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_atomjit"))
-        .args(args)
-        .output()
-        .expect("atomjit runs");
-    (
-        out.status.code().expect("exited normally"),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// A copy of a PTX program without its sidecar.
 fn bare_copy(name: &str) -> String {
