@@ -98,8 +98,9 @@ impl Gen {
         Reg(8 + 2 * self.below(5) as u16)
     }
 
+    /// P0–P2 and P4–P6 (P3 is the loop counter's).
     fn value_pred(&mut self) -> Pred {
-        p(self.below(3) as u16)
+        p(self.pick(&[0, 1, 2, 4, 5, 6]))
     }
 
     fn pred_src(&mut self) -> PredSrc {
@@ -174,6 +175,12 @@ impl Gen {
     fn guard(&mut self) -> Guard {
         if self.chance(75) {
             Guard::ALWAYS
+        } else if self.chance(8) {
+            // `@!PT`: the instruction runs on no lane (but is still counted).
+            Guard {
+                pred: Pred::PT,
+                negate: true,
+            }
         } else {
             Guard {
                 pred: self.value_pred(),
@@ -1055,7 +1062,7 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
         insts: g.insts,
         labels: Vec::new(),
         num_regs: 24,
-        num_preds: 4,
+        num_preds: 7,
         launch,
         span: Span::default(),
     };

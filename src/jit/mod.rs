@@ -432,17 +432,25 @@ impl JitKernel {
                 crate::interp::run_group(warp, env, pc, mask, stop_pc)
             }
             Some(Event::Trap) => match self.slow.trap_sites.get(ctx.out_a as usize) {
-                Some(site) => GroupExit::Trap(TrapInfo {
-                    reason: if ctx.out_addr % u64::from(site.size.max(1)) != 0 {
-                        TrapReason::MisalignedAddress
-                    } else {
-                        TrapReason::AddressOutOfRange
-                    },
-                    pc: site.pc,
-                    lane: ctx.out_b,
-                    space: site.space,
-                    address: ctx.out_addr,
-                }),
+                Some(site) => {
+                    if let Some(op) = site.atomic {
+                        // The lanes before the faulting one performed the atomic.
+                        let below = 1u32.checked_shl(ctx.out_b).map_or(u32::MAX, |b| b - 1);
+                        warp.stats.atomics[op.index()] +=
+                            u64::from((ctx.out_c & below).count_ones());
+                    }
+                    GroupExit::Trap(TrapInfo {
+                        reason: if ctx.out_addr % u64::from(site.size.max(1)) != 0 {
+                            TrapReason::MisalignedAddress
+                        } else {
+                            TrapReason::AddressOutOfRange
+                        },
+                        pc: site.pc,
+                        lane: ctx.out_b,
+                        space: site.space,
+                        address: ctx.out_addr,
+                    })
+                }
                 // The generated code only reports sites it registered: a backend bug, which the
                 // scheduler catches and reports as an internal error.
                 None => panic!(

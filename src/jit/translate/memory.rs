@@ -208,14 +208,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.set_cold_block(fault);
         self.b.ins().brif(bad, fault, &[], ok, &[]);
         self.b.switch_to_block(fault);
-        if let Some((op, exec)) = self.atomic_exec {
-            // The lanes before this one have performed the atomic.
-            let one = self.iconst(I32, 1);
-            let bit = self.b.ins().ishl(one, lane.index);
-            let below = self.b.ins().iadd_imm_s(bit, -1);
-            let done = self.b.ins().band(exec, below);
-            self.count_atomics(op, done);
-        }
         self.jump_trap(lane.index, space, size, addr);
         self.b.switch_to_block(ok);
         Ok(host)
@@ -467,8 +459,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let exec = self.exec_mask(g)?;
         // Counted once per warp-instruction, after the lanes (a fused region counts after its
-        // loop); a trapping lane's fault path counts the lanes before it; a CAST.SPIN lane
-        // counts only when it attempts.
+        // loop); a trapping lane's fault path hands the executing lanes to the trap exit, which
+        // counts the lanes before it (`JitKernel::run_group`); a CAST.SPIN lane counts only
+        // when it attempts.
         if !spin {
             self.atomic_exec = Some((a.op, exec));
         }

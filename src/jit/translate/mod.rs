@@ -120,7 +120,11 @@ pub(super) struct Translator<'a, 'f> {
     preds: Value,
     stats: Value,
     stop: Value,
-    inst_blocks: Vec<Block>,
+    /// The block of each resume point (`resume_points`), entered with `(mask, insts)`. Other
+    /// instructions are reached only by falling through and continue the block before them.
+    inst_blocks: Vec<Option<Block>>,
+    /// Whether the current block is still open for the next instruction to fall into.
+    open: bool,
     ret_block: Block,
     trap_block: Block,
     reconverge_block: Block,
@@ -190,12 +194,16 @@ impl<'a, 'f> Translator<'a, 'f> {
         let n = kernel.insts.len();
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
-        let inst_blocks: Vec<Block> = (0..=n)
-            .map(|_| {
-                let blk = b.create_block();
-                b.append_block_param(blk, I32);
-                b.append_block_param(blk, I64);
-                blk
+        let resume = resume_points(kernel, info);
+        let inst_blocks: Vec<Option<Block>> = resume
+            .iter()
+            .map(|&r| {
+                r.then(|| {
+                    let blk = b.create_block();
+                    b.append_block_param(blk, I32);
+                    b.append_block_param(blk, I64);
+                    blk
+                })
             })
             .collect();
         let ret_block = b.create_block();
@@ -227,6 +235,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             stats,
             stop,
             inst_blocks,
+            open: false,
             ret_block,
             trap_block,
             reconverge_block,
@@ -243,7 +252,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         };
         t.build_entry(pc, mask, zero64)?;
         t.build_exits();
-        let resume = resume_points(kernel, info);
         for region in fusion_regions(kernel, &resume) {
             if region.len() == 1 {
                 t.build_instruction(region.start as u32)?;
@@ -251,7 +259,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 t.build_region(region)?;
             }
         }
-        t.build_implicit_end(n);
+        t.build_implicit_end(n)?;
         t.b.seal_all_blocks();
         t.b.finalize(frontend);
         Ok(())
@@ -272,17 +280,11 @@ impl<'a, 'f> Translator<'a, 'f> {
         let n = self.kernel.insts.len();
         // Only resume points are entries: the other instructions of a basic block are reached
         // by falling through, so values and checks of one instruction dominate the next.
-        let resume = resume_points(self.kernel, self.info);
         let not_resumable = self.b.create_block();
         let table: Vec<_> = (0..=n)
-            .map(|pc| {
-                let blk = if resume[pc] {
-                    self.inst_blocks[pc]
-                } else {
-                    not_resumable
-                };
-                let blk_args: &[BlockArg] = if resume[pc] { &args } else { &[] };
-                self.b.func.dfg.block_call(blk, blk_args)
+            .map(|pc| match self.inst_blocks[pc] {
+                Some(blk) => self.b.func.dfg.block_call(blk, &args),
+                None => self.b.func.dfg.block_call(not_resumable, &[]),
             })
             .collect();
         let default = self.b.func.dfg.block_call(not_resumable, &[]);
@@ -334,8 +336,8 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// Block `inst[n]`: the remaining lanes exit.
-    fn build_implicit_end(&mut self, n: usize) {
-        let blk = self.inst_blocks[n];
+    fn build_implicit_end(&mut self, n: usize) -> Result<(), JitError> {
+        let blk = self.resume_block(n as u32)?;
         self.b.switch_to_block(blk);
         let p = self.b.block_params(blk).to_vec();
         self.mask = p[0];
@@ -343,6 +345,35 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.load_bases();
         self.exit_lanes(p[0]);
         self.ret_event(Event::Exited);
+        Ok(())
+    }
+
+    /// The block of resume point `pc`.
+    fn resume_block(&self, pc: u32) -> Result<Block, JitError> {
+        self.inst_blocks
+            .get(pc as usize)
+            .copied()
+            .flatten()
+            .ok_or_else(|| {
+                self.invalid(format!(
+                    "instruction {pc} is entered but is not a resume point"
+                ))
+            })
+    }
+
+    /// Control continues at `next` with `mask`: a jump to its block if it is a resume point,
+    /// otherwise the next instruction's code follows in the current block.
+    fn fall_through(&mut self, next: usize, mask: Value) {
+        match self.inst_blocks.get(next).copied().flatten() {
+            Some(blk) => {
+                self.b.ins().jump(blk, &[arg(mask), arg(self.insts)]);
+                self.open = false;
+            }
+            None => {
+                self.mask = mask;
+                self.open = true;
+            }
+        }
     }
 
     /// Loads the register-file, predicate and counter base pointers for the current
@@ -356,13 +387,26 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.stats = self.b.ins().load(I64, cst, self.ctx, off::STATS);
     }
 
-    /// Switches to block `inst[pc]`, emits its reconvergence check if it is a join, and sets
-    /// the current pc, mask and instruction count (`insts` not yet incremented).
+    /// Switches to block `inst[pc]` if `pc` is a resume point (else the code continues the
+    /// block the instruction before left open), emits its reconvergence check if it is a join,
+    /// and sets the current pc, mask and instruction count (`insts` not yet incremented).
     fn enter_instruction(&mut self, pc: u32) {
-        let blk = self.inst_blocks[pc as usize];
+        self.pc = pc;
+        let Some(blk) = self.inst_blocks[pc as usize] else {
+            if !self.open {
+                // Unreachable code (after an unconditional exit or branch): a block of its own
+                // that nothing jumps to, which Cranelift removes.
+                let blk = self.b.create_block();
+                self.b.switch_to_block(blk);
+                self.mask = self.b.ins().iconst(I32, 0);
+                self.insts = self.b.ins().iconst(I64, 0);
+            }
+            self.open = false;
+            return;
+        };
+        self.open = false;
         self.b.switch_to_block(blk);
         let p = self.b.block_params(blk).to_vec();
-        self.pc = pc;
         self.mask = p[0];
         self.insts = p[1];
         if self.info.is_join.get(pc as usize).copied().unwrap_or(false) {
@@ -387,10 +431,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.load_bases();
         let inst = &self.kernel.insts[pc as usize];
         match self.translate_inst(inst)? {
-            Flow::Next(mask) => {
-                let next = self.inst_blocks[pc as usize + 1];
-                self.b.ins().jump(next, &[arg(mask), arg(self.insts)]);
-            }
+            Flow::Next(mask) => self.fall_through(pc as usize + 1, mask),
             Flow::Done => {}
         }
         Ok(())
@@ -483,8 +524,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
         }
         self.insts = self.b.ins().iadd_imm_s(entry_insts, region.len() as i64);
-        let next_blk = self.inst_blocks[region.end];
-        self.b.ins().jump(next_blk, &[arg(mask), arg(self.insts)]);
+        self.fall_through(region.end, mask);
         Ok(())
     }
 
@@ -657,13 +697,19 @@ impl<'a, 'f> Translator<'a, 'f> {
         // hundreds of fault edges with parameters makes register allocation merge their values
         // into long-lived bundles, which costs far more compile time than these stores. The
         // site number stands for pc, space and size (`SlowPaths::trap_sites`), so a fault
-        // block is four stores.
+        // block is four stores (five at an atomic).
+        // At an atomic, the executing lanes go along: the lanes before the faulting one have
+        // performed it and are counted by the trap exit in Rust, off the generated code.
         let site = self.slow.trap_sites.len() as u32;
         self.slow.trap_sites.push(super::slow::TrapSite {
             pc: self.pc,
             space,
             size,
+            atomic: self.atomic_exec.map(|(op, _)| op),
         });
+        if let Some((_, exec)) = self.atomic_exec {
+            self.store_out(off::OUT_C, exec);
+        }
         self.store_out_const(off::OUT_A, site);
         self.store_out(off::OUT_B, lane);
         self.b
@@ -1130,7 +1176,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             return Ok(Flow::Next(self.mask));
         }
         if g.is_always() {
-            self.branch_taken(target);
+            self.branch_taken(target)?;
             return Ok(Flow::Done);
         }
         let taken = self.exec_mask(g)?;
@@ -1145,7 +1191,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().brif(all, all_blk, &[], split_blk, &[]);
 
         self.b.switch_to_block(all_blk);
-        self.branch_taken(target);
+        self.branch_taken(target)?;
 
         self.b.switch_to_block(split_blk);
         let fall = self.b.ins().band_not(self.mask, taken);
@@ -1160,15 +1206,16 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// The whole group takes the branch to `target`.
-    fn branch_taken(&mut self, target: u32) {
+    fn branch_taken(&mut self, target: u32) -> Result<(), JitError> {
         if target <= self.pc {
             self.store_out_const(off::OUT_A, target);
             self.store_out(off::OUT_B, self.mask);
             self.ret_event(Event::Yield);
         } else {
-            let blk = self.inst_blocks[target as usize];
+            let blk = self.resume_block(target)?;
             self.b.ins().jump(blk, &[arg(self.mask), arg(self.insts)]);
         }
+        Ok(())
     }
 
     /// `EXIT`: executing lanes join `exited` and leave the group; the rest continue.
