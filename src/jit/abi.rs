@@ -34,12 +34,30 @@ pub fn limit_index(size: u32) -> usize {
     }
 }
 
-/// For a region of `len` bytes, the per-size exclusive limits of valid offsets: an access of
-/// `size` bytes at offset `o` is in range exactly when `o < limit`, that is when
-/// `o + size <= len` (`limit = len - size + 1`, or 0 when the region is smaller than `size`, so
-/// that every offset is out of range). One unsigned compare, with no wrap-around to reason about.
+/// For a region of `len` bytes, the per-size limits of the one-compare check the generated code
+/// makes: an access of `size = 2^k` bytes at offset `o` is valid exactly when
+/// `o.rotate_right(k) < limit`. An aligned `o` rotates to `o >> k`, which is below
+/// `limit = (len - size) / size + 1` exactly when `o + size <= len`; a misaligned `o` moves a
+/// nonzero low bit to the top (at least `2^(64-k)`), far above any limit of a region shorter than
+/// 2^56 bytes. A region smaller than `size` gets limit 0: every offset is out of range. The
+/// reason of a fault (misaligned first, then out of range) follows from the address and size.
 pub fn limits(len: u64) -> [u64; 4] {
-    [1u64, 2, 4, 8].map(|size| if len >= size { len - size + 1 } else { 0 })
+    [0u32, 1, 2, 3].map(|k| {
+        let size = 1u64 << k;
+        if len >= size {
+            ((len - size) >> k) + 1
+        } else {
+            0
+        }
+    })
+}
+
+/// Whether an access of `size` bytes at offset `offset` passes the generated check against
+/// [`limits`]`(len)` (the function the generated code computes, for tests).
+#[cfg(test)]
+pub fn passes_check(offset: u64, size: u32, len: u64) -> bool {
+    let k = limit_index(size);
+    offset.rotate_right(k as u32) < limits(len)[k]
 }
 
 /// The per-call context of a compiled warp function. `#[repr(C)]`: the generated code reads and

@@ -1899,3 +1899,34 @@ fn sixteen_bit_and_packed_half_atomics_follow_the_interpreter_definition() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_rotated_compare_accepts_exactly_the_aligned_in_range_accesses() {
+    let lens = (0..48u64).chain([1 << 20, (1 << 20) + 3, (1 << 40) - 1, 1 << 47]);
+    for len in lens {
+        for size in [1u32, 2, 4, 8] {
+            let offsets = (0..64u64).chain([
+                len.wrapping_sub(9),
+                len.wrapping_sub(8),
+                len.wrapping_sub(size.into()),
+                len.wrapping_sub(1),
+                len,
+                u64::MAX,
+                u64::MAX - 7,
+                1 << 63,
+                (1 << 63) + u64::from(size),
+            ]);
+            for offset in offsets {
+                let want = offset % u64::from(size) == 0
+                    && offset
+                        .checked_add(size.into())
+                        .is_some_and(|end| end <= len);
+                assert_eq!(
+                    abi::passes_check(offset, size, len),
+                    want,
+                    "offset {offset:#x}, size {size}, len {len:#x}"
+                );
+            }
+        }
+    }
+}

@@ -2,13 +2,15 @@
 //!
 //! # Checks
 //!
-//! Every access is checked inline before the host touches memory, alignment first, then range
-//! (the order wasmtime uses for its atomics, and the order `crate::exec::memory` documents: a
-//! misaligned address that is also out of range reports "misaligned address"). Range checks use
-//! the per-size limits of [`crate::jit::abi::limits`]: one unsigned compare of the offset against
-//! `len - size + 1`, so no sum can wrap. A failed check branches to a cold block that jumps to the
-//! function's trap exit with the lane, pc, space and address; lanes before it in the loop have
-//! completed their effects, as the IR requires.
+//! Every access is checked inline before the host touches memory, by one unsigned compare of
+//! the region offset rotated right by log2(size) against the per-size limit of
+//! [`crate::jit::abi::limits`]: an aligned offset rotates to `offset / size`, a misaligned one to
+//! a value above every limit, so alignment and range cost one `ror` and one `cmp`, and no sum
+//! can wrap. The reason a fault reports follows from the address and size in the order
+//! `crate::exec::memory` documents (a misaligned address that is also out of range reports
+//! "misaligned address"). A failed check branches to a cold block that jumps to the function's
+//! trap exit with the lane, the trap site (pc, space, size) and the address; lanes before it in
+//! the loop have completed their effects, as the IR requires.
 //!
 //! # Memory orders on x86-64 (TSO)
 //!
@@ -144,10 +146,18 @@ impl<'a, 'f> Translator<'a, 'f> {
         size: u32,
     ) -> Result<Value, JitError> {
         let cst = self.flags.state_const;
-        let limit_at = |off: i32| off + 8 * abi::limit_index(size) as i32;
-        let low = self.b.ins().band_imm_s(addr, i64::from(size) - 1);
-        let misaligned = self.b.ins().icmp_imm_s(IntCC::NotEqual, low, 0);
-        let (host, out_of_range) = match space {
+        let k = abi::limit_index(size);
+        let limit_at = |off: i32| off + 8 * k as i32;
+        // One compare checks alignment and range together (`abi::limits`): the offset rotated
+        // right by log2(size) is below the limit exactly when it is aligned and in range.
+        let rotated = |t: &mut Self, offset: Value| {
+            if k == 0 {
+                offset
+            } else {
+                t.b.ins().rotr_imm_u(offset, k as i64)
+            }
+        };
+        let (host, bad) = match space {
             Space::Shared | Space::Global | Space::Const => {
                 let (base_off, limit_off) = match space {
                     Space::Shared => (off::SHARED_BASE, off::SHARED_LIMIT),
@@ -161,16 +171,18 @@ impl<'a, 'f> Translator<'a, 'f> {
                 } else {
                     addr
                 };
-                let oor = self
+                let r = rotated(self, offset);
+                let bad = self
                     .b
                     .ins()
-                    .icmp(IntCC::UnsignedGreaterThanOrEqual, offset, limit);
-                (self.b.ins().iadd(host_base, offset), oor)
+                    .icmp(IntCC::UnsignedGreaterThanOrEqual, r, limit);
+                (self.b.ins().iadd(host_base, offset), bad)
             }
             Space::Generic => {
                 // A generic address at or above GLOBAL_BASE is global; one inside the shared
                 // window's generic image is shared; anything else is out of range. Faults
                 // name the generic space and the generic address, as the interpreter does.
+                // Both bases are multiples of 8, so either offset is aligned as the address is.
                 let global_base = self.b.ins().load(I64, cst, self.ctx, off::GLOBAL_BASE);
                 let global_limit =
                     self.b
@@ -188,21 +200,22 @@ impl<'a, 'f> Translator<'a, 'f> {
                 );
                 let g_off = self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64);
                 let s_off = self.b.ins().iadd_imm_s(addr, -(GENERIC_SHARED_BASE as i64));
-                let g_oor =
+                let g_rot = rotated(self, g_off);
+                let s_rot = rotated(self, s_off);
+                let g_bad =
                     self.b
                         .ins()
-                        .icmp(IntCC::UnsignedGreaterThanOrEqual, g_off, global_limit);
-                let s_oor =
+                        .icmp(IntCC::UnsignedGreaterThanOrEqual, g_rot, global_limit);
+                let s_bad =
                     self.b
                         .ins()
-                        .icmp(IntCC::UnsignedGreaterThanOrEqual, s_off, shared_limit);
-                let oor = self.b.ins().select(is_global, g_oor, s_oor);
+                        .icmp(IntCC::UnsignedGreaterThanOrEqual, s_rot, shared_limit);
+                let bad = self.b.ins().select(is_global, g_bad, s_bad);
                 let g_ptr = self.b.ins().iadd(global_base, g_off);
                 let s_ptr = self.b.ins().iadd(shared_base, s_off);
-                (self.b.ins().select(is_global, g_ptr, s_ptr), oor)
+                (self.b.ins().select(is_global, g_ptr, s_ptr), bad)
             }
         };
-        let bad = self.b.ins().bor(misaligned, out_of_range);
         let fault = self.b.create_block();
         let ok = self.b.create_block();
         self.b.set_cold_block(fault);
