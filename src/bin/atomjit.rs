@@ -13,6 +13,48 @@ use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// `println!` on standard output that never panics: a closed pipe ends the process quietly
+/// (status 141, as a shell reports SIGPIPE), any other write error with a message (status 2).
+macro_rules! outln {
+    () => {
+        write_stdout(format_args!("\n"))
+    };
+    ($($t:tt)*) => {
+        write_stdout(format_args!("{}\n", format_args!($($t)*)))
+    };
+}
+
+/// `print!` on standard output, with the error handling of [`outln!`].
+macro_rules! out {
+    ($($t:tt)*) => {
+        write_stdout(format_args!($($t)*))
+    };
+}
+
+fn write_stdout(args: std::fmt::Arguments) {
+    use std::io::Write;
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(141);
+        }
+        eprintln!("error: cannot write to standard output: {e}");
+        std::process::exit(2);
+    }
+}
+
+/// A number of seconds on the command line: finite, not negative, at most ~31 years (so it
+/// converts to a `Duration`).
+fn seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !v.is_finite() || !(0.0..=1e9).contains(&v) {
+        return Err(format!("`{s}`: expected seconds between 0 and 1e9"));
+    }
+    Ok(v)
+}
+
 #[derive(Parser)]
 #[command(
     name = "atomjit",
@@ -66,10 +108,10 @@ struct LitmusArgs {
     #[arg(long, value_name = "N")]
     stop_after: Option<u64>,
     /// Stop starting iterations of a file after this many seconds.
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
     time_limit: Option<f64>,
     /// Watchdog limit in seconds for one litmus thread in one iteration (0: none).
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = seconds)]
     timeout: f64,
     /// Print the reports as JSON on stdout.
     #[arg(long)]
@@ -86,15 +128,18 @@ struct BenchArgs {
     /// Benchmark only this kernel (repeatable; default: every kernel).
     #[arg(long = "kernel", short = 'k')]
     kernels: Vec<String>,
-    /// Timed launches per kernel.
-    #[arg(long, default_value_t = 10)]
-    iterations: usize,
-    /// Host worker threads (default: all cores).
-    #[arg(long)]
-    threads: Option<usize>,
+    /// Timed launches per kernel (1 to 1,000,000).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    iterations: u64,
+    /// Host worker threads (default: all cores; 1 to 1024).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
     /// Execution backend.
     #[arg(long, value_enum, default_value = "jit")]
     backend: Backend,
+    /// Watchdog limit in seconds for each launch (0: none).
+    #[arg(long, default_value_t = 60.0, value_parser = seconds)]
+    timeout: f64,
 }
 
 #[derive(Subcommand)]
@@ -150,9 +195,9 @@ struct RunArgs {
     /// Shared-memory bytes per CTA (overrides `.shared`).
     #[arg(long)]
     shared: Option<u32>,
-    /// Host worker threads (default: all cores).
-    #[arg(long)]
-    threads: Option<usize>,
+    /// Host worker threads (default: all cores; 1 to 1024).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
     /// One host thread, fixed order: bit-identical results run to run.
     #[arg(long)]
     deterministic: bool,
@@ -173,7 +218,7 @@ struct RunArgs {
     #[arg(long)]
     json: bool,
     /// Watchdog limit in seconds for each launch (0: none).
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 60.0, value_parser = seconds)]
     timeout: f64,
     /// Run the interpreter and the JIT deterministically on copies of the memory and report the
     /// first difference in memory, statistics or traps.
@@ -318,7 +363,7 @@ fn check(file: &str) -> u8 {
     ) {
         Ok(module) => {
             for k in &module.program().kernels {
-                println!(
+                outln!(
                     "{file}: kernel `{}`: {} instructions, ok",
                     k.name,
                     k.insts.len()
@@ -337,7 +382,7 @@ fn dump_ir(file: &str) -> u8 {
         LaunchMode::IfSidecar,
     ) {
         Ok(module) => {
-            print!("{}", atomjit::ir::print_program(module.program()));
+            out!("{}", atomjit::ir::print_program(module.program()));
             0
         }
         Err(code) => code,
@@ -359,7 +404,7 @@ fn dump_code(file: &str, dump: DumpFn) -> u8 {
     for name in module.kernel_names() {
         let (kernel, info) = module.kernel(name).expect("listed kernel");
         match dump(kernel, info) {
-            Ok(text) => println!("; kernel {name}\n{text}"),
+            Ok(text) => outln!("; kernel {name}\n{text}"),
             Err(e) => {
                 eprintln!("error: kernel `{name}`: {e}");
                 return 2;
@@ -371,9 +416,11 @@ fn dump_code(file: &str, dump: DumpFn) -> u8 {
 
 fn bench(args: BenchArgs) -> u8 {
     let mut config = Config::default();
-    config.backend(args.backend).timeout(None);
+    config
+        .backend(args.backend)
+        .timeout((args.timeout > 0.0).then(|| Duration::from_secs_f64(args.timeout)));
     if let Some(t) = args.threads {
-        config.threads(t);
+        config.threads(t as usize);
     }
     let mode = LaunchMode::Bind {
         launch_file: args.launch.clone(),
@@ -392,7 +439,7 @@ fn bench(args: BenchArgs) -> u8 {
     } else {
         args.kernels.clone()
     };
-    let iterations = args.iterations.max(1);
+    let iterations = args.iterations.max(1) as usize;
     for kernel in &kernels {
         let prepared = match module.prepare(kernel, &Overrides::default(), args.backend, false) {
             Ok(p) => p,
@@ -423,7 +470,7 @@ fn bench(args: BenchArgs) -> u8 {
                     let report = prepared.finish(Err(e));
                     match report {
                         Ok(r) => {
-                            println!(
+                            outln!(
                                 "kernel {kernel}: FAILED: {}",
                                 r.failure
                                     .as_ref()
@@ -453,7 +500,7 @@ fn bench(args: BenchArgs) -> u8 {
         }
         times.sort_by(f64::total_cmp);
         let median = times[times.len() / 2];
-        println!(
+        outln!(
             "kernel {kernel}: {} launches on {} ({} host threads): median {:.3} ms, min {:.3} ms, {:.3e} lanes/s, {:.3e} atomics/s",
             iterations,
             args.backend.name(),
@@ -568,11 +615,7 @@ fn run(args: RunArgs) -> u8 {
         .deterministic(args.deterministic)
         .timeout((args.timeout > 0.0).then(|| Duration::from_secs_f64(args.timeout)));
     if let Some(t) = args.threads {
-        if t == 0 {
-            eprintln!("error: --threads must be at least 1");
-            return 2;
-        }
-        config.threads(t);
+        config.threads(t as usize);
     }
     if args.deterministic {
         config.threads(1);
@@ -603,10 +646,10 @@ fn run(args: RunArgs) -> u8 {
                 .and_then(|o| diff_backends(&module, kernel, &o))
             {
                 Ok(None) => {
-                    println!("kernel {kernel}: interp and jit agree (memory, statistics, traps)")
+                    outln!("kernel {kernel}: interp and jit agree (memory, statistics, traps)")
                 }
                 Ok(Some(d)) => {
-                    println!("kernel {kernel}: DIFFERENCE: {d}");
+                    outln!("kernel {kernel}: DIFFERENCE: {d}");
                     code = code.max(1);
                 }
                 Err(msg) => {
@@ -647,7 +690,7 @@ fn run(args: RunArgs) -> u8 {
             .iter()
             .map(|r| report_json(r, &args.dumps))
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json).expect("reports serialise")
         );
@@ -665,9 +708,10 @@ fn exit_code(r: &RunReport) -> u8 {
 }
 
 fn print_report(r: &RunReport, dumps: &[String]) {
-    let threads: u64 = r.block.iter().map(|&d| d as u64).product::<u64>()
-        * r.grid.iter().map(|&d| d as u64).product::<u64>();
-    println!(
+    // Validated launches have at most 2^31 x 2^16 x 2^16 CTAs of 1024 threads: u128 holds it.
+    let threads: u128 = r.block.iter().map(|&d| d as u128).product::<u128>()
+        * r.grid.iter().map(|&d| d as u128).product::<u128>();
+    outln!(
         "kernel {}: grid {}x{}x{}, block {}x{}x{}, shared {} B, {} threads, backend {}, {} host thread{}{}",
         r.kernel,
         r.grid[0],
@@ -684,16 +728,16 @@ fn print_report(r: &RunReport, dumps: &[String]) {
         if r.deterministic { " (deterministic)" } else { "" }
     );
     if let Some(f) = &r.failure {
-        println!("  FAILED: {f}");
+        outln!("  FAILED: {f}");
     } else {
-        println!("  wall time: {:.3} ms", r.launch.wall.as_secs_f64() * 1e3);
+        outln!("  wall time: {:.3} ms", r.launch.wall.as_secs_f64() * 1e3);
         let s = &r.launch.stats;
         let by_op: Vec<String> = AtomicOp::ALL
             .iter()
             .filter(|op| s.atomics[op.index()] > 0)
             .map(|op| format!("{} {}", op.name(), s.atomics[op.index()]))
             .collect();
-        println!(
+        outln!(
             "  atomics: {} ({}), CAS failures: {}, SPIN fast-fails: {}",
             s.total_atomics(),
             if by_op.is_empty() {
@@ -706,16 +750,18 @@ fn print_report(r: &RunReport, dumps: &[String]) {
         );
         for e in &r.expectations {
             let verdict = if e.passed { "ok" } else { "FAILED" };
-            println!(
+            outln!(
                 "  expect {}: {verdict} (expected {}, actual {})",
-                e.text, e.expected, e.actual
+                e.text,
+                e.expected,
+                e.actual
             );
         }
     }
     for name in dumps {
         if let Some(b) = r.buffer(name) {
             let values: Vec<String> = b.values().map(|v| v.to_string()).collect();
-            println!(
+            outln!(
                 "  {} {}[{}] = {{{}}}",
                 b.name,
                 b.elem,
@@ -864,7 +910,7 @@ fn litmus(args: LitmusArgs) -> u8 {
             json.push(v);
             continue;
         }
-        println!(
+        outln!(
             "{file}: {} iterations, {} litmus threads on {} host threads, {:.2} s",
             report.iterations,
             report.threads,
@@ -875,7 +921,7 @@ fn litmus(args: LitmusArgs) -> u8 {
             Verdict::Forbidden => "forbidden",
             Verdict::Allowed => "allowed",
         };
-        println!(
+        outln!(
             "  {verdict}: {}   (* marks outcomes that satisfy it)",
             report.condition
         );
@@ -893,15 +939,15 @@ fn litmus(args: LitmusArgs) -> u8 {
             .chain([report.observe.join(",").len()])
             .max()
             .unwrap_or(0);
-        println!("  {:<width$}  count", report.observe.join(","));
+        outln!("  {:<width$}  count", report.observe.join(","));
         for (o, t) in report.outcomes.iter().zip(&tuples) {
             let mark = if o.satisfies { " *" } else { "" };
-            println!("  {t:<width$}  {}{mark}", o.count);
+            outln!("  {t:<width$}  {}{mark}", o.count);
         }
-        println!("  {status}");
+        outln!("  {status}");
     }
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json).expect("reports serialise")
         );

@@ -1,6 +1,7 @@
 //! Buffer contents: turning initialisers into bytes, and bytes back into typed elements.
 
 use crate::exec::random::SplitMix64;
+use crate::exec::GlobalMemory;
 use crate::ir::{Init, Scalar, Ty};
 
 /// The contents of one buffer after (or before) a launch: its element type and raw
@@ -124,29 +125,35 @@ fn width_mask(elem: Ty) -> u64 {
     }
 }
 
-/// The bytes of a buffer of `len` elements of `elem` initialised by `init`.
-pub fn materialize(elem: Ty, len: u64, init: &Init) -> Vec<u8> {
-    let size = elem.bytes() as usize;
-    let mut bytes = vec![0u8; len as usize * size];
-    let mut put = |i: usize, raw: u64| {
-        bytes[i * size..(i + 1) * size].copy_from_slice(&raw.to_le_bytes()[..size])
-    };
+/// Calls `put(i, raw)` for the elements of a buffer of `len` elements of `elem` initialised by
+/// `init` (`raw` as [`encode`] gives it), in index order. A fill with zero visits nothing
+/// when `skip_zero_fill` (fresh device memory is already zero).
+fn for_each_element(
+    elem: Ty,
+    len: u64,
+    init: &Init,
+    skip_zero_fill: bool,
+    mut put: impl FnMut(u64, u64),
+) {
     match init {
         Init::Fill(v) => {
             let raw = encode(elem, *v);
-            if raw != 0 {
-                (0..len as usize).for_each(|i| put(i, raw));
+            if raw != 0 || !skip_zero_fill {
+                (0..len).for_each(|i| put(i, raw));
             }
         }
         Init::List(values) => {
-            for (i, v) in values.iter().enumerate().take(len as usize) {
+            for (i, v) in (0..len).zip(values) {
                 put(i, encode(elem, *v));
             }
+            if !skip_zero_fill {
+                (values.len() as u64..len).for_each(|i| put(i, 0));
+            }
         }
-        Init::Iota => (0..len as usize).for_each(|i| put(i, encode(elem, Scalar::Int(i as i128)))),
+        Init::Iota => (0..len).for_each(|i| put(i, encode(elem, Scalar::Int(i as i128)))),
         Init::Random { seed, range } => {
             let mut rng = SplitMix64::new(*seed);
-            for i in 0..len as usize {
+            for i in 0..len {
                 let v = match (range, elem.is_float()) {
                     (Some((lo, hi)), _) => Scalar::Int(rng.next_in(*lo, *hi)),
                     (None, true) => Scalar::Float(rng.next_unit()),
@@ -156,12 +163,77 @@ pub fn materialize(elem: Ty, len: u64, init: &Init) -> Vec<u8> {
             }
         }
     }
+}
+
+/// The bytes of a buffer of `len` elements of `elem` initialised by `init` (for small buffers
+/// and tests; device memory is initialised in place by [`initialize`]).
+pub fn materialize(elem: Ty, len: u64, init: &Init) -> Vec<u8> {
+    let size = elem.bytes() as usize;
+    let mut bytes = vec![0u8; len as usize * size];
+    for_each_element(elem, len, init, true, |i, raw| {
+        let i = i as usize;
+        bytes[i * size..(i + 1) * size].copy_from_slice(&raw.to_le_bytes()[..size])
+    });
     bytes
+}
+
+/// Writes the initial value of a buffer of `len` elements of `elem` at device address
+/// `address`, element by element (no copy of the whole buffer is made). `fresh`: the memory is
+/// known to be zero, so zero elements need no store.
+pub fn initialize(
+    global: &GlobalMemory,
+    address: u64,
+    elem: Ty,
+    len: u64,
+    init: &Init,
+    fresh: bool,
+) {
+    let size = elem.bytes();
+    for_each_element(elem, len, init, fresh, |i, raw| {
+        global.write_element(address + i * u64::from(size), size, raw)
+    });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn initialising_in_place_writes_what_materialize_computes() {
+        let inits = [
+            Init::Fill(Scalar::Int(0)),
+            Init::Fill(Scalar::Int(-3)),
+            Init::Fill(Scalar::Float(1.5)),
+            Init::List(vec![Scalar::Int(7), Scalar::Int(-1)]),
+            Init::Iota,
+            Init::Random {
+                seed: 5,
+                range: Some((-4, 9)),
+            },
+            Init::Random {
+                seed: 6,
+                range: None,
+            },
+        ];
+        for elem in [Ty::U8, Ty::S16, Ty::U32, Ty::F32, Ty::U64, Ty::F64] {
+            for init in &inits {
+                let len = 13;
+                let bytes = len * elem.bytes() as u64;
+                let (g, addrs) = GlobalMemory::with_allocations(&[bytes]);
+                // Dirty memory first: a reset must overwrite every element, zeros too.
+                g.write(addrs[0], &vec![0xa5; bytes as usize]);
+                initialize(&g, addrs[0], elem, len, init, false);
+                let mut got = vec![0; bytes as usize];
+                g.read(addrs[0], &mut got);
+                assert_eq!(got, materialize(elem, len, init), "{elem:?} {init:?}");
+                // Fresh memory may skip the zeros and must end up the same.
+                let (g, addrs) = GlobalMemory::with_allocations(&[bytes]);
+                initialize(&g, addrs[0], elem, len, init, true);
+                g.read(addrs[0], &mut got);
+                assert_eq!(got, materialize(elem, len, init), "fresh {elem:?} {init:?}");
+            }
+        }
+    }
 
     #[test]
     fn fill_list_iota() {

@@ -398,9 +398,10 @@ impl Module {
         }
         let sizes: Vec<u64> = buffers
             .iter()
-            .map(|b| b.len * b.elem.bytes() as u64)
+            .map(|b| b.len.saturating_mul(b.elem.bytes() as u64))
             .collect();
-        let (global, addresses) = GlobalMemory::with_allocations(&sizes);
+        let (global, addresses) = GlobalMemory::try_with_allocations(&sizes)
+            .map_err(|e| Error::Launch(format!("kernel `{name}`: {e}")))?;
         for (b, &addr) in buffers.iter_mut().zip(&addresses) {
             b.address = addr;
         }
@@ -459,7 +460,7 @@ impl Module {
                 .cloned()
                 .collect(),
         };
-        prepared.reset();
+        prepared.initialize_buffers(true);
         Ok(prepared)
     }
 }
@@ -518,9 +519,13 @@ impl Prepared<'_> {
 
     /// Restores every buffer to its initial value.
     pub fn reset(&self) {
+        self.initialize_buffers(false);
+    }
+
+    /// Writes every buffer's initial value; `fresh`: the memory is still all zero.
+    fn initialize_buffers(&self, fresh: bool) {
         for b in &self.buffers {
-            self.global
-                .write(b.address, &buffers::materialize(b.elem, b.len, &b.init));
+            buffers::initialize(&self.global, b.address, b.elem, b.len, &b.init, fresh);
         }
     }
 
@@ -529,8 +534,7 @@ impl Prepared<'_> {
         let Some(b) = self.buffers.iter().find(|b| b.name == name) else {
             return false;
         };
-        self.global
-            .write(b.address, &buffers::materialize(b.elem, b.len, &b.init));
+        buffers::initialize(&self.global, b.address, b.elem, b.len, &b.init, false);
         true
     }
 
@@ -544,30 +548,52 @@ impl Prepared<'_> {
         &self.global
     }
 
-    /// Every buffer's current contents.
+    /// Every buffer's current contents. Panics if the host cannot hold a copy; see
+    /// [`Prepared::try_buffers`].
     pub fn buffers(&self) -> Vec<Buffer> {
+        self.try_buffers().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Every buffer's current contents, or why the host cannot hold a copy of them.
+    pub fn try_buffers(&self) -> Result<Vec<Buffer>, Error> {
         self.buffers
             .iter()
             .map(|b| {
-                let mut bytes = vec![0u8; (b.len * b.elem.bytes() as u64) as usize];
+                let len = b.len * b.elem.bytes() as u64;
+                let mut bytes = Vec::new();
+                usize::try_from(len)
+                    .ok()
+                    .and_then(|n| bytes.try_reserve_exact(n).ok().map(|()| n))
+                    .map(|n| bytes.resize(n, 0))
+                    .ok_or_else(|| {
+                        Error::Launch(format!(
+                            "cannot copy buffer `{}` ({len} bytes) back from device memory: the host allocator refused",
+                            b.name
+                        ))
+                    })?;
                 self.global.read(b.address, &mut bytes);
-                Buffer {
+                Ok(Buffer {
                     name: b.name.clone(),
                     elem: b.elem,
                     address: b.address,
                     bytes,
-                }
+                })
             })
             .collect()
     }
 
     /// Turns a launch outcome into a report: buffers read back, expectations checked.
     pub fn finish(&self, outcome: Result<LaunchStats, LaunchError>) -> Result<RunReport, Error> {
-        let buffers = self.buffers();
+        let buffers = self.try_buffers()?;
+        // A failed launch reports no counters, but the threads it was given.
+        let failed = LaunchStats {
+            threads: self.config.threads,
+            ..LaunchStats::default()
+        };
         let (launch, failure) = match outcome {
             Ok(stats) => (stats, None),
-            Err(LaunchError::Trap(t)) => (LaunchStats::default(), Some(Failure::Trap(t))),
-            Err(LaunchError::Watchdog(w)) => (LaunchStats::default(), Some(Failure::Watchdog(w))),
+            Err(LaunchError::Trap(t)) => (failed, Some(Failure::Trap(t))),
+            Err(LaunchError::Watchdog(w)) => (failed, Some(Failure::Watchdog(w))),
             Err(LaunchError::Config(msg)) => return Err(Error::Launch(msg)),
         };
         let expectations = if failure.is_none() {

@@ -54,11 +54,69 @@ pub struct Region {
     len: u64,
 }
 
+/// Device memory the host could not provide.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AllocError {
+    /// More than the host's physical memory (such a request could only end in the host's
+    /// out-of-memory killer once the program touched it).
+    #[error("cannot allocate {bytes} bytes of device memory: the host has {physical} bytes of physical memory")]
+    MoreThanPhysical { bytes: u64, physical: u64 },
+    /// The sizes add up to more than the device address space.
+    #[error("cannot allocate device memory: the buffers add up to more than 2^64 bytes")]
+    Overflow,
+    /// The host allocator refused.
+    #[error("cannot allocate {bytes} bytes of device memory: the host allocator refused")]
+    Refused { bytes: u64 },
+}
+
+/// The host's physical memory in bytes (`MemTotal` of `/proc/meminfo`), if known.
+fn physical_memory() -> Option<u64> {
+    static TOTAL: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *TOTAL.get_or_init(|| {
+        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        kib.checked_mul(1024)
+    })
+}
+
 impl Region {
-    /// A zeroed region of `len` bytes.
+    /// A zeroed region of `len` bytes. Panics if the host cannot allocate it: for tests and
+    /// small fixed sizes; device memory a program asks for goes through [`Region::try_new`].
     pub fn new(len: u64) -> Region {
-        let words = (0..len.div_ceil(8)).map(|_| AtomicU64::new(0)).collect();
-        Region { words, len }
+        Region::try_new(len).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A zeroed region of `len` bytes, or why the host cannot provide it. The memory comes
+    /// zeroed from the allocator (fresh pages cost nothing until the program touches them).
+    pub fn try_new(len: u64) -> Result<Region, AllocError> {
+        if let Some(physical) = physical_memory() {
+            if len > physical {
+                return Err(AllocError::MoreThanPhysical {
+                    bytes: len,
+                    physical,
+                });
+            }
+        }
+        let n = usize::try_from(len.div_ceil(8)).map_err(|_| AllocError::Refused { bytes: len })?;
+        if n == 0 {
+            return Ok(Region {
+                words: Box::new([]),
+                len,
+            });
+        }
+        let layout = std::alloc::Layout::array::<AtomicU64>(n)
+            .map_err(|_| AllocError::Refused { bytes: len })?;
+        // SAFETY: `layout` has a nonzero size (n > 0) and `AtomicU64`'s alignment.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut AtomicU64;
+        if ptr.is_null() {
+            return Err(AllocError::Refused { bytes: len });
+        }
+        // SAFETY: `ptr` is a fresh allocation from the global allocator with the layout of
+        // `[AtomicU64; n]`, and all-zero bytes are a valid `AtomicU64` (0); the box takes
+        // ownership and frees it with the same layout.
+        let words = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n)) };
+        Ok(Region { words, len })
     }
 
     /// Length in bytes.
@@ -151,23 +209,45 @@ impl Region {
     /// of range, so callers check against [`Region::len`]).
     pub fn read_bytes(&self, offset: u64, out: &mut [u8]) {
         assert!(
-            offset + out.len() as u64 <= self.len,
+            offset
+                .checked_add(out.len() as u64)
+                .is_some_and(|end| end <= self.len),
             "read_bytes out of range"
         );
-        for (i, b) in out.iter_mut().enumerate() {
-            *b = self.atomic_u8(offset as usize + i).load(Ordering::Relaxed);
+        // Whole aligned words with one load each, the ragged ends byte by byte.
+        let mut i = 0;
+        while i < out.len() {
+            let at = offset as usize + i;
+            if at % 8 == 0 && out.len() - i >= 8 {
+                let word = self.words[at / 8].load(Ordering::Relaxed);
+                out[i..i + 8].copy_from_slice(&word.to_le_bytes());
+                i += 8;
+            } else {
+                out[i] = self.atomic_u8(at).load(Ordering::Relaxed);
+                i += 1;
+            }
         }
     }
 
     /// Writes `data` starting at `offset` (panics if out of range).
     pub fn write_bytes(&self, offset: u64, data: &[u8]) {
         assert!(
-            offset + data.len() as u64 <= self.len,
+            offset
+                .checked_add(data.len() as u64)
+                .is_some_and(|end| end <= self.len),
             "write_bytes out of range"
         );
-        for (i, b) in data.iter().enumerate() {
-            self.atomic_u8(offset as usize + i)
-                .store(*b, Ordering::Relaxed);
+        let mut i = 0;
+        while i < data.len() {
+            let at = offset as usize + i;
+            if at % 8 == 0 && data.len() - i >= 8 {
+                let word = u64::from_le_bytes(data[i..i + 8].try_into().expect("8 bytes"));
+                self.words[at / 8].store(word, Ordering::Relaxed);
+                i += 8;
+            } else {
+                self.atomic_u8(at).store(data[i], Ordering::Relaxed);
+                i += 1;
+            }
         }
     }
 
@@ -192,27 +272,39 @@ pub struct GlobalMemory {
 impl GlobalMemory {
     /// An arena holding one zeroed allocation per entry of `sizes` (bytes); returns the device
     /// address of each.
+    ///
+    /// Panics if the host cannot provide the memory (for tests); programs' buffers go through
+    /// [`GlobalMemory::try_with_allocations`].
     pub fn with_allocations(sizes: &[u64]) -> (GlobalMemory, Vec<u64>) {
+        GlobalMemory::try_with_allocations(sizes).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`GlobalMemory::with_allocations`], or why the host cannot provide the memory.
+    pub fn try_with_allocations(sizes: &[u64]) -> Result<(GlobalMemory, Vec<u64>), AllocError> {
         let mut offsets = Vec::with_capacity(sizes.len());
         let mut end = 0u64;
         for &size in sizes {
-            let start = end.next_multiple_of(ALLOC_ALIGN);
+            let start = end
+                .checked_next_multiple_of(ALLOC_ALIGN)
+                .ok_or(AllocError::Overflow)?;
             offsets.push(start);
-            end = start + size;
+            end = start.checked_add(size).ok_or(AllocError::Overflow)?;
         }
-        let region = Region::new(end);
+        // The arena's last address must stay below 2^64 too.
+        end.checked_add(GLOBAL_BASE).ok_or(AllocError::Overflow)?;
+        let region = Region::try_new(end)?;
         let allocations = offsets
             .iter()
             .zip(sizes)
             .map(|(&o, &s)| (GLOBAL_BASE + o, s))
             .collect();
-        (
+        Ok((
             GlobalMemory {
                 region,
                 allocations,
             },
             offsets.iter().map(|o| GLOBAL_BASE + o).collect(),
-        )
+        ))
     }
 
     /// The allocations as `(device address, size in bytes)`.
@@ -242,6 +334,18 @@ impl GlobalMemory {
     /// Copies bytes into device memory at `addr` (panics if outside the arena).
     pub fn write(&self, addr: u64, data: &[u8]) {
         self.region.write_bytes(addr - GLOBAL_BASE, data)
+    }
+
+    /// Stores the low `size` bytes (1, 2, 4 or 8) of `value` at `addr` (panics if `addr` is
+    /// misaligned or outside the arena: a host-side bug, never a program's fault).
+    pub fn write_element(&self, addr: u64, size: u32, value: u64) {
+        let offset = addr
+            .checked_sub(GLOBAL_BASE)
+            .and_then(|o| self.region.check(o, size).ok())
+            .unwrap_or_else(|| {
+                panic!("write_element: {addr:#x} ({size} bytes) is not in the arena")
+            });
+        self.region.store(offset, size, value)
     }
 }
 
@@ -314,5 +418,52 @@ mod tests {
         assert_eq!(g.check(0, 4), Err(TrapReason::AddressOutOfRange));
         g.write(GLOBAL_BASE + 4, &[1, 2, 3, 4]);
         assert_eq!(g.region().load(4, 4), 0x0403_0201, "little-endian");
+    }
+
+    #[test]
+    fn memory_the_host_cannot_hold_is_an_error() {
+        assert!(matches!(
+            Region::try_new(u64::MAX),
+            Err(AllocError::MoreThanPhysical { .. } | AllocError::Refused { .. })
+        ));
+        assert_eq!(
+            GlobalMemory::try_with_allocations(&[u64::MAX - 8, 16]).err(),
+            Some(AllocError::Overflow)
+        );
+        assert_eq!(
+            GlobalMemory::try_with_allocations(&[u64::MAX - GLOBAL_BASE + 1]).err(),
+            Some(AllocError::Overflow)
+        );
+        let empty = Region::try_new(0).expect("an empty region");
+        assert!(empty.is_empty());
+        let r = Region::try_new(12).expect("a small region");
+        assert_eq!((r.len(), r.load(8, 4)), (12, 0), "zeroed");
+    }
+
+    #[test]
+    fn byte_copies_match_byte_by_byte_at_every_offset_and_length() {
+        let r = Region::new(40);
+        let data: Vec<u8> = (1..=40).collect();
+        for offset in 0..20u64 {
+            for len in 0..=(40 - offset as usize).min(20) {
+                r.clear();
+                r.write_bytes(offset, &data[..len]);
+                for i in 0..40u64 {
+                    let want = if (offset..offset + len as u64).contains(&i) {
+                        data[(i - offset) as usize]
+                    } else {
+                        0
+                    };
+                    assert_eq!(
+                        r.load(i as usize, 1) as u8,
+                        want,
+                        "write {offset}+{len}, byte {i}"
+                    );
+                }
+                let mut out = vec![0xee; len];
+                r.read_bytes(offset, &mut out);
+                assert_eq!(out, &data[..len], "read {offset}+{len}");
+            }
+        }
     }
 }

@@ -27,7 +27,7 @@ mod scheduler;
 mod trap;
 mod warp;
 
-pub use memory::{GlobalMemory, SharedMemory, GLOBAL_BASE, SHARED_WINDOW_BYTES};
+pub use memory::{AllocError, GlobalMemory, SharedMemory, GLOBAL_BASE, SHARED_WINDOW_BYTES};
 pub use scheduler::{launch, CtaRunner, LaunchConfig, LaunchError, LaunchStats};
 pub use trap::{StuckWarp, Trap, TrapInfo, TrapReason, WatchdogReport};
 pub use warp::WarpState;

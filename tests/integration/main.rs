@@ -1,5 +1,6 @@
 //! Integration tests: one binary, a module per area.
 
+mod bad_input;
 mod cli;
 mod litmus;
 mod programs;

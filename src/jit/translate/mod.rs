@@ -12,11 +12,13 @@
 //! * Base pointers (register file, predicates, counters) are movable loads from the context,
 //!   reloaded per instruction: values kept live from the entry across hundreds of blocks made
 //!   register allocation dominate compile time.
-//! * Every instruction `pc` has a block `inst[pc](mask: i32, insts: i64)`: `mask` is the group's
-//!   active mask, `insts` counts the warp-instructions executed by this call (flushed into
-//!   `Stats::warp_insts` on every return). Block `inst[n]` (one past the last instruction) is an
-//!   implicit `EXIT`: validation rejects kernels that can run past their end, so it is only
-//!   reachable from a resume pc the scheduler should never pass.
+//! * Every resume point `pc` has a block `inst[pc](mask: i32, insts: i64)`: `mask` is the
+//!   group's active mask, `insts` counts the warp-instructions executed by this call (flushed
+//!   into `Stats::warp_insts` on every return). Any other instruction continues the block the
+//!   instruction before it left open, with both values as SSA values (fewer blocks and jumps
+//!   for Cranelift to compile). Block `inst[n]` (one past the last instruction) is an implicit
+//!   `EXIT`: validation rejects kernels that can run past their end, so it is only reachable
+//!   from a resume pc the scheduler should never pass.
 //! * At an instruction that is a reconvergence point (`KernelInfo::is_join`) the block first
 //!   compares `stop_pc` with its pc and returns `Reconverge` when they match.
 //! * The instruction body computes `exec = mask & guard` and, for per-lane work, runs a lane
@@ -37,8 +39,8 @@
 //!   register cache, never reaches the register file (in `counter`, the address and the
 //!   addend live only in host registers).
 //! * Exits from the function go through `ret(code, insts)`. A faulting lane's cold block
-//!   writes the trap payload and its instruction count into the context and jumps to the
-//!   shared `trap` block.
+//!   writes the trap payload (trap site, lane, address, and at an atomic the executing lanes)
+//!   and its instruction count into the context and jumps to the shared `trap` block.
 //!
 //! # Memory, alias regions and ordering
 //!

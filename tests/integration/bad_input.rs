@@ -1,0 +1,135 @@
+//! Bad input of every kind a fuzzer found ends in a clear error, never a panic, an abort or a
+//! hang: command-line values that would overflow a conversion or an allocation, device memory
+//! the host cannot hold, standard output that goes away.
+
+use super::{atomjit, temp_file};
+use std::io::Read;
+use std::process::{Command, Stdio};
+
+fn counter() -> String {
+    format!("{}/programs/sass/counter.s", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The exit code and stderr of a run that must fail as a usage error (2) with a message and
+/// no panic.
+fn assert_usage_error(args: &[&str]) -> String {
+    let (code, out, err) = atomjit(args);
+    assert_eq!(code, 2, "{args:?}: {out}{err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    assert!(!err.trim().is_empty(), "{args:?} explains itself");
+    err
+}
+
+#[test]
+fn seconds_must_be_finite_and_not_negative() {
+    let p = counter();
+    for bad in ["1e20", "inf", "nan", "-1", "x"] {
+        let err = assert_usage_error(&["run", &p, &format!("--timeout={bad}")]);
+        assert!(err.contains("--timeout"), "{err}");
+        assert_usage_error(&["bench", &p, &format!("--timeout={bad}")]);
+    }
+    let litmus = format!(
+        "{}/tests/litmus/mp_relaxed.litmus",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    assert_usage_error(&["litmus", &litmus, "--timeout", "inf"]);
+    assert_usage_error(&["litmus", &litmus, "--time-limit", "1e30"]);
+}
+
+#[test]
+fn bench_counts_and_threads_are_bounded() {
+    let p = counter();
+    for args in [
+        ["bench", &p, "--iterations", "18446744073709551615"],
+        ["bench", &p, "--iterations", "1000000000000"],
+        ["bench", &p, "--iterations", "0"],
+        ["bench", &p, "--threads", "0"],
+        ["run", &p, "--threads", "0"],
+        ["run", &p, "--threads", "100000"],
+    ] {
+        assert_usage_error(&args);
+    }
+}
+
+#[test]
+fn bench_has_a_watchdog() {
+    // A kernel that spins forever: `bench` stops it like `run` does (exit 4), instead of
+    // hanging.
+    let path = temp_file(
+        "spin.s",
+        ".kernel spin\n.shared 4\nloop:\n        LDS R0, [0x0] ;\n        \
+         ISETP.EQ.U32.AND P0, PT, R0, RZ, PT ;\n        @P0 BRA loop ;\n        EXIT ;\n",
+    );
+    let (code, out, err) = atomjit(&["bench", &path, "--iterations", "1", "--timeout", "0.3"]);
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(out.contains("watchdog"), "{out}{err}");
+}
+
+#[test]
+fn device_memory_larger_than_the_host_is_an_error() {
+    // 2^35 bytes (more than this project's machines have) and a sum past 2^64.
+    for decl in [
+        ".buffer x u64[4294967296] = 0",
+        ".buffer x u64[2305843009213693951] = 0\n.buffer y u64[2305843009213693951] = 0",
+    ] {
+        let path = temp_file("huge.s", &format!(".kernel k\n{decl}\n        EXIT ;\n"));
+        let (code, out, err) = atomjit(&["run", &path]);
+        assert_eq!(code, 2, "{decl}: {out}{err}");
+        assert!(err.contains("cannot allocate"), "{decl}: {err}");
+    }
+}
+
+#[test]
+fn an_expectation_on_an_index_past_the_end_is_rejected() {
+    let path = temp_file(
+        "far.s",
+        ".kernel k\n.buffer x u32[4] = 0\n        EXIT ;\n.expect x[18446744073709551615] == 0\n",
+    );
+    let (code, out, err) = atomjit(&["run", &path]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("outside `x`"), "{err}");
+    // From the command line it is checked after the run: a failed expectation (1).
+    let p = counter();
+    let (code, out, err) = atomjit(&["run", &p, "--expect", "count[18446744073709551615] == 0"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("index 18446744073709551615 is outside `count` (1 elements)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_full_standard_output_is_an_error_and_a_closed_pipe_ends_quietly() {
+    let p = counter();
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
+    if let Ok(full) = full {
+        let out = Command::new(env!("CARGO_BIN_EXE_atomjit"))
+            .args(["check", &p])
+            .stdout(full)
+            .output()
+            .expect("atomjit runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("cannot write to standard output"), "{err}");
+    }
+    // Read one byte and close the pipe: the rest of the report has nowhere to go.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atomjit"))
+        .args(["run", &p])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("atomjit runs");
+    let mut stdout = child.stdout.take().unwrap();
+    let mut byte = [0u8; 1];
+    stdout.read_exact(&mut byte).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    // Either the report fit in the pipe before it closed (0) or the write failed (141).
+    assert!(
+        matches!(out.status.code(), Some(0 | 141)),
+        "{:?} {err}",
+        out.status
+    );
+}
