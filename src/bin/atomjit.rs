@@ -95,11 +95,12 @@ struct LitmusArgs {
     #[arg(long, default_value_t = 100_000)]
     iterations: u64,
     /// Independent copies of each test run side by side, each with one host thread per litmus
-    /// thread (useful only with at least copies × litmus threads cores).
+    /// thread (useful only with at least copies × litmus threads cores; 1 to 256).
     #[arg(long, default_value_t = 1)]
     threads: usize,
-    /// Maximum random delay before each litmus thread, in `spin_loop` hints (~27 ns each here).
-    #[arg(long, default_value_t = 16)]
+    /// Maximum random delay before each litmus thread, in `spin_loop` hints (~27 ns each here;
+    /// at most 1,000,000).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     max_spins: u32,
     /// Seed of the random delays.
     #[arg(long, default_value_t = 0x5eed_1175_0000_0001)]
@@ -820,10 +821,6 @@ fn report_json(r: &RunReport, dumps: &[String]) -> serde_json::Value {
 /// `atomjit litmus`: runs each file and prints its histogram and verdict.
 fn litmus(args: LitmusArgs) -> u8 {
     use atomjit::litmus::{self, LitmusError, Options, Verdict};
-    if args.threads == 0 {
-        eprintln!("error: --threads must be at least 1");
-        return 2;
-    }
     if args.iterations == 0 {
         eprintln!("error: --iterations must be at least 1");
         return 2;
@@ -840,6 +837,10 @@ fn litmus(args: LitmusArgs) -> u8 {
         instances: args.threads,
         timeout: (args.timeout > 0.0).then(|| Duration::from_secs_f64(args.timeout)),
     };
+    if let Err(m) = options.validate() {
+        eprintln!("error: --threads: {m}");
+        return 2;
+    }
     let mut code = 0u8;
     let mut json = Vec::new();
     for file in &args.files {

@@ -1,6 +1,6 @@
 //! Final-state conditions: `out[0] == 1 && (out[1] != 0 || x == 2)`.
 //!
-//! Grammar (`&&` binds tighter than `||`, both associate to the left):
+//! Grammar (`&&` binds tighter than `||`):
 //!
 //! ```text
 //! cond  := and ( "||" and )*
@@ -11,10 +11,24 @@
 //! ```
 //!
 //! Anything else (`<`, `!`, `=`, `&`, ...) is an error that says what is accepted.
+//!
+//! A chain `a && b && c ...` (or `||`) is one node with a list of operands, built by a loop, so
+//! a chain of any length costs no stack; only parentheses nest, at most [`MAX_NESTING`] deep
+//! (deeper is a parse error). Every walk over a parsed condition (evaluation, printing,
+//! [`Cond::locations`], `Drop`) therefore recurses at most about `2 * MAX_NESTING` levels.
 
 use super::Location;
 
+/// How deep parentheses may nest in a condition. Real conditions use two or three levels; the
+/// limit keeps the recursive-descent parser and every walk over the tree off the end of the
+/// stack, whatever the input.
+pub const MAX_NESTING: usize = 64;
+
 /// A condition over buffer elements.
+///
+/// Parsed conditions have at least two operands in every `And` and `Or` and nest at most
+/// [`MAX_NESTING`] parentheses deep. Walks recurse once per level of nesting, so a condition
+/// built by hand should stay about as shallow.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cond {
     /// `loc == value` (`equal`) or `loc != value`.
@@ -23,8 +37,10 @@ pub enum Cond {
         equal: bool,
         value: i128,
     },
-    And(Box<Cond>, Box<Cond>),
-    Or(Box<Cond>, Box<Cond>),
+    /// Every operand holds (`a && b && ...`). An empty list is true.
+    And(Vec<Cond>),
+    /// Some operand holds (`a || b || ...`). An empty list is false.
+    Or(Vec<Cond>),
 }
 
 impl Cond {
@@ -36,48 +52,61 @@ impl Cond {
                 equal,
                 value: v,
             } => (value(loc) == *v) == *equal,
-            Cond::And(a, b) => a.eval(value) && b.eval(value),
-            Cond::Or(a, b) => a.eval(value) || b.eval(value),
+            Cond::And(operands) => operands.iter().all(|c| c.eval(value)),
+            Cond::Or(operands) => operands.iter().any(|c| c.eval(value)),
         }
     }
 
-    /// Every location the condition reads, in order of appearance.
+    /// Every location the condition reads, in order of appearance (without recursion).
     pub fn locations(&self) -> Vec<&Location> {
-        match self {
-            Cond::Compare { loc, .. } => vec![loc],
-            Cond::And(a, b) | Cond::Or(a, b) => {
-                let mut v = a.locations();
-                v.extend(b.locations());
-                v
+        let mut out = Vec::new();
+        // The operand lists being walked, innermost last, each at its next operand.
+        let mut stack: Vec<std::slice::Iter<'_, Cond>> = vec![std::slice::from_ref(self).iter()];
+        while let Some(top) = stack.last_mut() {
+            match top.next() {
+                None => {
+                    stack.pop();
+                }
+                Some(Cond::Compare { loc, .. }) => out.push(loc),
+                Some(Cond::And(operands) | Cond::Or(operands)) => stack.push(operands.iter()),
             }
         }
+        out
     }
 }
 
 impl std::fmt::Display for Cond {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
+        let (operands, op, in_and) = match self {
             Cond::Compare { loc, equal, value } => {
-                write!(f, "{loc} {} {value}", if *equal { "==" } else { "!=" })
+                return write!(f, "{loc} {} {value}", if *equal { "==" } else { "!=" });
             }
-            Cond::And(a, b) => {
-                fmt_operand(f, a, true)?;
-                write!(f, " && ")?;
-                fmt_operand(f, b, true)
-            }
-            Cond::Or(a, b) => {
-                fmt_operand(f, a, false)?;
-                write!(f, " || ")?;
-                fmt_operand(f, b, false)
-            }
+            Cond::And(operands) => (operands, " && ", true),
+            Cond::Or(operands) => (operands, " || ", false),
+        };
+        if operands.is_empty() {
+            // Only a hand-built condition: the parser never makes an empty list.
+            return write!(f, "{}", if in_and { "(true)" } else { "(false)" });
         }
+        for (i, c) in operands.iter().enumerate() {
+            if i > 0 {
+                f.write_str(op)?;
+            }
+            fmt_operand(f, c, in_and)?;
+        }
+        Ok(())
     }
 }
 
-/// Writes `c`, in parentheses if it is an `||` inside an `&&` (needed) or an `&&` inside an
-/// `||` (for the reader).
+/// Writes `c`, in parentheses if it is an `||` inside an `&&` (needed), an `&&` inside an `||`
+/// (for the reader), or a one-operand list (so it does not blend into its parent's list).
 fn fmt_operand(f: &mut std::fmt::Formatter<'_>, c: &Cond, in_and: bool) -> std::fmt::Result {
-    if matches!((in_and, c), (true, Cond::Or(..)) | (false, Cond::And(..))) {
+    let wrap = match c {
+        Cond::Compare { .. } => false,
+        Cond::And(v) => !in_and || v.len() == 1,
+        Cond::Or(v) => in_and || v.len() == 1,
+    };
+    if wrap {
         write!(f, "({c})")
     } else {
         write!(f, "{c}")
@@ -219,6 +248,8 @@ fn lex(text: &str) -> Result<Vec<(usize, Tok)>, CondError> {
 struct Parser {
     toks: Vec<(usize, Tok)>,
     pos: usize,
+    /// Parentheses open around the current position.
+    depth: usize,
 }
 
 impl Parser {
@@ -232,28 +263,47 @@ impl Parser {
     }
 
     fn or(&mut self) -> Result<Cond, CondError> {
-        let mut left = self.and()?;
+        let first = self.and()?;
+        if self.peek().1 != Tok::Or {
+            return Ok(first);
+        }
+        let mut operands = vec![first];
         while self.peek().1 == Tok::Or {
             self.next();
-            left = Cond::Or(Box::new(left), Box::new(self.and()?));
+            operands.push(self.and()?);
         }
-        Ok(left)
+        Ok(Cond::Or(operands))
     }
 
     fn and(&mut self) -> Result<Cond, CondError> {
-        let mut left = self.atom()?;
+        let first = self.atom()?;
+        if self.peek().1 != Tok::And {
+            return Ok(first);
+        }
+        let mut operands = vec![first];
         while self.peek().1 == Tok::And {
             self.next();
-            left = Cond::And(Box::new(left), Box::new(self.atom()?));
+            operands.push(self.atom()?);
         }
-        Ok(left)
+        Ok(Cond::And(operands))
     }
 
     fn atom(&mut self) -> Result<Cond, CondError> {
         let (at, tok) = self.next();
         match tok {
             Tok::LParen => {
+                if self.depth >= MAX_NESTING {
+                    return err(
+                        at,
+                        format!(
+                            "parentheses nested too deep: a condition nests at most \
+                             {MAX_NESTING} levels of `(`"
+                        ),
+                    );
+                }
+                self.depth += 1;
                 let inner = self.or()?;
+                self.depth -= 1;
                 let (at2, close) = self.next();
                 if close != Tok::RParen {
                     return err(
@@ -364,6 +414,7 @@ pub fn parse_cond(text: &str) -> Result<Cond, CondError> {
     let mut p = Parser {
         toks: lex(text)?,
         pos: 0,
+        depth: 0,
     };
     let cond = p.or()?;
     match p.next() {
@@ -384,6 +435,7 @@ pub fn parse_location(text: &str) -> Result<Location, CondError> {
     let mut p = Parser {
         toks: lex(text)?,
         pos: 0,
+        depth: 0,
     };
     let (at, tok) = p.next();
     let Tok::Name(name) = tok else {
@@ -431,21 +483,138 @@ mod tests {
         let c = parse_cond("a[0] == 1 || b[1] != 2 && c == 3").unwrap();
         assert_eq!(
             c,
-            Cond::Or(
-                Box::new(cmp("a", 0, true, 1)),
-                Box::new(Cond::And(
-                    Box::new(cmp("b", 1, false, 2)),
-                    Box::new(cmp("c", 0, true, 3))
-                ))
-            )
+            Cond::Or(vec![
+                cmp("a", 0, true, 1),
+                Cond::And(vec![cmp("b", 1, false, 2), cmp("c", 0, true, 3)])
+            ])
         );
+        assert_eq!(c.to_string(), "a[0] == 1 || (b[1] != 2 && c[0] == 3)");
         let c = parse_cond("(a[0] == 1 || b[1] != 2) && c == 3").unwrap();
-        assert!(matches!(c, Cond::And(..)));
+        assert!(matches!(&c, Cond::And(v) if v.len() == 2));
         assert_eq!(c.to_string(), "(a[0] == 1 || b[1] != 2) && c[0] == 3");
         assert_eq!(
             c.locations(),
             vec![&loc("a", 0), &loc("b", 1), &loc("c", 0)]
         );
+    }
+
+    #[test]
+    fn chains_are_one_node_each() {
+        let c = parse_cond("a == 1 && b == 2 && c == 3 || d == 4 || e == 5").unwrap();
+        assert_eq!(
+            c,
+            Cond::Or(vec![
+                Cond::And(vec![
+                    cmp("a", 0, true, 1),
+                    cmp("b", 0, true, 2),
+                    cmp("c", 0, true, 3)
+                ]),
+                cmp("d", 0, true, 4),
+                cmp("e", 0, true, 5),
+            ])
+        );
+        assert_eq!(
+            c.to_string(),
+            "(a[0] == 1 && b[0] == 2 && c[0] == 3) || d[0] == 4 || e[0] == 5"
+        );
+        assert_eq!(parse_cond(&c.to_string()).unwrap(), c);
+        // Parentheses around a single comparison add no node.
+        assert_eq!(parse_cond("((a == 1))").unwrap(), cmp("a", 0, true, 1));
+    }
+
+    #[test]
+    fn hand_built_degenerate_lists_print_and_evaluate() {
+        let never = |_: &Location| -> i128 { unreachable!("no comparison to evaluate") };
+        assert!(Cond::And(vec![]).eval(&never));
+        assert!(!Cond::Or(vec![]).eval(&never));
+        let one = Cond::And(vec![
+            Cond::Or(vec![cmp("a", 0, true, 1)]),
+            cmp("b", 0, true, 2),
+        ]);
+        assert_eq!(one.to_string(), "(a[0] == 1) && b[0] == 2");
+        assert_eq!(
+            Cond::Or(vec![Cond::And(vec![]), cmp("b", 0, true, 2)]).to_string(),
+            "((true)) || b[0] == 2"
+        );
+    }
+
+    /// 100,000 comparisons in one chain: parsing, evaluation, printing, `locations`, `clone`,
+    /// `==` and dropping must not use stack in proportion to the length. Run on the test's own
+    /// thread (2 MiB of stack under `cargo test`), as a user's thread might.
+    #[test]
+    fn a_100000_term_chain_parses_and_evaluates_on_a_small_stack() {
+        const N: usize = 100_000;
+        let text = vec!["out[0] == 1"; N].join(" && ");
+        let c = parse_cond(&text).unwrap();
+        assert!(matches!(&c, Cond::And(v) if v.len() == N));
+        assert!(c.eval(&|_| 1));
+        assert!(!c.eval(&|_| 0));
+        assert_eq!(c.locations().len(), N);
+        assert_eq!(c.to_string().len(), text.len());
+        assert_eq!(c.clone(), c);
+
+        // An `||` of 50,000 two-comparison `&&`s.
+        let text = (0..N / 2)
+            .map(|i| format!("x[0] == {i} && x[1] != {i}"))
+            .collect::<Vec<_>>()
+            .join(" || ");
+        let c = parse_cond(&text).unwrap();
+        let Cond::Or(terms) = &c else {
+            panic!("expected an `||` chain")
+        };
+        assert_eq!(terms.len(), N / 2);
+        assert!(terms
+            .iter()
+            .all(|t| matches!(t, Cond::And(v) if v.len() == 2)));
+        assert_eq!(c.locations().len(), N);
+        assert!(!c.eval(&|_| -1));
+        assert!(!c.eval(&|_| 5));
+        assert!(c.eval(&|l| if l.index == 0 { 49_999 } else { 0 }));
+        assert!(!c.eval(&|l| if l.index == 0 { 50_000 } else { 0 }));
+        assert_eq!(parse_cond(&c.to_string()).unwrap(), c);
+        drop(c);
+    }
+
+    #[test]
+    fn nesting_is_limited_with_a_clear_error() {
+        let nested = |depth: usize| format!("{}x == 1{}", "(".repeat(depth), ")".repeat(depth));
+        assert_eq!(
+            parse_cond(&nested(MAX_NESTING)).unwrap(),
+            cmp("x", 0, true, 1)
+        );
+        for depth in [MAX_NESTING + 1, 10_000, 1_000_000] {
+            let error = e(&nested(depth));
+            assert!(
+                error.message.contains("nested too deep")
+                    && error
+                        .message
+                        .contains(&format!("at most {MAX_NESTING} levels")),
+                "{error:?}"
+            );
+            // The first `(` past the limit.
+            assert_eq!(error.offset, MAX_NESTING, "{error:?}");
+        }
+        // Unclosed parentheses past the limit are the same error, not a stack overflow.
+        assert_eq!(e(&"(".repeat(100_000)).offset, MAX_NESTING);
+        // The limit counts open parentheses, not parentheses in total.
+        let siblings = vec!["(x == 1)"; 1000].join(" || ");
+        assert!(parse_cond(&siblings).is_ok());
+
+        // MAX_NESTING levels, each with both operators: a tree as deep as parsing allows.
+        let mut deep = "x == 0".to_string();
+        for i in 0..MAX_NESTING {
+            deep = format!("x == {i} || x != 7 && ({deep})");
+        }
+        let c = parse_cond(&deep).unwrap();
+        assert_eq!(c.locations().len(), 1 + 2 * MAX_NESTING);
+        assert!(c.eval(&|_| 0));
+        assert!(!c.eval(&|_| 7));
+        assert!(c.to_string().starts_with(&format!(
+            "x[0] == {} || (x[0] != 7 && (x[0] == {} ||",
+            MAX_NESTING - 1,
+            MAX_NESTING - 2
+        )));
+        assert_eq!(c.clone(), c);
     }
 
     #[test]

@@ -27,6 +27,26 @@
 //! of the memory (a [`Prepared`] launch each), sharing the iteration budget; this only helps on
 //! hosts with at least `instances × CTAs` cores.
 //!
+//! # Limits
+//!
+//! [`run`] checks its [`Options`] ([`Options::validate`]) before it allocates or spawns
+//! anything, and the test's size once it has made its first copy, before the others; so
+//! out-of-range values are errors ([`LitmusError::Setup`]), never an allocation failure or a
+//! panic:
+//!
+//! * `instances` is 1 to [`MAX_INSTANCES`] (each copy costs a host thread per CTA and its own
+//!   memory);
+//! * a test has 1 to [`MAX_LITMUS_THREADS`] CTAs;
+//! * a test's buffers total at most [`MAX_BUFFER_BYTES`] per copy (every buffer is restored
+//!   after every iteration, and every copy has its own);
+//! * a host thread that cannot be started (out of memory or of threads) is an error
+//!   ([`LitmusError::Run`] with [`LaunchError::Config`]) that stops the threads already
+//!   started.
+//!
+//! The other options do not size anything: `iterations` and `stop_after_hits` are only
+//! compared with counters, `time_limit` and `timeout` saturate (a deadline past the clock's
+//! range is no deadline), `max_spins` is widened to 64 bits before the `+ 1`.
+//!
 //! The previous runner's `delay` buffer (a per-CTA spin count the PTX program read and looped
 //! on) is gone: the host delay does the same job without putting harness code in every test.
 
@@ -44,6 +64,16 @@ use crate::ir::{Dialect, Scalar, Ty};
 
 /// Litmus threads (CTAs) a test may have: each needs a host thread.
 pub const MAX_LITMUS_THREADS: u64 = 64;
+
+/// Copies of a test that may run side by side ([`Options::instances`], the command line's
+/// `--threads`): each needs its own memory and a host thread per CTA, so the worst case is
+/// `MAX_INSTANCES * MAX_LITMUS_THREADS` host threads. More than the host has cores only slows
+/// the run down.
+pub const MAX_INSTANCES: usize = 256;
+
+/// The most bytes a test's buffers may total (per copy; each copy has its own). A litmus test
+/// needs a few words; every buffer is restored after every iteration.
+pub const MAX_BUFFER_BYTES: u64 = 1 << 20;
 
 /// Spins at a barrier before a waiting thread starts yielding its core, when every thread has a
 /// core: far more than a barrier takes then (a few hundred ns), so only a descheduled thread
@@ -73,7 +103,7 @@ pub struct Options {
     pub max_spins: u32,
     /// Seed of the per-thread delay generators (SplitMix64).
     pub seed: u64,
-    /// Independent copies of the test run side by side (at least 1).
+    /// Independent copies of the test run side by side: 1 to [`MAX_INSTANCES`].
     pub instances: usize,
     /// Watchdog for one CTA's run in one iteration (`None`: none).
     pub timeout: Option<Duration>,
@@ -90,6 +120,21 @@ impl Default for Options {
             instances: 1,
             timeout: Some(Duration::from_secs(10)),
         }
+    }
+}
+
+impl Options {
+    /// Checks that the options are in range (see the [module docs](self#limits)): the error
+    /// says which value is wrong and what is accepted. [`run`] calls it first.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=MAX_INSTANCES).contains(&self.instances) {
+            return Err(format!(
+                "{} copies of the test cannot run side by side: the number of copies (instances, \
+                 the command line's `--threads`) is 1 to {MAX_INSTANCES}",
+                self.instances
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -142,7 +187,8 @@ pub enum LitmusError {
     /// `.litmus` file).
     #[error("{0}")]
     Load(Error),
-    /// The test does not fit the harness (a missing buffer, an index out of range, ...).
+    /// The test does not fit the harness (a missing buffer, an index out of range, too many
+    /// CTAs, buffers too large, ...) or the [`Options`] are out of range.
     #[error("{0}")]
     Setup(String),
     /// A CTA trapped, deadlocked or hit the watchdog.
@@ -233,6 +279,35 @@ fn delay(coarse: u32, fine: u32) {
     }
 }
 
+/// How often one outcome was seen, and whether it satisfies the condition (evaluated once per
+/// distinct outcome, not once per iteration: a condition may be long).
+#[derive(Clone, Copy)]
+struct Seen {
+    count: u64,
+    satisfies: bool,
+}
+
+/// Outcome tuple -> how often, as one copy of the test saw it.
+type Histogram = HashMap<Vec<i128>, Seen>;
+
+/// Whether the outcome `values` (in the order of `test.observe`) satisfies the condition.
+fn satisfies(test: &LitmusTest, values: &[i128]) -> bool {
+    test.condition.eval(&|loc: &Location| {
+        // `run` checked that the condition reads observed locations only.
+        test.observe
+            .iter()
+            .position(|o| o == loc)
+            .map_or(0, |i| values[i])
+    })
+}
+
+/// The error for a host thread that could not be started.
+fn spawn_error(instance: usize, thread: usize, error: &std::io::Error) -> LaunchError {
+    LaunchError::Config(format!(
+        "cannot start the host thread for litmus thread {thread} of copy {instance}: {error}"
+    ))
+}
+
 /// Where to read one observed location: device address and element type.
 #[derive(Clone, Copy)]
 struct Slot {
@@ -249,6 +324,24 @@ struct Shared {
     hits: AtomicU64,
     abort: AtomicBool,
     errors: Mutex<Vec<LaunchError>>,
+    /// The stack size of the host thread for (copy, litmus thread); `None`: the default. Only
+    /// tests choose one (an impossible size, to see a thread fail to start).
+    stack_size: StackSize,
+}
+
+/// See [`Shared::stack_size`].
+type StackSize = fn(usize, usize) -> Option<usize>;
+
+impl Shared {
+    /// A builder for the host thread of litmus thread `thread` of copy `instance`.
+    fn host_thread(&self, instance: usize, thread: usize) -> std::thread::Builder {
+        let builder =
+            std::thread::Builder::new().name(format!("atomjit-litmus-{instance}-{thread}"));
+        match (self.stack_size)(instance, thread) {
+            Some(bytes) => builder.stack_size(bytes),
+            None => builder,
+        }
+    }
 }
 
 impl Shared {
@@ -284,6 +377,33 @@ pub fn run(
     file_name: &str,
     options: &Options,
 ) -> Result<LitmusReport, LitmusError> {
+    run_with_stacks(test, file_name, options, |_, _| None)
+}
+
+/// [`run`], with the host threads' stack sizes chosen by `stack_size` (see
+/// [`Shared::stack_size`]).
+fn run_with_stacks(
+    test: &LitmusTest,
+    file_name: &str,
+    options: &Options,
+    stack_size: StackSize,
+) -> Result<LitmusReport, LitmusError> {
+    options
+        .validate()
+        .map_err(|m| LitmusError::Setup(format!("{file_name}: {m}")))?;
+    // The harness looks each location up in the outcome tuple; a test built by hand (not by
+    // `parse`) might read one that is not in it.
+    if let Some(loc) = test
+        .condition
+        .locations()
+        .into_iter()
+        .find(|loc| !test.observe.contains(loc))
+    {
+        return Err(LitmusError::Setup(format!(
+            "{file_name}:{}: the condition reads `{loc}`, which is not observed",
+            test.observe_line
+        )));
+    }
     let mut config = Config::default();
     config
         .backend(Backend::Jit)
@@ -299,26 +419,36 @@ pub fn run(
         )));
     }
     let name = names[0].to_string();
-    let instances = options.instances.max(1);
-    let mut prepared = Vec::with_capacity(instances);
-    for _ in 0..instances {
-        prepared.push(
-            module
-                .prepare(&name, &Overrides::default(), Backend::Jit, false)
-                .map_err(LitmusError::Load)?,
-        );
-    }
-    let threads: u64 = prepared[0]
-        .config()
-        .grid
-        .iter()
-        .map(|&d| u64::from(d))
-        .product();
+    let instances = options.instances;
+    let prepare = || {
+        module
+            .prepare(&name, &Overrides::default(), Backend::Jit, false)
+            .map_err(LitmusError::Load)
+    };
+    // One copy first, to check its size before making the others.
+    let first = prepare()?;
+    let threads: u64 = first.config().grid.iter().map(|&d| u64::from(d)).product();
     if !(1..=MAX_LITMUS_THREADS).contains(&threads) {
         return Err(LitmusError::Setup(format!(
             "{file_name}: the grid has {threads} CTAs; a litmus test has 1 to {MAX_LITMUS_THREADS} \
              (one host thread each)"
         )));
+    }
+    let buffer_bytes = first
+        .global()
+        .allocations()
+        .iter()
+        .fold(0u64, |sum, &(_, size)| sum.saturating_add(size));
+    if buffer_bytes > MAX_BUFFER_BYTES {
+        return Err(LitmusError::Setup(format!(
+            "{file_name}: the buffers total {buffer_bytes} bytes; a litmus test's buffers total \
+             at most {MAX_BUFFER_BYTES} bytes (they are restored after every iteration)"
+        )));
+    }
+    let mut prepared = Vec::with_capacity(instances);
+    prepared.push(first);
+    for _ in 1..instances {
+        prepared.push(prepare()?);
     }
     // Where each observed location lives (the same offsets in every instance's memory).
     let buffers = prepared[0].buffers();
@@ -340,27 +470,33 @@ pub fn run(
         hits: AtomicU64::new(0),
         abort: AtomicBool::new(false),
         errors: Mutex::new(Vec::new()),
+        stack_size,
     };
-    let histograms: Vec<HashMap<Vec<i128>, u64>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = prepared
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let (shared, slots, initial) = (&shared, &slots, &initial);
-                scope.spawn(move || {
-                    run_instance(
-                        test,
-                        p,
-                        threads as usize,
-                        i as u64,
-                        options,
-                        slots,
-                        initial,
-                        shared,
-                    )
-                })
-            })
-            .collect();
+    let histograms: Vec<Histogram> = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(prepared.len());
+        for (i, p) in prepared.iter().enumerate() {
+            let (shared, slots, initial) = (&shared, &slots, &initial);
+            let spawned = shared.host_thread(i, 0).spawn_scoped(scope, move || {
+                run_instance(
+                    test,
+                    p,
+                    threads as usize,
+                    i as u64,
+                    options,
+                    slots,
+                    initial,
+                    shared,
+                )
+            });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // Stops the copies already running; their threads see the abort flag.
+                    shared.fail(spawn_error(i, 0, &e));
+                    break;
+                }
+            }
+        }
         handles
             .into_iter()
             .map(|h| {
@@ -370,7 +506,7 @@ pub fn run(
                     shared.fail(LaunchError::Config(
                         "internal error: a litmus host thread panicked".into(),
                     ));
-                    HashMap::new()
+                    Histogram::new()
                 })
             })
             .collect()
@@ -385,28 +521,21 @@ pub fn run(
     {
         return Err(LitmusError::Run(error));
     }
-    let mut merged: BTreeMap<Vec<i128>, u64> = BTreeMap::new();
+    let mut merged: BTreeMap<Vec<i128>, Seen> = BTreeMap::new();
     for h in histograms {
-        for (k, v) in h {
-            *merged.entry(k).or_insert(0) += v;
+        for (values, seen) in h {
+            merged
+                .entry(values)
+                .and_modify(|s| s.count += seen.count)
+                .or_insert(seen);
         }
     }
-    let satisfies = |values: &[i128]| {
-        test.condition.eval(&|loc: &Location| {
-            let i = test
-                .observe
-                .iter()
-                .position(|o| o == loc)
-                .expect("parse checked that the condition reads observed locations");
-            values[i]
-        })
-    };
     let outcomes: Vec<Outcome> = merged
         .into_iter()
-        .map(|(values, count)| Outcome {
-            satisfies: satisfies(&values),
+        .map(|(values, seen)| Outcome {
+            satisfies: seen.satisfies,
             values,
-            count,
+            count: seen.count,
         })
         .collect();
     Ok(LitmusReport {
@@ -476,15 +605,17 @@ fn run_instance(
     slots: &[Slot],
     initial: &[(u64, Vec<u8>)],
     shared: &Shared,
-) -> HashMap<Vec<i128>, u64> {
+) -> Histogram {
     let barrier = SpinBarrier::new(threads);
     let stop = AtomicBool::new(false);
-    let mut histogram: HashMap<Vec<i128>, u64> = HashMap::new();
-    // Claims the next iteration for this instance, or says there is none left.
+    let mut histogram = Histogram::new();
+    // Claims the next iteration for this instance, or says there is none left (also when
+    // another copy failed: with one CTA no barrier wait would notice).
     let claim = || {
-        let enough = options
-            .stop_after_hits
-            .is_some_and(|n| shared.hits.load(Ordering::Relaxed) >= n)
+        let enough = shared.abort.load(Ordering::Relaxed)
+            || options
+                .stop_after_hits
+                .is_some_and(|n| shared.hits.load(Ordering::Relaxed) >= n)
             || shared.deadline.is_some_and(|d| Instant::now() >= d);
         !enough && shared.claimed.fetch_add(1, Ordering::Relaxed) < options.iterations
     };
@@ -528,18 +659,25 @@ fn run_instance(
         for (v, &slot) in values.iter_mut().zip(slots) {
             *v = read_slot(prepared.global(), slot);
         }
-        let hit = test.condition.eval(&|loc: &Location| {
-            let i = test.observe.iter().position(|o| o == loc).unwrap_or(0);
-            values[i]
-        });
+        let hit = match histogram.get_mut(values.as_slice()) {
+            Some(seen) => {
+                seen.count += 1;
+                seen.satisfies
+            }
+            None => {
+                let hit = satisfies(test, &values);
+                histogram.insert(
+                    values.clone(),
+                    Seen {
+                        count: 1,
+                        satisfies: hit,
+                    },
+                );
+                hit
+            }
+        };
         if hit {
             shared.hits.fetch_add(1, Ordering::Relaxed);
-        }
-        match histogram.get_mut(values.as_slice()) {
-            Some(n) => *n += 1,
-            None => {
-                histogram.insert(values.clone(), 1);
-            }
         }
         for (address, bytes) in initial {
             prepared.global().write(*address, bytes);
@@ -554,13 +692,12 @@ fn run_instance(
     std::thread::scope(|scope| {
         for t in 1..threads {
             let worker = &worker;
-            let spawned = std::thread::Builder::new()
-                .name(format!("atomjit-litmus-{instance}-{t}"))
+            let spawned = shared
+                .host_thread(instance as usize, t)
                 .spawn_scoped(scope, move || worker(t, None));
             if let Err(e) = spawned {
-                shared.fail(LaunchError::Config(format!(
-                    "cannot start litmus host thread {t}: {e}"
-                )));
+                // The threads already started see the abort flag at the barrier.
+                shared.fail(spawn_error(instance as usize, t, &e));
                 return;
             }
         }
@@ -572,6 +709,200 @@ fn run_instance(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::litmus::parse;
+
+    /// The harness spins: unit tests that run it take turns.
+    static HARNESS: Mutex<()> = Mutex::new(());
+
+    /// A test with `ctas` CTAs, each storing 1 to `out[ctaid]`, observing `out[0]`, with
+    /// `.allowed condition` and an unused buffer `pad` of `pad_bytes` bytes.
+    fn test_with(ctas: u32, condition: &str, pad_bytes: u64) -> LitmusTest {
+        let text = format!(
+            ".observe out[0]\n.allowed {condition}\n.grid {ctas}\n.block 1\n\
+             .buffer out u32[{ctas}] = 0\n.buffer pad u8[{pad_bytes}] = 0\n.ptx\n\
+             .version 8.0\n.target sm_80\n.address_size 64\n\
+             .visible .entry t(.param .u64 p_out, .param .u64 p_pad)\n{{\n\
+             \t.reg .b32 %r<4>;\n\t.reg .b64 %rd<4>;\n\
+             \tld.param.u64 %rd1, [p_out];\n\tmov.u32 %r1, %ctaid.x;\n\
+             \tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\
+             \tmov.u32 %r2, 1;\n\tst.relaxed.gpu.global.u32 [%rd3], %r2;\n\tret;\n}}\n"
+        );
+        parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    fn setup_error(result: Result<LitmusReport, LitmusError>) -> String {
+        match result {
+            Err(LitmusError::Setup(m)) => m,
+            other => panic!("expected a setup error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_number_of_copies_is_checked_before_anything_is_allocated() {
+        assert_eq!(Options::default().validate(), Ok(()));
+        let test = test_with(2, "out[0] == 1", 1);
+        // 2^32 copies once tried to allocate a terabyte; usize::MAX would overflow.
+        for instances in [0, MAX_INSTANCES + 1, 5000, 1 << 32, usize::MAX] {
+            let options = Options {
+                instances,
+                ..Options::default()
+            };
+            let message = options.validate().unwrap_err();
+            assert!(
+                message.starts_with(&format!("{instances} copies of the test"))
+                    && message.contains(&format!("1 to {MAX_INSTANCES}"))
+                    && message.contains("`--threads`"),
+                "{message}"
+            );
+            let m = setup_error(run(&test, "f.litmus", &options));
+            assert_eq!(m, format!("f.litmus: {message}"));
+        }
+        let options = Options {
+            instances: MAX_INSTANCES,
+            ..Options::default()
+        };
+        assert_eq!(options.validate(), Ok(()));
+    }
+
+    #[test]
+    fn the_largest_number_of_copies_runs() {
+        let _turn = HARNESS.lock().unwrap_or_else(|e| e.into_inner());
+        let test = test_with(1, "out[0] == 1", 1);
+        let report = run(
+            &test,
+            "f.litmus",
+            &Options {
+                iterations: 2 * MAX_INSTANCES as u64,
+                instances: MAX_INSTANCES,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(report.instances, MAX_INSTANCES);
+        assert_eq!(report.iterations, 2 * MAX_INSTANCES as u64);
+        assert_eq!(report.condition_hits, report.iterations);
+    }
+
+    #[test]
+    fn buffers_larger_than_the_limit_are_an_error() {
+        let _turn = HARNESS.lock().unwrap_or_else(|e| e.into_inner());
+        // `out` takes 4 bytes: a pad of MAX_BUFFER_BYTES - 4 fits, one byte more does not.
+        let fits = test_with(1, "out[0] == 1", MAX_BUFFER_BYTES - 4);
+        let report = run(
+            &fits,
+            "f.litmus",
+            &Options {
+                iterations: 3,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(report.iterations, 3);
+        let big = test_with(1, "out[0] == 1", MAX_BUFFER_BYTES - 3);
+        let m = setup_error(run(&big, "f.litmus", &Options::default()));
+        assert_eq!(
+            m,
+            format!(
+                "f.litmus: the buffers total {} bytes; a litmus test's buffers total at most \
+                 {MAX_BUFFER_BYTES} bytes (they are restored after every iteration)",
+                MAX_BUFFER_BYTES + 1
+            )
+        );
+        // Too large to allocate at all: the engine's error or the harness's, never an abort.
+        let huge = test_with(1, "out[0] == 1", 1 << 40);
+        match run(&huge, "f.litmus", &Options::default()) {
+            Err(LitmusError::Setup(m)) => assert!(m.contains("the buffers total"), "{m}"),
+            Err(LitmusError::Load(e)) => assert!(e.to_string().contains("allocate"), "{e}"),
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_condition_on_an_unobserved_location_is_an_error_not_a_panic() {
+        let mut test = test_with(2, "out[0] == 1", 1);
+        // `parse` refuses this; a test built by hand may have it.
+        test.condition = crate::litmus::parse_cond("out[0] == 1 && out[1] == 1").unwrap();
+        let m = setup_error(run(&test, "f.litmus", &Options::default()));
+        assert_eq!(
+            m,
+            "f.litmus:1: the condition reads `out[1]`, which is not observed"
+        );
+    }
+
+    #[test]
+    fn a_100000_term_condition_runs() {
+        let _turn = HARNESS.lock().unwrap_or_else(|e| e.into_inner());
+        let hit = vec!["out[0] == 1"; 100_000].join(" && ");
+        let miss = format!("{hit} && out[0] != 1");
+        for (condition, hits) in [(hit, 500), (miss, 0)] {
+            let report = run(
+                &test_with(2, &condition, 1),
+                "f.litmus",
+                &Options {
+                    iterations: 500,
+                    ..Options::default()
+                },
+            )
+            .unwrap();
+            assert_eq!(report.iterations, 500);
+            assert_eq!(report.condition_hits, hits);
+            assert_eq!(report.condition.len(), condition.len());
+        }
+    }
+
+    /// Runs `test` with the host thread of (copy, litmus thread) `fail` given a stack no
+    /// machine has, so it cannot start; every other thread starts normally.
+    fn run_failing_to_spawn(
+        test: &LitmusTest,
+        options: &Options,
+        fail: (usize, usize),
+    ) -> Result<LitmusReport, LitmusError> {
+        // `StackSize` is a plain `fn`: pass `fail` through a static the spawned threads see.
+        static FAILING: Mutex<(usize, usize)> = Mutex::new((usize::MAX, usize::MAX));
+        *FAILING.lock().unwrap() = fail;
+        run_with_stacks(test, "f.litmus", options, |instance, thread| {
+            (*FAILING.lock().unwrap() == (instance, thread)).then_some(1 << 50)
+        })
+    }
+
+    #[test]
+    fn a_host_thread_that_cannot_start_is_an_error_and_stops_the_others() {
+        let _turn = HARNESS.lock().unwrap_or_else(|e| e.into_inner());
+        // Iterations for hours: only the failure can end these runs soon (the time limit only
+        // keeps a broken harness from hanging the test).
+        let options = Options {
+            iterations: u64::MAX,
+            instances: 3,
+            time_limit: Some(Duration::from_secs(60)),
+            ..Options::default()
+        };
+        for (ctas, fail) in [
+            (1, (0, 0)),
+            (1, (2, 0)),
+            (2, (0, 1)),
+            (2, (2, 1)),
+            (2, (1, 0)),
+        ] {
+            let test = test_with(ctas, "out[0] == 1", 1);
+            let start = Instant::now();
+            let result = run_failing_to_spawn(&test, &options, fail);
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "{ctas} CTAs, {fail:?}: the other threads went on after the failure"
+            );
+            match result {
+                Err(LitmusError::Run(LaunchError::Config(m))) => assert!(
+                    m.starts_with(&format!(
+                        "cannot start the host thread for litmus thread {} of copy {}: ",
+                        fail.1, fail.0
+                    )),
+                    "{m}"
+                ),
+                other => panic!("{ctas} CTAs, {fail:?}: expected a spawn error, got {other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn barrier_separates_rounds() {

@@ -21,7 +21,8 @@
 //! or not), which must be integer buffer elements. A `.forbidden` condition that any iteration
 //! satisfies is a failure; an `.allowed` one is reported (how often the weak outcome appeared).
 //! Every line number in an error, including the PTX module's and the launch directives', is a
-//! line of the `.litmus` file.
+//! line of the `.litmus` file. A condition may chain any number of comparisons; its
+//! parentheses nest at most [`MAX_NESTING`] deep.
 //!
 //! # Harness
 //!
@@ -33,7 +34,7 @@ pub mod harness;
 
 use std::fmt;
 
-pub use cond::{parse_cond, parse_location, Cond, CondError};
+pub use cond::{parse_cond, parse_location, Cond, CondError, MAX_NESTING};
 pub use harness::{run, LitmusError, LitmusReport, Options, Outcome};
 
 /// Whether the condition's outcome is forbidden (a failure if seen) or merely reported.
@@ -316,6 +317,27 @@ mod tests {
             assert!(e.message.contains(needle), "{text:?}: {e}");
             assert_eq!((e.line, e.col), (line, col), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn huge_conditions_are_parsed_or_refused_without_overflowing_the_stack() {
+        // 10,000 nested parentheses: an error at the first `(` past the limit.
+        let depth = 10_000;
+        let text = format!(
+            ".observe a\n.allowed {}a == 1{}\n.ptx\n",
+            "(".repeat(depth),
+            ")".repeat(depth)
+        );
+        let e = parse(&text).unwrap_err();
+        assert_eq!((e.line, e.col), (2, 10 + MAX_NESTING), "{e}");
+        assert!(e.message.contains("nested too deep"), "{e}");
+        // 100,000 comparisons in a chain (1.5 MB on one line) parse, and every location in
+        // them is checked against `.observe`.
+        let chain = vec!["a == 1"; 100_000].join(" && ");
+        let t = parse(&format!(".observe a\n.allowed {chain}\n.ptx\n")).unwrap();
+        assert_eq!(t.condition.locations().len(), 100_000);
+        let e = parse(&format!(".observe a\n.allowed {chain} || b == 2\n.ptx\n")).unwrap_err();
+        assert!(e.message.contains("reads `b[0]`"), "{e}");
     }
 
     #[test]
