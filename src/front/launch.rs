@@ -32,12 +32,13 @@
 
 use super::lexer::{end_of, join, lex, Cursor, SyntaxError, TokKind, Token};
 use super::program::{
-    assign_cbank_offsets, buffer_decl, check_block, check_expect, check_grid, check_shared, dims,
-    expect, param_decl, unsigned, MAX_SHARED_BYTES,
+    assign_cbank_offsets, buffer_decl, check_block, check_expect_in, check_grid, check_shared,
+    dims, expect, param_decl, unsigned, ByName, MAX_SHARED_BYTES,
 };
 use super::ptx::{EntryInfo, EntryParam};
 use super::ParseError;
 use crate::ir::{Kernel, ParamDecl, ParamKind, Program, Span, Ty, PARAM_BASE};
+use std::collections::{HashMap, HashSet};
 
 /// One source of launch directives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,9 +129,19 @@ pub(crate) fn apply(
     for (i, toks) in lexed.iter().enumerate() {
         split_directives(i, &launch.sources[i], toks, &mut directives)?;
     }
+    let kernel_names: HashSet<&str> = program.kernels.iter().map(|k| k.name.as_str()).collect();
+    // Directive indices: those for every kernel, and those of each `.kernel NAME` section.
+    let mut for_all: Vec<usize> = Vec::new();
+    let mut by_kernel: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, d) in directives.iter().enumerate() {
+        match &d.kernel {
+            None => for_all.push(i),
+            Some(k) => by_kernel.entry(k.as_str()).or_default().push(i),
+        }
+    }
     for d in &directives {
         if let Some(k) = &d.kernel {
-            if program.kernel(k).is_none() {
+            if !kernel_names.contains(k.as_str()) {
                 let names: Vec<&str> = program.kernels.iter().map(|k| k.name.as_str()).collect();
                 return Err(ParseError {
                     expected: Some(format!("one of {}", names.join(" "))),
@@ -151,10 +162,22 @@ pub(crate) fn apply(
             },
             None => KernelParams::Declared,
         };
-        let mine: Vec<&Directive> = directives
-            .iter()
-            .filter(|d| d.kernel.as_ref().is_none_or(|k| *k == kernel.name))
-            .collect();
+        // The directives for every kernel and this kernel's own, in their order.
+        let own = by_kernel
+            .get(kernel.name.as_str())
+            .map_or(&[][..], Vec::as_slice);
+        let mut mine: Vec<&Directive> = Vec::with_capacity(for_all.len() + own.len());
+        let (mut a, mut b) = (0, 0);
+        while a < for_all.len() || b < own.len() {
+            let take_all = b == own.len() || (a < for_all.len() && for_all[a] < own[b]);
+            if take_all {
+                mine.push(&directives[for_all[a]]);
+                a += 1;
+            } else {
+                mine.push(&directives[own[b]]);
+                b += 1;
+            }
+        }
         apply_to_kernel(kernel, file_name, &params, &mine, launch)?;
     }
     Ok(())
@@ -230,6 +253,8 @@ fn apply_to_kernel(
     let mut spec = kernel.launch.clone();
     let mut seen: [Option<Span>; 3] = [None; 3];
     let mut added: Vec<(ParamDecl, usize)> = Vec::new();
+    // Every parameter name so far: the kernel's own and the launch's.
+    let mut names: HashSet<String> = spec.params.iter().map(|p| p.name.clone()).collect();
     let mut expects = Vec::new();
     let mut last_param_at: Option<(usize, Span)> = None;
     for d in directives {
@@ -299,7 +324,7 @@ fn apply_to_kernel(
             }
             ".buffer" => {
                 let b = buffer_decl(&mut cur).map_err(syntax)?;
-                check_new_name(&spec.params, &added, &b.name, b.name_span, file)?;
+                check_new_name(&mut names, &b.name, b.name_span, file)?;
                 added.push((
                     ParamDecl {
                         name: b.name,
@@ -317,7 +342,7 @@ fn apply_to_kernel(
             }
             ".param" => {
                 let p = param_decl(&mut cur).map_err(syntax)?;
-                check_new_name(&spec.params, &added, &p.name, p.name_span, file)?;
+                check_new_name(&mut names, &p.name, p.name_span, file)?;
                 added.push((
                     ParamDecl {
                         name: p.name,
@@ -367,26 +392,23 @@ fn apply_to_kernel(
             spec.params = bind(kernel, file_name, info, added, at, launch)?;
         }
     }
-    for (e, source) in expects {
-        check_expect(&e, &spec.params).map_err(|m| err(&launch.sources[source].name, e.span, m))?;
-        spec.expects.push(e);
+    let by_name = ByName::params(&spec.params);
+    for (e, source) in &expects {
+        check_expect_in(e, &by_name).map_err(|m| err(&launch.sources[*source].name, e.span, m))?;
     }
+    spec.expects.extend(expects.into_iter().map(|(e, _)| e));
     kernel.launch = spec;
     Ok(())
 }
 
+/// Records a new parameter name; an error if `names` already has it.
 fn check_new_name(
-    existing: &[ParamDecl],
-    added: &[(ParamDecl, usize)],
+    names: &mut HashSet<String>,
     name: &str,
     span: Span,
     file: &str,
 ) -> Result<(), ParseError> {
-    if existing
-        .iter()
-        .chain(added.iter().map(|(p, _)| p))
-        .any(|p| p.name == name)
-    {
+    if !names.insert(name.to_string()) {
         return Err(ParseError {
             expected: Some("a new name".into()),
             ..err(file, span, format!("`{name}` is already declared"))
@@ -492,4 +514,94 @@ fn bind(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{parse_with_launch, ParseError};
+    use super::LaunchText;
+    use crate::ir::{Dialect, Program};
+
+    fn sass(src: &str, sources: &[(&str, &str)]) -> Result<Program, ParseError> {
+        let mut launch = LaunchText::new();
+        for (name, text) in sources {
+            launch.push(name, text);
+        }
+        parse_with_launch("t.s", src, Dialect::Sass, &launch)
+    }
+
+    fn params(p: &Program, kernel: usize) -> Vec<(&str, u32)> {
+        let params = &p.kernels[kernel].launch.params;
+        params
+            .iter()
+            .map(|d| (d.name.as_str(), d.cbank_offset))
+            .collect()
+    }
+
+    #[test]
+    fn directives_apply_in_source_order_to_their_kernels() {
+        let src = ".kernel k\n.buffer a u32[1] = 0\nEXIT ;\n.kernel j\nEXIT ;\n";
+        let sidecar = ".grid 2\n.kernel k\n.buffer b u32[1] = 0\n.kernel j\n.block 64\n";
+        let cli = ".buffer c u32[1] = 0\n.kernel k\n.buffer d u32[1] = 0\n.expect d[0] == 0\n";
+        let p = sass(src, &[("t.launch", sidecar), ("command line", cli)]).unwrap();
+        assert_eq!(
+            params(&p, 0),
+            [("a", 0x160), ("b", 0x168), ("c", 0x170), ("d", 0x178)]
+        );
+        assert_eq!(params(&p, 1), [("c", 0x160)]);
+        assert_eq!(p.kernels[0].launch.grid, [2, 1, 1]);
+        assert_eq!(p.kernels[1].launch.grid, [2, 1, 1]);
+        assert_eq!(p.kernels[1].launch.block, [64, 1, 1]);
+        assert_eq!(p.kernels[0].launch.expects.len(), 1);
+
+        // A repeated name is an error where it is repeated, also across sources.
+        let e = sass(
+            src,
+            &[
+                ("t.launch", sidecar),
+                ("command line", ".buffer b u32[1] = 0"),
+            ],
+        )
+        .unwrap_err();
+        assert_eq!((e.file.as_str(), e.span.line), ("command line", 1));
+        assert!(e.message.contains("`b` is already declared"), "{e:?}");
+        let e = sass(
+            src,
+            &[(
+                "t.launch",
+                ".kernel j\n.grid 3\n.kernel k\n.grid 4\n.kernel j\n.grid 5\n",
+            )],
+        )
+        .unwrap_err();
+        assert_eq!(e.span.line, 6);
+        assert!(
+            e.message
+                .contains("duplicate `.grid` for kernel `j` (already given on line 2)"),
+            "{e:?}"
+        );
+        let e = sass(src, &[("t.launch", ".kernel nope\n.grid 3\n")]).unwrap_err();
+        assert!(
+            e.message.contains("the program has no kernel `nope`"),
+            "{e:?}"
+        );
+        assert_eq!(e.expected.as_deref(), Some("one of k j"));
+    }
+
+    #[test]
+    fn many_kernels_each_get_their_own_section() {
+        const N: usize = 2000;
+        let mut src = String::new();
+        let mut launch = String::from(".block 64\n");
+        for i in 0..N {
+            src += &format!(".kernel k{i}\nEXIT ;\n");
+            launch += &format!(".kernel k{i}\n.buffer b{i} u32[1] = 0\n.expect b{i}[0] == 0\n");
+        }
+        let p = sass(&src, &[("t.launch", &launch)]).unwrap();
+        for i in [0, 1, N / 2, N - 1] {
+            let k = &p.kernels[i];
+            assert_eq!(k.launch.block, [64, 1, 1]);
+            assert_eq!(params(&p, i), [(format!("b{i}").as_str(), 0x160)]);
+            assert_eq!(k.launch.expects.len(), 1);
+        }
+    }
 }

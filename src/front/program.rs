@@ -49,11 +49,52 @@ use crate::ir::{
     CmpOp, Expect, ExpectLhs, ExpectRhs, Init, LaunchSpec, ParamDecl, ParamKind, Scalar, Span, Ty,
     PARAM_BASE,
 };
+use std::collections::HashMap;
 
 /// Largest shared-memory size per CTA: the 16 MB window of `000_6d05a8552870c0ae.txt`.
 pub const MAX_SHARED_BYTES: u32 = 16 * 1024 * 1024;
 /// Most threads per CTA.
 pub const MAX_BLOCK_THREADS: u64 = 1024;
+
+// ---------------------------------------------------------------------------------------------
+// Name lookup
+
+/// A slice of named items with a by-name index, so that resolving a name costs the same for
+/// the first declaration as for the hundred-thousandth. The first item of a name wins, as a
+/// front-to-back search would find it (front-ends reject duplicates anyway).
+#[derive(Debug, Clone)]
+pub struct ByName<'p, T> {
+    items: &'p [T],
+    index: HashMap<&'p str, usize>,
+}
+
+impl<'p, T> ByName<'p, T> {
+    /// Indexes `items` by `name_of`.
+    pub fn new(items: &'p [T], name_of: impl Fn(&'p T) -> &'p str) -> ByName<'p, T> {
+        let mut index = HashMap::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            index.entry(name_of(item)).or_insert(i);
+        }
+        ByName { items, index }
+    }
+
+    /// The item called `name`, if any.
+    pub fn get(&self, name: &str) -> Option<&'p T> {
+        self.index.get(name).map(|&i| &self.items[i])
+    }
+
+    /// All items, in their original order.
+    pub fn items(&self) -> &'p [T] {
+        self.items
+    }
+}
+
+impl<'p> ByName<'p, ParamDecl> {
+    /// Indexes launch parameters (buffers and scalars) by name.
+    pub fn params(params: &'p [ParamDecl]) -> ByName<'p, ParamDecl> {
+        ByName::new(params, |p| p.name.as_str())
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Numbers
@@ -782,11 +823,12 @@ pub fn expect(
 fn check_expect_spanned(
     e: &Expect,
     spans: &ExpectSpans,
-    params: &[ParamDecl],
+    params: &ByName<ParamDecl>,
 ) -> Result<(), SyntaxError> {
     let buffer = e.lhs.buffer();
-    let Some(decl) = params.iter().find(|p| p.name == buffer) else {
+    let Some(decl) = params.get(buffer) else {
         let known: Vec<&str> = params
+            .items()
             .iter()
             .filter(|p| matches!(p.kind, ParamKind::Buffer { .. }))
             .map(|p| p.name.as_str())
@@ -868,6 +910,12 @@ fn check_expect_spanned(
 
 /// Checks an expectation against declared parameters (see [`LaunchBuilder::finish`]).
 pub fn check_expect(e: &Expect, params: &[ParamDecl]) -> Result<(), String> {
+    check_expect_in(e, &ByName::params(params))
+}
+
+/// [`check_expect`] against parameters already indexed by name (for checking many
+/// expectations against the same parameters).
+pub fn check_expect_in(e: &Expect, params: &ByName<ParamDecl>) -> Result<(), String> {
     check_expect_spanned(e, &ExpectSpans::all(e.span), params).map_err(|err| err.message)
 }
 
@@ -886,6 +934,8 @@ pub struct LaunchBuilder {
     block_at: Option<Span>,
     shared_at: Option<Span>,
     expect_spans: Vec<ExpectSpans>,
+    /// `spec.params` by name, for the duplicate check.
+    param_index: HashMap<String, usize>,
 }
 
 impl LaunchBuilder {
@@ -951,6 +1001,8 @@ impl LaunchBuilder {
             ".buffer" => {
                 let b = buffer_decl(&mut cur)?;
                 self.check_new_name(&b.name, b.name_span)?;
+                self.param_index
+                    .insert(b.name.clone(), self.spec.params.len());
                 self.spec.params.push(ParamDecl {
                     name: b.name,
                     kind: ParamKind::Buffer {
@@ -965,6 +1017,8 @@ impl LaunchBuilder {
             ".param" => {
                 let p = param_decl(&mut cur)?;
                 self.check_new_name(&p.name, p.name_span)?;
+                self.param_index
+                    .insert(p.name.clone(), self.spec.params.len());
                 self.spec.params.push(ParamDecl {
                     name: p.name,
                     kind: ParamKind::Scalar {
@@ -998,7 +1052,7 @@ impl LaunchBuilder {
     }
 
     fn check_new_name(&self, name: &str, span: Span) -> Result<(), SyntaxError> {
-        match self.spec.params.iter().find(|p| p.name == name) {
+        match self.param_index.get(name).map(|&i| &self.spec.params[i]) {
             Some(prev) => Err(SyntaxError::new(
                 span,
                 format!("`{name}` is already declared on line {}", prev.span.line),
@@ -1012,8 +1066,9 @@ impl LaunchBuilder {
     pub fn finish(self) -> Result<LaunchSpec, SyntaxError> {
         let mut spec = self.spec;
         assign_cbank_offsets(&mut spec.params);
+        let params = ByName::params(&spec.params);
         for (e, spans) in spec.expects.iter().zip(&self.expect_spans) {
-            check_expect_spanned(e, spans, &spec.params)?;
+            check_expect_spanned(e, spans, &params)?;
         }
         Ok(spec)
     }

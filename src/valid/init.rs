@@ -29,6 +29,7 @@
 use super::cfg::ControlFlow;
 use super::operands::{dst_uses, operand_uses};
 use crate::ir::{Kernel, Operand, Reg};
+use std::collections::VecDeque;
 
 /// A set of registers as a bit set.
 #[derive(Clone, PartialEq, Eq)]
@@ -103,22 +104,29 @@ pub fn written_before_read(kernel: &Kernel, flow: &ControlFlow) -> Vec<bool> {
         }
         out
     };
-    // Round-robin iteration in instruction order until nothing changes (facts only shrink).
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for pc in 0..n {
-            let mut fact = if pc == 0 {
-                RegSet::empty(regs)
-            } else {
-                RegSet::full(regs)
-            };
-            for &p in &preds[pc] {
-                fact.intersect(&after(p, &written[p]));
-            }
-            if fact != written[pc] {
-                written[pc] = fact;
-                changed = true;
+    // A worklist, first in instruction order, until nothing changes (facts only shrink): a
+    // changed fact requeues only the successors, so a long chain of backward branches costs one
+    // visit per instruction per change instead of one pass over the kernel per link.
+    let mut queued = vec![true; n];
+    let mut work: VecDeque<usize> = (0..n).collect();
+    while let Some(pc) = work.pop_front() {
+        queued[pc] = false;
+        let mut fact = if pc == 0 {
+            RegSet::empty(regs)
+        } else {
+            RegSet::full(regs)
+        };
+        for &p in &preds[pc] {
+            fact.intersect(&after(p, &written[p]));
+        }
+        if fact != written[pc] {
+            written[pc] = fact;
+            for &s in flow.succ.get(pc).map(Vec::as_slice).unwrap_or(&[]) {
+                let s = s as usize;
+                if s < n && !queued[s] {
+                    queued[s] = true;
+                    work.push_back(s);
+                }
             }
         }
     }

@@ -15,11 +15,15 @@
 //! executes (`@!PT`) reads and writes nothing. Registers are never read across lanes, so no
 //! other lane's path matters. After `EXIT` nothing is live: registers are not observable once a
 //! lane has exited (a trap ends the launch, and reports no registers either).
+//!
+//! The least fixed point is found with a worklist (any order reaches the same one, since the
+//! facts only grow).
 
 use super::cfg::ControlFlow;
 use super::init::{words, RegSet};
 use super::operands::{dst_uses, operand_uses};
 use crate::ir::{Kernel, Operand};
+use std::collections::VecDeque;
 
 /// For each instruction, the registers live after it, as bit sets (`u64` words, bit `r % 64` of
 /// word `r / 64`).
@@ -38,36 +42,50 @@ pub fn live_out(kernel: &Kernel, flow: &ControlFlow) -> Vec<Vec<u64>> {
         }
         out
     };
-    // Round-robin in reverse instruction order until nothing changes (facts only grow).
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for pc in (0..n).rev() {
-            let inst = &kernel.insts[pc];
-            let mut fact = out_of(pc, &live_in);
-            if !inst.guard.is_never() {
-                if inst.guard.is_always() {
-                    let mut killed = RegSet::empty(regs);
-                    for (reg, w) in dst_uses(&inst.op) {
-                        for r in words(reg, w) {
-                            killed.insert(r);
-                        }
-                    }
-                    for (a, k) in fact.0.iter_mut().zip(&killed.0) {
-                        *a &= !k;
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (pc, succ) in flow.succ.iter().enumerate() {
+        for &s in succ {
+            if let Some(p) = preds.get_mut(s as usize) {
+                p.push(pc);
+            }
+        }
+    }
+    // A worklist, first in reverse instruction order, until nothing changes (facts only grow):
+    // a changed `live_in` requeues only the predecessors, so a long chain of backward branches
+    // costs one visit per instruction per change instead of one pass over the kernel per link.
+    let mut queued = vec![true; n];
+    let mut work: VecDeque<usize> = (0..n).rev().collect();
+    while let Some(pc) = work.pop_front() {
+        queued[pc] = false;
+        let inst = &kernel.insts[pc];
+        let mut fact = out_of(pc, &live_in);
+        if !inst.guard.is_never() {
+            if inst.guard.is_always() {
+                let mut killed = RegSet::empty(regs);
+                for (reg, w) in dst_uses(&inst.op) {
+                    for r in words(reg, w) {
+                        killed.insert(r);
                     }
                 }
-                for u in operand_uses(&inst.op) {
-                    if let Operand::Reg(reg) = u.operand {
-                        for r in words(reg, u.words) {
-                            fact.insert(r);
-                        }
+                for (a, k) in fact.0.iter_mut().zip(&killed.0) {
+                    *a &= !k;
+                }
+            }
+            for u in operand_uses(&inst.op) {
+                if let Operand::Reg(reg) = u.operand {
+                    for r in words(reg, u.words) {
+                        fact.insert(r);
                     }
                 }
             }
-            if fact != live_in[pc] {
-                live_in[pc] = fact;
-                changed = true;
+        }
+        if fact != live_in[pc] {
+            live_in[pc] = fact;
+            for &p in &preds[pc] {
+                if !queued[p] {
+                    queued[p] = true;
+                    work.push_back(p);
+                }
             }
         }
     }

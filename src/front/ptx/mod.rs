@@ -37,11 +37,12 @@ pub use ops::{literal_bits, OPCODES};
 pub use regs::{type_name, EntryParam};
 
 use super::lexer::{end_of, join, lex, SyntaxError, TokKind, Token};
-use super::program::is_identifier;
+use super::program::{is_identifier, ByName};
 use crate::ir::{Dialect, Guard, Inst, Kernel, LaunchSpec, Op, Program, Span, Ty};
 use ops::Lowerer;
 use regs::{value_type, Kind, RegFile, SharedLayout};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 /// What launch binding needs to know about one entry besides its IR kernel.
 #[derive(Debug, Clone)]
@@ -70,8 +71,11 @@ pub fn parse_module(
         toks,
         pos: 0,
         source,
-        module_shared: Vec::new(),
+        module_shared: Rc::new(SharedLayout::default()),
+        module_shared_names: HashSet::new(),
+        module_shared_overflow: None,
         kernels: Vec::new(),
+        kernel_names: HashSet::new(),
         infos: Vec::new(),
     };
     p.module()?;
@@ -134,7 +138,7 @@ fn prepare_tokens<'a>(toks: Vec<Token<'a>>, source: &'a str) -> Vec<Token<'a>> {
     out
 }
 
-/// A module-scope `.shared` declaration, placed again in every kernel's window.
+/// A parsed `.shared` declaration (at module scope or in an entry body).
 #[derive(Debug, Clone)]
 struct SharedDecl {
     name: String,
@@ -148,8 +152,16 @@ struct Parser<'a> {
     toks: Vec<Token<'a>>,
     pos: usize,
     source: &'a str,
-    module_shared: Vec<SharedDecl>,
+    /// The module-scope `.shared` variables so far, laid out once for every later entry.
+    module_shared: Rc<SharedLayout>,
+    /// The names of every module-scope `.shared` declaration (the duplicate check).
+    module_shared_names: HashSet<String>,
+    /// The first module-scope variable that does not fit the window: an error for every later
+    /// entry (whose window would start with it).
+    module_shared_overflow: Option<SyntaxError>,
     kernels: Vec<Kernel>,
+    /// The entry names seen so far (the duplicate check).
+    kernel_names: HashSet<&'a str>,
     infos: Vec<EntryInfo>,
 }
 
@@ -434,13 +446,19 @@ impl<'a> Parser<'a> {
     fn module_shared_decl(&mut self, at: Span, is_extern: bool) -> Result<(), SyntaxError> {
         let toks = self.until_semicolon(at)?;
         let d = shared_decl(&toks, at, is_extern)?;
-        if self.module_shared.iter().any(|s| s.name == d.name) {
+        if !self.module_shared_names.insert(d.name.clone()) {
             return Err(SyntaxError::new(
                 d.span,
                 format!("shared variable `{}` is already declared", d.name),
             ));
         }
-        self.module_shared.push(d);
+        if self.module_shared_overflow.is_none() {
+            // No entry holds the layout between entries, so this does not copy it.
+            let layout = Rc::make_mut(&mut self.module_shared);
+            if let Err(e) = layout.add(&d.name, d.align, d.size, d.is_extern, d.span) {
+                self.module_shared_overflow = Some(e);
+            }
+        }
         Ok(())
     }
 
@@ -454,7 +472,7 @@ impl<'a> Parser<'a> {
                 format!("`{name}` is not a valid kernel name"),
             ));
         }
-        if self.kernels.iter().any(|k| k.name == name) {
+        if !self.kernel_names.insert(name) {
             return Err(SyntaxError::new(
                 name_tok.span,
                 format!("duplicate entry `{name}`"),
@@ -506,10 +524,10 @@ impl<'a> Parser<'a> {
 
         // Pass 1: shared variables anywhere in the body, so that every instruction sees the
         // final layout (dynamic shared memory starts after all static variables).
-        let mut shared = SharedLayout::default();
-        for d in &self.module_shared {
-            shared.add(&d.name, d.align, d.size, d.is_extern, d.span)?;
+        if let Some(e) = &self.module_shared_overflow {
+            return Err(e.clone());
         }
+        let mut shared = SharedLayout::over(Rc::clone(&self.module_shared));
         let mut i = body_start;
         while i < body_end {
             let t = self.toks[i];
@@ -548,10 +566,12 @@ impl<'a> Parser<'a> {
             regs: RegFile::new(),
             insts: Vec::new(),
             labels: Vec::new(),
+            label_index: HashMap::new(),
             fixups: Vec::new(),
         };
         self.pos = body_start;
-        self.body(&mut body, &shared, &params, body_end)?;
+        let by_name = ByName::new(&params, |p| p.name.as_str());
+        self.body(&mut body, &shared, &by_name, body_end)?;
         self.pos = body_end + 1;
         let close = self.toks[body_end].span;
         self.finish_kernel(name, join(at, name_tok.span), close, body, params, shared)
@@ -576,6 +596,7 @@ impl<'a> Parser<'a> {
     /// The `.param` list after `(`, through `)`.
     fn params(&mut self) -> Result<Vec<EntryParam>, SyntaxError> {
         let mut params: Vec<EntryParam> = Vec::new();
+        let mut names: HashSet<&str> = HashSet::new();
         let mut offset: u32 = 0;
         if self.peek().is_some_and(|t| t.is_punct(")")) {
             self.pos += 1;
@@ -649,7 +670,7 @@ impl<'a> Parser<'a> {
             ) {
                 return Err(SyntaxError::new(ty_span, "unsupported parameter type"));
             }
-            if params.iter().any(|p| p.name == name.text) {
+            if !names.insert(name.text) {
                 return Err(SyntaxError::new(
                     name.span,
                     format!("duplicate parameter `{}`", name.text),
@@ -680,7 +701,7 @@ impl<'a> Parser<'a> {
         &mut self,
         b: &mut Body,
         shared: &SharedLayout,
-        params: &[EntryParam],
+        params: &ByName<EntryParam>,
         end: usize,
     ) -> Result<(), SyntaxError> {
         while self.pos < end {
@@ -716,12 +737,14 @@ impl<'a> Parser<'a> {
                 && self.toks.get(self.pos + 1).is_some_and(|c| c.is_punct(":"))
             {
                 self.pos += 2;
-                if let Some((_, _, prev)) = b.labels.iter().find(|(n, _, _)| n == t.text) {
+                if let Some(&i) = b.label_index.get(t.text) {
+                    let prev = b.labels[i].2;
                     return Err(SyntaxError::new(
                         t.span,
                         format!("duplicate label `{}` (first on line {})", t.text, prev.line),
                     ));
                 }
+                b.label_index.insert(t.text.to_string(), b.labels.len());
                 b.labels
                     .push((t.text.to_string(), b.insts.len() as u32, t.span));
                 continue;
@@ -790,7 +813,7 @@ impl<'a> Parser<'a> {
         &mut self,
         b: &mut Body,
         shared: &SharedLayout,
-        params: &[EntryParam],
+        params: &ByName<EntryParam>,
     ) -> Result<(), SyntaxError> {
         let start = self.toks[self.pos].span;
         let toks = self.until_semicolon(start)?;
@@ -873,13 +896,8 @@ impl<'a> Parser<'a> {
         params: Vec<EntryParam>,
         shared: SharedLayout,
     ) -> Result<(), SyntaxError> {
-        let label_pcs: HashMap<&str, u32> = b
-            .labels
-            .iter()
-            .map(|(n, pc, _)| (n.as_str(), *pc))
-            .collect();
         for (index, label, lspan) in &b.fixups {
-            let Some(&target) = label_pcs.get(label.as_str()) else {
+            let Some(target) = b.label_index.get(label.as_str()).map(|&i| b.labels[i].1) else {
                 return Err(SyntaxError::new(*lspan, format!("unknown label `{label}`"))
                     .expected("a label defined in this entry"));
             };
@@ -942,6 +960,8 @@ struct Body {
     insts: Vec<Inst>,
     /// Label name, instruction index, where it is defined.
     labels: Vec<(String, u32, Span)>,
+    /// Label name to its index in `labels`.
+    label_index: HashMap<String, usize>,
     /// Branches to patch: instruction index, label, where the label is used.
     fixups: Vec<(usize, String, Span)>,
 }

@@ -16,6 +16,7 @@
 //! there.
 
 use super::super::lexer::{sub_span, SyntaxError, Token};
+use super::super::program::ByName;
 use super::operands::{Literal, Operand, SPECIAL_REGISTERS};
 use super::regs::UNSUPPORTED_TYPES;
 use super::regs::{type_name, value_type, EntryParam, Kind, RegFile, RegRef, SharedLayout};
@@ -47,7 +48,7 @@ impl Lowered {
 pub struct Lowerer<'k> {
     pub regs: &'k mut RegFile,
     pub shared: &'k SharedLayout,
-    pub params: &'k [EntryParam],
+    pub params: &'k ByName<'k, EntryParam>,
     /// The whole statement, for errors about it as a whole.
     pub span: Span,
 }
@@ -652,7 +653,7 @@ impl Lowerer<'_> {
                 .expected("`.shared` or generic addressing")),
             };
         }
-        if let Some(p) = self.params.iter().find(|p| &p.name == name) {
+        if let Some(p) = self.params.get(name) {
             if space != MemSpace::Param {
                 return Err(SyntaxError::new(
                     *name_span,

@@ -19,6 +19,7 @@
 use super::super::lexer::SyntaxError;
 use crate::ir::{Pred, Reg, Span, Ty};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// The type of a register or instruction operand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,12 +84,19 @@ pub enum RegRef {
     Pred(Pred),
 }
 
+/// The names one `{ }` block declares (to take out of scope when it closes).
 #[derive(Debug, Default)]
 struct BlockScope {
-    /// Single names to their declaration.
-    names: HashMap<String, usize>,
-    /// `%r<N>` ranges: prefix to (declaration, N).
-    ranges: HashMap<String, (usize, u32)>,
+    names: Vec<String>,
+    ranges: Vec<String>,
+}
+
+/// A declaration visible from the current block: the depth of the block that declares it
+/// and its index in `RegFile::decls`.
+#[derive(Debug, Clone, Copy)]
+struct Binding {
+    depth: usize,
+    decl: usize,
 }
 
 /// Largest number of 32-bit slots (one below `RZ`).
@@ -100,10 +108,19 @@ const MAX_PREDS: u32 = u16::MAX as u32 - 1;
 pub const SCRATCH_SLOTS: u16 = 4;
 
 /// The registers of one kernel: declarations by block, and the slots given out so far.
+///
+/// Names are resolved through one map per kind of declaration whose entries stack the
+/// bindings of the enclosing blocks (innermost last), so a lookup does not walk the blocks:
+/// deeply nested `{ }` cost nothing per use.
 #[derive(Debug, Default)]
 pub struct RegFile {
     decls: Vec<Decl>,
+    /// The open blocks, outermost first; each lists what it declares.
     scopes: Vec<BlockScope>,
+    /// Single names to their visible declarations, outermost first.
+    names: HashMap<String, Vec<Binding>>,
+    /// `%r<N>` ranges: prefix to their visible declarations and `N`, outermost first.
+    ranges: HashMap<String, Vec<(Binding, u32)>>,
     /// `(declaration, element)` to its slot or predicate.
     assigned: HashMap<(usize, u32), RegRef>,
     next_slot: u32,
@@ -127,8 +144,17 @@ impl RegFile {
 
     /// Leaves a block (its declarations go out of scope).
     pub fn pop_scope(&mut self) {
-        if self.scopes.len() > 1 {
-            self.scopes.pop();
+        if self.scopes.len() <= 1 {
+            return;
+        }
+        let Some(scope) = self.scopes.pop() else {
+            return;
+        };
+        for name in scope.names {
+            unbind(&mut self.names, name);
+        }
+        for prefix in scope.ranges {
+            unbind(&mut self.ranges, prefix);
         }
     }
 
@@ -150,35 +176,57 @@ impl RegFile {
         kind: Kind,
         span: Span,
     ) -> Result<(), SyntaxError> {
+        let depth = self.scopes.len().wrapping_sub(1);
         let Some(scope) = self.scopes.last_mut() else {
             return Err(SyntaxError::new(
                 span,
                 "a register declared outside a kernel body",
             ));
         };
-        let clash = scope
+        let here = |b: &Binding| b.depth == depth;
+        let clash = self
             .names
             .get(name)
-            .or_else(|| scope.ranges.get(name).map(|(d, _)| d));
-        if let Some(&prev) = clash {
+            .and_then(|s| s.last())
+            .filter(|b| here(b))
+            .or_else(|| {
+                self.ranges
+                    .get(name)
+                    .and_then(|s| s.last())
+                    .map(|(b, _)| b)
+                    .filter(|b| here(b))
+            });
+        if let Some(prev) = clash {
             return Err(SyntaxError::new(
                 span,
                 format!(
                     "register `{name}` is already declared in this block (line {})",
-                    self.decls[prev].span.line
+                    self.decls[prev.decl].span.line
                 ),
             )
             .expected("a new register name"));
         }
-        let id = self.decls.len();
+        let binding = Binding {
+            depth,
+            decl: self.decls.len(),
+        };
         self.decls.push(Decl { kind, span });
         match range {
-            None => scope.names.insert(name.to_string(), id),
-            Some(n) => scope
-                .ranges
-                .insert(name.to_string(), (id, n))
-                .map(|(d, _)| d),
-        };
+            None => {
+                scope.names.push(name.to_string());
+                self.names
+                    .entry(name.to_string())
+                    .or_default()
+                    .push(binding);
+            }
+            Some(n) => {
+                scope.ranges.push(name.to_string());
+                self.ranges
+                    .entry(name.to_string())
+                    .or_default()
+                    .push((binding, n));
+            }
+        }
         Ok(())
     }
 
@@ -191,17 +239,23 @@ impl RegFile {
         } else {
             None
         };
-        for scope in self.scopes.iter().rev() {
-            if let Some(&id) = scope.names.get(name) {
-                return Some((id, 0));
-            }
-            if let (Some(i), Some(&(id, n))) = (index, scope.ranges.get(prefix)) {
-                if i < n {
-                    return Some((id, i));
-                }
-            }
+        // The innermost single declaration of `name`, and the innermost range of `prefix`
+        // that holds the index; the inner one wins, and in one block the single name.
+        let single = self.names.get(name).and_then(|s| s.last());
+        let range = index.and_then(|i| {
+            self.ranges
+                .get(prefix)?
+                .iter()
+                .rev()
+                .find(|(_, n)| i < *n)
+                .map(|(b, _)| (*b, i))
+        });
+        match (single, range) {
+            (Some(s), Some((r, i))) if r.depth > s.depth => Some((r.decl, i)),
+            (Some(s), _) => Some((s.decl, 0)),
+            (None, Some((r, i))) => Some((r.decl, i)),
+            (None, None) => None,
         }
-        None
     }
 
     /// True when `name` is a declared register in scope.
@@ -275,28 +329,66 @@ impl RegFile {
     }
 }
 
+/// Takes the innermost binding of `name` out of scope.
+fn unbind<B>(map: &mut HashMap<String, Vec<B>>, name: String) {
+    if let Some(stack) = map.get_mut(&name) {
+        stack.pop();
+        if stack.is_empty() {
+            map.remove(&name);
+        }
+    }
+}
+
 /// A `.shared` variable placed in the CTA's shared window.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct SharedVar {
-    pub name: String,
     /// Byte offset in the shared window.
     pub offset: u32,
 }
 
+/// One variable of a [`SharedLayout`]: its offset if static, or an `.extern` array (which
+/// starts at the dynamic base).
+#[derive(Debug, Clone, Copy)]
+enum Placed {
+    Static(u32),
+    Extern,
+}
+
 /// The shared variables of a kernel (module-scope ones first) and the window they need.
+///
+/// The module-scope variables are laid out once, in a layout of their own that every entry's
+/// layout refers to (`over`), so a module with many variables and many entries does not place
+/// every variable again for every entry.
 #[derive(Debug, Clone, Default)]
 pub struct SharedLayout {
-    pub vars: Vec<SharedVar>,
+    /// The module-scope variables, which come first (for an entry's layout).
+    module: Option<Rc<SharedLayout>>,
+    /// This layout's own variables, in declaration order.
+    vars: Vec<Placed>,
+    /// Variable name to its index in `vars`.
+    index: HashMap<String, usize>,
     /// End of the static variables (the smallest window that holds them).
     pub static_end: u32,
     /// Where `.extern .shared` arrays start (all of them alias, as in CUDA), if any.
     pub dynamic_base: Option<u32>,
     /// The largest alignment any `.extern` array asks for.
     dynamic_align: u32,
-    extern_names: Vec<String>,
+    /// Whether any `.extern` array is declared (here or in the module).
+    has_extern: bool,
 }
 
 impl SharedLayout {
+    /// An entry's layout: the module-scope variables of `module`, then the entry's own.
+    pub fn over(module: Rc<SharedLayout>) -> SharedLayout {
+        SharedLayout {
+            static_end: module.static_end,
+            dynamic_align: module.dynamic_align,
+            has_extern: module.has_extern,
+            module: Some(module),
+            ..SharedLayout::default()
+        }
+    }
+
     /// Places a variable of `size` bytes aligned to `align`; `extern` arrays (dynamic shared
     /// memory) start after every static variable.
     pub fn add(
@@ -307,7 +399,7 @@ impl SharedLayout {
         is_extern: bool,
         span: Span,
     ) -> Result<(), SyntaxError> {
-        if self.vars.iter().any(|v| v.name == name) {
+        if self.has(name) {
             return Err(SyntaxError::new(
                 span,
                 format!("shared variable `{name}` is already declared"),
@@ -315,13 +407,15 @@ impl SharedLayout {
             .expected("a new name"));
         }
         let align = align.max(1);
-        let offset = if is_extern {
+        let placed = if is_extern {
             // Every extern array starts where the dynamic memory starts; a later static
-            // variable would move it, so the base is recomputed in `finish_dynamic`.
-            0
+            // variable would move it, so the base is computed in `finish_dynamic`.
+            self.dynamic_align = self.dynamic_align.max(align);
+            self.has_extern = true;
+            Placed::Extern
         } else {
             let start = (self.static_end as u64).next_multiple_of(align as u64);
-            let end = start + size;
+            let end = start.saturating_add(size);
             if end > crate::front::program::MAX_SHARED_BYTES as u64 {
                 return Err(SyntaxError::new(
                     span,
@@ -331,36 +425,39 @@ impl SharedLayout {
                 ));
             }
             self.static_end = end as u32;
-            start as u32
+            Placed::Static(start as u32)
         };
-        self.vars.push(SharedVar {
-            name: name.to_string(),
-            offset,
-        });
-        if is_extern {
-            let a = self.dynamic_align.max(align);
-            self.dynamic_align = a;
-            self.extern_names.push(name.to_string());
-        }
+        self.index.insert(name.to_string(), self.vars.len());
+        self.vars.push(placed);
         Ok(())
     }
 
     /// Places the `.extern` arrays after the last static variable (call once all are known).
     pub fn finish_dynamic(&mut self) {
-        if self.extern_names.is_empty() {
-            return;
+        if self.has_extern {
+            self.dynamic_base = Some(self.static_end.next_multiple_of(self.dynamic_align.max(1)));
         }
-        let base = self.static_end.next_multiple_of(self.dynamic_align.max(1));
-        for v in self.vars.iter_mut() {
-            if self.extern_names.contains(&v.name) {
-                v.offset = base;
-            }
-        }
-        self.dynamic_base = Some(base);
     }
 
-    pub fn get(&self, name: &str) -> Option<&SharedVar> {
-        self.vars.iter().find(|v| v.name == name)
+    /// True when `name` is declared here or in the module.
+    fn has(&self, name: &str) -> bool {
+        self.index.contains_key(name) || self.module.as_ref().is_some_and(|m| m.has(name))
+    }
+
+    /// Where `name` is, for the code of this layout's kernel.
+    pub fn get(&self, name: &str) -> Option<SharedVar> {
+        let placed = match self.index.get(name) {
+            Some(&i) => self.vars[i],
+            None => {
+                let module = self.module.as_ref()?;
+                module.vars[*module.index.get(name)?]
+            }
+        };
+        let offset = match placed {
+            Placed::Static(offset) => offset,
+            Placed::Extern => self.dynamic_base.unwrap_or(0),
+        };
+        Some(SharedVar { offset })
     }
 }
 

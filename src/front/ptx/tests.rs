@@ -221,6 +221,81 @@ fn shared_variables_are_laid_out_in_order_with_extern_last() {
 }
 
 #[test]
+fn module_shared_variables_start_every_entrys_window() {
+    // Entry `a` sees m0 only; `b` sees m0, the extern array and m1, then its own variables.
+    let src = format!(
+        "{PRELUDE}.shared .align 2 .b8 m0[3];\n\
+         .visible .entry a()\n{{\n.reg .b32 %r<2>;\n.shared .u32 v;\nmov.u32 %r0, m0;\nmov.u32 %r1, v;\nret;\n}}\n\
+         .extern .shared .align 16 .b8 dyn[];\n.shared .b8 m1[5];\n\
+         .visible .entry b()\n{{\n.reg .b32 %r<5>;\n.shared .u64 w;\n.extern .shared .align 32 .b8 dyn2[];\n\
+         mov.u32 %r0, m0;\nmov.u32 %r1, m1;\nmov.u32 %r2, w;\nmov.u32 %r3, dyn;\nmov.u32 %r4, dyn2;\nret;\n}}\n"
+    );
+    let (p, infos) = parse_module("t.ptx", &src).unwrap();
+    let movs = |k: &Kernel| -> Vec<u64> {
+        k.insts
+            .iter()
+            .filter_map(|i| match i.op {
+                Op::Mov {
+                    src: crate::ir::Operand::Imm(v),
+                    ..
+                } => Some(v),
+                _ => None,
+            })
+            .collect()
+    };
+    // a: m0 at 0 (3 bytes), v aligned to 4.
+    assert_eq!(movs(&p.kernels[0]), [0, 4]);
+    assert_eq!((infos[0].static_shared, infos[0].dynamic_base), (8, None));
+    // b: m0 at 0, m1 at 3 (ends at 8), w at 8 (ends at 16); both extern arrays at 32.
+    assert_eq!(movs(&p.kernels[1]), [0, 3, 8, 32, 32]);
+    assert_eq!(
+        (infos[1].static_shared, infos[1].dynamic_base),
+        (16, Some(32))
+    );
+
+    // An entry's variable may not reuse a module-scope name.
+    let e = module_err(&format!(
+        "{PRELUDE}.shared .u32 m;\n.visible .entry k() {{ .shared .u32 x; .shared .u8 m; ret; }}\n"
+    ));
+    assert!(e.message.contains("`m` is already declared"), "{e:?}");
+    // A module-scope variable past the window is an error for the entries after it.
+    let big = format!("{PRELUDE}.shared .b8 big[16777216];\n.shared .b8 x[1];\n");
+    let e = module_err(&format!("{big}.visible .entry k() {{ ret; }}\n"));
+    assert!(
+        e.message
+            .contains("`x` ends at byte 16777217, past the 16 MiB"),
+        "{e:?}"
+    );
+    assert_eq!(e.span.line, 5);
+    let ok = format!(
+        "{PRELUDE}.visible .entry k() {{ ret; }}\n.shared .b8 big[16777216];\n.shared .b8 x[1];\n"
+    );
+    assert!(parse_module("t.ptx", &ok).is_ok());
+    // Sizes near 2^64 do not wrap around past the limit.
+    let e = module_err(&format!(
+        "{PRELUDE}.visible .entry k() {{ .shared .b32 a; .shared .b8 huge[18446744073709551615]; ret; }}\n"
+    ));
+    assert!(e.message.contains("`huge` ends at byte"), "{e:?}");
+
+    // Many module-scope variables and many entries: every entry places all of them.
+    const N: usize = 1000;
+    let mut src = String::from(PRELUDE);
+    for i in 0..N {
+        src += &format!(".shared .b32 m{i};\n");
+    }
+    for i in 0..N {
+        src += &format!(
+            ".visible .entry k{i}() {{ .reg .b32 %r<2>; .shared .b32 own; mov.u32 %r1, m{i}; mov.u32 %r0, own; ret; }}\n"
+        );
+    }
+    let (p, infos) = parse_module("t.ptx", &src).unwrap();
+    for i in [0, 1, N / 2, N - 1] {
+        assert_eq!(movs(&p.kernels[i]), [4 * i as u64, 4 * N as u64]);
+        assert_eq!(infos[i].static_shared, 4 * N as u32 + 4);
+    }
+}
+
+#[test]
 fn registers_get_slots_on_first_use_and_pairs_for_64_bits() {
     let k = kernel(".reg .b32 big<100000>;\nmov.u32 big99999, 1;\nmov.b64 %rd7, 2;\nmov.u32 %r3, 3;\nsetp.eq.u32 %p5, %r3, 3;");
     let text: Vec<String> = k.insts.iter().map(|i| print_inst(&k, i)).collect();
@@ -252,6 +327,158 @@ fn blocks_scope_register_declarations() {
     err_has(
         "{\n.reg .b32 t;\n}\nmov.u32 t, 1;",
         "not a declared register",
+    );
+}
+
+#[test]
+fn nested_blocks_resolve_the_innermost_declaration() {
+    // The module's body declares `.reg .b32 %r<40>` in the outermost block.
+    let k = kernel(
+        "{\n.reg .b32 %r5;\nadd.s32 %r5, %r5, 1;\nadd.s32 %r7, %r7, 1;\n\
+         {\n.reg .b32 %r<3>;\nadd.s32 %r5, %r5, 1;\nadd.s32 %r2, %r2, 1;\n}\n\
+         {\n.reg .b32 %r<8>;\nadd.s32 %r5, %r5, 1;\n}\n\
+         add.s32 %r5, %r5, 1;\n}\nadd.s32 %r5, %r5, 1;\nadd.s32 %r7, %r7, 1;",
+    );
+    let text: Vec<String> = k.insts.iter().map(|i| print_inst(&k, i)).collect();
+    assert_eq!(
+        text[..8],
+        [
+            "add.s32 R0, R0, 0x1", // the middle block's own %r5
+            "add.s32 R1, R1, 0x1", // the outer %r7
+            "add.s32 R0, R0, 0x1", // %r<3> does not hold %r5: still the middle block's
+            "add.s32 R2, R2, 0x1", // %r2 of the inner range
+            "add.s32 R3, R3, 0x1", // %r<8> holds %r5 and is innermost
+            "add.s32 R0, R0, 0x1", // back in the middle block
+            "add.s32 R4, R4, 0x1", // the outer %r5, once the middle block closed
+            "add.s32 R1, R1, 0x1",
+        ]
+    );
+    // In one block a single name wins over a range element of the same spelling.
+    let k = kernel(".reg .b64 %r5;\nadd.s64 %r5, %r5, 1;\nadd.s32 %r6, %r6, 1;");
+    let text: Vec<String> = k.insts.iter().map(|i| print_inst(&k, i)).collect();
+    assert_eq!(text[..2], ["add.s64 R0, R0, 0x1", "add.s32 R2, R2, 0x1"]);
+    err_has(
+        ".reg .b64 %r5;\nadd.s32 %r5, %r5, 1;",
+        "cannot be a .s32 operand",
+    );
+    // A clash is only within one block, also after a sibling block closed.
+    err_has(
+        "{\n.reg .b32 t;\n.reg .b32 t<2>;\n}",
+        "already declared in this block",
+    );
+    let k = kernel("{\n.reg .b32 t;\n}\n.reg .b32 t;\n{\n.reg .b32 t;\n}\nmov.u32 t, 1;");
+    assert_eq!(print_inst(&k, &k.insts[0]), "mov.u32 R0, 0x1");
+
+    // Deep nesting: every use at the bottom resolves without walking the blocks, and the
+    // blocks' declarations leave scope as they close.
+    const DEPTH: usize = 5000;
+    let mut body = "{\n".repeat(DEPTH / 2);
+    body += ".reg .b64 %x;\n";
+    body += &"{\n".repeat(DEPTH / 2);
+    body += &"add.s64 %x, %x, 1;\nadd.s32 %r3, %r3, 1;\n".repeat(100);
+    body += &"}\n".repeat(DEPTH / 2);
+    let k = kernel(&format!(
+        "{body}add.s64 %x, %x, 1;\n{}",
+        "}\n".repeat(DEPTH / 2)
+    ));
+    assert_eq!(k.insts.len(), 202);
+    assert_eq!(print_inst(&k, &k.insts[0]), "add.s64 R0, R0, 0x1");
+    assert_eq!(print_inst(&k, &k.insts[199]), "add.s32 R2, R2, 0x1");
+    assert_eq!(print_inst(&k, &k.insts[200]), "add.s64 R0, R0, 0x1");
+    err_has(
+        &format!("{body}{}add.s64 %x, %x, 1;", "}\n".repeat(DEPTH / 2)),
+        "`%x` is not a declared register",
+    );
+}
+
+/// Thousands of labels, `.shared` variables, parameters and entries: each name resolves to
+/// its own declaration and a repeated one is an error (names are looked up by hash, not by a
+/// search through every earlier one).
+#[test]
+fn many_labels_shared_variables_parameters_and_entries() {
+    const N: usize = 3000;
+    let params: Vec<String> = (0..N).map(|i| format!(".param .u32 p{i}")).collect();
+    let mut body = String::from(".reg .pred %p<2>;\n.reg .b32 %r<2>;\n");
+    for i in 0..N {
+        body += &format!(".shared .b32 s{i};\n");
+    }
+    for i in 0..N {
+        body += &format!("@%p1 bra L{i};\nmov.u32 %r1, s{i};\nld.param.u32 %r1, [p{i}];\nL{i}:\n");
+    }
+    let entry = |body: &str| {
+        format!(
+            "{PRELUDE}.visible .entry k(\n{}\n)\n{{\n{body}ret;\n}}\n",
+            params.join(",\n")
+        )
+    };
+    let (p, infos) = parse_module("t.ptx", &entry(&body)).unwrap();
+    let k = &p.kernels[0];
+    assert_eq!(k.labels.len(), N);
+    assert_eq!(infos[0].params.len(), N);
+    assert_eq!(infos[0].static_shared, 4 * N as u32);
+    for i in [0, 1, N / 2, N - 1] {
+        let text: Vec<String> = k.insts[3 * i..3 * i + 3]
+            .iter()
+            .map(|inst| print_inst(k, inst))
+            .collect();
+        assert_eq!(text[0], format!("@P0 bra {} (L{i})", 3 * i + 3));
+        assert_eq!(text[1], format!("mov.u32 R0, {:#x}", 4 * i));
+        assert_eq!(infos[0].params[i].offset, 4 * i as u32);
+        match &k.insts[3 * i + 2].op {
+            Op::Load { addr, .. } => {
+                assert_eq!(addr.offset, (crate::ir::PARAM_BASE + 4 * i as u32) as i64)
+            }
+            other => panic!("ld.param [p{i}]: {other:?}"),
+        }
+    }
+    let e = module_err(&entry(&format!("{body}L{}:\n", N / 2)));
+    // Prelude 3, entry and parameters N + 3, registers 2, shared N, then 4 per label.
+    let first = 2 * N + 12 + 4 * (N / 2);
+    assert!(
+        e.message.contains(&format!(
+            "duplicate label `L{}` (first on line {first})",
+            N / 2
+        )),
+        "{e:?}"
+    );
+    let e = module_err(&entry(&format!("{body}.shared .b8 s{}[4];\n", N / 2)));
+    assert!(
+        e.message
+            .contains(&format!("shared variable `s{}` is already declared", N / 2)),
+        "{e:?}"
+    );
+    let mut dup_params = params.clone();
+    dup_params.push(format!(".param .u64 p{}", N / 2));
+    let e = module_err(&format!(
+        "{PRELUDE}.visible .entry k(\n{}\n)\n{{\nret;\n}}\n",
+        dup_params.join(",\n")
+    ));
+    assert!(
+        e.message
+            .contains(&format!("duplicate parameter `p{}`", N / 2)),
+        "{e:?}"
+    );
+
+    // Entries and module-scope shared variables.
+    let mut src = String::from(PRELUDE);
+    for i in 0..N {
+        src += &format!(".shared .b32 m{i};\n.visible .entry k{i}() {{ ret; }}\n");
+    }
+    let (p, infos) = parse_module("t.ptx", &src).unwrap();
+    assert_eq!(p.kernels.len(), N);
+    assert_eq!(p.kernels[N - 1].name, format!("k{}", N - 1));
+    assert_eq!(infos[N - 1].static_shared, 4 * N as u32);
+    assert_eq!(infos[0].static_shared, 4);
+    let e = module_err(&format!("{src}.visible .entry k{}() {{ ret; }}\n", N / 2));
+    assert!(
+        e.message.contains(&format!("duplicate entry `k{}`", N / 2)),
+        "{e:?}"
+    );
+    let e = module_err(&format!("{src}.shared .b32 m{};\n", N / 2));
+    assert!(
+        e.message
+            .contains(&format!("shared variable `m{}` is already declared", N / 2)),
+        "{e:?}"
     );
 }
 

@@ -26,7 +26,7 @@ mod ops;
 mod tests;
 
 use super::lexer::{end_of, join, lex, SyntaxError, TokKind, Token};
-use super::program::{is_identifier, LaunchBuilder, LAUNCH_DIRECTIVES};
+use super::program::{is_identifier, ByName, LaunchBuilder, LAUNCH_DIRECTIVES};
 use crate::ir::{
     Address, BinOp, Dialect, Inst, Kernel, Op, Operand, Pred, PredMove, PredSrc, Program, Reg,
     ShfInst, Span, Src, Ty, UnOp,
@@ -52,6 +52,8 @@ struct KernelDraft<'s, 'a> {
     span: Span,
     launch: LaunchBuilder,
     labels: Vec<(String, u32, Span)>,
+    /// Label name to where it is defined (the duplicate check).
+    label_at: HashMap<&'a str, Span>,
     insts: Vec<PendingInst<'s, 'a>>,
 }
 
@@ -62,9 +64,16 @@ impl KernelDraft<'_, '_> {
             span,
             launch: LaunchBuilder::new(),
             labels: Vec::new(),
+            label_at: HashMap::new(),
             insts: Vec::new(),
         }
     }
+}
+
+/// The kernels read so far, and where each name was declared (the duplicate check).
+struct Drafts<'s, 'a> {
+    list: Vec<KernelDraft<'s, 'a>>,
+    declared_at: HashMap<&'a str, Span>,
 }
 
 /// Parses a SASS program file.
@@ -77,7 +86,10 @@ pub fn parse_program(file_name: &str, source: &str) -> Result<Program, SyntaxErr
             .is_some_and(|t| t.is_word() && t.text.eq_ignore_ascii_case(".kernel"))
     });
 
-    let mut drafts: Vec<KernelDraft> = Vec::new();
+    let mut drafts = Drafts {
+        list: Vec::new(),
+        declared_at: HashMap::new(),
+    };
     for stmt in &statements {
         if let Some(hash) = stmt.toks.iter().find(|t| t.is_punct("#")) {
             return Err(SyntaxError::new(
@@ -90,7 +102,12 @@ pub fn parse_program(file_name: &str, source: &str) -> Result<Program, SyntaxErr
         // Labels.
         while toks.len() >= 2 && toks[0].is_word() && toks[1].is_punct(":") {
             let label = toks[0];
-            let draft = current(&mut drafts, has_kernel_directive, label.span, "a label")?;
+            let draft = current(
+                &mut drafts.list,
+                has_kernel_directive,
+                label.span,
+                "a label",
+            )?;
             if label.text.starts_with(|c: char| c.is_ascii_digit()) {
                 return Err(SyntaxError::new(
                     label.span,
@@ -98,7 +115,7 @@ pub fn parse_program(file_name: &str, source: &str) -> Result<Program, SyntaxErr
                 )
                 .expected("a name such as `loop` or `.L_x_0`"));
             }
-            if let Some((_, _, prev)) = draft.labels.iter().find(|(n, _, _)| n == label.text) {
+            if let Some(prev) = draft.label_at.get(label.text) {
                 return Err(SyntaxError::new(
                     label.span,
                     format!(
@@ -109,6 +126,7 @@ pub fn parse_program(file_name: &str, source: &str) -> Result<Program, SyntaxErr
                 .expected("a new label name"));
             }
             let pc = draft.insts.len() as u32;
+            draft.label_at.insert(label.text, label.span);
             draft.labels.push((label.text.to_string(), pc, label.span));
             toks = &toks[2..];
         }
@@ -117,7 +135,7 @@ pub fn parse_program(file_name: &str, source: &str) -> Result<Program, SyntaxErr
             directive(&mut drafts, has_kernel_directive, toks, source)?;
         } else {
             let draft = current(
-                &mut drafts,
+                &mut drafts.list,
                 has_kernel_directive,
                 first.span,
                 "an instruction",
@@ -128,6 +146,7 @@ pub fn parse_program(file_name: &str, source: &str) -> Result<Program, SyntaxErr
             });
         }
     }
+    let drafts = drafts.list;
     if drafts.is_empty() {
         let span = Span {
             start: 0,
@@ -210,7 +229,7 @@ fn current<'d, 's, 'a>(
 }
 
 fn directive<'s, 'a>(
-    drafts: &mut Vec<KernelDraft<'s, 'a>>,
+    drafts: &mut Drafts<'s, 'a>,
     has_kernel_directive: bool,
     toks: &'s [Token<'a>],
     source: &str,
@@ -235,20 +254,21 @@ fn directive<'s, 'a>(
             )
             .expected("end of line"));
         }
-        if let Some(prev) = drafts.iter().find(|k| k.name == name.text) {
+        if let Some(prev) = drafts.declared_at.get(name.text) {
             return Err(SyntaxError::new(
                 name.span,
                 format!(
                     "duplicate kernel `{}` (first declared on line {})",
-                    name.text, prev.span.line
+                    name.text, prev.line
                 ),
             )
             .expected("a new kernel name"));
         }
-        drafts.push(KernelDraft::new(
-            name.text.to_string(),
-            join(d.span, name.span),
-        ));
+        let span = join(d.span, name.span);
+        drafts.declared_at.insert(name.text, span);
+        drafts
+            .list
+            .push(KernelDraft::new(name.text.to_string(), span));
         return Ok(());
     }
     if !LaunchBuilder::is_launch_directive(d.text) {
@@ -258,7 +278,7 @@ fn directive<'s, 'a>(
         );
     }
     let draft = current(
-        drafts,
+        &mut drafts.list,
         has_kernel_directive,
         d.span,
         &format!("`{}`", d.text),
@@ -286,8 +306,9 @@ fn finish_kernel(draft: KernelDraft, source: &str) -> Result<Kernel, SyntaxError
             addresses.entry(a).or_default().push(pc as u32);
         }
     }
+    let params = ByName::params(&launch.params);
     let ctx = ops::Ctx {
-        params: &launch.params,
+        params: &params,
         labels: &labels,
         addresses: &addresses,
         num_insts: draft.insts.len() as u32,

@@ -15,8 +15,11 @@
 //! * Addresses `[Ra]`, `[Ra + imm]`, `[Ra - imm]`, `[imm]`, `[RZ + imm]`, `[R2.64 + imm]`.
 
 use super::super::lexer::{join, Cursor, SyntaxError, TokKind, Token};
-use super::super::program::{number, NumberLit};
+use super::super::program::{number, ByName, NumberLit};
 use crate::ir::{Operand, ParamDecl, Pred, PredSrc, Reg, Scalar, Span, SpecialReg, Src, SrcMod};
+
+/// The kernel's buffers and parameters by name, for `c[0x0][NAME]`.
+pub type Params<'k> = ByName<'k, ParamDecl>;
 
 /// One operand's tokens (between commas).
 #[derive(Debug, Clone, Copy)]
@@ -252,7 +255,7 @@ fn is_uniform(upper: &str) -> bool {
 /// Parses one operand. `params` resolves `c[0x0][NAME]`.
 pub fn parse_operand<'a>(
     op: &RawOperand<'_, 'a>,
-    params: &[ParamDecl],
+    params: &Params,
 ) -> Result<Parsed<'a>, SyntaxError> {
     let mut cur = Cursor::over(op.toks, op.span);
     let parsed = operand(&mut cur, params)?;
@@ -260,7 +263,7 @@ pub fn parse_operand<'a>(
     Ok(parsed)
 }
 
-fn operand<'a>(cur: &mut Cursor<'_, 'a>, params: &[ParamDecl]) -> Result<Parsed<'a>, SyntaxError> {
+fn operand<'a>(cur: &mut Cursor<'_, 'a>, params: &Params) -> Result<Parsed<'a>, SyntaxError> {
     let Some(first) = cur.peek() else {
         return Err(cur.error_expected("an operand"));
     };
@@ -399,7 +402,7 @@ fn immediate<'a>(cur: &mut Cursor<'_, 'a>) -> Result<Parsed<'a>, SyntaxError> {
 }
 
 /// `c[BANK][OFFSET]` after the `c`.
-fn const_ref(cur: &mut Cursor, params: &[ParamDecl]) -> Result<(u8, u32), SyntaxError> {
+fn const_ref(cur: &mut Cursor, params: &Params) -> Result<(u8, u32), SyntaxError> {
     cur.expect_punct("[")?;
     let (bank, bank_span) = number(cur)?;
     let bank = match bank.value {
@@ -420,8 +423,8 @@ fn const_ref(cur: &mut Cursor, params: &[ParamDecl]) -> Result<(u8, u32), Syntax
         .filter(|t| t.is_word() && super::super::program::number_word(t.text).is_none())
     {
         cur.next();
-        let Some(p) = params.iter().find(|p| p.name == tok.text) else {
-            let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+        let Some(p) = params.get(tok.text) else {
+            let names: Vec<&str> = params.items().iter().map(|p| p.name.as_str()).collect();
             let expected = if names.is_empty() {
                 "a byte offset (no buffers or parameters are declared)".to_string()
             } else {
@@ -642,7 +645,7 @@ pub fn imm_bits(imm: &Imm, kind: ImmKind, span: Span) -> Result<u64, SyntaxError
 }
 
 /// A plain register (no modifier, no `.64`).
-pub fn want_reg(op: &RawOperand, params: &[ParamDecl], what: &str) -> Result<Reg, SyntaxError> {
+pub fn want_reg(op: &RawOperand, params: &Params, what: &str) -> Result<Reg, SyntaxError> {
     match parse_operand(op, params)? {
         Parsed::Reg {
             reg,
@@ -664,11 +667,7 @@ pub fn want_reg(op: &RawOperand, params: &[ParamDecl], what: &str) -> Result<Reg
 }
 
 /// A predicate destination (no `!`).
-pub fn want_pred_dst(
-    op: &RawOperand,
-    params: &[ParamDecl],
-    what: &str,
-) -> Result<Pred, SyntaxError> {
+pub fn want_pred_dst(op: &RawOperand, params: &Params, what: &str) -> Result<Pred, SyntaxError> {
     match parse_operand(op, params)? {
         Parsed::Pred(PredSrc {
             pred,
@@ -683,11 +682,7 @@ pub fn want_pred_dst(
 }
 
 /// A predicate source (`P0`, `!P1`, `PT`, `!PT`).
-pub fn want_pred_src(
-    op: &RawOperand,
-    params: &[ParamDecl],
-    what: &str,
-) -> Result<PredSrc, SyntaxError> {
+pub fn want_pred_src(op: &RawOperand, params: &Params, what: &str) -> Result<PredSrc, SyntaxError> {
     match parse_operand(op, params)? {
         Parsed::Pred(p) => Ok(p),
         other => Err(kind_error(op, &other, what)),
@@ -708,7 +703,7 @@ pub fn is_pred(op: &RawOperand) -> bool {
 /// A source: register, immediate or `c[][]`, with the modifiers `mods` allows.
 pub fn want_src(
     op: &RawOperand,
-    params: &[ParamDecl],
+    params: &Params,
     kind: ImmKind,
     mods: Mods,
     what: &str,
@@ -761,7 +756,7 @@ pub fn want_src(
 /// (`.E` addressing); `allow_pair`: `.64` may be written.
 pub fn want_address(
     op: &RawOperand,
-    params: &[ParamDecl],
+    params: &Params,
     pair_base: bool,
     allow_pair: bool,
 ) -> Result<crate::ir::Address, SyntaxError> {

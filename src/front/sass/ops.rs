@@ -9,17 +9,17 @@ use super::super::lexer::{end_of, join, sub_span, SyntaxError, Token};
 use super::super::program::number_word;
 use super::operands::{
     imm_bits, is_pred, parse_operand, predicate_word, split_operands, want_address, want_pred_dst,
-    want_pred_src, want_reg, want_src, ImmKind, Mods, Parsed, RawOperand, SpecialName,
+    want_pred_src, want_reg, want_src, ImmKind, Mods, Params, Parsed, RawOperand, SpecialName,
 };
 use crate::ir::{
-    AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Guard, ImadMode, MemOrder, Op, Operand, ParamDecl,
-    Pred, PredSrc, Reg, Round, Scalar, Scope, ShfInst, Space, Span, Src, Ty, UnOp, VoteMode,
+    AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Guard, ImadMode, MemOrder, Op, Operand, Pred,
+    PredSrc, Reg, Round, Scalar, Scope, ShfInst, Space, Span, Src, Ty, UnOp, VoteMode,
 };
 use std::collections::HashMap;
 
 /// What an instruction needs from its kernel to be lowered.
 pub struct Ctx<'k> {
-    pub params: &'k [ParamDecl],
+    pub params: &'k Params<'k>,
     /// Label name to instruction index.
     pub labels: &'k HashMap<String, u32>,
     /// cuobjdump address (from `/*0040*/` prefixes) to the instructions that carry it.
@@ -257,7 +257,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
     // -----------------------------------------------------------------------------------------
     // helpers
 
-    fn params(&self) -> &'k [ParamDecl] {
+    fn params(&self) -> &'k Params<'k> {
         self.ctx.params
     }
 

@@ -1839,6 +1839,98 @@ fn defaults_and_multiple_kernels() {
     assert_eq!(k.launch.expects.len(), 2);
 }
 
+/// Thousands of labels, kernels and buffers: each name resolves to its own definition and a
+/// repeated name is reported against its first definition (names are looked up by hash, not by
+/// a search through every earlier one).
+#[test]
+fn many_labels_kernels_and_buffers() {
+    const N: usize = 3000;
+    // Labels: `BRA l{i}` jumps over one instruction to `l{i}:`.
+    let mut src = String::new();
+    for i in 0..N {
+        src += &format!("BRA l{i} ;\nNOP ;\nl{i}:\n");
+    }
+    src += "EXIT ;\n";
+    let k = kernel(&src);
+    assert_eq!(k.labels.len(), N);
+    assert_eq!(k.labels[N - 1], (format!("l{}", N - 1), 2 * N as u32));
+    for i in [0, 1, N / 2, N - 1] {
+        let want = Op::Branch {
+            target: 2 * i as u32 + 2,
+            uniform: false,
+        };
+        assert_eq!(k.insts[2 * i].op, want, "BRA l{i}");
+    }
+    let dup = format!("{src}l{}:\nEXIT ;\n", N / 2);
+    let line = 3 * N as u32 + 2;
+    let first = 3 * (N / 2) as u32 + 3;
+    err_at(
+        &dup,
+        line,
+        1,
+        &format!(
+            "duplicate label `l{}` (first defined on line {first})",
+            N / 2
+        ),
+    );
+
+    // Kernels.
+    let mut src = String::new();
+    for i in 0..N {
+        src += &format!(".kernel k{i}\nEXIT ;\n");
+    }
+    let p = program(&src);
+    assert_eq!(p.kernels.len(), N);
+    assert_eq!(p.kernels[N - 1].name, format!("k{}", N - 1));
+    let dup = format!("{src}.kernel k{}\nEXIT ;\n", N / 2);
+    err_at(
+        &dup,
+        2 * N as u32 + 1,
+        9,
+        &format!(
+            "duplicate kernel `k{}` (first declared on line {})",
+            N / 2,
+            2 * (N / 2) + 1
+        ),
+    );
+
+    // Buffers, each named by an instruction and an expectation.
+    let mut decls = String::new();
+    let mut code = String::new();
+    let mut expects = String::new();
+    for i in 0..N {
+        decls += &format!(".buffer b{i} u32[1] = 0\n");
+        code += &format!("MOV R0, c[0x0][b{i}] ;\n");
+        expects += &format!(".expect b{i}[0] == 0\n");
+    }
+    let k = kernel(&format!("{decls}{code}EXIT ;\n{expects}"));
+    assert_eq!(k.launch.params.len(), N);
+    assert_eq!(k.launch.expects.len(), N);
+    for i in [0, 1, N / 2, N - 1] {
+        let offset = 0x160 + 8 * i as u32;
+        assert_eq!(k.launch.params[i].cbank_offset, offset);
+        let want = Op::Mov {
+            ty: Ty::U32,
+            dst: r(0),
+            src: Operand::Const { bank: 0, offset },
+        };
+        assert_eq!(k.insts[i].op, want, "c[0x0][b{i}]");
+    }
+    err_at(
+        &format!("{decls}.param b{} u32 = 1\nEXIT ;\n", N / 2),
+        N as u32 + 1,
+        8,
+        &format!("`b{}` is already declared on line {}", N / 2, N / 2 + 1),
+    );
+    let e = err_at(
+        &format!("{decls}EXIT ;\n.expect nope[0] == 0\n"),
+        N as u32 + 2,
+        9,
+        "unknown buffer `nope`",
+    );
+    assert!(e.expected.unwrap().starts_with("one of b0 b1 b2 "));
+}
+
 #[test]
 fn register_counts_include_pairs() {
     assert_eq!(kernel("ATOMS.CAS.64 R0, [R9], R4, R6").num_regs, 10);

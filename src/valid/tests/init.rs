@@ -144,3 +144,10 @@ fn rz_is_never_zeroed_and_registers_never_used_need_nothing() {
         .build();
     assert_eq!(must_zero(&k), Vec::<usize>::new());
 }
+
+#[test]
+fn writes_travel_down_a_long_chain_of_backward_branches() {
+    // R1 is written on the only path to its read, R2 only under a guard on it.
+    let k = super::live::backward_chain(3000);
+    assert_eq!(must_zero(&k), vec![2]);
+}

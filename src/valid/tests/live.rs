@@ -63,3 +63,50 @@ fn loops_keep_loop_carried_values_live_around_the_back_edge() {
     // After the store nothing is.
     assert_eq!(live_after(&k, 5), Vec::<usize>::new());
 }
+
+/// A kernel whose control runs down a chain of `links` backward branches: it jumps to the
+/// last link, each link jumps to the one before it, and the first lands on a read of R1 and R2.
+/// The last link writes R1 (unguarded), the middle one writes R2 under `@P0`.
+///
+/// ```text
+/// 0: ISETP P0 = c[0x0][0x0] == 0       2: IADD3 R0 = R1 + R2       4 + 2i: link i payload
+/// 1: BRA link `links - 1`              3: EXIT                     5 + 2i: BRA link i - 1 (or 2)
+/// ```
+pub(super) fn backward_chain(links: u32) -> Kernel {
+    let mut b = KernelBuilder::sass()
+        .op(isetp(CmpOp::Eq, Ty::U32, 0, cbank(0x0), imm(0)))
+        .op(bra(4 + 2 * (links - 1)))
+        .op(iadd3(0, reg(1), reg(2), reg(Reg::RZ.0)))
+        .op(exit());
+    for i in 0..links {
+        b = if i == links - 1 {
+            b.op(mov(Ty::U32, 1, imm(1)))
+        } else if i == links / 2 {
+            b.guarded(at(0), mov(Ty::U32, 2, imm(7)))
+        } else {
+            b.op(nop())
+        };
+        b = b.op(bra(if i == 0 { 2 } else { 2 + 2 * i }));
+    }
+    b.build()
+}
+
+#[test]
+fn liveness_travels_down_a_long_chain_of_backward_branches() {
+    const LINKS: u32 = 3000;
+    let k = backward_chain(LINKS);
+    let info = valid(&k);
+    let live = |pc: usize| -> Vec<usize> {
+        (0..k.num_regs as usize)
+            .filter(|&r| info.live_out[pc][r / 64] >> (r % 64) & 1 != 0)
+            .collect()
+    };
+    // R2 is never written unguarded, so it is live from the start; R1 from its write on.
+    assert_eq!(live(0), vec![2]);
+    assert_eq!(live(1), vec![2]);
+    assert_eq!(live(2), Vec::<usize>::new());
+    assert_eq!(live(3), Vec::<usize>::new());
+    for pc in 4..k.insts.len() {
+        assert_eq!(live(pc), vec![1, 2], "after {pc}");
+    }
+}
