@@ -42,8 +42,8 @@ fn write_stdout(args: std::fmt::Arguments) {
     }
 }
 
-/// A number of seconds on the command line: finite, not negative, at most ~31 years (so it
-/// converts to a `Duration`).
+/// A number of seconds on the command line: 0, or finite from 1 ms to ~31 years (so it
+/// converts to a nonzero `Duration`).
 fn seconds(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()
@@ -51,6 +51,12 @@ fn seconds(s: &str) -> Result<f64, String> {
         .map_err(|_| format!("`{s}` is not a number of seconds"))?;
     if !v.is_finite() || !(0.0..=1e9).contains(&v) {
         return Err(format!("`{s}`: expected seconds between 0 and 1e9"));
+    }
+    if v > 0.0 && v < 1e-3 {
+        // It would round to a zero `Duration`, a watchdog that fires at once (0 means none).
+        return Err(format!(
+            "`{s}`: expected 0 (none) or at least 0.001 seconds"
+        ));
     }
     Ok(v)
 }
@@ -450,11 +456,12 @@ fn bench(args: BenchArgs) -> u8 {
             }
         };
         let cfg = prepared.config();
-        let lanes: u64 = cfg
+        // Validated launches have at most ~2^73 lanes: u128 holds them.
+        let lanes: u128 = cfg
             .grid
             .iter()
             .chain(&cfg.block)
-            .map(|&d| d as u64)
+            .map(|&d| d as u128)
             .product();
         let started = std::time::Instant::now();
         let mut bar: Option<indicatif::ProgressBar> = None;

@@ -30,6 +30,10 @@ pub const ALLOC_ALIGN: u64 = 256;
 /// (`docs/memory-model.md`, "Generic addresses").
 pub const GENERIC_SHARED_BASE: u64 = 0x0000_7e00_0000_0000;
 
+// The JIT's one-compare access check (`jit::abi::limits`) and the trap reason it derives from
+// the address both need a region offset to be aligned exactly when the address is.
+const _: () = assert!(GLOBAL_BASE % 8 == 0 && GENERIC_SHARED_BASE % 8 == 0);
+
 /// The space and in-space address a generic address refers to: an address at or above
 /// [`GLOBAL_BASE`] is that global address; an address inside
 /// `GENERIC_SHARED_BASE .. GENERIC_SHARED_BASE + SHARED_WINDOW_BYTES` is the shared offset
@@ -220,7 +224,7 @@ impl Region {
             let at = offset as usize + i;
             if at % 8 == 0 && out.len() - i >= 8 {
                 let word = self.words[at / 8].load(Ordering::Relaxed);
-                out[i..i + 8].copy_from_slice(&word.to_le_bytes());
+                out[i..i + 8].copy_from_slice(&word.to_ne_bytes());
                 i += 8;
             } else {
                 out[i] = self.atomic_u8(at).load(Ordering::Relaxed);
@@ -241,7 +245,7 @@ impl Region {
         while i < data.len() {
             let at = offset as usize + i;
             if at % 8 == 0 && data.len() - i >= 8 {
-                let word = u64::from_le_bytes(data[i..i + 8].try_into().expect("8 bytes"));
+                let word = u64::from_ne_bytes(data[i..i + 8].try_into().expect("8 bytes"));
                 self.words[at / 8].store(word, Ordering::Relaxed);
                 i += 8;
             } else {

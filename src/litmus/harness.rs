@@ -419,30 +419,37 @@ fn run_with_stacks(
         )));
     }
     let name = names[0].to_string();
+    // The buffers' size from the declarations, before any memory is allocated or written.
+    let (kernel, _) = module.kernel(&name).map_err(LitmusError::Load)?;
+    let declared_bytes = kernel
+        .launch
+        .params
+        .iter()
+        .fold(0u64, |sum, p| match &p.kind {
+            crate::ir::ParamKind::Buffer { elem, len, .. } => {
+                sum.saturating_add(len.saturating_mul(u64::from(elem.bytes())))
+            }
+            _ => sum,
+        });
+    if declared_bytes > MAX_BUFFER_BYTES {
+        return Err(LitmusError::Setup(format!(
+            "{file_name}: the buffers total {declared_bytes} bytes; a litmus test's buffers total \
+             at most {MAX_BUFFER_BYTES} bytes (they are restored after every iteration)"
+        )));
+    }
     let instances = options.instances;
     let prepare = || {
         module
             .prepare(&name, &Overrides::default(), Backend::Jit, false)
             .map_err(LitmusError::Load)
     };
-    // One copy first, to check its size before making the others.
+    // One copy first, to check its grid before making the others.
     let first = prepare()?;
     let threads: u64 = first.config().grid.iter().map(|&d| u64::from(d)).product();
     if !(1..=MAX_LITMUS_THREADS).contains(&threads) {
         return Err(LitmusError::Setup(format!(
             "{file_name}: the grid has {threads} CTAs; a litmus test has 1 to {MAX_LITMUS_THREADS} \
              (one host thread each)"
-        )));
-    }
-    let buffer_bytes = first
-        .global()
-        .allocations()
-        .iter()
-        .fold(0u64, |sum, &(_, size)| sum.saturating_add(size));
-    if buffer_bytes > MAX_BUFFER_BYTES {
-        return Err(LitmusError::Setup(format!(
-            "{file_name}: the buffers total {buffer_bytes} bytes; a litmus test's buffers total \
-             at most {MAX_BUFFER_BYTES} bytes (they are restored after every iteration)"
         )));
     }
     let mut prepared = Vec::with_capacity(instances);

@@ -23,7 +23,7 @@ fn assert_usage_error(args: &[&str]) -> String {
 #[test]
 fn seconds_must_be_finite_and_not_negative() {
     let p = counter();
-    for bad in ["1e20", "inf", "nan", "-1", "x"] {
+    for bad in ["1e20", "inf", "nan", "-1", "x", "1e-9"] {
         let err = assert_usage_error(&["run", &p, &format!("--timeout={bad}")]);
         assert!(err.contains("--timeout"), "{err}");
         assert_usage_error(&["bench", &p, &format!("--timeout={bad}")]);
