@@ -1,7 +1,9 @@
 //! Differential property test: generated kernels run on the reference interpreter and on the
 //! Cranelift JIT (through `exec::launch`, deterministic schedule) must agree on the whole global
 //! memory image (every register of every thread is stored there at the end), on the trap, and
-//! on the launch counters.
+//! on the launch counters. The JIT runs each kernel twice: compiled as one function, and split
+//! into chunks of 1–8 instructions (`jit::compile_chunked`), so that every control transfer is
+//! also checked across functions.
 //!
 //! Kernels mix the ALU (IADD3 with carries, IMAD, LEA, SHF, LOP3, ISETP, SEL, shifts, division,
 //! conversions, float arithmetic), predicates and votes, forward branches (divergent), loops
@@ -1120,36 +1122,54 @@ fn check_seed(seed: u64) -> Result<(), TestCaseError> {
             )))
         }
     };
-    let jit_kernel = jit::compile(&kernel, &info)
-        .map_err(|e| TestCaseError::fail(format!("seed {seed:#x}: {e}")))?;
     let (want, want_mem) = run(&kernel, &info, &Interpreter::new(), grid, block, seed);
-    let (got, got_mem) = run(&kernel, &info, &jit_kernel, grid, block, seed);
+    // The kernel as one function, and split into chunks of a few instructions so that every
+    // kind of control transfer also crosses functions (`Continue`).
+    for chunk in [usize::MAX, [1, 2, 3, 5, 8][seed as usize % 5]] {
+        let jit_kernel = jit::compile_chunked(&kernel, &info, chunk)
+            .map_err(|e| TestCaseError::fail(format!("seed {seed:#x}: {e}")))?;
+        let (got, got_mem) = run(&kernel, &info, &jit_kernel, grid, block, seed);
+        compare(seed, chunk, &kernel, &want, &want_mem, &got, &got_mem)?;
+    }
+    Ok(())
+}
+
+/// The interpreter's outcome and memory image against the JIT's.
+fn compare(
+    seed: u64,
+    chunk: usize,
+    kernel: &Kernel,
+    want: &Result<LaunchStats, LaunchError>,
+    want_mem: &[u8],
+    got: &Result<LaunchStats, LaunchError>,
+    got_mem: &[u8],
+) -> Result<(), TestCaseError> {
     let describe = |r: &Result<LaunchStats, LaunchError>| match r {
         Ok(s) => format!("ok {:?}", s.stats),
         Err(e) => format!("{e}"),
     };
-    let same_outcome = match (&want, &got) {
+    let same_outcome = match (want, got) {
         (Ok(a), Ok(b)) => a.stats == b.stats,
         (Err(LaunchError::Trap(a)), Err(LaunchError::Trap(b))) => a == b,
         _ => false,
     };
     if !same_outcome {
         return Err(TestCaseError::fail(format!(
-            "seed {seed:#x}: outcomes differ\n interp: {}\n jit:    {}\n{}",
-            describe(&want),
-            describe(&got),
-            dump(&kernel)
+            "seed {seed:#x}, chunks of {chunk}: outcomes differ\n interp: {}\n jit:    {}\n{}",
+            describe(want),
+            describe(got),
+            dump(kernel)
         )));
     }
     if let Some(i) = (0..want_mem.len()).find(|&i| want_mem[i] != got_mem[i]) {
         let word = i / 4 * 4;
         let w = |m: &[u8]| u32::from_le_bytes(m[word..word + 4].try_into().unwrap());
         return Err(TestCaseError::fail(format!(
-            "seed {seed:#x}: memory differs first at arena offset {word:#x} (out word {}): interp {:#010x}, jit {:#010x}\n{}",
+            "seed {seed:#x}, chunks of {chunk}: memory differs first at arena offset {word:#x} (out word {}): interp {:#010x}, jit {:#010x}\n{}",
             (word as i64 - DATA_BYTES.next_multiple_of(256) as i64) / 4,
-            w(&want_mem),
-            w(&got_mem),
-            dump(&kernel)
+            w(want_mem),
+            w(got_mem),
+            dump(kernel)
         )));
     }
     Ok(())

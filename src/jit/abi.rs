@@ -1,6 +1,7 @@
 //! The warp-context ABI between the generated code and [`super::JitKernel::run_group`].
 //!
-//! Generated code is one function per kernel:
+//! Generated code is one function per kernel, or per chunk of a long kernel (all with this
+//! signature; a chunk returns `Event::Continue` when control moves to another chunk):
 //!
 //! ```text
 //! extern "C" fn(ctx: *mut WarpCtx, pc: u32, mask: u32, stop_pc: u32) -> u32
@@ -136,6 +137,9 @@ pub enum Event {
     /// `pc` is not a resume point of the compiled function (see `translate::resume_points`);
     /// nothing ran.
     NotResumable = 6,
+    /// Control left this function's chunk of the kernel (`translate::Plan`): `out_a` = the pc
+    /// to continue at (the first instruction of another chunk), `out_b` = mask.
+    Continue = 7,
 }
 
 impl Event {
@@ -148,6 +152,7 @@ impl Event {
             4 => Event::Reconverge,
             5 => Event::Trap,
             6 => Event::NotResumable,
+            7 => Event::Continue,
             _ => return None,
         })
     }

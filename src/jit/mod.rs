@@ -1,5 +1,8 @@
-//! The Cranelift warp compiler: each validated kernel becomes one native function that runs one
-//! group of one warp from a resume point until the next event the scheduler must see.
+//! The Cranelift warp compiler: each validated kernel becomes native code that runs one group
+//! of one warp from a resume point until the next event the scheduler must see. A kernel is one
+//! function, or for long kernels one function per chunk of ~1024 instructions
+//! (`translate::Plan`: register allocation costs more than linear time in a function's
+//! length); `JitKernel::run_group` follows control from chunk to chunk itself.
 //!
 //! * [`compile`] translates `(Kernel, KernelInfo)` into a [`JitKernel`], which implements
 //!   [`WarpRunner`] with exactly the behaviour the reference interpreter has: the same
@@ -70,7 +73,10 @@ type EntryFn = unsafe extern "C" fn(*mut WarpCtx, u32, u32, u32) -> u32;
 
 /// A compiled kernel: native code for one group of one warp.
 pub struct JitKernel {
-    entry: EntryFn,
+    /// One function per chunk of the kernel (`translate::Plan`), in pc order.
+    entries: Vec<EntryFn>,
+    /// The first pc of each chunk.
+    chunk_starts: Vec<u32>,
     /// The code's owner; only touched again to free the code on drop.
     module: Mutex<Option<JITModule>>,
     slow: Box<SlowPaths>,
@@ -146,13 +152,14 @@ fn signature(isa: &OwnedTargetIsa) -> Signature {
     sig
 }
 
-/// Builds the Cranelift function of `kernel` (not yet compiled).
-fn build_function(
+/// Builds the Cranelift functions of `kernel`, one per chunk of `plan` (not yet compiled).
+fn build_functions(
     kernel: &Kernel,
     info: &KernelInfo,
     isa: &OwnedTargetIsa,
     slow: &mut SlowPaths,
-) -> Result<Function, JitError> {
+    plan: &translate::Plan,
+) -> Result<Vec<Function>, JitError> {
     if info.is_join.len() < kernel.insts.len() {
         return Err(JitError::Invalid {
             kernel: kernel.name.clone(),
@@ -165,85 +172,128 @@ fn build_function(
         });
     }
     slow.num_regs = kernel.num_regs;
-    let mut func =
-        Function::with_name_signature(UserFuncName::testcase(&kernel.name), signature(isa));
+    let mut funcs = Vec::with_capacity(plan.starts.len());
     let mut fb_ctx = FunctionBuilderContext::new();
-    let builder = FunctionBuilder::new(&mut func, &mut fb_ctx);
-    translate::Translator::build(builder, kernel, info, slow, isa.frontend_config())?;
-    Ok(func)
+    for chunk in 0..plan.starts.len() {
+        let name = if chunk == 0 {
+            kernel.name.clone()
+        } else {
+            format!("{}_chunk{chunk}", kernel.name)
+        };
+        let mut func = Function::with_name_signature(UserFuncName::testcase(&name), signature(isa));
+        let builder = FunctionBuilder::new(&mut func, &mut fb_ctx);
+        translate::Translator::build(
+            builder,
+            kernel,
+            info,
+            slow,
+            isa.frontend_config(),
+            plan,
+            chunk,
+        )?;
+        funcs.push(func);
+    }
+    Ok(funcs)
 }
 
-/// The Cranelift IR of `kernel`'s warp function, as text (before optimisation).
+/// The Cranelift IR of `kernel`'s warp functions (one per chunk), as text (before
+/// optimisation).
 pub fn dump_clif(kernel: &Kernel, info: &KernelInfo) -> Result<String, JitError> {
     let isa = host_isa()?;
     let mut slow = SlowPaths::default();
-    let func = build_function(kernel, info, &isa, &mut slow)?;
-    Ok(func.display().to_string())
+    let plan = translate::Plan::new(kernel, info, translate::CHUNK_INSTS);
+    let funcs = build_functions(kernel, info, &isa, &mut slow, &plan)?;
+    Ok(funcs.iter().map(|f| f.display().to_string()).collect())
 }
 
-/// The host machine code of `kernel`'s warp function after optimisation and register
+/// The host machine code of `kernel`'s warp functions after optimisation and register
 /// allocation, as Cranelift's disassembly of its lowered code (for `atomjit dump asm`).
 pub fn dump_asm(kernel: &Kernel, info: &KernelInfo) -> Result<String, JitError> {
     let isa = host_isa()?;
     let mut slow = SlowPaths::default();
-    let func = build_function(kernel, info, &isa, &mut slow)?;
-    let mut ctx = cranelift_codegen::Context::for_function(func);
-    ctx.set_disasm(true);
-    let mut ctrl = cranelift_codegen::control::ControlPlane::default();
-    let compiled = ctx
-        .compile(&*isa, &mut ctrl)
-        .map_err(|e| JitError::Codegen {
-            kernel: kernel.name.clone(),
-            message: format!("{:?}", e.inner),
-        })?;
-    Ok(compiled.vcode.clone().unwrap_or_default())
+    let plan = translate::Plan::new(kernel, info, translate::CHUNK_INSTS);
+    let mut text = String::new();
+    for func in build_functions(kernel, info, &isa, &mut slow, &plan)? {
+        let mut ctx = cranelift_codegen::Context::for_function(func);
+        ctx.set_disasm(true);
+        let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+        let compiled = ctx
+            .compile(&*isa, &mut ctrl)
+            .map_err(|e| JitError::Codegen {
+                kernel: kernel.name.clone(),
+                message: format!("{:?}", e.inner),
+            })?;
+        text.push_str(compiled.vcode.as_deref().unwrap_or_default());
+    }
+    Ok(text)
 }
 
 /// Compiles `kernel` (validated, with its `info`) to native code.
 pub fn compile(kernel: &Kernel, info: &KernelInfo) -> Result<JitKernel, JitError> {
+    compile_chunked(kernel, info, translate::CHUNK_INSTS)
+}
+
+/// [`compile`] with chunks of `chunk_insts` instructions (tests use tiny chunks to run every
+/// path across chunk boundaries).
+pub fn compile_chunked(
+    kernel: &Kernel,
+    info: &KernelInfo,
+    chunk_insts: usize,
+) -> Result<JitKernel, JitError> {
     let isa = host_isa()?;
     let mut slow = Box::new(SlowPaths::default());
-    let func = build_function(kernel, info, &isa, &mut slow)?;
+    let plan = translate::Plan::new(kernel, info, chunk_insts);
+    let funcs = build_functions(kernel, info, &isa, &mut slow, &plan)?;
     let codegen = |e: &dyn std::fmt::Display| JitError::Codegen {
         kernel: kernel.name.clone(),
         message: e.to_string(),
     };
 
     let mut module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
-    let sig = func.signature.clone();
-    let id = module
-        .declare_function("warp", Linkage::Local, &sig)
-        .map_err(|e| codegen(&e))?;
-    let mut ctx = module.make_context();
-    ctx.func = func;
-    if let Err(e) = module.define_function(id, &mut ctx) {
-        let detail = match &e {
-            cranelift_module::ModuleError::Compilation(
-                cranelift_codegen::CodegenError::Verifier(errs),
-            ) => cranelift_codegen::print_errors::pretty_verifier_error(
-                &ctx.func,
-                None,
-                errs.clone(),
-            ),
-            other => other.to_string(),
-        };
-        return Err(codegen(&detail));
+    let mut ids = Vec::with_capacity(funcs.len());
+    for (i, func) in funcs.into_iter().enumerate() {
+        let sig = func.signature.clone();
+        let id = module
+            .declare_function(&format!("warp{i}"), Linkage::Local, &sig)
+            .map_err(|e| codegen(&e))?;
+        let mut ctx = module.make_context();
+        ctx.func = func;
+        if let Err(e) = module.define_function(id, &mut ctx) {
+            let detail = match &e {
+                cranelift_module::ModuleError::Compilation(
+                    cranelift_codegen::CodegenError::Verifier(errs),
+                ) => cranelift_codegen::print_errors::pretty_verifier_error(
+                    &ctx.func,
+                    None,
+                    errs.clone(),
+                ),
+                other => other.to_string(),
+            };
+            return Err(codegen(&detail));
+        }
+        ids.push(id);
     }
     module.finalize_definitions().map_err(|e| codegen(&e))?;
-    let code = module.get_finalized_function(id);
-    // SAFETY: `code` is the finalized function declared with `signature()`, which is
-    // `(i64, i32, i32, i32) -> i32` in the host's default C calling convention, matching
-    // `EntryFn`. The code stays mapped until `module` is freed in `Drop`.
-    let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
+    let entries = ids
+        .iter()
+        .map(|&id| {
+            let code = module.get_finalized_function(id);
+            // SAFETY: `code` is a finalized function declared with `signature()`, which is
+            // `(i64, i32, i32, i32) -> i32` in the host's default C calling convention,
+            // matching `EntryFn`. The code stays mapped until `module` is freed in `Drop`.
+            unsafe { std::mem::transmute::<*const u8, EntryFn>(code) }
+        })
+        .collect();
     Ok(JitKernel {
-        entry,
+        entries,
+        chunk_starts: plan.starts.iter().map(|&s| s as u32).collect(),
         module: Mutex::new(Some(module)),
         slow,
         num_insts: kernel.insts.len() as u32,
         num_regs: kernel.num_regs,
         num_preds: kernel.num_preds,
         warp_size: kernel.warp_size,
-        resumable: translate::resume_points(kernel, info),
+        resumable: plan.resume,
     })
 }
 
@@ -405,7 +455,7 @@ impl JitKernel {
         // (the implicit-exit block). The regions are accessed with plain moves while other
         // threads may use host atomics on them, which is what `Region` is designed for (every
         // access is naturally aligned and single-copy atomic on the host).
-        let code = unsafe { (self.entry)(ctx, pc_arg, mask, stop_pc.unwrap_or(NO_STOP)) };
+        let code = unsafe { self.enter(ctx, pc_arg, mask, stop_pc.unwrap_or(NO_STOP)) };
         warp.exited = ctx.exited;
         match Event::from_code(code) {
             Some(Event::Exited) => GroupExit::Exited,
@@ -428,7 +478,9 @@ impl JitKernel {
             Some(Event::Reconverge) => GroupExit::Reconverge { mask: ctx.out_b },
             // Only a pc outside the entry table gets here (nothing ran); the generated code
             // returns no other code.
-            Some(Event::NotResumable) | None => {
+            // `enter` follows every `Continue`, so only a pc outside the entry table gets here
+            // (nothing ran); the generated code returns no other code.
+            Some(Event::NotResumable) | Some(Event::Continue) | None => {
                 crate::interp::run_group(warp, env, pc, mask, stop_pc)
             }
             Some(Event::Trap) => match self.slow.trap_sites.get(ctx.out_a as usize) {
@@ -464,6 +516,30 @@ impl JitKernel {
 }
 
 impl JitKernel {
+    /// Runs the compiled code from `pc`: the function of `pc`'s chunk, then, while control
+    /// moves to another chunk (`Continue`), that chunk's function. Returns the first other
+    /// event code.
+    ///
+    /// # Safety
+    /// As for a call of one entry function: `ctx` is a live, correctly built context for this
+    /// kernel (see `call`), and `pc <= num_insts`.
+    #[inline(always)]
+    unsafe fn enter(&self, ctx: &mut WarpCtx, mut pc: u32, mut mask: u32, stop: u32) -> u32 {
+        loop {
+            let chunk = self
+                .chunk_starts
+                .partition_point(|&s| s <= pc)
+                .saturating_sub(1);
+            // SAFETY: per this function's contract; every entry has the same contract, and a
+            // `Continue` pc is a chunk start below `num_insts`.
+            let code = unsafe { (self.entries[chunk])(ctx, pc, mask, stop) };
+            if code != Event::Continue as u32 {
+                return code;
+            }
+            (pc, mask) = (ctx.out_a, ctx.out_b);
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn run_group_cold(

@@ -1930,3 +1930,40 @@ fn the_rotated_compare_accepts_exactly_the_aligned_in_range_accesses() {
         }
     }
 }
+
+#[test]
+fn long_kernels_split_into_chunks_at_resume_points() {
+    // 0..=9: NOP ×10 (straight line), 10: BRA 13, 11–12: NOP, 13: EXIT.
+    let mut b = KernelBuilder::new();
+    for _ in 0..10 {
+        b.push(Op::Nop);
+    }
+    b.push(Op::Branch {
+        target: 13,
+        uniform: true,
+    })
+    .push(Op::Nop)
+    .push(Op::Nop)
+    .exit();
+    let (kernel, info) = b.build();
+    // Chunks of 3: the straight line has no resume point, so one is forced after twice the
+    // chunk size (6); then 11 (after the branch) and 13 (its target) are resume points at
+    // least 3 instructions on.
+    let plan = translate::Plan::new(&kernel, &info, 3);
+    assert_eq!(plan.starts, vec![0, 6, 11]);
+    assert!(plan.resume[6] && plan.resume[11] && plan.resume[13]);
+    assert_eq!(plan.range(1, kernel.insts.len()), 6..11);
+    assert_eq!(plan.range(2, kernel.insts.len()), 11..14);
+    // One chunk when the kernel fits.
+    assert_eq!(translate::Plan::new(&kernel, &info, 1024).starts, vec![0]);
+    // Run in chunks of 1: every instruction boundary crosses functions, and the group still
+    // runs to its exit in one `run_group` call with every instruction counted once.
+    let jit = compile_chunked(&kernel, &info, 1).unwrap();
+    let world = World::new(8, 0);
+    let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+    assert_eq!(
+        world.run(&kernel, &info, &jit, &mut warp, 0, FULL, None),
+        GroupExit::Exited
+    );
+    assert_eq!(warp.stats.warp_insts, 12, "10 NOPs, the branch, the exit");
+}

@@ -1,4 +1,5 @@
-//! Translation of one kernel into one Cranelift function.
+//! Translation of one kernel, or one chunk of a long kernel ([`Plan`]), into one Cranelift
+//! function.
 //!
 //! # Shape of the generated function
 //!
@@ -127,6 +128,9 @@ pub(super) struct Translator<'a, 'f> {
     inst_blocks: Vec<Option<Block>>,
     /// Whether the current block is still open for the next instruction to fall into.
     open: bool,
+    /// The instructions of this function's chunk (`Plan`): control that leaves it returns
+    /// `Continue` and `JitKernel::run_group` calls the chunk of the new pc.
+    range: std::ops::Range<usize>,
     ret_block: Block,
     trap_block: Block,
     reconverge_block: Block,
@@ -169,6 +173,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         info: &'a KernelInfo,
         slow: &'a mut SlowPaths,
         frontend: cranelift_codegen::isa::TargetFrontendConfig,
+        plan: &Plan,
+        chunk: usize,
     ) -> Result<(), JitError> {
         let region = |b: &mut FunctionBuilder, id: u32, name: &'static str| -> AliasRegion {
             b.func.dfg.alias_regions.insert(AliasRegionData {
@@ -196,11 +202,15 @@ impl<'a, 'f> Translator<'a, 'f> {
         let n = kernel.insts.len();
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
-        let resume = resume_points(kernel, info);
+        let range = plan.range(chunk, n);
+        let resume = &plan.resume;
         let inst_blocks: Vec<Option<Block>> = resume
             .iter()
-            .map(|&r| {
-                r.then(|| {
+            .enumerate()
+            .map(|(pc, &r)| {
+                // The implicit end `n` belongs to the last chunk.
+                let here = range.contains(&pc) || (pc == n && range.end == n);
+                (r && here).then(|| {
                     let blk = b.create_block();
                     b.append_block_param(blk, I32);
                     b.append_block_param(blk, I64);
@@ -238,6 +248,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             stop,
             inst_blocks,
             open: false,
+            range: range.clone(),
             ret_block,
             trap_block,
             reconverge_block,
@@ -254,14 +265,19 @@ impl<'a, 'f> Translator<'a, 'f> {
         };
         t.build_entry(pc, mask, zero64)?;
         t.build_exits();
-        for region in fusion_regions(kernel, &resume) {
+        for region in fusion_regions(kernel, resume) {
+            if !range.contains(&region.start) {
+                continue;
+            }
             if region.len() == 1 {
                 t.build_instruction(region.start as u32)?;
             } else {
                 t.build_region(region)?;
             }
         }
-        t.build_implicit_end(n)?;
+        if range.end == n {
+            t.build_implicit_end(n)?;
+        }
         t.b.seal_all_blocks();
         t.b.finalize(frontend);
         Ok(())
@@ -364,11 +380,16 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// Control continues at `next` with `mask`: a jump to its block if it is a resume point,
-    /// otherwise the next instruction's code follows in the current block.
+    /// a `Continue` return if it starts another chunk, otherwise the next instruction's code
+    /// follows in the current block.
     fn fall_through(&mut self, next: usize, mask: Value) {
         match self.inst_blocks.get(next).copied().flatten() {
             Some(blk) => {
                 self.b.ins().jump(blk, &[arg(mask), arg(self.insts)]);
+                self.open = false;
+            }
+            None if next >= self.range.end => {
+                self.continue_in_other_chunk(next as u32, mask);
                 self.open = false;
             }
             None => {
@@ -376,6 +397,20 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.open = true;
             }
         }
+    }
+
+    /// Whether `pc` is compiled in this function: an instruction of its chunk, or the implicit
+    /// end `n` in the last chunk.
+    fn in_chunk(&self, pc: u32) -> bool {
+        let pc = pc as usize;
+        self.range.contains(&pc) || (pc == self.kernel.insts.len() && self.range.end == pc)
+    }
+
+    /// Returns `Continue` at `pc` (the first instruction of another chunk) with `mask`.
+    fn continue_in_other_chunk(&mut self, pc: u32, mask: Value) {
+        self.store_out_const(off::OUT_A, pc);
+        self.store_out(off::OUT_B, mask);
+        self.ret_event(Event::Continue);
     }
 
     /// Loads the register-file, predicate and counter base pointers for the current
@@ -1213,6 +1248,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.store_out_const(off::OUT_A, target);
             self.store_out(off::OUT_B, self.mask);
             self.ret_event(Event::Yield);
+        } else if !self.in_chunk(target) {
+            self.continue_in_other_chunk(target, self.mask);
         } else {
             let blk = self.resume_block(target)?;
             self.b.ins().jump(blk, &[arg(self.mask), arg(self.insts)]);
@@ -1267,6 +1304,46 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.store_out(off::OUT_B, self.mask);
         self.store_out_const(off::OUT_C, id);
         self.ret_event(Event::Barrier);
+    }
+}
+
+/// How a kernel is split into functions: long kernels compile as several Cranelift functions
+/// ("chunks") of about [`CHUNK_INSTS`] instructions each, because register allocation of one
+/// function costs more than linear time in its length (a 16k-instruction function took 4 s,
+/// sixteen 1k-instruction ones 16 × 60 ms). Chunks start at resume points; a straight-line run
+/// longer than twice the chunk size gets an extra resume point (an entry that nothing but
+/// `Continue` uses). Control that leaves a chunk returns `Continue { pc, mask }`, and
+/// `JitKernel::run_group` calls the chunk of `pc` at once: the scheduler never sees it.
+pub(crate) struct Plan {
+    /// [`resume_points`] plus the chunk starts.
+    pub resume: Vec<bool>,
+    /// The first instruction of each chunk, increasing, starting with 0.
+    pub starts: Vec<usize>,
+}
+
+/// Instructions per chunk (see [`Plan`]).
+pub(crate) const CHUNK_INSTS: usize = 1024;
+
+impl Plan {
+    pub fn new(kernel: &Kernel, info: &KernelInfo, chunk_insts: usize) -> Plan {
+        let n = kernel.insts.len();
+        let chunk_insts = chunk_insts.max(1);
+        let mut resume = resume_points(kernel, info);
+        let mut starts = vec![0];
+        for (pc, r) in resume.iter_mut().enumerate().take(n).skip(1) {
+            let len = pc - starts[starts.len() - 1];
+            if (len >= chunk_insts && *r) || len >= chunk_insts.saturating_mul(2) {
+                *r = true;
+                starts.push(pc);
+            }
+        }
+        Plan { resume, starts }
+    }
+
+    /// The instructions of chunk `i` of a kernel of `n` instructions.
+    pub fn range(&self, i: usize, n: usize) -> std::ops::Range<usize> {
+        let end = self.starts.get(i + 1).copied().unwrap_or(n);
+        self.starts[i]..end
     }
 }
 
