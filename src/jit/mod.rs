@@ -476,13 +476,16 @@ impl JitKernel {
                 id: ctx.out_c,
             },
             Some(Event::Reconverge) => GroupExit::Reconverge { mask: ctx.out_b },
-            // Only a pc outside the entry table gets here (nothing ran); the generated code
+            // Only a pc outside the entry table gets here, on the first call of `enter`
+            // (nothing ran; a `Continue` pc is always a chunk's entry); the generated code
             // returns no other code.
-            // `enter` follows every `Continue`, so only a pc outside the entry table gets here
-            // (nothing ran); the generated code returns no other code.
-            Some(Event::NotResumable) | Some(Event::Continue) | None => {
+            Some(Event::NotResumable) | None => {
                 crate::interp::run_group(warp, env, pc, mask, stop_pc)
             }
+            // `enter` follows every `Continue`: running this group on the interpreter from
+            // `pc` would repeat what the earlier chunks did, so this is a backend bug, which
+            // the scheduler catches and reports as an internal error.
+            Some(Event::Continue) => panic!("a chunk's `Continue` escaped `JitKernel::enter`"),
             Some(Event::Trap) => match self.slow.trap_sites.get(ctx.out_a as usize) {
                 Some(site) => {
                     if let Some(op) = site.atomic {

@@ -28,6 +28,11 @@ fn seconds_must_be_finite_and_not_negative() {
         assert!(err.contains("--timeout"), "{err}");
         assert_usage_error(&["bench", &p, &format!("--timeout={bad}")]);
     }
+    // The smallest and largest accepted values are not usage errors.
+    for good in ["0", "0.001", "1e9"] {
+        let (code, out, err) = atomjit(&["run", &p, "--timeout", good]);
+        assert_ne!(code, 2, "--timeout {good}: {out}{err}");
+    }
     let litmus = format!(
         "{}/tests/litmus/mp_relaxed.litmus",
         env!("CARGO_MANIFEST_DIR")

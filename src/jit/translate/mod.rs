@@ -208,9 +208,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             .iter()
             .enumerate()
             .map(|(pc, &r)| {
-                // The implicit end `n` belongs to the last chunk.
-                let here = range.contains(&pc) || (pc == n && range.end == n);
-                (r && here).then(|| {
+                (r && Plan::owns(&range, pc, n)).then(|| {
                     let blk = b.create_block();
                     b.append_block_param(blk, I32);
                     b.append_block_param(blk, I64);
@@ -402,8 +400,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Whether `pc` is compiled in this function: an instruction of its chunk, or the implicit
     /// end `n` in the last chunk.
     fn in_chunk(&self, pc: u32) -> bool {
-        let pc = pc as usize;
-        self.range.contains(&pc) || (pc == self.kernel.insts.len() && self.range.end == pc)
+        Plan::owns(&self.range, pc as usize, self.kernel.insts.len())
     }
 
     /// Returns `Continue` at `pc` (the first instruction of another chunk) with `mask`.
@@ -1338,6 +1335,12 @@ impl Plan {
             }
         }
         Plan { resume, starts }
+    }
+
+    /// Whether the chunk of instructions `range` compiles `pc`: one of its instructions, or the
+    /// implicit end `n` of a kernel of `n` instructions, which belongs to the last chunk.
+    pub fn owns(range: &std::ops::Range<usize>, pc: usize, n: usize) -> bool {
+        range.contains(&pc) || (pc == n && range.end == n)
     }
 
     /// The instructions of chunk `i` of a kernel of `n` instructions.
