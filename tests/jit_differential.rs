@@ -574,21 +574,21 @@ impl Gen {
             let base = self.global_address(u64::from(ty.bytes()));
             (
                 Space::Global,
-                Address {
+                Address::Linear(LinearAddress {
                     base: Some(base),
                     base_bits: 64,
                     offset: 0,
-                },
+                }),
             )
         } else {
             let base = self.shared_offset(u64::from(ty.bytes()));
             (
                 Space::Shared,
-                Address {
+                Address::Linear(LinearAddress {
                     base: Some(base),
                     base_bits: 32,
                     offset: 0,
-                },
+                }),
             )
         };
         let g = self.guard();
@@ -604,12 +604,14 @@ impl Gen {
             self.push_guarded(
                 g,
                 Op::Load {
-                    space,
-                    ty,
-                    order: order_load,
-                    scope,
+                    access: MemAccess {
+                        space,
+                        ty,
+                        order: order_load,
+                        scope,
+                        addr,
+                    },
                     dst,
-                    addr,
                 },
             );
         } else {
@@ -621,12 +623,14 @@ impl Gen {
             self.push_guarded(
                 g,
                 Op::Store {
-                    space,
-                    ty,
-                    order: order_store,
-                    scope,
+                    access: MemAccess {
+                        space,
+                        ty,
+                        order: order_store,
+                        scope,
+                        addr,
+                    },
                     src,
-                    addr,
                 },
             );
         }
@@ -656,11 +660,11 @@ impl Gen {
             let base = self.global_address(u64::from(ty.bytes()));
             (
                 Space::Global,
-                Address {
+                Address::Linear(LinearAddress {
                     base: Some(base),
                     base_bits: 64,
                     offset: 0,
-                },
+                }),
             )
         } else if self.chance(10) {
             (
@@ -671,11 +675,11 @@ impl Gen {
             let base = self.shared_offset(u64::from(ty.bytes()));
             (
                 Space::Shared,
-                Address {
+                Address::Linear(LinearAddress {
                     base: Some(base),
                     base_bits: 32,
                     offset: 0,
-                },
+                }),
             )
         };
         let cas = matches!(op, AtomicOp::Cas | AtomicOp::Cast);
@@ -718,13 +722,15 @@ impl Gen {
         let scope = self.pick(Scope::ALL);
         let spin = op == AtomicOp::Cast && !global && !self.wide && self.chance(50);
         let inst = AtomicInst {
-            space,
+            access: MemAccess {
+                space,
+                ty,
+                order,
+                scope,
+                addr,
+            },
             op,
-            ty,
-            order,
-            scope,
             dst,
-            addr,
             src: b,
             src2: c,
             spin,
@@ -970,18 +976,20 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
         c: src(reg(4)),
     });
     for r in 8..18u16 {
-        let addr = Address {
+        let addr = Address::Linear(LinearAddress {
             base: Some(Reg(18)),
             base_bits: 64,
             offset: i64::from(r - 8) * 4,
-        };
+        });
         g.push(Op::Store {
-            space: Space::Global,
-            ty: Ty::U32,
-            order: MemOrder::Weak,
-            scope: Scope::Cta,
+            access: MemAccess {
+                space: Space::Global,
+                ty: Ty::U32,
+                order: MemOrder::Weak,
+                scope: Scope::Cta,
+                addr,
+            },
             src: reg(r),
-            addr,
         });
     }
     for (i, pr) in [0u16, 1, 2, 3].into_iter().enumerate() {
@@ -1013,16 +1021,18 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
     }
     let _ = g.below(1);
     g.push(Op::Store {
-        space: Space::Global,
-        ty: Ty::U32,
-        order: MemOrder::Weak,
-        scope: Scope::Cta,
-        src: reg(22),
-        addr: Address {
-            base: Some(Reg(18)),
-            base_bits: 64,
-            offset: 40,
+        access: MemAccess {
+            space: Space::Global,
+            ty: Ty::U32,
+            order: MemOrder::Weak,
+            scope: Scope::Cta,
+            addr: Address::Linear(LinearAddress {
+                base: Some(Reg(18)),
+                base_bits: 64,
+                offset: 40,
+            }),
         },
+        src: reg(22),
     });
     g.push(Op::Exit);
     let launch = LaunchSpec {

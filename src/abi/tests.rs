@@ -177,19 +177,12 @@ fn every_row_lowers_to_ir_with_its_orders_and_scopes() {
                     .iter()
                     .filter_map(|i| match &i.op {
                         Op::Fence { order, scope } => Some((*order, *scope)),
-                        Op::Load {
-                            order,
-                            scope,
-                            space: Space::Generic,
-                            ..
-                        } => Some((*order, *scope)),
-                        Op::Store {
-                            order,
-                            scope,
-                            space: Space::Generic,
-                            ..
-                        } => Some((*order, *scope)),
-                        Op::Atomic(a) => Some((a.order, a.scope)),
+                        Op::Load { access, .. } | Op::Store { access, .. }
+                            if access.space == Space::Generic =>
+                        {
+                            Some((access.order, access.scope))
+                        }
+                        Op::Atomic(a) => Some((a.access.order, a.access.scope)),
                         _ => None,
                     })
                     .collect();
@@ -223,7 +216,7 @@ fn every_row_lowers_to_ir_with_its_orders_and_scopes() {
                         RmwOp::Exchange => AtomicOp::Exch,
                         RmwOp::CompareExchange => AtomicOp::Cas,
                     };
-                    assert_eq!((a.op, a.space), (want_op, Space::Generic));
+                    assert_eq!((a.op, a.access.space), (want_op, Space::Generic));
                 }
             }
         }

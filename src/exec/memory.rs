@@ -12,44 +12,11 @@
 use super::TrapReason;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
-/// Device address of the first byte of the global arena. Address 0 (a null pointer) and anything
-/// below this are out of range.
-pub const GLOBAL_BASE: u64 = 0x0000_7f00_0000_0000;
-/// The shared-memory window every shared address must fall in (`000_6d05a8552870c0ae.txt`:
-/// "The address must be within the 16 MB shared memory window").
-pub const SHARED_WINDOW_BYTES: u32 = 16 << 20;
+/// The address model (where the global arena and the generic shared window sit) is the IR's:
+/// `src/ir/access.rs` ([`crate::ir::resolve`]). Re-exported here for the memory's users.
+pub use crate::ir::{GENERIC_SHARED_BASE, GLOBAL_BASE, SHARED_WINDOW_BYTES};
 /// Alignment of each global allocation.
 pub const ALLOC_ALIGN: u64 = 256;
-
-/// Where a CTA's shared window appears in the PTX *generic* address space: the generic address
-/// of shared offset `o` is `GENERIC_SHARED_BASE + o` (PTX `cvta.shared` adds this constant,
-/// `cvta.to.shared` subtracts it). It lies below [`GLOBAL_BASE`], and the window of
-/// [`SHARED_WINDOW_BYTES`] ends far below it, so the two windows never overlap. Global
-/// addresses are their own generic addresses (`cvta.global` and `cvta.to.global` are the
-/// identity). This is the one definition every front-end and backend uses
-/// (`docs/memory-model.md`, "Generic addresses").
-pub const GENERIC_SHARED_BASE: u64 = 0x0000_7e00_0000_0000;
-
-// The JIT's one-compare access check (`jit::abi::limits`) and the trap reason it derives from
-// the address both need a region offset to be aligned exactly when the address is.
-const _: () = assert!(GLOBAL_BASE % 8 == 0 && GENERIC_SHARED_BASE % 8 == 0);
-
-/// The space and in-space address a generic address refers to: an address at or above
-/// [`GLOBAL_BASE`] is that global address; an address inside
-/// `GENERIC_SHARED_BASE .. GENERIC_SHARED_BASE + SHARED_WINDOW_BYTES` is the shared offset
-/// `address - GENERIC_SHARED_BASE`; anything else is in neither window (`None`, an
-/// out-of-range access).
-pub fn resolve_generic(address: u64) -> Option<(crate::ir::Space, u64)> {
-    if address >= GLOBAL_BASE {
-        Some((crate::ir::Space::Global, address))
-    } else if (GENERIC_SHARED_BASE..GENERIC_SHARED_BASE + SHARED_WINDOW_BYTES as u64)
-        .contains(&address)
-    {
-        Some((crate::ir::Space::Shared, address - GENERIC_SHARED_BASE))
-    } else {
-        None
-    }
-}
 
 /// A zero-initialised, 8-byte-aligned byte region accessed only through host atomics.
 #[derive(Debug)]

@@ -36,11 +36,11 @@
 
 use super::alu::{int_value, low_mask, to_register};
 use super::float::{self, FloatFormat, FloatOp};
-use super::memory::{effective_address, locate, resolve_generic};
+use super::memory::{effective_address, locate};
 use super::{for_lanes, read_operand, write_reg_words, LaneFault};
 use crate::exec::memory::Region;
 use crate::exec::{CtaEnv, WarpState};
-use crate::ir::{AtomicInst, AtomicOp, Space, Ty};
+use crate::ir::{resolve, AtomicInst, AtomicOp, Space, Ty};
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::SeqCst};
 
 /// The shared-memory bank of an address, for `.SPIN` grouping: `(address / 4) mod 32`.
@@ -291,8 +291,10 @@ fn cas_loop(
 /// on global memory but supports subnormal inputs and results and doesn't flush them to zero on
 /// shared memory").
 pub fn effective_ftz(inst: &AtomicInst, address: u64) -> bool {
-    match inst.space {
-        Space::Generic => inst.ftz && matches!(resolve_generic(address), Some((Space::Global, _))),
+    match inst.access.space {
+        Space::Generic => {
+            inst.ftz && matches!(resolve(Space::Generic, address), Some((Space::Global, _)))
+        }
         Space::Global | Space::Shared | Space::Const => inst.ftz,
     }
 }
@@ -305,7 +307,8 @@ pub fn execute_atomic(
     exec: u32,
     inst: &AtomicInst,
 ) -> Result<(), LaneFault> {
-    let words = inst.ty.regs();
+    let ty = inst.access.ty;
+    let words = ty.regs();
     let mut claimed_banks = 0u32;
     for_lanes(exec, |lane| {
         let b = read_operand(warp, env, &inst.src, lane, words)?;
@@ -313,20 +316,20 @@ pub fn execute_atomic(
             Some(operand) => read_operand(warp, env, operand, lane, words)?,
             None => 0,
         };
-        let address = effective_address(warp, &inst.addr, inst.space, lane);
-        let (region, offset) = locate(env, inst.space, address, inst.ty.bytes())?;
+        let address = effective_address(warp, &inst.access, lane);
+        let (region, offset) = locate(env, inst.access.space, address, ty.bytes())?;
         let result = if inst.spin && claimed_banks & (1 << spin_bank(address)) != 0 {
             warp.stats.spin_fast_fails += 1;
             0
         } else {
             claimed_banks |= 1 << spin_bank(address);
             let ftz = effective_ftz(inst, address);
-            let outcome = perform(region, offset, inst.op, inst.ty, b, c, ftz);
+            let outcome = perform(region, offset, inst.op, ty, b, c, ftz);
             warp.stats.atomics[inst.op.index()] += 1;
             if matches!(inst.op, AtomicOp::Cas | AtomicOp::Cast) && !outcome.stored {
                 warp.stats.cas_failures += 1;
             }
-            to_register(inst.ty, atomic_result(inst.op, outcome))
+            to_register(ty, atomic_result(inst.op, outcome))
         };
         write_reg_words(warp, inst.dst, lane, result as u128, words);
         Ok(())

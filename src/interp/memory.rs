@@ -24,20 +24,17 @@
 //! every order. Scopes (`cta`, `cluster`, `gpu`, `sys`) are all coherent on one host: each is
 //! honoured by the host orders above, which hold between all host threads.
 //!
-//! # Generic addresses
+//! # Addresses
 //!
-//! PTX generic addresses resolve at run time ([`resolve_generic`]): an address at or above
-//! [`crate::exec::GLOBAL_BASE`] is global; an address inside the shared window placed at
-//! [`GENERIC_SHARED_BASE`] is the shared offset `address - GENERIC_SHARED_BASE`; anything else
-//! is out of range. A fault on a generic access reports space `generic` and the generic address.
+//! A lane's address is computed by the IR's address model ([`MemAccess::lane_address`]), and
+//! a PTX generic address resolved by [`crate::ir::resolve`] (the global arena, the shared
+//! window's generic image, or nothing: out of range). A fault on a generic access reports space
+//! `generic` and the generic address.
 
-use super::{read_operand, read_reg, read_reg_words, write_reg_words, Fault, LaneFault};
+use super::{read_operand, read_reg_words, write_reg_words, Fault, LaneFault};
 use crate::exec::memory::Region;
-/// The generic window is defined once, in [`crate::exec::memory`]; re-exported here for the
-/// interpreter's callers.
-pub use crate::exec::memory::{resolve_generic, GENERIC_SHARED_BASE};
 use crate::exec::{CtaEnv, TrapReason, WarpState};
-use crate::ir::{Address, MemOrder, Operand, Reg, Space, Ty};
+use crate::ir::{resolve, MemAccess, MemOrder, Operand, Reg, Space};
 use std::sync::atomic::{fence, Ordering};
 
 /// Natural alignment of an access of `size` bytes (1, 2, 4 or 8).
@@ -80,7 +77,7 @@ pub fn locate<'a>(
             .map_err(fault),
         Space::Generic => {
             check_alignment(space, address, size)?;
-            match resolve_generic(address) {
+            match resolve(space, address) {
                 Some((resolved, in_space)) => {
                     locate(env, resolved, in_space, size).map_err(|f| fault(f.reason))
                 }
@@ -127,20 +124,9 @@ pub fn store(env: &CtaEnv, space: Space, address: u64, size: u32, value: u64) ->
     Ok(())
 }
 
-/// The effective address of `addr` for `lane`: the base register (32-bit, or the 64-bit pair
-/// when `base_bits == 64`) combined with the offset by [`Address::effective`].
-pub fn effective_address(warp: &WarpState, addr: &Address, space: Space, lane: usize) -> u64 {
-    let base_value = match addr.base {
-        Some(base) if !addr.is_absolute() => {
-            if addr.base_bits == 64 {
-                read_reg_words(warp, base, lane, 2)
-            } else {
-                read_reg(warp, base, lane) as u64
-            }
-        }
-        _ => 0,
-    };
-    addr.effective(space, base_value)
+/// The address `access` names for `lane` ([`MemAccess::lane_address`] on the lane's registers).
+pub fn effective_address(warp: &WarpState, access: &MemAccess, lane: usize) -> u64 {
+    access.lane_address(|reg, words| read_reg_words(warp, reg, lane, words))
 }
 
 /// The host fence of a [`crate::ir::Op::Fence`] (see the table in the module docs).
@@ -172,17 +158,17 @@ pub fn execute_load(
     warp: &mut WarpState,
     env: &CtaEnv,
     exec: u32,
-    (space, ty, order): (Space, Ty, MemOrder),
+    access: &MemAccess,
     dst: Reg,
-    addr: &Address,
 ) -> Result<(), LaneFault> {
-    let (before, after) = access_fences(order, true);
+    let ty = access.ty;
+    let (before, after) = access_fences(access.order, true);
     if let Some(o) = before {
         fence(o);
     }
     let result = super::for_lanes(exec, |lane| {
-        let address = effective_address(warp, addr, space, lane);
-        let raw = load(env, space, address, ty.bytes())?;
+        let address = effective_address(warp, access, lane);
+        let raw = load(env, access.space, address, ty.bytes())?;
         write_reg_words(
             warp,
             dst,
@@ -203,18 +189,18 @@ pub fn execute_store(
     warp: &mut WarpState,
     env: &CtaEnv,
     exec: u32,
-    (space, ty, order): (Space, Ty, MemOrder),
+    access: &MemAccess,
     src: &Operand,
-    addr: &Address,
 ) -> Result<(), LaneFault> {
-    let (before, after) = access_fences(order, false);
+    let ty = access.ty;
+    let (before, after) = access_fences(access.order, false);
     if let Some(o) = before {
         fence(o);
     }
     let result = super::for_lanes(exec, |lane| {
         let value = read_operand(warp, env, src, lane, ty.regs())?;
-        let address = effective_address(warp, addr, space, lane);
-        store(env, space, address, ty.bytes(), value)
+        let address = effective_address(warp, access, lane);
+        store(env, access.space, address, ty.bytes(), value)
     });
     if let Some(o) = after {
         fence(o);
@@ -225,7 +211,6 @@ pub fn execute_store(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::{GLOBAL_BASE, SHARED_WINDOW_BYTES};
 
     #[test]
     fn const_reads_are_little_endian_and_checked() {
@@ -257,22 +242,5 @@ mod tests {
             read_const(&bank, u64::MAX - 7, 8),
             fault(TrapReason::AddressOutOfRange, u64::MAX - 7)
         );
-    }
-
-    #[test]
-    fn generic_addresses_resolve_to_one_window() {
-        assert_eq!(
-            resolve_generic(GLOBAL_BASE + 8),
-            Some((Space::Global, GLOBAL_BASE + 8))
-        );
-        assert_eq!(
-            resolve_generic(GENERIC_SHARED_BASE + 8),
-            Some((Space::Shared, 8))
-        );
-        assert_eq!(
-            resolve_generic(GENERIC_SHARED_BASE + SHARED_WINDOW_BYTES as u64),
-            None
-        );
-        assert_eq!(resolve_generic(0), None);
     }
 }

@@ -61,8 +61,7 @@ mod tests;
 
 use crate::exec::{CtaEnv, GroupExit, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE};
 use crate::ir::{
-    BinOp, ImadMode, Inst, Op, Operand, Pred, PredMove, PredSrc, Reg, Space, SpecialReg, Src, Ty,
-    UnOp, VoteMode,
+    ImadMode, Inst, Op, Operand, Pred, PredMove, PredSrc, Reg, Space, SpecialReg, Src, Ty, VoteMode,
 };
 
 /// The reference interpreter backend.
@@ -190,10 +189,7 @@ fn step(
         })?,
         &Op::Unary { op, ty, dst, ref a } => for_lanes(exec, |lane| {
             let a = read_src(warp, env, a, ty, lane)?;
-            let words = match op {
-                UnOp::Popc | UnOp::Clz => 1,
-                UnOp::Not | UnOp::Neg | UnOp::Abs | UnOp::Brev => ty.regs(),
-            };
+            let words = op.result_words(ty);
             write_reg_words(warp, dst, lane, alu::unary(op, ty, a) as u128, words);
             Ok(())
         })?,
@@ -206,28 +202,16 @@ fn step(
             ftz,
         } => for_lanes(exec, |lane| {
             let a = read_src(warp, env, a, ty, lane)?;
-            let b = match op {
-                // A shift amount is one unsigned 32-bit word whatever the type (the IR contract,
-                // `valid` "Operand widths"; PTX: "b is always .u32"), read whole (see `alu`).
-                BinOp::Shl | BinOp::Shr => {
-                    let raw = read_operand(warp, env, &b.operand, lane, 1)?;
-                    alu::apply_modifier(Ty::U32, b.modifier, raw)
-                }
-                BinOp::Add
-                | BinOp::Sub
-                | BinOp::Mul
-                | BinOp::MulHi
-                | BinOp::MulWide
-                | BinOp::Div
-                | BinOp::Rem
-                | BinOp::Min
-                | BinOp::Max
-                | BinOp::And
-                | BinOp::Or
-                | BinOp::Xor => read_src(warp, env, b, ty, lane)?,
+            // A shift amount is one unsigned 32-bit word whatever the type (the IR contract,
+            // `BinOp::b_is_shift_amount`; PTX: "b is always .u32"), read whole (see `alu`).
+            let b = if op.b_is_shift_amount() {
+                let raw = read_operand(warp, env, &b.operand, lane, 1)?;
+                alu::apply_modifier(Ty::U32, b.modifier, raw)
+            } else {
+                read_src(warp, env, b, ty, lane)?
             };
             let result = alu::binary(op, ty, a, b, ftz);
-            write_reg_words(warp, dst, lane, result, alu::binary_result_words(op, ty));
+            write_reg_words(warp, dst, lane, result, op.result_words(ty));
             Ok(())
         })?,
         &Op::IAdd3 {
@@ -266,7 +250,7 @@ fn step(
             let b = read_src(warp, env, b, Ty::U32, lane)? as u32;
             let c = read_src(warp, env, c, if wide { Ty::U64 } else { Ty::U32 }, lane)?;
             let result = alu::imad(mode, signed, a, b, c);
-            write_reg_words(warp, dst, lane, result as u128, if wide { 2 } else { 1 });
+            write_reg_words(warp, dst, lane, result as u128, mode.words());
             Ok(())
         })?,
         &Op::Lea {
@@ -403,25 +387,9 @@ fn step(
             dst_pred,
             src,
         } => vote(warp, exec, mode, dst, dst_pred, src),
-        &Op::Load {
-            space,
-            ty,
-            order,
-            scope: _,
-            dst,
-            ref addr,
-        } => {
-            // Scope: every scope is coherent on one host (see `memory`).
-            memory::execute_load(warp, env, exec, (space, ty, order), dst, addr)?
-        }
-        &Op::Store {
-            space,
-            ty,
-            order,
-            scope: _,
-            ref src,
-            ref addr,
-        } => memory::execute_store(warp, env, exec, (space, ty, order), src, addr)?,
+        // Scopes: every scope is coherent on one host (see `memory`).
+        Op::Load { access, dst } => memory::execute_load(warp, env, exec, access, *dst)?,
+        Op::Store { access, src } => memory::execute_store(warp, env, exec, access, src)?,
         Op::Atomic(atomic_inst) => atomic::execute_atomic(warp, env, exec, atomic_inst)?,
         &Op::Fence { order, scope: _ } => {
             if exec != 0 {

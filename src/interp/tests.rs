@@ -9,7 +9,7 @@ use super::*;
 use crate::exec::{GlobalMemory, SharedMemory, GLOBAL_BASE};
 use crate::ir::{
     Address, AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Dialect, Guard, ImadMode, Kernel,
-    LaunchSpec, MemOrder, Round, Scope, ShfInst, Span, SrcMod,
+    LaunchSpec, LinearAddress, MemAccess, MemOrder, Round, Scope, ShfInst, Span, SrcMod, UnOp,
 };
 use crate::valid::KernelInfo;
 
@@ -86,20 +86,20 @@ fn psrc(n: u16) -> PredSrc {
 
 /// `[Rn + offset]` with a 32-bit base (shared-memory form).
 fn at32(base: u16, offset: i64) -> Address {
-    Address {
+    Address::Linear(LinearAddress {
         base: Some(Reg(base)),
         base_bits: 32,
         offset,
-    }
+    })
 }
 
 /// `[Rn.64 + offset]` (global form).
 fn at64(base: u16, offset: i64) -> Address {
-    Address {
+    Address::Linear(LinearAddress {
         base: Some(Reg(base)),
         base_bits: 64,
         offset,
-    }
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -115,17 +115,19 @@ fn atomic(
     ftz: bool,
 ) -> Op {
     Op::Atomic(Box::new(AtomicInst {
-        space,
-        op,
-        ty,
-        order: MemOrder::Relaxed,
-        scope: if space == Space::Shared {
-            Scope::Cta
-        } else {
-            Scope::Gpu
+        access: MemAccess {
+            space,
+            ty,
+            order: MemOrder::Relaxed,
+            scope: if space == Space::Shared {
+                Scope::Cta
+            } else {
+                Scope::Gpu
+            },
+            addr,
         },
+        op,
         dst,
-        addr,
         src: b,
         src2: c,
         spin,
@@ -1133,11 +1135,11 @@ fn shared_addressing_forms_of_the_document() {
             AtomicOp::Add,
             Ty::U32,
             Reg(3),
-            Address {
+            Address::Linear(LinearAddress {
                 base: Some(Reg::RZ),
                 base_bits: 32,
                 offset: 0x20,
-            },
+            }),
             reg(8),
             None,
             false,
@@ -1441,20 +1443,24 @@ fn constant_bank_reads_outside_the_bank_trap() {
 fn loads_and_stores_trap_like_atomics() {
     let m = Machine::new(vec![
         inst(Op::Store {
-            space: Space::Shared,
-            ty: Ty::U16,
-            order: MemOrder::Weak,
-            scope: Scope::Cta,
+            access: MemAccess {
+                space: Space::Shared,
+                ty: Ty::U16,
+                order: MemOrder::Weak,
+                scope: Scope::Cta,
+                addr: at32(8, 0),
+            },
             src: reg(4),
-            addr: at32(8, 0),
         }),
         inst(Op::Load {
-            space: Space::Global,
-            ty: Ty::U64,
-            order: MemOrder::Weak,
-            scope: Scope::Gpu,
+            access: MemAccess {
+                space: Space::Global,
+                ty: Ty::U64,
+                order: MemOrder::Weak,
+                scope: Scope::Gpu,
+                addr: at64(10, 0),
+            },
             dst: Reg(0),
-            addr: at64(10, 0),
         }),
     ]);
     let mut warp = m.warp();
@@ -1483,12 +1489,14 @@ fn loads_and_stores_trap_like_atomics() {
 #[test]
 fn stores_to_the_constant_bank_trap() {
     let m = Machine::new(vec![inst(Op::Store {
-        space: Space::Const,
-        ty: Ty::U32,
-        order: MemOrder::Weak,
-        scope: Scope::Cta,
+        access: MemAccess {
+            space: Space::Const,
+            ty: Ty::U32,
+            order: MemOrder::Weak,
+            scope: Scope::Cta,
+            addr: Address::absolute(0x160),
+        },
         src: reg(4),
-        addr: Address::absolute(0x160),
     })]);
     let mut warp = m.warp();
     let info = trap(m.run(&mut warp, 1));
@@ -2084,12 +2092,14 @@ fn special_registers_decompose_the_thread_index() {
 #[test]
 fn loads_extend_and_stores_truncate_little_endian() {
     let load = |ty, dst| Op::Load {
-        space: Space::Shared,
-        ty,
-        order: MemOrder::Weak,
-        scope: Scope::Cta,
+        access: MemAccess {
+            space: Space::Shared,
+            ty,
+            order: MemOrder::Weak,
+            scope: Scope::Cta,
+            addr: Address::absolute(0),
+        },
         dst: Reg(dst),
-        addr: Address::absolute(0),
     };
     let m = Machine::new(vec![
         inst(load(Ty::U8, 0)),
@@ -2099,28 +2109,34 @@ fn loads_extend_and_stores_truncate_little_endian() {
         inst(load(Ty::U32, 4)),
         inst(load(Ty::U64, 6)),
         inst(Op::Store {
-            space: Space::Shared,
-            ty: Ty::U8,
-            order: MemOrder::Release,
-            scope: Scope::Cta,
+            access: MemAccess {
+                space: Space::Shared,
+                ty: Ty::U8,
+                order: MemOrder::Release,
+                scope: Scope::Cta,
+                addr: Address::absolute(16),
+            },
             src: reg(10),
-            addr: Address::absolute(16),
         }),
         inst(Op::Store {
-            space: Space::Shared,
-            ty: Ty::U64,
-            order: MemOrder::Weak,
-            scope: Scope::Cta,
+            access: MemAccess {
+                space: Space::Shared,
+                ty: Ty::U64,
+                order: MemOrder::Weak,
+                scope: Scope::Cta,
+                addr: Address::absolute(24),
+            },
             src: reg(10),
-            addr: Address::absolute(24),
         }),
         inst(Op::Load {
-            space: Space::Shared,
-            ty: Ty::U16,
-            order: MemOrder::Acquire,
-            scope: Scope::Cta,
+            access: MemAccess {
+                space: Space::Shared,
+                ty: Ty::U16,
+                order: MemOrder::Acquire,
+                scope: Scope::Cta,
+                addr: Address::absolute(25),
+            },
             dst: Reg(12),
-            addr: Address::absolute(25),
         }),
     ]);
     m.shared
@@ -2339,13 +2355,15 @@ fn generic_ftz_applies_only_where_the_address_resolves_to_global() {
     );
     assert_eq!(m.shared_u32(16), 1, "shared: the subnormal is kept");
     let generic = |a: u64| AtomicInst {
-        space: Space::Generic,
+        access: MemAccess {
+            space: Space::Generic,
+            ty: Ty::F32,
+            order: MemOrder::Relaxed,
+            scope: Scope::Gpu,
+            addr: Address::absolute(a as i64),
+        },
         op: AtomicOp::Add,
-        ty: Ty::F32,
-        order: MemOrder::Relaxed,
-        scope: Scope::Gpu,
         dst: Reg(0),
-        addr: Address::absolute(a as i64),
         src: reg(0),
         src2: None,
         spin: false,
@@ -2357,7 +2375,7 @@ fn generic_ftz_applies_only_where_the_address_resolves_to_global() {
         GENERIC_SHARED_BASE
     ));
     let mut shared = generic(0);
-    shared.space = Space::Shared;
+    shared.access.space = Space::Shared;
     assert!(
         atomic::effective_ftz(&shared, 0),
         "a non-generic space keeps `ftz` as given"

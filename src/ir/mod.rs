@@ -61,14 +61,19 @@ macro_rules! op_enum {
     };
 }
 
+mod access;
+pub mod build;
 mod ops;
 pub mod print;
 mod types;
+mod uses;
 
 pub use print::{print_inst, print_kernel, print_program};
 
+pub use access::*;
 pub use ops::*;
 pub use types::*;
+pub use uses::*;
 
 /// A parsed program: the kernels of one source file, with what is needed to run and check them.
 #[derive(Debug, Clone)]
@@ -283,60 +288,8 @@ pub enum SrcMod {
     NegAbs,
 }
 
-/// A memory address operand `[base + offset]`.
-///
-/// The effective address depends on the space and the base width:
-/// * Shared (`ATOMS`, `LDS`, `STS` and PTX `.shared` with a 32-bit base): if `base` is `None`
-///   or `RZ`, the address is `offset` zero-extended (the `[ImmU24]` form). Otherwise it is the
-///   32-bit wrapping sum of the base register and `offset` sign-extended to 32 bits
-///   (`[Ra + ImmS24]`), per `000_6d05a8552870c0ae.txt`.
-/// * 64-bit bases (`[R2.64 + 0x10]`, PTX `%rd` registers): the 64-bit wrapping sum of the
-///   register pair and `offset`.
-/// * 32-bit bases in global space: the base is zero-extended to 64 bits, then `offset` added.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Address {
-    pub base: Option<Reg>,
-    /// Width of the base register: 32 or 64.
-    pub base_bits: u8,
-    pub offset: i64,
-}
-
-impl Address {
-    /// The absolute address `[imm]`.
-    pub fn absolute(offset: i64) -> Address {
-        Address {
-            base: None,
-            base_bits: 32,
-            offset,
-        }
-    }
-
-    /// True when the base is absent or RZ (the absolute `[ImmU24]` form).
-    pub fn is_absolute(&self) -> bool {
-        self.base.is_none_or(Reg::is_rz)
-    }
-
-    /// The effective address given the base register's value (ignored when absolute).
-    /// `base_value` holds the zero-extended 32-bit register or the 64-bit pair.
-    pub fn effective(&self, space: Space, base_value: u64) -> u64 {
-        if self.is_absolute() {
-            return match space {
-                Space::Shared => self.offset as u64 & 0xffff_ffff,
-                _ => self.offset as u64,
-            };
-        }
-        if self.base_bits == 64 {
-            base_value.wrapping_add(self.offset as u64)
-        } else if space == Space::Shared {
-            (base_value as u32).wrapping_add(self.offset as i32 as u32) as u64
-        } else {
-            (base_value & 0xffff_ffff).wrapping_add(self.offset as u64)
-        }
-    }
-}
-
 /// The ops. Each variant's doc states its exact semantics for one lane.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Op {
     /// Does nothing.
     Nop,
@@ -474,25 +427,12 @@ pub enum Op {
         dst_pred: Pred,
         src: PredSrc,
     },
-    /// Load `ty` from `space` at `addr` into `dst` (zero- or sign-extended to 32 bits for
-    /// narrower types, a pair for 64-bit types). `order`/`scope` per [`MemOrder`].
-    Load {
-        space: Space,
-        ty: Ty,
-        order: MemOrder,
-        scope: Scope,
-        dst: Reg,
-        addr: Address,
-    },
-    /// Store the low `ty.bits()` bits of `src` to `space` at `addr`.
-    Store {
-        space: Space,
-        ty: Ty,
-        order: MemOrder,
-        scope: Scope,
-        src: Operand,
-        addr: Address,
-    },
+    /// Load `access.ty` from memory into `dst` (zero- or sign-extended to 32 bits for
+    /// narrower types, a pair for 64-bit types). See [`MemAccess`] for the address and the
+    /// order.
+    Load { access: MemAccess, dst: Reg },
+    /// Store the low `access.ty.bits()` bits of `src` to memory. See [`MemAccess`].
+    Store { access: MemAccess, src: Operand },
     /// An atomic read-modify-write. See [`AtomicInst`].
     Atomic(Box<AtomicInst>),
     /// A memory fence (`MEMBAR`, PTX `fence`/`membar`).
@@ -541,17 +481,16 @@ pub struct ShfInst {
 /// `old = M; M = op(M, src, src2); dst = result` where `result` is `old`, except for
 /// [`AtomicOp::Cast`] which returns 1 if the store happened and 0 otherwise. The exact `op`
 /// formulas are on [`AtomicOp`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AtomicInst {
-    pub space: Space,
+    /// Where the read-modify-write lands, its type (the type of `M`, `b` and `c`), order and
+    /// scope.
+    pub access: MemAccess,
+    /// The operation.
     pub op: AtomicOp,
-    pub ty: Ty,
-    pub order: MemOrder,
-    pub scope: Scope,
     /// The destination (a pair for 64-bit types); RZ for reductions (`RED`, PTX `red`) or when
     /// the result is discarded.
     pub dst: Reg,
-    pub addr: Address,
     /// The operand `Rb` (the compare value for CAS/CAST).
     pub src: Operand,
     /// The swap value `Rc` for CAS/CAST (validation guarantees it is present exactly for those
@@ -564,7 +503,7 @@ pub struct AtomicInst {
     /// Flush subnormal float inputs and results to sign-preserving zero (`.FTZ`; PTX
     /// `atom.add.f32`/`red.add.f32` without `.noftz`). For [`Space::Global`] and
     /// [`Space::Shared`] it applies to every lane. For [`Space::Generic`] it applies only to the
-    /// lanes whose address resolves to global memory (`crate::exec::memory::resolve_generic`),
+    /// lanes whose address resolves to global memory ([`resolve`]),
     /// the PTX rule: "The atom.add.f32 operation without .noftz, flushes subnormal inputs and
     /// results to sign-preserving zero on global memory but supports subnormal inputs and
     /// results and doesn't flush them to zero on shared memory."

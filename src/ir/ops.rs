@@ -161,14 +161,14 @@ op_enum! {
     /// Address spaces.
     pub enum Space {
         /// Grid-wide global memory: one arena; device addresses are
-        /// `crate::exec::GLOBAL_BASE + offset`.
+        /// [`crate::ir::GLOBAL_BASE`] `+ offset`.
         Global = "global",
         /// The CTA's shared-memory window: addresses are byte offsets from 0; the window is the
         /// launch's shared size (at most 16 MB, `000_6d05a8552870c0ae.txt`).
         Shared = "shared",
         /// PTX generic addresses, resolved at run time to global or shared: the shared window
-        /// appears at `crate::exec::memory::GENERIC_SHARED_BASE`, global addresses are their own
-        /// generic addresses (`crate::exec::memory::resolve_generic`).
+        /// appears at [`crate::ir::GENERIC_SHARED_BASE`], global addresses are their own
+        /// generic addresses ([`crate::ir::resolve`]).
         Generic = "generic",
         /// The constant bank (read only).
         Const = "const",

@@ -27,9 +27,9 @@
 
 use super::Init;
 use super::{
-    Address, AtomicInst, BinOp, CmpOp, Expect, ExpectLhs, ExpectRhs, Guard, ImadMode, Inst, Kernel,
-    Op, Operand, ParamKind, Pred, PredMove, PredSrc, Program, Reg, Round, Scalar, ShfInst,
-    SpecialReg, Src, SrcMod, Ty, UnOp, VoteMode,
+    Address, AtomicInst, CmpOp, Expect, ExpectLhs, ExpectRhs, Guard, ImadMode, Inst, Kernel,
+    MemAccess, Op, Operand, ParamKind, Pred, PredMove, PredSrc, Program, Reg, Round, Scalar,
+    ShfInst, SpecialReg, Src, SrcMod, Ty, VoteMode,
 };
 use std::fmt::Write;
 
@@ -195,6 +195,7 @@ fn src(s: &Src, ty: Ty) -> String {
 }
 
 fn address(a: &Address) -> String {
+    let Address::Linear(a) = a;
     let suffix = if a.base_bits == 64 { ".64" } else { "" };
     match a.base {
         None => format!("[{}]", hex(a.offset as i128)),
@@ -252,8 +253,14 @@ fn imad_mode(m: ImadMode) -> &'static str {
     }
 }
 
+/// `space.ty.order.scope`: the qualifiers of a memory access.
+fn access_qualifiers(m: &MemAccess) -> String {
+    format!("{}.{}.{}.{}", m.space, m.ty, m.order, m.scope)
+}
+
 fn atomic(a: &AtomicInst) -> String {
-    let mut s = format!("atom.{}.{}.{}.{}.{}", a.space, a.op, a.ty, a.order, a.scope);
+    let m = &a.access;
+    let mut s = format!("atom.{}.{}.{}.{}.{}", m.space, a.op, m.ty, m.order, m.scope);
     if a.spin {
         s.push_str(".spin");
     }
@@ -264,11 +271,11 @@ fn atomic(a: &AtomicInst) -> String {
         s,
         " {}, {}, {}",
         reg(a.dst),
-        address(&a.addr),
-        operand(&a.src, a.ty)
+        address(&m.addr),
+        operand(&a.src, m.ty)
     );
     if let Some(c) = &a.src2 {
-        let _ = write!(s, ", {}", operand(c, a.ty));
+        let _ = write!(s, ", {}", operand(c, m.ty));
     }
     s
 }
@@ -286,11 +293,7 @@ fn op_text(k: &Kernel, op: &Op) -> String {
         Op::Mov { ty, dst, src } => format!("mov.{ty} {}, {}", reg(*dst), operand(src, *ty)),
         Op::ReadSpecial { dst, sr } => format!("s2r {}, {}", reg(*dst), special(*sr)),
         Op::Unary { op, ty, dst, a } => {
-            let name = match op {
-                UnOp::Not | UnOp::Neg | UnOp::Abs | UnOp::Popc | UnOp::Clz | UnOp::Brev => {
-                    op.name()
-                }
-            };
+            let name = op.name();
             format!("{name}.{ty} {}, {}", reg(*dst), src(a, *ty))
         }
         Op::Binary {
@@ -301,21 +304,7 @@ fn op_text(k: &Kernel, op: &Op) -> String {
             b,
             ftz,
         } => {
-            let b_ty = match op {
-                BinOp::Shl | BinOp::Shr => Ty::U32,
-                BinOp::Add
-                | BinOp::Sub
-                | BinOp::Mul
-                | BinOp::MulHi
-                | BinOp::MulWide
-                | BinOp::Div
-                | BinOp::Rem
-                | BinOp::Min
-                | BinOp::Max
-                | BinOp::And
-                | BinOp::Or
-                | BinOp::Xor => *ty,
-            };
+            let b_ty = if op.b_is_shift_amount() { Ty::U32 } else { *ty };
             let ftz = if *ftz { ".ftz" } else { "" };
             format!(
                 "{op}.{ty}{ftz} {}, {}, {}",
@@ -496,34 +485,18 @@ fn op_text(k: &Kernel, op: &Op) -> String {
                 pred_src(s)
             )
         }
-        Op::Load {
-            space,
-            ty,
-            order,
-            scope,
-            dst,
-            addr,
-        } => {
-            format!(
-                "ld.{space}.{ty}.{order}.{scope} {}, {}",
-                reg(*dst),
-                address(addr)
-            )
-        }
-        Op::Store {
-            space,
-            ty,
-            order,
-            scope,
-            src: s,
-            addr,
-        } => {
-            format!(
-                "st.{space}.{ty}.{order}.{scope} {}, {}",
-                address(addr),
-                operand(s, *ty)
-            )
-        }
+        Op::Load { access, dst } => format!(
+            "ld.{} {}, {}",
+            access_qualifiers(access),
+            reg(*dst),
+            address(&access.addr)
+        ),
+        Op::Store { access, src: s } => format!(
+            "st.{} {}, {}",
+            access_qualifiers(access),
+            address(&access.addr),
+            operand(s, access.ty)
+        ),
         Op::Atomic(a) => atomic(a),
         Op::Fence { order, scope } => format!("fence.{order}.{scope}"),
         Op::Barrier { id } => format!("bar.sync {id}"),

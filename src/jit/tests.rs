@@ -93,13 +93,15 @@ impl KernelBuilder {
         c: Option<Operand>,
     ) -> &mut Self {
         self.push(Op::Atomic(Box::new(AtomicInst {
-            space,
+            access: MemAccess {
+                space,
+                ty,
+                order: MemOrder::Relaxed,
+                scope: Scope::Cta,
+                addr,
+            },
             op,
-            ty,
-            order: MemOrder::Relaxed,
-            scope: Scope::Cta,
             dst,
-            addr,
             src: b,
             src2: c,
             spin: false,
@@ -145,19 +147,19 @@ impl KernelBuilder {
 }
 
 fn shared_addr(base: u16, offset: i64) -> Address {
-    Address {
+    Address::Linear(LinearAddress {
         base: Some(r(base)),
         base_bits: 32,
         offset,
-    }
+    })
 }
 
 fn global_addr(base: u16, offset: i64) -> Address {
-    Address {
+    Address::Linear(LinearAddress {
         base: Some(r(base)),
         base_bits: 64,
         offset,
-    }
+    })
 }
 
 /// A CTA environment: a global arena of one allocation, a shared window, a constant bank.
@@ -583,13 +585,15 @@ fn cast_spin_lets_the_lowest_lane_of_each_bank_attempt() {
             c: src(imm(0)),
         })
         .push(Op::Atomic(Box::new(AtomicInst {
-            space: Space::Shared,
+            access: MemAccess {
+                space: Space::Shared,
+                ty: Ty::U32,
+                order: MemOrder::Relaxed,
+                scope: Scope::Cta,
+                addr: shared_addr(1, 0),
+            },
             op: AtomicOp::Cast,
-            ty: Ty::U32,
-            order: MemOrder::Relaxed,
-            scope: Scope::Cta,
             dst: r(2),
-            addr: shared_addr(1, 0),
             src: reg(4),
             src2: Some(reg(5)),
             spin: true,
@@ -623,11 +627,11 @@ fn rz_destination_discards_and_rz_base_is_absolute() {
         AtomicOp::Add,
         Ty::U32,
         Reg::RZ,
-        Address {
+        Address::Linear(LinearAddress {
             base: Some(Reg::RZ),
             base_bits: 32,
             offset: 0x10,
-        },
+        }),
         imm(5),
         None,
     )
@@ -719,20 +723,24 @@ fn global_accesses_are_checked_against_the_arena() {
             let mut b = KernelBuilder::new();
             match kind {
                 0 => b.push(Op::Load {
-                    space: Space::Global,
-                    ty: Ty::U32,
-                    order: MemOrder::Weak,
-                    scope: Scope::Cta,
+                    access: MemAccess {
+                        space: Space::Global,
+                        ty: Ty::U32,
+                        order: MemOrder::Weak,
+                        scope: Scope::Cta,
+                        addr: global_addr(2, 0),
+                    },
                     dst: r(4),
-                    addr: global_addr(2, 0),
                 }),
                 1 => b.push(Op::Store {
-                    space: Space::Global,
-                    ty: Ty::U32,
-                    order: MemOrder::Weak,
-                    scope: Scope::Cta,
+                    access: MemAccess {
+                        space: Space::Global,
+                        ty: Ty::U32,
+                        order: MemOrder::Weak,
+                        scope: Scope::Cta,
+                        addr: global_addr(2, 0),
+                    },
                     src: imm(9),
-                    addr: global_addr(2, 0),
                 }),
                 _ => b.atom(
                     Space::Global,
@@ -772,12 +780,14 @@ fn global_accesses_are_checked_against_the_arena() {
 fn an_empty_shared_window_traps_every_access() {
     let mut b = KernelBuilder::new();
     b.push(Op::Load {
-        space: Space::Shared,
-        ty: Ty::U8,
-        order: MemOrder::Weak,
-        scope: Scope::Cta,
+        access: MemAccess {
+            space: Space::Shared,
+            ty: Ty::U8,
+            order: MemOrder::Weak,
+            scope: Scope::Cta,
+            addr: Address::absolute(0),
+        },
         dst: r(4),
-        addr: Address::absolute(0),
     })
     .exit();
     let world = World::new(8, 0);
@@ -806,13 +816,15 @@ fn global_float_add_ftz_and_f64_and_64bit_min_max() {
         },
     });
     b.push(Op::Atomic(Box::new(AtomicInst {
-        space: Space::Global,
+        access: MemAccess {
+            space: Space::Global,
+            ty: Ty::F32,
+            order: MemOrder::Relaxed,
+            scope: Scope::Gpu,
+            addr: global_addr(2, 0),
+        },
         op: AtomicOp::Add,
-        ty: Ty::F32,
-        order: MemOrder::Relaxed,
-        scope: Scope::Gpu,
         dst: r(4),
-        addr: global_addr(2, 0),
         src: reg(6),
         src2: None,
         spin: false,
@@ -1404,46 +1416,56 @@ fn special_registers_and_vote() {
 fn narrow_loads_extend_and_stores_truncate() {
     let mut b = KernelBuilder::new();
     b.push(Op::Store {
-        space: Space::Shared,
-        ty: Ty::U32,
-        order: MemOrder::Weak,
-        scope: Scope::Cta,
+        access: MemAccess {
+            space: Space::Shared,
+            ty: Ty::U32,
+            order: MemOrder::Weak,
+            scope: Scope::Cta,
+            addr: Address::absolute(0),
+        },
         src: imm(0x8081_f2f3),
-        addr: Address::absolute(0),
     });
     for (i, ty) in [Ty::U8, Ty::S8, Ty::U16, Ty::S16].into_iter().enumerate() {
         b.push(Op::Load {
-            space: Space::Shared,
-            ty,
-            order: MemOrder::Acquire,
-            scope: Scope::Cta,
+            access: MemAccess {
+                space: Space::Shared,
+                ty,
+                order: MemOrder::Acquire,
+                scope: Scope::Cta,
+                addr: Address::absolute(2),
+            },
             dst: r(i as u16),
-            addr: Address::absolute(2),
         });
     }
     b.push(Op::Store {
-        space: Space::Shared,
-        ty: Ty::U8,
-        order: MemOrder::Release,
-        scope: Scope::Cta,
+        access: MemAccess {
+            space: Space::Shared,
+            ty: Ty::U8,
+            order: MemOrder::Release,
+            scope: Scope::Cta,
+            addr: Address::absolute(5),
+        },
         src: imm(0x1ff),
-        addr: Address::absolute(5),
     })
     .push(Op::Store {
-        space: Space::Shared,
-        ty: Ty::U64,
-        order: MemOrder::Relaxed,
-        scope: Scope::Cta,
+        access: MemAccess {
+            space: Space::Shared,
+            ty: Ty::U64,
+            order: MemOrder::Relaxed,
+            scope: Scope::Cta,
+            addr: Address::absolute(8),
+        },
         src: imm(0x0102_0304_0506_0708),
-        addr: Address::absolute(8),
     })
     .push(Op::Load {
-        space: Space::Shared,
-        ty: Ty::U64,
-        order: MemOrder::Volatile,
-        scope: Scope::Sys,
+        access: MemAccess {
+            space: Space::Shared,
+            ty: Ty::U64,
+            order: MemOrder::Volatile,
+            scope: Scope::Sys,
+            addr: Address::absolute(8),
+        },
         dst: r(6),
-        addr: Address::absolute(8),
     })
     .push(Op::Fence {
         order: MemOrder::SeqCst,
@@ -1609,12 +1631,14 @@ fn edges_like_kernel(cases: usize) -> KernelBuilder {
             src: imm(i as u64),
         })
         .push(Op::Store {
-            space: Space::Shared,
-            ty: Ty::U32,
-            order: MemOrder::Weak,
-            scope: Scope::Cta,
+            access: MemAccess {
+                space: Space::Shared,
+                ty: Ty::U32,
+                order: MemOrder::Weak,
+                scope: Scope::Cta,
+                addr: Address::absolute(8),
+            },
             src: reg(2),
-            addr: Address::absolute(8),
         })
         .push(Op::Mov {
             ty: Ty::U32,
@@ -1631,28 +1655,34 @@ fn edges_like_kernel(cases: usize) -> KernelBuilder {
             if cas { Some(reg(9)) } else { None },
         )
         .push(Op::Load {
-            space: Space::Shared,
-            ty: Ty::U32,
-            order: MemOrder::Weak,
-            scope: Scope::Cta,
+            access: MemAccess {
+                space: Space::Shared,
+                ty: Ty::U32,
+                order: MemOrder::Weak,
+                scope: Scope::Cta,
+                addr: Address::absolute(8),
+            },
             dst: r(6),
-            addr: Address::absolute(8),
         })
         .push(Op::Store {
-            space: Space::Global,
-            ty: Ty::U32,
-            order: MemOrder::Weak,
-            scope: Scope::Cta,
+            access: MemAccess {
+                space: Space::Global,
+                ty: Ty::U32,
+                order: MemOrder::Weak,
+                scope: Scope::Cta,
+                addr: global_addr(20, 8 * i as i64),
+            },
             src: reg(4),
-            addr: global_addr(20, 8 * i as i64),
         })
         .push(Op::Store {
-            space: Space::Global,
-            ty: Ty::U32,
-            order: MemOrder::Weak,
-            scope: Scope::Cta,
+            access: MemAccess {
+                space: Space::Global,
+                ty: Ty::U32,
+                order: MemOrder::Weak,
+                scope: Scope::Cta,
+                addr: global_addr(20, 8 * i as i64 + 4),
+            },
             src: reg(6),
-            addr: global_addr(20, 8 * i as i64 + 4),
         });
     }
     b.exit();
@@ -1779,13 +1809,15 @@ fn generic_float_add_flushes_only_on_global_addresses() {
     use crate::exec::memory::GENERIC_SHARED_BASE;
     let mut b = KernelBuilder::new();
     b.push(Op::Atomic(Box::new(AtomicInst {
-        space: Space::Generic,
+        access: MemAccess {
+            space: Space::Generic,
+            ty: Ty::F32,
+            order: MemOrder::Relaxed,
+            scope: Scope::Gpu,
+            addr: global_addr(2, 0),
+        },
         op: AtomicOp::Add,
-        ty: Ty::F32,
-        order: MemOrder::Relaxed,
-        scope: Scope::Gpu,
         dst: r(0),
-        addr: global_addr(2, 0),
         src: reg(4),
         src2: None,
         spin: false,

@@ -245,8 +245,8 @@ pub fn check(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &At
     check_shape(d, pc, inst, a);
     if dialect == Dialect::Sass {
         check_sass_registers(d, pc, inst, a);
-        if a.space == Space::Shared {
-            check_imm24(d, pc, inst, &a.addr, true);
+        if a.access.space == Space::Shared {
+            check_imm24(d, pc, inst, &a.access.addr, true);
         }
     }
 }
@@ -260,7 +260,7 @@ fn mnemonic(dialect: Dialect, space: Space) -> String {
 
 fn check_table(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &AtomicInst) {
     let size = Size {
-        ty: a.ty,
+        ty: a.access.ty,
         ftz: a.ftz,
     };
     let op_name = |op: AtomicOp| match dialect {
@@ -269,7 +269,7 @@ fn check_table(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &
     };
     let form = format!(
         "{}.{}{}",
-        mnemonic(dialect, a.space),
+        mnemonic(dialect, a.access.space),
         op_name(a.op),
         size.name_in(dialect)
     );
@@ -282,13 +282,13 @@ fn check_table(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &
         );
         return;
     }
-    let Some(table) = table(dialect, a.space) else {
+    let Some(table) = table(dialect, a.access.space) else {
         d.error(
             pc,
             inst,
             format!(
                 "{form}: no atomic op×size table for {dialect:?} {} memory",
-                a.space.name()
+                a.access.space.name()
             ),
             rules::NO_TABLE,
         );
@@ -325,20 +325,7 @@ fn check_table(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &
 
 /// `src2` exactly for the three-operand ops; `.SPIN` only on shared-memory CAST.
 fn check_shape(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicInst) {
-    let needs_src2 = match a.op {
-        AtomicOp::Cas | AtomicOp::Cast | AtomicOp::FCmpWr => true,
-        AtomicOp::Add
-        | AtomicOp::Sub
-        | AtomicOp::Min
-        | AtomicOp::Max
-        | AtomicOp::Inc
-        | AtomicOp::Dec
-        | AtomicOp::And
-        | AtomicOp::Or
-        | AtomicOp::Xor
-        | AtomicOp::Exch
-        | AtomicOp::PreDec => false,
-    };
+    let needs_src2 = a.op.has_swap_operand();
     let op = a.op.name().to_ascii_uppercase();
     match (needs_src2, a.src2.is_some()) {
         (true, false) => d.error(
@@ -365,13 +352,13 @@ fn check_shape(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicInst) {
             rules::ATOMS_SPIN,
         );
     }
-    if a.spin && a.space != Space::Shared {
+    if a.spin && a.access.space != Space::Shared {
         d.error(
             pc,
             inst,
             format!(
                 ".SPIN groups lanes by shared-memory bank; it is invalid on {} memory",
-                a.space.name()
+                a.access.space.name()
             ),
             rules::SPIN_SHARED,
         );
@@ -380,7 +367,7 @@ fn check_shape(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicInst) {
 
 /// SASS atomics take register operands; `ATOMS.CAS/.CAST` pair Rb and Rc.
 fn check_sass_registers(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicInst) {
-    let register_rule = match a.space {
+    let register_rule = match a.access.space {
         Space::Shared => rules::ATOMS_RB_REGISTER,
         Space::Global | Space::Generic | Space::Const => rules::ATOMG_REGISTERS,
     };
@@ -410,7 +397,7 @@ fn check_sass_registers(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicIns
         None => None,
     };
     let is_cas = matches!(a.op, AtomicOp::Cas | AtomicOp::Cast);
-    if !(is_cas && a.space == Space::Shared) {
+    if !(is_cas && a.access.space == Space::Shared) {
         // ATOMG.CAS takes independent compare and swap registers; only the pair alignment of
         // 64-bit values applies (checked for every instruction in `operands`).
         return;
@@ -418,7 +405,7 @@ fn check_sass_registers(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicIns
     let (Some(rb), Some(_)) = (rb, a.src2) else {
         return;
     };
-    let wide = a.ty.regs() == 2;
+    let wide = a.access.ty.regs() == 2;
     let (align, step, size) = if wide { (4, 2, ".64") } else { (2, 1, ".32") };
     let op = a.op.name().to_ascii_uppercase();
     if rb.is_rz() {
@@ -464,6 +451,7 @@ pub fn check_imm24(d: &mut Diagnostics, pc: u32, inst: &Inst, addr: &Address, at
     } else {
         (rules::LDS_STS_IMM_U24, rules::LDS_STS_IMM_S24)
     };
+    let Address::Linear(addr) = addr;
     let off = addr.offset;
     if addr.is_absolute() {
         if !(0..=IMM_U24_MAX).contains(&off) {

@@ -24,7 +24,7 @@
 //! their post-dominator is `None`. The reconvergence point of a divergent branch is its
 //! immediate post-dominator: the first instruction every path from the branch must pass through.
 
-use crate::ir::{Kernel, Op};
+use crate::ir::{Control, Kernel};
 
 /// Control-flow facts of one kernel.
 #[derive(Debug, Clone, Default)]
@@ -46,8 +46,8 @@ fn successors(kernel: &Kernel, pc: usize) -> (Vec<u32>, bool) {
     let inst = &kernel.insts[pc];
     let guard = inst.guard;
     // (branch target, falls through, goes to exit)
-    let (target, falls, exits) = match &inst.op {
-        Op::Exit => {
+    let (target, falls, exits) = match inst.op.control() {
+        Control::Exit => {
             if guard.is_never() {
                 (None, true, false)
             } else if guard.is_always() {
@@ -56,36 +56,16 @@ fn successors(kernel: &Kernel, pc: usize) -> (Vec<u32>, bool) {
                 (None, true, true)
             }
         }
-        Op::Branch { target, .. } => {
+        Control::Branch { target } => {
             if guard.is_never() {
                 (None, true, false)
             } else if guard.is_always() {
-                (Some(*target), false, false)
+                (Some(target), false, false)
             } else {
-                (Some(*target), true, false)
+                (Some(target), true, false)
             }
         }
-        Op::Nop
-        | Op::Mov { .. }
-        | Op::ReadSpecial { .. }
-        | Op::Unary { .. }
-        | Op::Binary { .. }
-        | Op::IAdd3 { .. }
-        | Op::Imad { .. }
-        | Op::Lea { .. }
-        | Op::Shf(_)
-        | Op::Lop3 { .. }
-        | Op::SetP { .. }
-        | Op::PredLogic { .. }
-        | Op::PredMove(_)
-        | Op::Select { .. }
-        | Op::Convert { .. }
-        | Op::Vote { .. }
-        | Op::Load { .. }
-        | Op::Store { .. }
-        | Op::Atomic(_)
-        | Op::Fence { .. }
-        | Op::Barrier { .. } => (None, true, false),
+        Control::Next | Control::Barrier => (None, true, false),
     };
     let exit = n as u32;
     let mut succ = Vec::with_capacity(2);

@@ -27,7 +27,6 @@
 //! Predicates are not analysed: they are one word each and are always zeroed.
 
 use super::cfg::ControlFlow;
-use super::operands::{dst_uses, operand_uses};
 use crate::ir::{Kernel, Operand, Reg};
 use std::collections::VecDeque;
 
@@ -96,7 +95,7 @@ pub fn written_before_read(kernel: &Kernel, flow: &ControlFlow) -> Vec<bool> {
         let mut out = before.clone();
         let inst = &kernel.insts[pc];
         if inst.guard.is_always() {
-            for (reg, w) in dst_uses(&inst.op) {
+            for (reg, w) in inst.op.dst_uses() {
                 for r in words(reg, w) {
                     out.insert(r);
                 }
@@ -135,7 +134,7 @@ pub fn written_before_read(kernel: &Kernel, flow: &ControlFlow) -> Vec<bool> {
         if inst.guard.is_never() || !flow.reachable.get(pc).copied().unwrap_or(false) {
             continue;
         }
-        for u in operand_uses(&inst.op) {
+        for u in inst.op.operand_uses() {
             if let Operand::Reg(reg) = u.operand {
                 for r in words(reg, u.words) {
                     if !written[pc].contains(r) {

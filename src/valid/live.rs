@@ -21,7 +21,6 @@
 
 use super::cfg::ControlFlow;
 use super::init::{words, RegSet};
-use super::operands::{dst_uses, operand_uses};
 use crate::ir::{Kernel, Operand};
 use std::collections::VecDeque;
 
@@ -62,7 +61,7 @@ pub fn live_out(kernel: &Kernel, flow: &ControlFlow) -> Vec<Vec<u64>> {
         if !inst.guard.is_never() {
             if inst.guard.is_always() {
                 let mut killed = RegSet::empty(regs);
-                for (reg, w) in dst_uses(&inst.op) {
+                for (reg, w) in inst.op.dst_uses() {
                     for r in words(reg, w) {
                         killed.insert(r);
                     }
@@ -71,7 +70,7 @@ pub fn live_out(kernel: &Kernel, flow: &ControlFlow) -> Vec<Vec<u64>> {
                     *a &= !k;
                 }
             }
-            for u in operand_uses(&inst.op) {
+            for u in inst.op.operand_uses() {
                 if let Operand::Reg(reg) = u.operand {
                     for r in words(reg, u.words) {
                         fact.insert(r);

@@ -47,15 +47,12 @@ mod orders;
 pub mod rules;
 
 #[cfg(test)]
-pub(crate) mod build;
-#[cfg(test)]
 mod tests;
 
 pub use atomics::{table, AtomicTable, Row, Size, TABLES};
 pub use launch::{check_launch, launch_problems, LaunchProblem};
-pub use operands::{dst_uses, operand_uses, pred_uses, reg_uses, OperandUse, RegUse, Role};
 
-use crate::ir::{Dialect, Inst, Kernel, LaunchSpec, Op, Span, PARAM_BASE};
+use crate::ir::{Control, Dialect, Inst, Kernel, LaunchSpec, Op, Span, PARAM_BASE};
 use std::fmt;
 
 /// Facts about a validated kernel that backends and the scheduler use. Every vector has one
@@ -323,11 +320,12 @@ fn kernel_info(kernel: &Kernel, flow: &cfg::ControlFlow, cbank: u32) -> KernelIn
         info.block_start[0] = true;
     }
     for (pc, inst) in kernel.insts.iter().enumerate() {
-        let ends_block = match &inst.op {
-            Op::Branch { target, .. } => {
+        let control = inst.op.control();
+        match control {
+            Control::Branch { target } => {
                 if !inst.guard.is_never() {
-                    info.block_start[*target as usize] = true;
-                    info.backward_branch[pc] = *target as usize <= pc;
+                    info.block_start[target as usize] = true;
+                    info.backward_branch[pc] = target as usize <= pc;
                 }
                 if !inst.guard.is_always() && !inst.guard.is_never() {
                     // Lanes that enter a path which never reaches EXIT never arrive at a join:
@@ -340,34 +338,15 @@ fn kernel_info(kernel: &Kernel, flow: &cfg::ControlFlow, cbank: u32) -> KernelIn
                         info.reconverge[pc] = post_dominator[pc];
                     }
                 }
-                true
             }
-            Op::Barrier { id } => {
-                info.num_barriers = info.num_barriers.max(id + 1);
-                true
+            Control::Barrier => {
+                if let Op::Barrier { id } = inst.op {
+                    info.num_barriers = info.num_barriers.max(id + 1);
+                }
             }
-            Op::Exit => true,
-            Op::Nop
-            | Op::Mov { .. }
-            | Op::ReadSpecial { .. }
-            | Op::Unary { .. }
-            | Op::Binary { .. }
-            | Op::IAdd3 { .. }
-            | Op::Imad { .. }
-            | Op::Lea { .. }
-            | Op::Shf(_)
-            | Op::Lop3 { .. }
-            | Op::SetP { .. }
-            | Op::PredLogic { .. }
-            | Op::PredMove(_)
-            | Op::Select { .. }
-            | Op::Convert { .. }
-            | Op::Vote { .. }
-            | Op::Load { .. }
-            | Op::Store { .. }
-            | Op::Atomic(_)
-            | Op::Fence { .. } => false,
-        };
+            Control::Next | Control::Exit => {}
+        }
+        let ends_block = control.ends_block();
         if ends_block && pc + 1 < n {
             info.block_start[pc + 1] = true;
         }

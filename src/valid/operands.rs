@@ -2,266 +2,18 @@
 //! pairs, constant-bank reads, branch targets, type legality of ALU ops and conversions, and
 //! which address spaces each memory op may use.
 //!
-//! [`reg_uses`] and [`operand_uses`] list every register an op reads or writes with its width in
-//! 32-bit words; they are the single description of operand widths the checks (and the test
-//! builder's register count) rely on.
+//! Operand widths come from the IR ([`crate::ir::Op::for_each_use`]), the single description of
+//! what each op reads and writes.
 
 use super::{atomics, rules, Diagnostics};
 use crate::ir::{
-    Address, BinOp, CmpOp, Dialect, ImadMode, Inst, Kernel, Op, Operand, Pred, PredMove, Reg,
-    Space, Src, SrcMod, Ty, UnOp,
+    Address, BinOp, CmpOp, Dialect, Inst, Kernel, MemAccess, Op, Operand, Role, Space, Src, SrcMod,
+    Ty, UnOp,
 };
-
-/// Whether an operand is read or written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Dst,
-    Src,
-}
-
-/// A source operand with the number of 32-bit words the op reads from it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OperandUse {
-    pub operand: Operand,
-    pub words: u16,
-}
-
-/// A register an op reads or writes, with its width in 32-bit words (2 for a pair).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RegUse {
-    pub reg: Reg,
-    pub words: u16,
-    pub role: Role,
-}
-
-/// Words a destination of `bits` bits occupies (narrow values use one register).
-fn words_of(ty: Ty) -> u16 {
-    ty.regs()
-}
-
-fn src(s: &Src, words: u16) -> OperandUse {
-    OperandUse {
-        operand: s.operand,
-        words,
-    }
-}
-
-fn plain(operand: Operand, words: u16) -> OperandUse {
-    OperandUse { operand, words }
-}
-
-/// The address base register, if any, as a source.
-fn addr_base(addr: &Address) -> Option<OperandUse> {
-    addr.base
-        .map(|r| plain(Operand::Reg(r), if addr.base_bits == 64 { 2 } else { 1 }))
-}
-
-/// Words of the destination of a `Binary` op: double width for `MulWide`.
-fn binary_dst_words(op: BinOp, ty: Ty) -> u16 {
-    match op {
-        BinOp::MulWide => {
-            if ty.bits() >= 32 {
-                2
-            } else {
-                1
-            }
-        }
-        BinOp::Add
-        | BinOp::Sub
-        | BinOp::Mul
-        | BinOp::MulHi
-        | BinOp::Div
-        | BinOp::Rem
-        | BinOp::Min
-        | BinOp::Max
-        | BinOp::And
-        | BinOp::Or
-        | BinOp::Xor
-        | BinOp::Shl
-        | BinOp::Shr => words_of(ty),
-    }
-}
-
-/// Words of the second source of a `Binary` op: a shift amount is one 32-bit word.
-fn binary_b_words(op: BinOp, ty: Ty) -> u16 {
-    match op {
-        BinOp::Shl | BinOp::Shr => 1,
-        BinOp::Add
-        | BinOp::Sub
-        | BinOp::Mul
-        | BinOp::MulHi
-        | BinOp::MulWide
-        | BinOp::Div
-        | BinOp::Rem
-        | BinOp::Min
-        | BinOp::Max
-        | BinOp::And
-        | BinOp::Or
-        | BinOp::Xor => words_of(ty),
-    }
-}
-
-/// Every source operand of `op` (registers, immediates and constant-bank reads) with its width,
-/// address bases included.
-pub fn operand_uses(op: &Op) -> Vec<OperandUse> {
-    match op {
-        Op::Nop
-        | Op::ReadSpecial { .. }
-        | Op::PredLogic { .. }
-        | Op::Vote { .. }
-        | Op::Fence { .. }
-        | Op::Barrier { .. }
-        | Op::Branch { .. }
-        | Op::Exit => vec![],
-        Op::Mov { ty, src: s, .. } => vec![plain(*s, words_of(*ty))],
-        Op::Unary { ty, a, .. } => vec![src(a, words_of(*ty))],
-        Op::Binary { op, ty, a, b, .. } => {
-            vec![src(a, words_of(*ty)), src(b, binary_b_words(*op, *ty))]
-        }
-        Op::IAdd3 { a, b, c, .. } => vec![src(a, 1), src(b, 1), src(c, 1)],
-        Op::Imad { mode, a, b, c, .. } => {
-            let c_words = match mode {
-                ImadMode::Wide => 2,
-                ImadMode::Lo | ImadMode::Hi => 1,
-            };
-            vec![src(a, 1), src(b, 1), src(c, c_words)]
-        }
-        Op::Lea { a, b, c, .. } => vec![src(a, 1), src(b, 1), src(c, 1)],
-        Op::Shf(s) => vec![src(&s.lo, 1), src(&s.shift, 1), src(&s.hi, 1)],
-        Op::Lop3 { a, b, c, .. } => vec![src(a, 1), src(b, 1), src(c, 1)],
-        Op::SetP { ty, a, b, .. } => vec![src(a, words_of(*ty)), src(b, words_of(*ty))],
-        Op::PredMove(PredMove::ToReg { .. }) => vec![],
-        Op::PredMove(PredMove::FromReg { src: s, .. }) => vec![plain(*s, 1)],
-        Op::Select { ty, a, b, .. } => vec![src(a, words_of(*ty)), src(b, words_of(*ty))],
-        Op::Convert { src_ty, a, .. } => vec![src(a, words_of(*src_ty))],
-        Op::Load { addr, .. } => addr_base(addr).into_iter().collect(),
-        Op::Store {
-            ty, src: s, addr, ..
-        } => {
-            let mut v = vec![plain(*s, words_of(*ty))];
-            v.extend(addr_base(addr));
-            v
-        }
-        Op::Atomic(a) => {
-            let w = words_of(a.ty);
-            let mut v = vec![plain(a.src, w)];
-            v.extend(a.src2.map(|s| plain(s, w)));
-            v.extend(addr_base(&a.addr));
-            v
-        }
-    }
-}
-
-/// Every destination register of `op` with its width.
-pub fn dst_uses(op: &Op) -> Vec<(Reg, u16)> {
-    match op {
-        Op::Nop
-        | Op::SetP { .. }
-        | Op::PredLogic { .. }
-        | Op::PredMove(PredMove::FromReg { .. })
-        | Op::Store { .. }
-        | Op::Fence { .. }
-        | Op::Barrier { .. }
-        | Op::Branch { .. }
-        | Op::Exit => vec![],
-        Op::Mov { ty, dst, .. } | Op::Select { ty, dst, .. } | Op::Load { ty, dst, .. } => {
-            vec![(*dst, words_of(*ty))]
-        }
-        Op::ReadSpecial { dst, .. }
-        | Op::IAdd3 { dst, .. }
-        | Op::Lea { dst, .. }
-        | Op::Lop3 { dst, .. }
-        | Op::Vote { dst, .. }
-        | Op::PredMove(PredMove::ToReg { dst, .. }) => vec![(*dst, 1)],
-        Op::Shf(s) => vec![(s.dst, 1)],
-        Op::Unary { op, ty, dst, .. } => {
-            let w = match op {
-                UnOp::Popc | UnOp::Clz => 1,
-                UnOp::Not | UnOp::Neg | UnOp::Abs | UnOp::Brev => words_of(*ty),
-            };
-            vec![(*dst, w)]
-        }
-        Op::Binary { op, ty, dst, .. } => vec![(*dst, binary_dst_words(*op, *ty))],
-        Op::Imad { mode, dst, .. } => {
-            let w = match mode {
-                ImadMode::Wide => 2,
-                ImadMode::Lo | ImadMode::Hi => 1,
-            };
-            vec![(*dst, w)]
-        }
-        Op::Convert { dst_ty, dst, .. } => vec![(*dst, words_of(*dst_ty))],
-        Op::Atomic(a) => vec![(a.dst, words_of(a.ty))],
-    }
-}
-
-/// Every register `op` reads or writes.
-pub fn reg_uses(op: &Op) -> Vec<RegUse> {
-    let mut v: Vec<RegUse> = dst_uses(op)
-        .into_iter()
-        .map(|(reg, words)| RegUse {
-            reg,
-            words,
-            role: Role::Dst,
-        })
-        .collect();
-    for u in operand_uses(op) {
-        if let Operand::Reg(reg) = u.operand {
-            v.push(RegUse {
-                reg,
-                words: u.words,
-                role: Role::Src,
-            });
-        }
-    }
-    v
-}
-
-/// Every predicate `inst` reads or writes (its guard included; PT included).
-pub fn pred_uses(inst: &Inst) -> Vec<Pred> {
-    let mut v = vec![inst.guard.pred];
-    match &inst.op {
-        Op::Nop
-        | Op::Mov { .. }
-        | Op::ReadSpecial { .. }
-        | Op::Unary { .. }
-        | Op::Binary { .. }
-        | Op::Imad { .. }
-        | Op::Shf(_)
-        | Op::Convert { .. }
-        | Op::Load { .. }
-        | Op::Store { .. }
-        | Op::Atomic(_)
-        | Op::Fence { .. }
-        | Op::Barrier { .. }
-        | Op::Branch { .. }
-        | Op::Exit => {}
-        Op::IAdd3 {
-            carry_out,
-            carry_in,
-            ..
-        } => {
-            v.extend(carry_out);
-            v.extend(carry_in.iter().map(|p| p.pred));
-        }
-        Op::Lea {
-            carry_out,
-            carry_in,
-            ..
-        } => v.extend([*carry_out, carry_in.pred]),
-        Op::Lop3 { pred_out, .. } => v.push(*pred_out),
-        Op::SetP { dst, dst2, c, .. } => v.extend([*dst, *dst2, c.pred]),
-        Op::PredLogic { dst, a, b, .. } => v.extend([*dst, a.pred, b.pred]),
-        Op::PredMove(PredMove::ToReg { src, .. }) => v.push(src.pred),
-        Op::PredMove(PredMove::FromReg { dst, .. }) => v.push(*dst),
-        Op::Select { pred, .. } => v.push(pred.pred),
-        Op::Vote { dst_pred, src, .. } => v.extend([*dst_pred, src.pred]),
-    }
-    v
-}
 
 /// Register and predicate ranges; SASS pair alignment.
 pub fn check_registers(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
-    for u in reg_uses(&inst.op) {
+    for u in inst.op.reg_uses() {
         if u.reg.is_rz() {
             continue;
         }
@@ -293,7 +45,7 @@ pub fn check_registers(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Ins
             );
         }
     }
-    for p in pred_uses(inst) {
+    for p in inst.pred_uses() {
         if !p.is_pt() && u32::from(p.0) >= kernel.num_preds {
             d.error(
                 pc,
@@ -310,7 +62,7 @@ pub fn check_registers(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Ins
 
 /// Constant-bank reads: bank 0, naturally aligned, inside the bank of `cbank_bytes` bytes.
 pub fn check_const_operands(d: &mut Diagnostics, cbank_bytes: u32, pc: u32, inst: &Inst) {
-    for u in operand_uses(&inst.op) {
+    for u in inst.op.operand_uses() {
         let Operand::Const { bank, offset } = u.operand else {
             continue;
         };
@@ -435,8 +187,8 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
                 );
             }
             check_modifier(d, pc, inst, a, *ty);
-            let shift_amount = matches!(op, BinOp::Shl | BinOp::Shr);
-            check_modifier(d, pc, inst, b, if shift_amount { Ty::U32 } else { *ty });
+            let b_ty = if op.b_is_shift_amount() { Ty::U32 } else { *ty };
+            check_modifier(d, pc, inst, b, b_ty);
         }
         Op::IAdd3 { a, b, c, .. } | Op::Lop3 { a, b, c, .. } | Op::Imad { a, b, c, .. } => {
             for s in [a, b, c] {
@@ -549,18 +301,18 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
             }
             check_modifier(d, pc, inst, a, *src_ty);
         }
-        Op::Load { space, addr, .. } => {
-            check_space(d, sass, pc, inst, *space, false);
-            check_address(d, sass, pc, inst, *space, addr);
+        Op::Load { access, .. } => {
+            check_space(d, sass, pc, inst, access.space, false);
+            check_address(d, sass, pc, inst, access);
         }
-        Op::Store { space, addr, .. } => {
-            check_space(d, sass, pc, inst, *space, true);
-            check_address(d, sass, pc, inst, *space, addr);
+        Op::Store { access, .. } => {
+            check_space(d, sass, pc, inst, access.space, true);
+            check_address(d, sass, pc, inst, access);
         }
         Op::Atomic(a) => {
-            check_space(d, sass, pc, inst, a.space, true);
+            check_space(d, sass, pc, inst, a.access.space, true);
             // The Imm24 rules of ATOMS are checked with the atomic rules.
-            check_address_base(d, sass, pc, inst, a.space, &a.addr);
+            check_address_base(d, sass, pc, inst, &a.access);
         }
         Op::Barrier { id } => {
             if *id > 15 {
@@ -616,45 +368,39 @@ fn check_space(d: &mut Diagnostics, sass: bool, pc: u32, inst: &Inst, space: Spa
 }
 
 /// Base width; a SASS shared-window base is one 32-bit register.
-fn check_address_base(
-    d: &mut Diagnostics,
-    sass: bool,
-    pc: u32,
-    inst: &Inst,
-    space: Space,
-    addr: &Address,
-) {
-    if addr.base_bits != 32 && addr.base_bits != 64 {
-        d.error(
-            pc,
-            inst,
-            format!("address base width {} must be 32 or 64", addr.base_bits),
-            rules::ADDRESS_BASE_BITS,
-        );
-    } else if sass && space == Space::Shared && addr.base_bits == 64 && !addr.is_absolute() {
-        d.error(
-            pc,
-            inst,
-            format!(
-                "a shared-memory address base is one 32-bit register, not the pair R{}.64",
-                addr.base.map_or(0, |r| r.0)
-            ),
-            rules::SHARED_BASE_32,
-        );
+fn check_address_base(d: &mut Diagnostics, sass: bool, pc: u32, inst: &Inst, access: &MemAccess) {
+    match &access.addr {
+        Address::Linear(addr) => {
+            if addr.base_bits != 32 && addr.base_bits != 64 {
+                d.error(
+                    pc,
+                    inst,
+                    format!("address base width {} must be 32 or 64", addr.base_bits),
+                    rules::ADDRESS_BASE_BITS,
+                );
+            } else if sass
+                && access.space == Space::Shared
+                && addr.base_bits == 64
+                && !addr.is_absolute()
+            {
+                d.error(
+                    pc,
+                    inst,
+                    format!(
+                        "a shared-memory address base is one 32-bit register, not the pair R{}.64",
+                        addr.base.map_or(0, |r| r.0)
+                    ),
+                    rules::SHARED_BASE_32,
+                );
+            }
+        }
     }
 }
 
 /// Address rules of loads and stores: the base, and the Imm24 range of SASS `LDS`/`STS`.
-fn check_address(
-    d: &mut Diagnostics,
-    sass: bool,
-    pc: u32,
-    inst: &Inst,
-    space: Space,
-    addr: &Address,
-) {
-    check_address_base(d, sass, pc, inst, space, addr);
-    if sass && space == Space::Shared {
-        atomics::check_imm24(d, pc, inst, addr, false);
+fn check_address(d: &mut Diagnostics, sass: bool, pc: u32, inst: &Inst, access: &MemAccess) {
+    check_address_base(d, sass, pc, inst, access);
+    if sass && access.space == Space::Shared {
+        atomics::check_imm24(d, pc, inst, &access.addr, false);
     }
 }

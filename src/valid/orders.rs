@@ -14,31 +14,31 @@ use crate::ir::{Inst, MemOrder, Op};
 /// Checks the order of `inst` if it is a memory op or a fence.
 pub fn check(d: &mut Diagnostics, pc: u32, inst: &Inst) {
     match &inst.op {
-        Op::Load { order, .. } => match order {
+        Op::Load { access, .. } => match access.order {
             MemOrder::Weak | MemOrder::Relaxed | MemOrder::Acquire | MemOrder::Volatile => {}
             MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst => d.error(
                 pc,
                 inst,
                 format!(
                     "a load cannot be .{}: loads are weak, relaxed, acquire or volatile (a seq_cst load is fence.sc then ld.acquire)",
-                    order.name()
+                    access.order.name()
                 ),
                 rules::LOAD_ORDER,
             ),
         },
-        Op::Store { order, .. } => match order {
+        Op::Store { access, .. } => match access.order {
             MemOrder::Weak | MemOrder::Relaxed | MemOrder::Release | MemOrder::Volatile => {}
             MemOrder::Acquire | MemOrder::AcqRel | MemOrder::SeqCst => d.error(
                 pc,
                 inst,
                 format!(
                     "a store cannot be .{}: stores are weak, relaxed, release or volatile (a seq_cst store is fence.sc then st.relaxed)",
-                    order.name()
+                    access.order.name()
                 ),
                 rules::STORE_ORDER,
             ),
         },
-        Op::Atomic(a) => match a.order {
+        Op::Atomic(a) => match a.access.order {
             MemOrder::Relaxed | MemOrder::Acquire | MemOrder::Release | MemOrder::AcqRel => {}
             MemOrder::SeqCst => d.error(
                 pc,

@@ -925,7 +925,7 @@ impl<'a> Parser<'a> {
                 sched: Vec::new(),
             });
         }
-        let (used_regs, used_preds) = super::sass::register_counts(&b.insts);
+        let (used_regs, used_preds) = crate::ir::register_counts(&b.insts);
         let launch = LaunchSpec {
             shared_bytes: shared
                 .dynamic_base

@@ -20,10 +20,10 @@ use super::super::program::ByName;
 use super::operands::{Literal, Operand, SPECIAL_REGISTERS};
 use super::regs::UNSUPPORTED_TYPES;
 use super::regs::{type_name, value_type, EntryParam, Kind, RegFile, RegRef, SharedLayout};
-use crate::exec::memory::GENERIC_SHARED_BASE;
 use crate::ir::{
-    Address, AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, ImadMode, MemOrder, Op, Operand as IrOp,
-    Pred, PredSrc, Reg, Round, Scope, Space, Span, SpecialReg, Src, Ty, UnOp, PARAM_BASE,
+    Address, AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, ImadMode, LinearAddress, MemAccess,
+    MemOrder, Op, Operand as IrOp, Pred, PredSrc, Reg, Round, Scope, Space, Span, SpecialReg, Src,
+    Ty, UnOp, GENERIC_SHARED_BASE, PARAM_BASE,
 };
 
 /// The result of lowering one instruction: its ops, and for `bra` the label to resolve.
@@ -629,11 +629,11 @@ impl Lowerer<'_> {
             };
             return Ok((
                 ir_space,
-                Address {
+                Address::Linear(LinearAddress {
                     base: Some(reg),
                     base_bits,
                     offset: *offset,
-                },
+                }),
             ));
         }
         if let Some(var) = self.shared.get(name) {
@@ -1184,12 +1184,14 @@ fn lower_ld(
     let dst = lw.dst(&ops[0], ty, Width::WiderTo32)?;
     let (space, addr) = lw.address(&ops[1], space, ty.bytes())?;
     Lowered::one(Op::Load {
-        space,
-        ty,
-        order,
-        scope,
+        access: MemAccess {
+            space,
+            ty,
+            order,
+            scope,
+            addr,
+        },
         dst,
-        addr,
     })
 }
 
@@ -1208,17 +1210,19 @@ fn lower_st(
     let src = lw.src(&ops[1], ty, Width::WiderTo32)?;
     let (space, addr) = lw.address(&ops[0], space, ty.bytes())?;
     Lowered::one(Op::Store {
-        space,
-        ty,
-        order,
-        scope,
+        access: MemAccess {
+            space,
+            ty,
+            order,
+            scope,
+            addr,
+        },
         src,
-        addr,
     })
 }
 
 /// `cvta{.to}.space.u64 d, a`: generic ↔ space addresses by the arithmetic of the generic
-/// window (`exec::memory::GENERIC_SHARED_BASE`): `.global` is the identity, `cvta.shared` adds
+/// window ([`GENERIC_SHARED_BASE`]): `.global` is the identity, `cvta.shared` adds
 /// the base, `cvta.to.shared` subtracts it. `a` may name a `.shared` variable. 32-bit forms
 /// exist only with `.address_size 32`, which atomjit does not support.
 fn lower_cvta(
@@ -2494,13 +2498,15 @@ fn lower_atom(
         None => None,
     };
     Lowered::one(Op::Atomic(Box::new(AtomicInst {
-        space,
+        access: MemAccess {
+            space,
+            ty,
+            order,
+            scope,
+            addr,
+        },
         op,
-        ty,
-        order,
-        scope,
         dst,
-        addr,
         src,
         src2,
         spin: false,

@@ -425,7 +425,8 @@ fn many_labels_shared_variables_parameters_and_entries() {
         assert_eq!(text[1], format!("mov.u32 R0, {:#x}", 4 * i));
         assert_eq!(infos[0].params[i].offset, 4 * i as u32);
         match &k.insts[3 * i + 2].op {
-            Op::Load { addr, .. } => {
+            Op::Load { access, .. } => {
+                let crate::ir::Address::Linear(addr) = access.addr;
                 assert_eq!(addr.offset, (crate::ir::PARAM_BASE + 4 * i as u32) as i64)
             }
             other => panic!("ld.param [p{i}]: {other:?}"),
@@ -940,7 +941,13 @@ fn control_barriers_fences() {
 fn atom_defaults_are_relaxed_gpu_generic() {
     let a = atomic_of("atom.add.u32 %r1, [%rd1], 1;");
     assert_eq!(
-        (a.space, a.op, a.ty, a.order, a.scope),
+        (
+            a.access.space,
+            a.op,
+            a.access.ty,
+            a.access.order,
+            a.access.scope
+        ),
         (
             Space::Generic,
             AtomicOp::Add,
@@ -952,7 +959,7 @@ fn atom_defaults_are_relaxed_gpu_generic() {
     assert!(!a.spin && !a.ftz && a.src2.is_none());
     let a = atomic_of("red.global.add.u32 [%rd1], %r1;");
     assert_eq!(
-        (a.space, a.dst, a.order),
+        (a.access.space, a.dst, a.access.order),
         (Space::Global, crate::ir::Reg::RZ, MemOrder::Relaxed)
     );
     let a = atomic_of("atom.global.add.u32 _, [%rd1], %r1;");
@@ -984,16 +991,22 @@ fn atom_every_order_scope_and_space() {
                 ("", Space::Generic, "[%rd1+8]"),
             ] {
                 let a = atomic_of(&format!("atom.{sem}.{s}.{sp}exch.b32 %r1, {addr}, 5;"));
-                assert_eq!((a.order, a.scope, a.space), (order, scope, space));
+                assert_eq!(
+                    (a.access.order, a.access.scope, a.access.space),
+                    (order, scope, space)
+                );
                 // PTX accepts the qualifiers in other orders too.
                 let a = atomic_of(&format!("atom.{sp}{s}.{sem}.exch.b32 %r1, {addr}, 5;"));
-                assert_eq!((a.order, a.scope, a.space), (order, scope, space));
+                assert_eq!(
+                    (a.access.order, a.access.scope, a.access.space),
+                    (order, scope, space)
+                );
             }
         }
     }
     let a = atomic_of("red.release.sys.global.or.b64 [%rd1], %rd2;");
     assert_eq!(
-        (a.order, a.scope, a.op, a.ty),
+        (a.access.order, a.access.scope, a.op, a.access.ty),
         (MemOrder::Release, Scope::Sys, AtomicOp::Or, Ty::B64)
     );
 }
@@ -1003,10 +1016,11 @@ fn atom_operands_and_cas() {
     let a = atomic_of("atom.global.cas.b32 %r1, [%rd1+4], %r2, 7;");
     assert_eq!(a.op, AtomicOp::Cas);
     assert_eq!(a.src2, Some(crate::ir::Operand::Imm(7)));
-    assert_eq!(a.addr.offset, 4);
+    let crate::ir::Address::Linear(addr) = a.access.addr;
+    assert_eq!(addr.offset, 4);
     let a = atomic_of("atom.shared.cas.b16 %rs1, [%r1], %rs2, 0xbeef;");
     assert_eq!(
-        (a.ty, a.src2),
+        (a.access.ty, a.src2),
         (Ty::B16, Some(crate::ir::Operand::Imm(0xbeef)))
     );
     let a = atomic_of("atom.global.cas.b64 %rd1, [%rd2], -1, %rd3;");
@@ -1061,7 +1075,7 @@ fn atom_ftz_follows_the_space_and_noftz() {
     }
     for ty in ["f16x2", "bf16x2"] {
         let a = atomic_of(&format!("red.shared.add.noftz.{ty} [%r1], %r2;"));
-        assert!(!a.ftz && a.ty.bits() == 32);
+        assert!(!a.ftz && a.access.ty.bits() == 32);
         err_has(
             &format!("red.shared.add.{ty} [%r1], %r2;"),
             "requires .noftz",

@@ -773,11 +773,11 @@ pub fn want_address(
                 }
                 Some((reg, pair)) => (Some(reg), if pair || pair_base { 64 } else { 32 }),
             };
-            Ok(crate::ir::Address {
+            Ok(crate::ir::Address::Linear(crate::ir::LinearAddress {
                 base,
                 base_bits: bits,
                 offset,
-            })
+            }))
         }
         other => Err(kind_error(op, &other, "a memory address `[...]`")),
     }

@@ -12,8 +12,8 @@ use super::operands::{
     want_pred_src, want_reg, want_src, ImmKind, Mods, Params, Parsed, RawOperand, SpecialName,
 };
 use crate::ir::{
-    AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Guard, ImadMode, MemOrder, Op, Operand, Pred,
-    PredSrc, Reg, Round, Scalar, Scope, ShfInst, Space, Span, Src, Ty, UnOp, VoteMode,
+    AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Guard, ImadMode, MemAccess, MemOrder, Op, Operand,
+    Pred, PredSrc, Reg, Round, Scalar, Scope, ShfInst, Space, Span, Src, Ty, UnOp, VoteMode,
 };
 use std::collections::HashMap;
 
@@ -447,13 +447,15 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             None
         };
         Ok(Op::Atomic(Box::new(AtomicInst {
-            space: Space::Shared,
+            access: MemAccess {
+                space: Space::Shared,
+                ty,
+                order: MemOrder::Relaxed,
+                scope: Scope::Cta,
+                addr,
+            },
             op,
-            ty,
-            order: MemOrder::Relaxed,
-            scope: Scope::Cta,
             dst,
-            addr,
             src,
             src2,
             spin,
@@ -566,13 +568,15 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             None
         };
         Ok(Op::Atomic(Box::new(AtomicInst {
-            space: Space::Global,
+            access: MemAccess {
+                space: Space::Global,
+                ty,
+                order: MemOrder::Relaxed,
+                scope,
+                addr,
+            },
             op,
-            ty,
-            order: MemOrder::Relaxed,
-            scope,
             dst,
-            addr,
             src,
             src2,
             spin: false,
@@ -1044,12 +1048,14 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         let addr = want_address(&self.ops[1], self.params(), wide, global)?;
         let space = if global { Space::Global } else { Space::Shared };
         Ok(Op::Load {
-            space,
-            ty,
-            order,
-            scope,
+            access: MemAccess {
+                space,
+                ty,
+                order,
+                scope,
+                addr,
+            },
             dst,
-            addr,
         })
     }
 
@@ -1070,12 +1076,14 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         let src = Operand::Reg(self.reg(1, "Rb (a register)")?);
         let space = if global { Space::Global } else { Space::Shared };
         Ok(Op::Store {
-            space,
-            ty,
-            order,
-            scope,
+            access: MemAccess {
+                space,
+                ty,
+                order,
+                scope,
+                addr,
+            },
             src,
-            addr,
         })
     }
 

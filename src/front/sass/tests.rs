@@ -72,18 +72,18 @@ fn rz() -> Src {
     Src::plain(Operand::ZERO)
 }
 fn shared(base: Option<Reg>, offset: i64) -> Address {
-    Address {
+    Address::Linear(LinearAddress {
         base,
         base_bits: 32,
         offset,
-    }
+    })
 }
 fn global(base: u16, offset: i64) -> Address {
-    Address {
+    Address::Linear(LinearAddress {
         base: Some(Reg(base)),
         base_bits: 64,
         offset,
-    }
+    })
 }
 fn p(n: u16) -> PredSrc {
     PredSrc {
@@ -111,13 +111,15 @@ fn atoms(
     spin: bool,
 ) -> AtomicInst {
     AtomicInst {
-        space: Space::Shared,
+        access: MemAccess {
+            space: Space::Shared,
+            ty,
+            order: MemOrder::Relaxed,
+            scope: Scope::Cta,
+            addr,
+        },
         op,
-        ty,
-        order: MemOrder::Relaxed,
-        scope: Scope::Cta,
         dst,
-        addr,
         src: reg(src),
         src2,
         spin,
@@ -250,7 +252,7 @@ fn atoms_every_op_and_size() {
 
 #[test]
 fn atoms_address_forms() {
-    let addr = |text: &str| atomic(&format!("ATOMS.ADD R0, {text}, R1")).addr;
+    let addr = |text: &str| atomic(&format!("ATOMS.ADD R0, {text}, R1")).access.addr;
     assert_eq!(addr("[R1]"), shared(Some(r(1)), 0));
     assert_eq!(addr("[R1 + 0x10]"), shared(Some(r(1)), 16));
     assert_eq!(addr("[R1+-4]"), shared(Some(r(1)), -4));
@@ -412,13 +414,15 @@ fn gatom(
     ftz: bool,
 ) -> AtomicInst {
     AtomicInst {
-        space: Space::Global,
+        access: MemAccess {
+            space: Space::Global,
+            ty,
+            order: MemOrder::Relaxed,
+            scope,
+            addr,
+        },
         op,
-        ty,
-        order: MemOrder::Relaxed,
-        scope,
         dst,
-        addr,
         src: reg(src),
         src2,
         spin: false,
@@ -494,15 +498,21 @@ fn atomg_forms() {
         )
     );
     assert_eq!(
-        atomic("ATOMG.E.MIN.S64.STRONG.GPU PT, R0, [R2.64], R4").ty,
+        atomic("ATOMG.E.MIN.S64.STRONG.GPU PT, R0, [R2.64], R4")
+            .access
+            .ty,
         Ty::S64
     );
     assert_eq!(
-        atomic("ATOMG.E.MAX.S32.STRONG.GPU PT, R0, [R2.64], R4").ty,
+        atomic("ATOMG.E.MAX.S32.STRONG.GPU PT, R0, [R2.64], R4")
+            .access
+            .ty,
         Ty::S32
     );
     assert_eq!(
-        atomic("ATOMG.E.EXCH.U64.STRONG.GPU PT, R0, [R2.64], R4").ty,
+        atomic("ATOMG.E.EXCH.U64.STRONG.GPU PT, R0, [R2.64], R4")
+            .access
+            .ty,
         Ty::U64
     );
     // Without .STRONG: relaxed at GPU scope. Without the leading PT: accepted.
@@ -521,17 +531,19 @@ fn atomg_forms() {
     );
     // `.E` makes the base a pair even when `.64` is not written (sm_70 listings).
     assert_eq!(
-        atomic("ATOMG.E.DEC.STRONG.GPU PT, R0, [R2], R4").addr,
+        atomic("ATOMG.E.DEC.STRONG.GPU PT, R0, [R2], R4")
+            .access
+            .addr,
         global(2, 0)
     );
     // Without `.E`, a 32-bit base.
     assert_eq!(
-        atomic("ATOMG.XOR PT, R0, [R2], R4").addr,
-        Address {
+        atomic("ATOMG.XOR PT, R0, [R2], R4").access.addr,
+        Address::Linear(LinearAddress {
             base: Some(r(2)),
             base_bits: 32,
             offset: 0
-        }
+        })
     );
     // Generic ATOM is lowered to global memory.
     assert_eq!(
@@ -582,10 +594,15 @@ fn red_forms() {
         )
     );
     assert_eq!(
-        atomic("RED.E.MAX.S32.STRONG.SYS [R2.64+0x8], R5").scope,
+        atomic("RED.E.MAX.S32.STRONG.SYS [R2.64+0x8], R5")
+            .access
+            .scope,
         Scope::Sys
     );
-    assert_eq!(atomic("RED.E.EXCH.64.STRONG.GPU [R2.64], R4").ty, Ty::U64);
+    assert_eq!(
+        atomic("RED.E.EXCH.64.STRONG.GPU [R2.64], R4").access.ty,
+        Ty::U64
+    );
 }
 
 #[test]
@@ -1325,12 +1342,14 @@ fn sel_popc_vote() {
 #[test]
 fn shared_loads_and_stores() {
     let lds = |ty, order, scope, addr| Op::Load {
-        space: Space::Shared,
-        ty,
-        order,
-        scope,
+        access: MemAccess {
+            space: Space::Shared,
+            ty,
+            order,
+            scope,
+            addr,
+        },
         dst: r(0),
-        addr,
     };
     assert_eq!(
         op("LDS R0, [R1]"),
@@ -1356,24 +1375,32 @@ fn shared_loads_and_stores() {
     assert_eq!(
         op("STS.64 [R1-0x8], R2"),
         Op::Store {
-            space: Space::Shared,
-            ty: Ty::U64,
-            order: MemOrder::Weak,
-            scope: Scope::Cta,
-            src: reg(2),
-            addr: shared(Some(r(1)), -8)
+            access: MemAccess {
+                space: Space::Shared,
+                ty: Ty::U64,
+                order: MemOrder::Weak,
+                scope: Scope::Cta,
+                addr: shared(Some(r(1)), -8)
+            },
+            src: reg(2)
         }
     );
     // Stores have no signedness.
     assert!(matches!(
         op("STS.S8 [R1], R2"),
-        Op::Store { ty: Ty::U8, .. }
+        Op::Store {
+            access: MemAccess { ty: Ty::U8, .. },
+            ..
+        }
     ));
     assert!(matches!(
         op("STS.STRONG.CTA [R1], RZ"),
         Op::Store {
-            order: MemOrder::Relaxed,
-            scope: Scope::Cta,
+            access: MemAccess {
+                order: MemOrder::Relaxed,
+                scope: Scope::Cta,
+                ..
+            },
             ..
         }
     ));
@@ -1391,12 +1418,14 @@ fn shared_loads_and_stores() {
 #[test]
 fn global_loads_and_stores() {
     let ldg = |ty, order, scope, addr| Op::Load {
-        space: Space::Global,
-        ty,
-        order,
-        scope,
+        access: MemAccess {
+            space: Space::Global,
+            ty,
+            order,
+            scope,
+            addr,
+        },
         dst: r(0),
-        addr,
     };
     assert_eq!(
         op("LDG.E R0, [R2.64]"),
@@ -1425,23 +1454,27 @@ fn global_loads_and_stores() {
     assert_eq!(
         op("STG.E [R2.64+0x4], R5"),
         Op::Store {
-            space: Space::Global,
-            ty: Ty::U32,
-            order: MemOrder::Weak,
-            scope: Scope::Gpu,
-            src: reg(5),
-            addr: global(2, 4)
+            access: MemAccess {
+                space: Space::Global,
+                ty: Ty::U32,
+                order: MemOrder::Weak,
+                scope: Scope::Gpu,
+                addr: global(2, 4)
+            },
+            src: reg(5)
         }
     );
     assert_eq!(
         op("STG.E.64.STRONG.GPU [R2.64], R4"),
         Op::Store {
-            space: Space::Global,
-            ty: Ty::U64,
-            order: MemOrder::Relaxed,
-            scope: Scope::Gpu,
-            src: reg(4),
-            addr: global(2, 0)
+            access: MemAccess {
+                space: Space::Global,
+                ty: Ty::U64,
+                order: MemOrder::Relaxed,
+                scope: Scope::Gpu,
+                addr: global(2, 0)
+            },
+            src: reg(4)
         }
     );
     err_at(

@@ -60,8 +60,10 @@
 //! each scope is honoured by the strongest one. They stay in the IR and in reports.
 
 use super::{arg, Flow, Lane, Translator, GLOBAL_BASE_I64};
-use crate::exec::memory::GENERIC_SHARED_BASE;
-use crate::ir::{Address, AtomicInst, AtomicOp, Guard, MemOrder, Operand, Reg, Scope, Space, Ty};
+use crate::ir::{
+    Address, AtomicInst, AtomicOp, Guard, LinearForm, MemAccess, MemOrder, Operand, Reg, Scope,
+    Space, Ty, GENERIC_SHARED_BASE,
+};
 use crate::jit::abi::{self, off};
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -101,39 +103,30 @@ enum Ftz {
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
-    /// The effective address of `addr` for one lane (see [`Address::effective`]), as an i64.
-    fn lane_address(
-        &mut self,
-        lane: &Lane,
-        space: Space,
-        addr: &Address,
-    ) -> Result<Value, JitError> {
-        if addr.is_absolute() {
-            let v = match space {
-                Space::Shared => addr.offset as u64 & 0xffff_ffff,
-                Space::Global | Space::Generic | Space::Const => addr.offset as u64,
-            };
-            return Ok(self.iconst(I64, v as i64));
-        }
-        let base = addr.base.unwrap_or(Reg::RZ);
-        if addr.base_bits == 64 {
-            self.check_reg(base, 2)?;
-            let v = self.read_reg64(lane, base);
-            return Ok(self.b.ins().iadd_imm_s(v, addr.offset));
-        }
-        if addr.base_bits != 32 {
-            return Err(self.invalid(format!("address base width {}", addr.base_bits)));
-        }
-        self.check_reg(base, 1)?;
-        let v = self.read_reg32(lane, base);
-        if space == Space::Shared {
-            // `[Ra + ImmS24]`: a 32-bit wrapping sum, zero-extended.
-            let s = self.b.ins().iadd_imm_s(v, addr.offset as i32 as i64);
-            Ok(self.b.ins().uextend(I64, s))
-        } else {
-            let v = self.b.ins().uextend(I64, v);
-            Ok(self.b.ins().iadd_imm_s(v, addr.offset))
-        }
+    /// The address `access` names for one lane, as an i64: the IR's [`LinearForm`] of the
+    /// address in its space, as generated code.
+    fn lane_address(&mut self, lane: &Lane, access: &MemAccess) -> Result<Value, JitError> {
+        let Address::Linear(addr) = &access.addr;
+        Ok(match addr.form(access.space) {
+            LinearForm::Absolute(a) => self.iconst(I64, a as i64),
+            LinearForm::Wrap32 { base, offset } => {
+                self.check_reg(base, 1)?;
+                let v = self.read_reg32(lane, base);
+                let s = self.b.ins().iadd_imm_s(v, i64::from(offset as i32));
+                self.b.ins().uextend(I64, s)
+            }
+            LinearForm::Extend32 { base, offset } => {
+                self.check_reg(base, 1)?;
+                let v = self.read_reg32(lane, base);
+                let v = self.b.ins().uextend(I64, v);
+                self.b.ins().iadd_imm_s(v, offset as i64)
+            }
+            LinearForm::Pair64 { base, offset } => {
+                self.check_reg(base, 2)?;
+                let v = self.read_reg64(lane, base);
+                self.b.ins().iadd_imm_s(v, offset as i64)
+            }
+        })
     }
 
     /// Checks an access of `size` bytes at device address `addr` in `space` (alignment, then
@@ -234,18 +227,14 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// `ld`: every scope is coherent on one host (module docs), so `access.scope` needs nothing.
     pub(super) fn translate_load(
         &mut self,
         g: Guard,
-        space: Space,
-        ty: Ty,
-        order: MemOrder,
-        _scope: Scope,
+        access: &'a MemAccess,
         dst: Reg,
-        addr: &'a Address,
     ) -> Result<Flow, JitError> {
-        // `_scope`: every scope is coherent on one host (module docs).
+        let (space, ty, order) = (access.space, access.ty, access.order);
         if g.is_never() {
             return Ok(Flow::Next(self.mask));
         }
@@ -259,7 +248,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let flags = self.device_flags(space);
         let size = ty.bytes();
         self.lane_loop(exec, &[], |t, lane, _| {
-            let a = t.lane_address(lane, space, addr)?;
+            let a = t.lane_address(lane, access)?;
             let p = t.checked_pointer(lane, space, a, size)?;
             let v = match ty {
                 Ty::U8 => t.b.ins().uload8(I32, flags, p, 0),
@@ -289,17 +278,14 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(Flow::Next(self.mask))
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// `st`: as [`Self::translate_load`] for the scope.
     pub(super) fn translate_store(
         &mut self,
         g: Guard,
-        space: Space,
-        ty: Ty,
-        order: MemOrder,
-        _scope: Scope,
+        access: &'a MemAccess,
         src: Operand,
-        addr: &'a Address,
     ) -> Result<Flow, JitError> {
+        let (space, ty, order) = (access.space, access.ty, access.order);
         if g.is_never() {
             return Ok(Flow::Next(self.mask));
         }
@@ -324,7 +310,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let size = ty.bytes();
         self.lane_loop(exec, &[], |t, lane, _| {
             let v = t.read_operand(lane, src, words)?;
-            let a = t.lane_address(lane, space, addr)?;
+            let a = t.lane_address(lane, access)?;
             let p = t.checked_pointer(lane, space, a, size)?;
             match size {
                 1 => t.b.ins().istore8(flags, v, p, 0),
@@ -376,14 +362,14 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     fn atomic_lowering(&self, a: &AtomicInst) -> Result<AtomicLowering, JitError> {
         let int = matches!(
-            a.ty,
+            a.access.ty,
             Ty::U16 | Ty::S16 | Ty::B16 | Ty::U32 | Ty::S32 | Ty::B32 | Ty::U64 | Ty::S64 | Ty::B64
         );
-        let float = matches!(a.ty, Ty::F32 | Ty::F64);
+        let float = matches!(a.access.ty, Ty::F32 | Ty::F64);
         // 16-bit floats and packed halves: arithmetic through `rmw_value`, bit ops natively.
-        let half = matches!(a.ty, Ty::F16 | Ty::BF16 | Ty::F16x2 | Ty::BF16x2);
-        let signed = a.ty.is_signed_int();
-        let bad = || self.unsupported(format!("atomic {} on {}", a.op.name(), a.ty.name()));
+        let half = matches!(a.access.ty, Ty::F16 | Ty::BF16 | Ty::F16x2 | Ty::BF16x2);
+        let signed = a.access.ty.is_signed_int();
+        let bad = || self.unsupported(format!("atomic {} on {}", a.op.name(), a.access.ty.name()));
         Ok(match a.op {
             AtomicOp::Add if int => AtomicLowering::Rmw(AtomicRmwOp::Add),
             AtomicOp::Add if float => AtomicLowering::Loop(LoopOp::FloatAdd),
@@ -448,14 +434,13 @@ impl<'a, 'f> Translator<'a, 'f> {
         if g.is_never() {
             return Ok(Flow::Next(self.mask));
         }
-        if a.space == Space::Const {
+        if a.access.space == Space::Const {
             return Err(self.invalid("an atomic on the read-only constant bank"));
         }
         let lowering = self.atomic_lowering(a)?;
-        let words = a.ty.regs();
+        let words = a.access.ty.regs();
         self.check_reg(a.dst, words)?;
-        self.check_operand(a.src, words)?;
-        let needs_src2 = matches!(a.op, AtomicOp::Cas | AtomicOp::Cast | AtomicOp::FCmpWr);
+        let needs_src2 = a.op.has_swap_operand();
         let src2 = match (a.src2, needs_src2) {
             (Some(s), true) => {
                 self.check_operand(s, words)?;
@@ -482,8 +467,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         let zero = self.iconst(I32, 0);
         let carried: Vec<Value> = if spin { vec![zero] } else { vec![] };
         let result = self.lane_loop(exec, &carried, |t, lane, c| {
-            let addr = t.lane_address(lane, a.space, &a.addr)?;
-            let ptr = t.checked_pointer(lane, a.space, addr, a.ty.bytes())?;
+            let addr = t.lane_address(lane, &a.access)?;
+            let ptr = t.checked_pointer(lane, a.access.space, addr, a.access.ty.bytes())?;
             let b = t.read_operand(lane, a.src, words)?;
             let c2 = match src2 {
                 Some(s) => Some(t.read_operand(lane, s, words)?),
@@ -491,7 +476,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             };
             let ftz = if !a.ftz {
                 Ftz::Off
-            } else if a.space == Space::Generic {
+            } else if a.access.space == Space::Generic {
                 // The IR's generic FTZ rule: flush only where the address resolves to global
                 // memory (the checked address is in exactly one of the two windows).
                 Ftz::When(t.b.ins().icmp_imm_s(
@@ -560,11 +545,11 @@ impl<'a, 'f> Translator<'a, 'f> {
         c: Option<Value>,
         ftz: Ftz,
     ) -> Value {
-        if a.ty.bytes() == 2 {
+        if a.access.ty.bytes() == 2 {
             let b16 = self.b.ins().ireduce(I16, b);
             let c16 = c.map(|c| self.b.ins().ireduce(I16, c));
             let r = self.perform_atomic_in(a, lowering, I16, ptr, b16, c16, ftz);
-            return if a.ty.is_signed_int() {
+            return if a.access.ty.is_signed_int() {
                 self.b.ins().sextend(it, r)
             } else {
                 self.b.ins().uextend(it, r)
@@ -585,7 +570,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         c: Option<Value>,
         ftz: Ftz,
     ) -> Value {
-        if a.space == Space::Shared {
+        if a.access.space == Space::Shared {
             return self.private_rmw(a, lowering, it, ptr, b, c, ftz);
         }
         // Atomics are aligned (checked) and cannot fault (range checked); `trusted` flags.
@@ -709,7 +694,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         c: Option<Value>,
         ftz: Ftz,
     ) -> Value {
-        let ty = a.ty;
+        let ty = a.access.ty;
         match op {
             LoopOp::Inc => {
                 // M = (M >= b) ? 0 : M + 1 (unsigned).
@@ -744,7 +729,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let old64 = self.b.ins().uextend(I64, old);
                 let b64 = self.b.ins().uextend(I64, b);
                 let op_code = self.iconst(I32, a.op.index() as i64);
-                let ty_code = self.iconst(I32, a.ty.index() as i64);
+                let ty_code = self.iconst(I32, a.access.ty.index() as i64);
                 let ftz_code = match ftz {
                     Ftz::Off => self.iconst(I32, 0),
                     Ftz::On => self.iconst(I32, 1),

@@ -69,7 +69,7 @@ use super::slow::SlowPaths;
 use super::JitError;
 use crate::exec::{GLOBAL_BASE, WARP_STRIDE};
 use crate::ir::{
-    Guard, Inst, Kernel, MemOrder, Op, Operand, Pred, PredSrc, Reg, Space, Src, SrcMod, Ty,
+    Control, Guard, Inst, Kernel, MemOrder, Op, Operand, Pred, PredSrc, Reg, Space, Src, SrcMod, Ty,
 };
 use crate::valid::KernelInfo;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -484,7 +484,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         // Every predicate the region uses rides along the loop as a block parameter.
         let mut preds: Vec<Pred> = Vec::new();
         for pc in region.clone() {
-            for p in crate::valid::pred_uses(&self.kernel.insts[pc]) {
+            for p in self.kernel.insts[pc].pred_uses() {
                 if !p.is_pt() && !preds.contains(&p) {
                     self.check_pred(p)?;
                     preds.push(p);
@@ -613,22 +613,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             Op::SetP { .. } | Op::PredLogic { .. } | Op::Vote { .. } => {
                 self.translate_predicate(g, &inst.op)
             }
-            Op::Load {
-                space,
-                ty,
-                order,
-                scope,
-                dst,
-                addr,
-            } => self.translate_load(g, *space, *ty, *order, *scope, *dst, addr),
-            Op::Store {
-                space,
-                ty,
-                order,
-                scope,
-                src,
-                addr,
-            } => self.translate_store(g, *space, *ty, *order, *scope, *src, addr),
+            Op::Load { access, dst } => self.translate_load(g, access, *dst),
+            Op::Store { access, src } => self.translate_store(g, access, *src),
             Op::Atomic(a) => self.translate_atomic(g, a),
             Op::Fence { order, scope } => self.translate_fence(g, *order, *scope),
             Op::Barrier { id } => self.translate_barrier(g, *id),
@@ -955,19 +941,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         if live.get(i / 64).is_none_or(|w| w >> (i % 64) & 1 != 0) {
             return true;
         }
-        let reads = |inst: &Inst| {
-            crate::valid::operand_uses(&inst.op)
-                .iter()
-                .any(|u| match u.operand {
-                    Operand::Reg(base) => (0..u.words).any(|w| base.word(w) == r),
-                    Operand::Imm(_) | Operand::Const { .. } => false,
-                })
-        };
-        let writes = |inst: &Inst| {
-            crate::valid::dst_uses(&inst.op)
-                .iter()
-                .any(|&(base, words)| (0..words).any(|w| base.word(w) == r))
-        };
+        let reads = |inst: &Inst| inst.op.reads_reg(r);
+        let writes = |inst: &Inst| inst.op.writes_reg(r);
         let pc = self.pc as usize;
         let later = &self.kernel.insts[pc + 1..=self.region_last.max(pc)];
         if !self.kernel.insts[pc].guard.is_always() {
@@ -1364,34 +1339,15 @@ pub(super) fn resume_points(kernel: &Kernel, info: &KernelInfo) -> Vec<bool> {
         {
             resume[pc] = true;
         }
-        match &inst.op {
-            Op::Branch { target, .. } => {
-                if (*target as usize) <= n {
-                    resume[*target as usize] = true;
+        match inst.op.control() {
+            Control::Branch { target } => {
+                if (target as usize) <= n {
+                    resume[target as usize] = true;
                 }
                 resume[pc + 1] = true;
             }
-            Op::Barrier { .. } | Op::Exit => resume[pc + 1] = true,
-            Op::Nop
-            | Op::Mov { .. }
-            | Op::ReadSpecial { .. }
-            | Op::Unary { .. }
-            | Op::Binary { .. }
-            | Op::IAdd3 { .. }
-            | Op::Imad { .. }
-            | Op::Lea { .. }
-            | Op::Shf(_)
-            | Op::Lop3 { .. }
-            | Op::SetP { .. }
-            | Op::PredLogic { .. }
-            | Op::PredMove(_)
-            | Op::Select { .. }
-            | Op::Convert { .. }
-            | Op::Vote { .. }
-            | Op::Load { .. }
-            | Op::Store { .. }
-            | Op::Atomic(_)
-            | Op::Fence { .. } => {}
+            Control::Barrier | Control::Exit => resume[pc + 1] = true,
+            Control::Next => {}
         }
     }
     resume
@@ -1432,7 +1388,7 @@ fn fusion_of(inst: &Inst) -> Fusion {
             round,
             ..
         } if !alu::is_slow_convert(*dst_ty, *src_ty, *round) => Fusion::Alu,
-        Op::Load { order, .. } | Op::Store { order, .. } if plain(*order) => Fusion::Memory,
+        Op::Load { access, .. } | Op::Store { access, .. } if plain(access.order) => Fusion::Memory,
         Op::Atomic(a) if !a.spin => Fusion::Memory,
         Op::Nop
         | Op::Convert { .. }
@@ -1474,10 +1430,7 @@ pub(super) fn fusion_regions(kernel: &Kernel, resume: &[bool]) -> Vec<std::ops::
         if fusion_of(&kernel.insts[pc]) != Fusion::No {
             while end < n && !resume[end] {
                 let inst = &kernel.insts[end];
-                if crate::valid::pred_uses(inst)
-                    .iter()
-                    .any(|p| guards.contains(p))
-                {
+                if inst.pred_uses().iter().any(|p| guards.contains(p)) {
                     break;
                 }
                 match fusion_of(inst) {

@@ -137,7 +137,7 @@ fn visa_only_ops_are_rejected_in_sass() {
 
 #[test]
 fn dialects_without_a_table_reject_atomics() {
-    let k = KernelBuilder::new(crate::ir::Dialect::Visa)
+    let k = builder(crate::ir::Dialect::Visa)
         .op(atomic(
             Space::Global,
             AtomicOp::Add,
@@ -566,7 +566,7 @@ fn ptx_op_type_tables_are_table_41() {
                     let mut inst =
                         atomic(space, op, ty, 0, wide(2, 0), reg(4), three.then(|| reg(6)));
                     inst = with_atomic(inst, |a| a.ftz = ftz);
-                    let k = KernelBuilder::ptx().op(inst).op(exit()).build();
+                    let k = ptx().op(inst).op(exit()).build();
                     let legal = ptx_table_41(op, ty, ftz, space);
                     match crate::valid::validate(&k) {
                         Ok(_) => assert!(legal, "{space:?} {op:?} {ty:?} ftz={ftz} passed"),
@@ -583,7 +583,7 @@ fn ptx_op_type_tables_are_table_41() {
 
 #[test]
 fn ptx_table_messages_use_ptx_spelling() {
-    let k = KernelBuilder::ptx()
+    let k = ptx()
         .op(atomic(
             Space::Shared,
             AtomicOp::Inc,
@@ -601,7 +601,7 @@ fn ptx_table_messages_use_ptx_spelling() {
         rules::PTX_ROW_INC_DEC,
         "atom.shared.inc.u64 is not in the op×size table: atom.shared.inc supports only .u32",
     );
-    let k = KernelBuilder::ptx()
+    let k = ptx()
         .op(with_atomic(
             atomic(
                 Space::Shared,

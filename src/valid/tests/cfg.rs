@@ -16,7 +16,7 @@ fn set(v: &[bool]) -> Vec<usize> {
 
 #[test]
 fn if_else_diamond() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(isetp(CmpOp::Eq, Ty::U32, 0, reg(0), imm(0))) // 0
         .guarded(at(0), bra(4)) // 1
         .op(mov(Ty::U32, 1, imm(1))) // 2: else
@@ -38,7 +38,7 @@ fn if_else_diamond() {
 
 #[test]
 fn if_without_else() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .guarded(at_not(0), bra(2)) // 0
         .op(nop()) // 1
         .op(exit()) // 2
@@ -50,7 +50,7 @@ fn if_without_else() {
 
 #[test]
 fn nested_ifs() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .guarded(at(0), bra(6)) // 0: outer
         .op(nop()) // 1
         .guarded(at(1), bra(4)) // 2: inner
@@ -68,7 +68,7 @@ fn nested_ifs() {
 
 #[test]
 fn loop_with_data_dependent_exit() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(mov(Ty::U32, 0, imm(0))) // 0
         .op(iadd3(0, reg(0), imm(1), reg(RZ))) // 1: loop head
         .op(isetp(CmpOp::Lt, Ty::U32, 0, reg(0), reg(1))) // 2
@@ -84,7 +84,7 @@ fn loop_with_data_dependent_exit() {
 
 #[test]
 fn loop_with_break() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(nop()) // 0
         .guarded(at(0), bra(4)) // 1: break
         .op(nop()) // 2
@@ -103,7 +103,7 @@ fn loop_with_break() {
 #[test]
 fn spin_loop() {
     // loop: ATOMS.CAST R0, [R1], R4, R5; ISETP.EQ P0, R0, 0; @P0 BRA loop; EXIT
-    let k = KernelBuilder::sass()
+    let k = sass()
         .label("loop")
         .op(atoms_cas(AtomicOp::Cast, Ty::U32, 0, shared(1, 0), 4, 5)) // 0
         .op(isetp(CmpOp::Eq, Ty::U32, 0, reg(0), imm(0))) // 1
@@ -119,10 +119,7 @@ fn spin_loop() {
 #[test]
 fn self_loop_branch() {
     // @P0 BRA self: a one-instruction spin.
-    let k = KernelBuilder::sass()
-        .guarded(at(0), bra(0))
-        .op(exit())
-        .build();
+    let k = sass().guarded(at(0), bra(0)).op(exit()).build();
     let info = valid(&k);
     assert_eq!(info.reconverge[0], Some(1));
     assert!(info.backward_branch[0]);
@@ -130,7 +127,7 @@ fn self_loop_branch() {
 
 #[test]
 fn early_exits() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .guarded(at(0), exit()) // 0: some lanes leave
         .guarded(at(1), bra(3)) // 1
         .op(nop()) // 2
@@ -150,7 +147,7 @@ fn early_exits() {
 
 #[test]
 fn paths_that_meet_only_at_exit() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .guarded(at(0), bra(3)) // 0
         .op(nop()) // 1
         .op(exit()) // 2
@@ -165,7 +162,7 @@ fn paths_that_meet_only_at_exit() {
 
 #[test]
 fn infinite_loop() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .guarded(at(0), bra(2)) // 0
         .op(exit()) // 1
         .op(nop()) // 2: loops forever
@@ -179,14 +176,14 @@ fn infinite_loop() {
     assert_eq!(info.post_dominator[0], Some(1));
     assert_eq!(set(&info.backward_branch), vec![3]);
     // A kernel that is nothing but a loop is valid too (the watchdog ends it at run time).
-    let k = KernelBuilder::sass().op(nop()).op(bra(0)).build();
+    let k = sass().op(nop()).op(bra(0)).build();
     let info = valid(&k);
     assert_eq!(info.post_dominator, vec![None, None]);
 }
 
 #[test]
 fn never_taken_branch() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .guarded(never(), bra(2)) // 0: @!PT BRA never branches
         .op(exit()) // 1
         .op(exit()) // 2: unreachable
@@ -200,12 +197,7 @@ fn never_taken_branch() {
 
 #[test]
 fn barriers_end_blocks() {
-    let k = KernelBuilder::sass()
-        .op(nop())
-        .op(bar(3))
-        .op(nop())
-        .op(exit())
-        .build();
+    let k = sass().op(nop()).op(bar(3)).op(nop()).op(exit()).build();
     let info = valid(&k);
     assert_eq!(set(&info.block_start), vec![0, 2]);
     assert_eq!(info.num_barriers, 4);
@@ -214,41 +206,25 @@ fn barriers_end_blocks() {
 #[test]
 fn falling_off_the_end_is_an_error() {
     let no_exit = "control reaches the end of the kernel without EXIT";
-    let k = KernelBuilder::sass().op(nop()).build();
+    let k = sass().op(nop()).build();
     assert_only(&errors(&k), 0, rules::FALL_OFF_END, no_exit);
     // A guarded EXIT falls through for the other lanes.
-    let k = KernelBuilder::sass()
-        .op(nop())
-        .guarded(at(0), exit())
-        .build();
+    let k = sass().op(nop()).guarded(at(0), exit()).build();
     assert_only(&errors(&k), 1, rules::FALL_OFF_END, no_exit);
     // So does a guarded BRA, and an EXIT that never executes.
-    let k = KernelBuilder::sass()
-        .op(nop())
-        .guarded(at_not(0), bra(0))
-        .build();
+    let k = sass().op(nop()).guarded(at_not(0), bra(0)).build();
     assert_only(&errors(&k), 1, rules::FALL_OFF_END, no_exit);
-    let k = KernelBuilder::sass()
-        .op(nop())
-        .guarded(never(), exit())
-        .build();
+    let k = sass().op(nop()).guarded(never(), exit()).build();
     assert_only(&errors(&k), 1, rules::FALL_OFF_END, no_exit);
     // Unguarded EXIT and BRA end the kernel; dead code after them cannot fall off.
-    valid(&KernelBuilder::sass().op(nop()).op(exit()).build());
-    valid(&KernelBuilder::sass().op(exit()).op(nop()).build());
-    valid(
-        &KernelBuilder::sass()
-            .op(bra(2))
-            .op(nop())
-            .op(exit())
-            .op(nop())
-            .build(),
-    );
+    valid(&sass().op(nop()).op(exit()).build());
+    valid(&sass().op(exit()).op(nop()).build());
+    valid(&sass().op(bra(2)).op(nop()).op(exit()).op(nop()).build());
 }
 
 #[test]
 fn an_empty_kernel_is_an_error() {
-    let k = KernelBuilder::sass().build();
+    let k = sass().build();
     let errs = errors(&k);
     assert_eq!(errs.len(), 1, "{errs:#?}");
     assert_eq!(errs[0].pc, None);
@@ -259,10 +235,7 @@ fn an_empty_kernel_is_an_error() {
 
 #[test]
 fn bad_branch_targets_do_not_break_the_analysis() {
-    let k = KernelBuilder::sass()
-        .guarded(at(0), bra(99))
-        .op(bra(1000))
-        .build();
+    let k = sass().guarded(at(0), bra(99)).op(bra(1000)).build();
     let errs = errors(&k);
     assert_eq!(errs.len(), 2, "{errs:#?}");
     assert!(errs.iter().all(|e| e.rule == rules::BRANCH_TARGET));
@@ -271,7 +244,7 @@ fn bad_branch_targets_do_not_break_the_analysis() {
 /// A long chain of diamonds: the analysis is iterative (no recursion depth limit) and fast.
 #[test]
 fn large_kernels() {
-    let mut b = KernelBuilder::sass();
+    let mut b = sass();
     let diamonds = 20_000u32;
     for i in 0..diamonds {
         let base = i * 4;

@@ -17,7 +17,7 @@ fn must_zero(k: &Kernel) -> Vec<usize> {
 
 #[test]
 fn straight_line_writes_before_reads_need_no_zeroing() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(mov(Ty::U32, 2, cbank(0x0))) // 0
         .op(mov(Ty::U32, 3, cbank(0x4))) // 1
         .op(mov(Ty::U32, 4, imm(1))) // 2
@@ -29,7 +29,7 @@ fn straight_line_writes_before_reads_need_no_zeroing() {
 
 #[test]
 fn a_read_before_the_write_needs_zeroing_and_so_does_a_self_update() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(iadd3(0, reg(1), imm(1), reg(Reg::RZ.0))) // R1 read first
         .op(iadd3(2, reg(2), imm(1), reg(Reg::RZ.0))) // R2 = R2 + 1: reads before it writes
         .op(mov(Ty::U32, 1, reg(0))) // R1 written after its read: still must be zeroed
@@ -40,7 +40,7 @@ fn a_read_before_the_write_needs_zeroing_and_so_does_a_self_update() {
 
 #[test]
 fn guarded_writes_do_not_count() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(isetp(CmpOp::Eq, Ty::U32, 0, reg(5), imm(0))) // R5 read: zero
         .guarded(at(0), mov(Ty::U32, 1, imm(7))) // @P0 R1 = 7
         .op(mov(Ty::U32, 2, reg(1))) // lanes with !P0 read the launch value of R1
@@ -51,7 +51,7 @@ fn guarded_writes_do_not_count() {
 
 #[test]
 fn a_never_executed_instruction_reads_nothing() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .guarded(never(), mov(Ty::U32, 0, reg(1)))
         .op(exit())
         .build();
@@ -61,7 +61,7 @@ fn a_never_executed_instruction_reads_nothing() {
 #[test]
 fn pairs_write_and_read_both_words() {
     // A 64-bit load writes R2 and R3; a 64-bit move reads R4 and R5, of which only R4 is written.
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(load(Space::Global, Ty::U64, 2, wide(6, 0))) // reads R6:R7 (never written)
         .op(mov(Ty::U32, 4, imm(0)))
         .op(mov(Ty::U64, 8, reg(4))) // reads R4:R5
@@ -73,7 +73,7 @@ fn pairs_write_and_read_both_words() {
 
 #[test]
 fn a_wide_multiply_writes_a_pair() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(imad_wide(2, imm(3), imm(4), reg(Reg::RZ.0))) // R2:R3
         .op(mov(Ty::U32, 0, reg(3)))
         .op(exit())
@@ -83,7 +83,7 @@ fn a_wide_multiply_writes_a_pair() {
 
 #[test]
 fn branches_intersect_at_the_join() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(isetp(CmpOp::Eq, Ty::U32, 0, imm(0), imm(0))) // 0
         .guarded(at(0), bra(5)) // 1
         .op(mov(Ty::U32, 1, imm(1))) // 2: else writes R1 and R2
@@ -99,7 +99,7 @@ fn branches_intersect_at_the_join() {
 #[test]
 fn a_loop_carried_read_needs_zeroing_unless_written_before_the_loop() {
     // R0 is the counter, written before the loop; R1 accumulates without an initial write.
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(mov(Ty::U32, 0, imm(0))) // 0
         .op(iadd3(1, reg(1), reg(0), reg(Reg::RZ.0))) // 1: loop head, R1 += R0
         .op(iadd3(0, reg(0), imm(1), reg(Reg::RZ.0))) // 2
@@ -114,7 +114,7 @@ fn a_loop_carried_read_needs_zeroing_unless_written_before_the_loop() {
 #[test]
 fn a_write_inside_the_loop_body_does_not_cover_the_first_iteration() {
     // The loop head reads R4, which only the loop body (after the read) writes.
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(mov(Ty::U32, 0, imm(0))) // 0
         .op(binary(BinOp::Add, Ty::U32, 5, reg(4), imm(1))) // 1: reads R4
         .op(mov(Ty::U32, 4, reg(5))) // 2
@@ -127,7 +127,7 @@ fn a_write_inside_the_loop_body_does_not_cover_the_first_iteration() {
 
 #[test]
 fn reads_in_unreachable_code_do_not_count() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(exit()) // 0
         .op(mov(Ty::U32, 0, reg(1))) // 1: unreachable
         .op(exit())
@@ -137,7 +137,7 @@ fn reads_in_unreachable_code_do_not_count() {
 
 #[test]
 fn rz_is_never_zeroed_and_registers_never_used_need_nothing() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(iadd3(Reg::RZ.0, reg(Reg::RZ.0), imm(1), reg(Reg::RZ.0)))
         .op(exit())
         .num_regs(4)

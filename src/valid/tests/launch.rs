@@ -65,7 +65,7 @@ fn every_problem_is_listed() {
 
 #[test]
 fn the_declared_launch_is_validated() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .launch(|l| {
             l.grid = [1, 70000, 1];
             l.shared_bytes = 32 << 20;
@@ -81,20 +81,20 @@ fn the_declared_launch_is_validated() {
 
 #[test]
 fn warp_size_fits_the_dialect() {
-    let k = KernelBuilder::sass().warp_size(16).op(exit()).build();
+    let k = sass().warp_size(16).op(exit()).build();
     let errs = errors(&k);
     assert_eq!(errs.len(), 1);
     assert_eq!(errs[0].rule, rules::WARP_SIZE);
     assert!(errs[0].message.contains("warp size 16"));
     for n in [8, 16, 32] {
         valid(
-            &KernelBuilder::new(crate::ir::Dialect::Visa)
+            &builder(crate::ir::Dialect::Visa)
                 .warp_size(n)
                 .op(exit())
                 .build(),
         );
     }
-    let k = KernelBuilder::new(crate::ir::Dialect::Visa)
+    let k = builder(crate::ir::Dialect::Visa)
         .warp_size(64)
         .op(exit())
         .build();
@@ -103,7 +103,7 @@ fn warp_size_fits_the_dialect() {
 
 #[test]
 fn parameters_are_aligned_and_disjoint() {
-    let mut k = KernelBuilder::sass()
+    let mut k = sass()
         .buffer("a", crate::ir::Ty::U32, 4)
         .scalar("n", crate::ir::Ty::U32, 1)
         .op(exit())

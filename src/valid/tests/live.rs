@@ -15,7 +15,7 @@ fn live_after(k: &Kernel, pc: usize) -> Vec<usize> {
 
 #[test]
 fn a_value_is_live_until_its_last_read_and_nothing_after_exit() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(mov(Ty::U32, 2, cbank(0x0))) // 0
         .op(mov(Ty::U32, 3, cbank(0x4))) // 1
         .op(mov(Ty::U32, 4, imm(1))) // 2
@@ -30,7 +30,7 @@ fn a_value_is_live_until_its_last_read_and_nothing_after_exit() {
 
 #[test]
 fn an_unguarded_rewrite_kills_but_a_guarded_one_does_not() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(mov(Ty::U32, 1, imm(5))) // 0
         .op(isetp(CmpOp::Eq, Ty::U32, 0, reg(6), imm(0))) // 1
         .guarded(at(0), mov(Ty::U32, 1, imm(7))) // 2: lanes with !P0 keep R1 = 5
@@ -49,7 +49,7 @@ fn an_unguarded_rewrite_kills_but_a_guarded_one_does_not() {
 
 #[test]
 fn loops_keep_loop_carried_values_live_around_the_back_edge() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .op(mov(Ty::U32, 0, imm(0))) // 0
         .op(iadd3(1, reg(1), reg(0), reg(Reg::RZ.0))) // 1: loop head, R1 += R0
         .op(iadd3(0, reg(0), imm(1), reg(Reg::RZ.0))) // 2
@@ -73,7 +73,7 @@ fn loops_keep_loop_carried_values_live_around_the_back_edge() {
 /// 1: BRA link `links - 1`              3: EXIT                     5 + 2i: BRA link i - 1 (or 2)
 /// ```
 pub(super) fn backward_chain(links: u32) -> Kernel {
-    let mut b = KernelBuilder::sass()
+    let mut b = sass()
         .op(isetp(CmpOp::Eq, Ty::U32, 0, cbank(0x0), imm(0)))
         .op(bra(4 + 2 * (links - 1)))
         .op(iadd3(0, reg(1), reg(2), reg(Reg::RZ.0)))

@@ -12,9 +12,40 @@ mod orders;
 mod quotes;
 mod robust;
 
-use super::build::*;
 use super::{validate, KernelInfo, ValidationError};
-use crate::ir::Kernel;
+use crate::ir::build::*;
+use crate::ir::{Dialect, Kernel, Span};
+
+/// Instruction `pc` gets the span line `pc + 2`, column 5, bytes `100 * pc + 10 ..`, so tests
+/// can check which instruction an error points at.
+fn test_span(pc: u32) -> Span {
+    Span {
+        start: 100 * pc + 10,
+        end: 100 * pc + 60,
+        line: pc + 2,
+        col: 5,
+    }
+}
+
+/// A kernel named `test` in `dialect` with the spans of [`test_span`].
+fn builder(dialect: Dialect) -> KernelBuilder {
+    KernelBuilder::new("test", dialect)
+        .spans(test_span)
+        .kernel_span(Span {
+            start: 0,
+            end: 12,
+            line: 1,
+            col: 1,
+        })
+}
+
+fn sass() -> KernelBuilder {
+    builder(Dialect::Sass)
+}
+
+fn ptx() -> KernelBuilder {
+    builder(Dialect::Ptx)
+}
 
 /// The errors of a kernel that must fail validation.
 fn errors(k: &Kernel) -> Vec<ValidationError> {
@@ -51,7 +82,7 @@ fn assert_has(errs: &[ValidationError], pc: u32, rule: &str, needle: &str) {
 
 /// A one-instruction SASS kernel followed by EXIT.
 fn sass1(op: crate::ir::Op) -> Kernel {
-    KernelBuilder::sass().op(op).op(exit()).build()
+    sass().op(op).op(exit()).build()
 }
 
 #[test]
@@ -79,7 +110,7 @@ fn errors_carry_kernel_pc_and_span() {
 #[test]
 fn every_error_is_reported_in_source_order() {
     use crate::ir::{AtomicOp, MemOrder, Scope, Ty};
-    let k = KernelBuilder::sass()
+    let k = sass()
         .launch(|l| l.block = [2048, 1, 1])
         .op(atoms(AtomicOp::Inc, Ty::S32, 0, shared(1, 0), 2)) // 0: table
         .op(nop()) // 1: fine
@@ -102,7 +133,7 @@ fn every_error_is_reported_in_source_order() {
 fn a_typical_kernel_passes() {
     use crate::ir::{AtomicOp, BinOp, CmpOp, MemOrder, Scope, Space, SpecialReg, Ty};
     // A shared histogram: zero, barrier, ATOMS.ADD per element, barrier, flush with RED.
-    let k = KernelBuilder::sass()
+    let k = sass()
         .buffer("data", Ty::U32, 1024)
         .buffer("hist", Ty::U32, 256)
         .launch(|l| l.shared_bytes = 1024)
@@ -129,7 +160,7 @@ fn a_typical_kernel_passes() {
                 reg(7),
                 None,
             ),
-            |a| a.scope = Scope::Gpu,
+            |a| a.access.scope = Scope::Gpu,
         ))
         .op(fence(MemOrder::SeqCst, Scope::Gpu))
         .op(exit())

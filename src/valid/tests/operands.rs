@@ -2,47 +2,47 @@
 
 use super::*;
 use crate::ir::{
-    Address, AtomicOp, BinOp, CmpOp, Op, Operand, Pred, PredSrc, Round, ShfInst, Space, Src,
-    SrcMod, Ty, UnOp,
+    Address, AtomicOp, BinOp, CmpOp, LinearAddress, Op, Operand, Pred, PredSrc, Round, ShfInst,
+    Space, Src, SrcMod, Ty, UnOp,
 };
 use crate::valid::rules;
 
 #[test]
 fn registers_must_be_below_num_regs() {
-    let k = KernelBuilder::sass()
+    let k = sass()
         .num_regs(5)
         .op(mov(Ty::U32, 4, reg(3)))
         .op(exit())
         .build();
     valid(&k);
-    let k = KernelBuilder::sass()
+    let k = sass()
         .num_regs(5)
         .op(mov(Ty::U32, 5, reg(3)))
         .op(exit())
         .build();
     assert_only(&errors(&k), 0, rules::REG_RANGE, "destination register R5");
-    let k = KernelBuilder::sass()
+    let k = sass()
         .num_regs(5)
         .op(mov(Ty::U32, 0, reg(7)))
         .op(exit())
         .build();
     assert_only(&errors(&k), 0, rules::REG_RANGE, "source register R7");
     // The high word of a pair counts: R4:R5 needs 6 registers.
-    let k = KernelBuilder::sass()
+    let k = sass()
         .num_regs(5)
         .op(mov(Ty::U64, 4, reg(RZ)))
         .op(exit())
         .build();
     assert_only(&errors(&k), 0, rules::REG_RANGE, "destination register R5");
     // RZ is not a register slot, not even as a pair.
-    let k = KernelBuilder::sass()
+    let k = sass()
         .num_regs(0)
         .op(mov(Ty::U64, RZ, reg(RZ)))
         .op(exit())
         .build();
     valid(&k);
     // Address bases count too.
-    let k = KernelBuilder::sass()
+    let k = sass()
         .num_regs(2)
         .op(load(Space::Global, Ty::U32, 0, wide(2, 0)))
         .op(exit())
@@ -52,26 +52,18 @@ fn registers_must_be_below_num_regs() {
 
 #[test]
 fn predicates_must_be_below_num_preds() {
-    let k = KernelBuilder::sass()
-        .num_preds(1)
-        .guarded(at(0), nop())
-        .op(exit())
-        .build();
+    let k = sass().num_preds(1).guarded(at(0), nop()).op(exit()).build();
     valid(&k);
-    let k = KernelBuilder::sass()
-        .num_preds(1)
-        .guarded(at(1), nop())
-        .op(exit())
-        .build();
+    let k = sass().num_preds(1).guarded(at(1), nop()).op(exit()).build();
     assert_only(&errors(&k), 0, rules::PRED_RANGE, "predicate P1");
-    let k = KernelBuilder::sass()
+    let k = sass()
         .num_preds(1)
         .op(isetp(CmpOp::Eq, Ty::U32, 2, reg(0), imm(0)))
         .op(exit())
         .build();
     assert_only(&errors(&k), 0, rules::PRED_RANGE, "predicate P2");
     // PT needs no predicate register.
-    let k = KernelBuilder::sass()
+    let k = sass()
         .num_preds(0)
         .op(isetp(CmpOp::Eq, Ty::U32, Pred::PT.0, reg(0), imm(0)))
         .op(exit())
@@ -127,21 +119,14 @@ fn sass_pairs_start_at_even_registers() {
     assert_only(&errs, 0, rules::SASS_PAIR_ALIGNED, "source pair R3");
     valid(&sass1(atoms(AtomicOp::Exch, Ty::U64, RZ, shared(4, 0), 2)));
     // PTX registers are allocated by the front-end; pairs need no alignment there.
-    let k = KernelBuilder::ptx()
-        .op(mov(Ty::U64, 3, reg(5)))
-        .op(exit())
-        .build();
+    let k = ptx().op(mov(Ty::U64, 3, reg(5))).op(exit()).build();
     valid(&k);
 }
 
 #[test]
 fn constant_reads_are_bank0_aligned_and_inside() {
     // One buffer at 0x160..0x168 and a u32 scalar at 0x168..0x16c: the bank is 0x16c bytes.
-    let kb = || {
-        KernelBuilder::sass()
-            .buffer("buf", Ty::U32, 16)
-            .scalar("n", Ty::U32, 5)
-    };
+    let kb = || sass().buffer("buf", Ty::U32, 16).scalar("n", Ty::U32, 5);
     for (op, ok) in [
         (mov(Ty::U32, 0, cbank(0x0)), true),
         (mov(Ty::U32, 0, cbank(0x14)), true),
@@ -198,9 +183,9 @@ fn constant_reads_are_bank0_aligned_and_inside() {
 #[test]
 fn cbank_size_is_the_abi_area_then_the_parameters() {
     use crate::valid::cbank_bytes;
-    let k = KernelBuilder::sass().build();
+    let k = sass().build();
     assert_eq!(cbank_bytes(&k.launch), crate::ir::PARAM_BASE);
-    let k = KernelBuilder::sass()
+    let k = sass()
         .scalar("a", Ty::U8, 1)
         .scalar("b", Ty::U64, 1)
         .build();
@@ -211,14 +196,14 @@ fn cbank_size_is_the_abi_area_then_the_parameters() {
 
 #[test]
 fn branch_targets_are_instructions() {
-    let k = KernelBuilder::sass().op(bra(2)).op(exit()).build();
+    let k = sass().op(bra(2)).op(exit()).build();
     assert_only(
         &errors(&k),
         0,
         rules::BRANCH_TARGET,
         "branch target 2 is past the last instruction (1)",
     );
-    let k = KernelBuilder::sass().op(bra(1)).op(exit()).build();
+    let k = sass().op(bra(1)).op(exit()).build();
     valid(&k);
 }
 
@@ -488,7 +473,7 @@ fn memory_spaces() {
         "SASS has no generic address space",
     );
     valid(
-        &KernelBuilder::ptx()
+        &ptx()
             .op(load(Space::Generic, Ty::U32, 0, wide(2, 0)))
             .op(exit())
             .build(),
@@ -499,11 +484,11 @@ fn memory_spaces() {
     let errs = errors(&sass1(atoms(AtomicOp::Add, Ty::U32, 0, wide(2, 0), 4)));
     assert_only(&errs, 0, rules::SHARED_BASE_32, "not the pair R2.64");
     // Base widths are 32 or 64.
-    let odd = Address {
+    let odd = Address::Linear(LinearAddress {
         base: Some(r(2)),
         base_bits: 16,
         offset: 0,
-    };
+    });
     let errs = errors(&sass1(load(Space::Global, Ty::U32, 0, odd)));
     assert_only(&errs, 0, rules::ADDRESS_BASE_BITS, "base width 16");
 }

@@ -34,38 +34,16 @@ const FENCE_OK: &[MemOrder] = &[
 
 fn set_order(op: Op, order: MemOrder) -> Op {
     match op {
-        Op::Load {
-            space,
-            ty,
-            scope,
-            dst,
-            addr,
-            ..
-        } => Op::Load {
-            space,
-            ty,
-            order,
-            scope,
-            dst,
-            addr,
-        },
-        Op::Store {
-            space,
-            ty,
-            scope,
-            src,
-            addr,
-            ..
-        } => Op::Store {
-            space,
-            ty,
-            order,
-            scope,
-            src,
-            addr,
-        },
+        Op::Load { mut access, dst } => {
+            access.order = order;
+            Op::Load { access, dst }
+        }
+        Op::Store { mut access, src } => {
+            access.order = order;
+            Op::Store { access, src }
+        }
         Op::Fence { scope, .. } => Op::Fence { order, scope },
-        other => with_atomic(other, |a| a.order = order),
+        other => with_atomic(other, |a| a.access.order = order),
     }
 }
 
@@ -158,7 +136,7 @@ fn every_scope_is_valid() {
         valid(&sass1(fence(MemOrder::AcqRel, scope)));
         valid(&sass1(with_atomic(
             atoms(AtomicOp::Add, Ty::U32, 0, shared(1, 0), 4),
-            |a| a.scope = scope,
+            |a| a.access.scope = scope,
         )));
     }
 }

@@ -4,9 +4,9 @@
 
 use super::*;
 use crate::ir::{
-    Address, AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Dialect, Guard, ImadMode, MemOrder, Op,
-    Operand, Pred, PredMove, PredSrc, Reg, Round, Scope, ShfInst, Space, SpecialReg, Src, SrcMod,
-    Ty, UnOp, VoteMode,
+    Address, AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Dialect, Guard, ImadMode, LinearAddress,
+    MemAccess, MemOrder, Op, Operand, Pred, PredMove, PredSrc, Reg, Round, Scope, ShfInst, Space,
+    SpecialReg, Src, SrcMod, Ty, UnOp, VoteMode,
 };
 
 /// xorshift64*: a tiny deterministic generator, so failures reproduce.
@@ -73,7 +73,7 @@ impl Rng {
         }
     }
     fn addr(&mut self) -> Address {
-        Address {
+        Address::Linear(LinearAddress {
             base: if self.below(3) == 0 {
                 None
             } else {
@@ -81,7 +81,7 @@ impl Rng {
             },
             base_bits: self.pick(&[0, 16, 32, 64, 255]),
             offset: self.pick(&[0, 3, -4, 0xff_fffc, 0x100_0000, i64::MIN, i64::MAX]),
-        }
+        })
     }
     fn op(&mut self) -> Op {
         match self.below(24) {
@@ -201,29 +201,35 @@ impl Rng {
                 src: self.pred_src(),
             },
             17 => Op::Load {
-                space: self.space(),
-                ty: self.ty(),
-                order: self.order(),
-                scope: self.scope(),
+                access: MemAccess {
+                    space: self.space(),
+                    ty: self.ty(),
+                    order: self.order(),
+                    scope: self.scope(),
+                    addr: self.addr(),
+                },
                 dst: self.reg(),
-                addr: self.addr(),
             },
             18 => Op::Store {
-                space: self.space(),
-                ty: self.ty(),
-                order: self.order(),
-                scope: self.scope(),
+                access: MemAccess {
+                    space: self.space(),
+                    ty: self.ty(),
+                    order: self.order(),
+                    scope: self.scope(),
+                    addr: self.addr(),
+                },
                 src: self.operand(),
-                addr: self.addr(),
             },
             19 => Op::Atomic(Box::new(AtomicInst {
-                space: self.space(),
+                access: MemAccess {
+                    space: self.space(),
+                    ty: self.ty(),
+                    order: self.order(),
+                    scope: self.scope(),
+                    addr: self.addr(),
+                },
                 op: self.pick(AtomicOp::ALL),
-                ty: self.ty(),
-                order: self.order(),
-                scope: self.scope(),
                 dst: self.reg(),
-                addr: self.addr(),
                 src: self.operand(),
                 src2: if self.below(2) == 0 {
                     None
@@ -255,7 +261,7 @@ fn random_kernels_never_panic() {
     let mut passed = 0;
     for _ in 0..3000 {
         let dialect = rng.pick(&[Dialect::Sass, Dialect::Ptx, Dialect::Visa]);
-        let mut b = KernelBuilder::new(dialect)
+        let mut b = builder(dialect)
             .warp_size(rng.pick(&[0, 8, 32, 64]))
             .launch(|l| {
                 l.grid = [1, 1, 1];
