@@ -221,7 +221,7 @@ impl<'a> LaunchContext<'a> {
             ctas: shape.ctas,
             resident_per_worker,
             deadline,
-            zero_ranges: WarpState::zero_ranges(kernel.num_regs, &info.written_before_read),
+            zero_ranges: WarpState::zero_ranges(kernel.num_regs, info.written_before_read()),
             lane_masks: (0..shape.cta_threads.div_ceil(kernel.warp_size))
                 .map(|w| WarpState::lane_mask(shape.cta_threads, kernel.warp_size, w))
                 .collect(),

@@ -53,10 +53,15 @@ pub enum JitError {
         pc: u32,
         what: String,
     },
-    /// The kernel breaks a rule validation guarantees (the compiler re-checks what it relies on
-    /// for memory safety instead of trusting it).
-    #[error("kernel `{kernel}`, instruction {pc}: invalid kernel: {what}")]
-    Invalid {
+    /// The [`KernelInfo`] handed to the compiler is not the validator's proof for this kernel
+    /// ([`KernelInfo::is_for`]): the generated code relies on what validation proved (register
+    /// and predicate ranges, constant-bank reads, operand shapes), so it compiles only a kernel
+    /// together with its own proof.
+    #[error("kernel `{kernel}`: the kernel info is not the validator's proof for this kernel (validate the kernel, then compile it with its own info)")]
+    NotValidated { kernel: String },
+    /// The translator broke one of its own invariants (a compiler bug).
+    #[error("kernel `{kernel}`, instruction {pc}: internal compiler error: {what}")]
+    Internal {
         kernel: String,
         pc: u32,
         what: String,
@@ -160,18 +165,14 @@ fn build_functions(
     slow: &mut SlowPaths,
     plan: &translate::Plan,
 ) -> Result<Vec<Function>, JitError> {
-    if info.is_join.len() < kernel.insts.len() {
-        return Err(JitError::Invalid {
+    if !info.is_for(kernel) {
+        return Err(JitError::NotValidated {
             kernel: kernel.name.clone(),
-            pc: 0,
-            what: format!(
-                "kernel info covers {} of {} instructions (not the validator's output for this kernel)",
-                info.is_join.len(),
-                kernel.insts.len()
-            ),
         });
     }
     slow.num_regs = kernel.num_regs;
+    // Validation guarantees every constant operand lies inside the kernel's bank.
+    slow.cbank_needed = u64::from(info.cbank_bytes());
     let mut funcs = Vec::with_capacity(plan.starts.len());
     let mut fb_ctx = FunctionBuilderContext::new();
     for chunk in 0..plan.starts.len() {

@@ -118,9 +118,24 @@ impl KernelBuilder {
         self.push(Op::Exit)
     }
 
+    /// The kernel and a kernel info for it, with the reconvergence points set by `join`. The
+    /// tests drive the compiler directly, including on forms validation rejects (immediate
+    /// operands of SASS atomics, generic addresses in SASS), so the info is not the validator's
+    /// (`KernelInfo::unchecked`: every register live, so the tests can read every register the
+    /// kernel wrote). Registers stay below the 32 of the register file. The constant bank is
+    /// the test world's `0x180` bytes.
     fn build(&self) -> (Kernel, KernelInfo) {
-        let n = self.insts.len();
-        let kernel = Kernel {
+        let kernel = self.kernel();
+        let mut info = KernelInfo::unchecked(&kernel, 0x180);
+        for &(b, j) in &self.joins {
+            info.set_join(b, j);
+        }
+        (kernel, info)
+    }
+
+    /// The kernel.
+    fn kernel(&self) -> Kernel {
+        Kernel {
             name: "test".into(),
             dialect: Dialect::Sass,
             warp_size: 32,
@@ -130,19 +145,7 @@ impl KernelBuilder {
             num_preds: 4,
             launch: LaunchSpec::default(),
             span: Span::default(),
-        };
-        let mut info = KernelInfo {
-            reconverge: vec![None; n],
-            is_join: vec![false; n],
-            block_start: vec![false; n],
-            cbank_bytes: 0x180,
-            ..KernelInfo::default()
-        };
-        for &(b, j) in &self.joins {
-            info.reconverge[b as usize] = Some(j);
-            info.is_join[j as usize] = true;
         }
-        (kernel, info)
     }
 }
 
@@ -1532,6 +1535,8 @@ fn dump_clif_prints_the_function() {
     );
 }
 
+/// The compiler assumes what validation proved, so an invalid kernel cannot reach it: it has
+/// no proof (validation rejects it), and another kernel's proof is refused.
 #[test]
 fn invalid_kernels_are_errors_not_crashes() {
     let mut b = KernelBuilder::new();
@@ -1541,22 +1546,15 @@ fn invalid_kernels_are_errors_not_crashes() {
         src: imm(1),
     })
     .exit();
-    let (kernel, info) = b.build();
-    assert!(matches!(
-        compile(&kernel, &info),
-        Err(JitError::Invalid { pc: 0, .. })
-    ));
+    let errors = crate::valid::validate(&b.kernel()).unwrap_err();
+    assert_eq!(errors.0[0].pc, Some(0));
     let mut b = KernelBuilder::new();
     b.push(Op::Branch {
         target: 99,
         uniform: false,
     })
     .exit();
-    let (kernel, info) = b.build();
-    assert!(matches!(
-        compile(&kernel, &info),
-        Err(JitError::Invalid { .. })
-    ));
+    assert!(crate::valid::validate(&b.kernel()).is_err());
     let mut b = KernelBuilder::new();
     b.atom(
         Space::Shared,
@@ -1568,10 +1566,20 @@ fn invalid_kernels_are_errors_not_crashes() {
         None,
     )
     .exit();
-    let (kernel, info) = b.build();
+    let kernel = b.kernel();
+    assert!(crate::valid::validate(&kernel).is_err());
+
+    // A valid kernel's proof does not admit another kernel.
+    let mut b = KernelBuilder::new();
+    b.push(Op::Nop).exit();
+    let (_, info) = b.build();
     assert!(matches!(
         compile(&kernel, &info),
-        Err(JitError::Unsupported { .. })
+        Err(JitError::NotValidated { .. })
+    ));
+    assert!(matches!(
+        dump_clif(&kernel, &info),
+        Err(JitError::NotValidated { .. })
     ));
 }
 

@@ -1,8 +1,11 @@
 //! Validation: everything the reference documents call an encoding restriction or an error that
 //! can be seen before running, plus the control-flow facts backends rely on.
 //!
-//! [`validate`] checks a kernel and returns its [`KernelInfo`]; backends take
-//! `(&Kernel, &KernelInfo)` and may assume everything listed under "guarantees" on each IR type.
+//! [`validate`] checks a kernel and returns its [`KernelInfo`], the proof that it passed: only
+//! the validator constructs one, its fields are read-only, and it is bound to the kernel it was
+//! computed for ([`KernelInfo::is_for`]). Backends take `(&Kernel, &KernelInfo)` and assume
+//! everything listed below without checking it again (the JIT refuses a kernel whose info is
+//! not its own, since its generated code relies on these facts for memory safety).
 //! Every broken rule is reported (not just the first), in source order, as a
 //! [`ValidationError`] whose `rule` quotes the sentence of the reference document it breaks,
 //! prefixed by the document's file name. The rule texts live in [`rules`].
@@ -55,42 +58,138 @@ pub use launch::{check_launch, launch_problems, LaunchProblem};
 use crate::ir::{Control, Dialect, Inst, Kernel, LaunchSpec, Op, Span, PARAM_BASE};
 use std::fmt;
 
-/// Facts about a validated kernel that backends and the scheduler use. Every vector has one
-/// entry per instruction.
-#[derive(Debug, Clone, Default)]
+/// The validator's proof: facts about a kernel that passed validation, which backends and the
+/// scheduler may rely on. Only [`validate`] constructs one, and readers cannot change it; it
+/// remembers which kernel it was computed for ([`KernelInfo::is_for`]), so a backend that
+/// relies on it for memory safety (the JIT) can refuse a kernel it does not belong to.
+///
+/// Every per-instruction slice has one entry per instruction.
+#[derive(Debug, Clone)]
 pub struct KernelInfo {
+    reconverge: Vec<Option<u32>>,
+    is_join: Vec<bool>,
+    block_start: Vec<bool>,
+    backward_branch: Vec<bool>,
+    reachable: Vec<bool>,
+    post_dominator: Vec<Option<u32>>,
+    cbank_bytes: u32,
+    num_barriers: u32,
+    written_before_read: Vec<bool>,
+    live_out: Vec<Vec<u64>>,
+    fingerprint: u64,
+}
+
+impl KernelInfo {
     /// For each instruction: if it is a conditional branch, the instruction where lanes that
     /// diverge there reconverge (its immediate post-dominator), or `None` when the paths only
     /// meet at exit, or when one of its paths can never reach `EXIT` (an infinite loop: lanes
     /// there never arrive, so nobody waits for them).
-    pub reconverge: Vec<Option<u32>>,
+    pub fn reconverge(&self) -> &[Option<u32>] {
+        &self.reconverge
+    }
+
     /// For each instruction: true if it is the reconvergence point of some branch (backends
     /// need to compare against `stop_pc` only there).
-    pub is_join: Vec<bool>,
+    pub fn is_join(&self) -> &[bool] {
+        &self.is_join
+    }
+
     /// For each instruction: true if it starts a basic block (entry, branch target, the
     /// instruction after a branch, exit or barrier, or a reconvergence point).
-    pub block_start: Vec<bool>,
+    pub fn block_start(&self) -> &[bool] {
+        &self.block_start
+    }
+
     /// For each instruction: true if it is a branch that can jump backward (target <= pc; the
     /// guard is not `!PT`). The scheduler's yield points, so spinning code lets others run.
-    pub backward_branch: Vec<bool>,
+    pub fn backward_branch(&self) -> &[bool] {
+        &self.backward_branch
+    }
+
     /// For each instruction: true if some path from instruction 0 reaches it.
-    pub reachable: Vec<bool>,
-    /// For each instruction: its immediate post-dominator, `None` when that is the kernel's exit
-    /// or when no path from the instruction reaches an `EXIT` (an infinite loop).
-    pub post_dominator: Vec<Option<u32>>,
-    /// Bytes of constant bank 0 the kernel may read: see [`cbank_bytes`].
-    pub cbank_bytes: u32,
+    pub fn reachable(&self) -> &[bool] {
+        &self.reachable
+    }
+
+    /// For each instruction: its immediate post-dominator, `None` when that is the kernel's
+    /// exit or when no path from the instruction reaches an `EXIT` (an infinite loop).
+    pub fn post_dominator(&self) -> &[Option<u32>] {
+        &self.post_dominator
+    }
+
+    /// Bytes of constant bank 0 the kernel may read: every constant operand lies inside them
+    /// (see [`cbank_bytes`]).
+    pub fn cbank_bytes(&self) -> u32 {
+        self.cbank_bytes
+    }
+
     /// One more than the highest barrier id used (0 when the kernel has no barrier).
-    pub num_barriers: u32,
+    pub fn num_barriers(&self) -> u32 {
+        self.num_barriers
+    }
+
     /// For each register (not instruction): true when every path writes it, unguarded, before
     /// any read, so its launch value (zero) can never be observed and the scheduler need not
-    /// zero it when it reuses a warp's register file (see `init.rs`). A register without an
-    /// entry (this vector is empty in a hand-made `KernelInfo`) must be zeroed.
-    pub written_before_read: Vec<bool>,
+    /// zero it when it reuses a warp's register file (see `init.rs`).
+    pub fn written_before_read(&self) -> &[bool] {
+        &self.written_before_read
+    }
+
     /// For each instruction: the registers live after it (see `live.rs`), as bit sets (bit
-    /// `r % 64` of word `r / 64`). Empty (a hand-made `KernelInfo`) means every register is
-    /// live everywhere.
-    pub live_out: Vec<Vec<u64>>,
+    /// `r % 64` of word `r / 64`).
+    pub fn live_out(&self) -> &[Vec<u64>] {
+        &self.live_out
+    }
+
+    /// Whether this is the proof for `kernel`: computed by [`validate`] for a kernel with the
+    /// same instructions, register and predicate counts, dialect, warp size and constant bank.
+    pub fn is_for(&self, kernel: &Kernel) -> bool {
+        self.fingerprint == fingerprint(kernel)
+    }
+}
+
+/// What a [`KernelInfo`] is bound to: a hash of everything validation checked that a backend
+/// relies on (a guard against pairing a proof with another kernel, not against adversaries).
+fn fingerprint(kernel: &Kernel) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (kernel.dialect, kernel.warp_size, kernel.num_regs, kernel.num_preds).hash(&mut h);
+    cbank_bytes(&kernel.launch).hash(&mut h);
+    kernel.insts.len().hash(&mut h);
+    for inst in &kernel.insts {
+        (&inst.op, inst.guard).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// Kernel infos for unit tests of the scheduler and the backends on kernels that validation
+/// would reject (scripted, deliberately invalid or with reconvergence points placed by hand).
+#[cfg(test)]
+impl KernelInfo {
+    /// An info for `kernel` with no reconvergence points, block starts or barriers, a
+    /// constant bank of `cbank_bytes`, and every register live everywhere and zeroed.
+    pub(crate) fn unchecked(kernel: &Kernel, cbank_bytes: u32) -> KernelInfo {
+        let n = kernel.insts.len();
+        KernelInfo {
+            reconverge: vec![None; n],
+            is_join: vec![false; n],
+            block_start: vec![false; n],
+            backward_branch: vec![false; n],
+            reachable: vec![true; n],
+            post_dominator: vec![None; n],
+            cbank_bytes,
+            num_barriers: 0,
+            written_before_read: vec![false; kernel.num_regs as usize],
+            live_out: vec![vec![u64::MAX; (kernel.num_regs as usize).div_ceil(64)]; n],
+            fingerprint: fingerprint(kernel),
+        }
+    }
+
+    /// Makes `reconv` the reconvergence point of the branch at `branch`.
+    pub(crate) fn set_join(&mut self, branch: u32, reconv: u32) {
+        self.reconverge[branch as usize] = Some(reconv);
+        self.is_join[reconv as usize] = true;
+    }
 }
 
 /// One broken rule.
@@ -315,6 +414,7 @@ fn kernel_info(kernel: &Kernel, flow: &cfg::ControlFlow, cbank: u32) -> KernelIn
         num_barriers: 0,
         written_before_read: init::written_before_read(kernel, flow),
         live_out: live::live_out(kernel, flow),
+        fingerprint: fingerprint(kernel),
     };
     if n > 0 {
         info.block_start[0] = true;

@@ -415,7 +415,7 @@ impl Warp {
                         counters.divergences += 1;
                         let mut stack = self.groups[index].stack.clone();
                         if let Some(reconv) =
-                            info.reconverge.get(branch_pc as usize).copied().flatten()
+                            info.reconverge().get(branch_pc as usize).copied().flatten()
                         {
                             let id = self.next_join;
                             self.next_join += 1;
@@ -731,13 +731,8 @@ mod tests {
             launch: LaunchSpec::default(),
             span: Span::default(),
         };
-        let mut info = KernelInfo {
-            reconverge: vec![None; 8],
-            is_join: vec![false; 8],
-            block_start: vec![false; 8],
-            ..KernelInfo::default()
-        };
-        info.reconverge[0] = Some(5);
+        let mut info = KernelInfo::unchecked(&kernel, 0);
+        info.set_join(0, 5);
         let (global, _) = GlobalMemory::with_allocations(&[4]);
         let shared = SharedMemory::new(0);
         let env = CtaEnv {

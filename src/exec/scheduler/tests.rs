@@ -206,15 +206,9 @@ fn kernel(n: usize) -> Kernel {
 /// Kernel info for `n` instructions where each `(branch, reconv)` pair is a branch's
 /// reconvergence point.
 fn info(n: usize, joins: &[(u32, u32)]) -> KernelInfo {
-    let mut info = KernelInfo {
-        reconverge: vec![None; n],
-        is_join: vec![false; n],
-        block_start: vec![false; n],
-        ..KernelInfo::default()
-    };
+    let mut info = KernelInfo::unchecked(&kernel(n), 0);
     for &(branch, reconv) in joins {
-        info.reconverge[branch as usize] = Some(reconv);
-        info.is_join[reconv as usize] = true;
+        info.set_join(branch, reconv);
     }
     info
 }

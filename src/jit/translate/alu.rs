@@ -123,7 +123,6 @@ impl<'a, 'f> Translator<'a, 'f> {
             Op::Mov { ty, dst, src } => {
                 let (ty, dst, src) = (*ty, *dst, *src);
                 let words = ty.regs();
-                self.check_reg(dst, words)?;
                 self.lane_loop(exec, &[], |t, lane, _| {
                     let v = t.read_operand(lane, src, words)?;
                     t.write_reg(lane, dst, words, v);
@@ -194,7 +193,6 @@ impl<'a, 'f> Translator<'a, 'f> {
             } => {
                 let (ty, dst, a, b) = (*ty, *dst, *a, *b);
                 let words = ty.regs();
-                self.check_reg(dst, words)?;
                 let pm = self.pred_mask(*pred)?;
                 self.lane_loop(exec, &[], |t, lane, _| {
                     let va = t.read_src(lane, &a, ty)?;
@@ -216,7 +214,6 @@ impl<'a, 'f> Translator<'a, 'f> {
             } => self.translate_convert(exec, *dst_ty, *src_ty, *round, *ftz, *dst, *a)?,
             Op::PredMove(PredMove::ToReg { dst, src }) => {
                 let dst = *dst;
-                self.check_reg(dst, 1)?;
                 let pm = self.pred_mask(*src)?;
                 self.lane_loop(exec, &[], |t, lane, _| {
                     let bit = t.lane_bit_of(pm, lane);
@@ -246,7 +243,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             | Op::Fence { .. }
             | Op::Barrier { .. }
             | Op::Branch { .. }
-            | Op::Exit => return Err(self.invalid("not an ALU instruction")),
+            | Op::Exit => return Err(self.internal("not an ALU instruction")),
         }
         Ok(Flow::Next(self.mask))
     }
@@ -273,7 +270,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     None
                 } else {
                     Some(int_cc(cmp, ty.is_signed_int()).ok_or_else(|| {
-                        self.invalid(format!(
+                        self.internal(format!(
                             "comparison {} on integer type {}",
                             cmp.name(),
                             ty.name()
@@ -320,7 +317,6 @@ impl<'a, 'f> Translator<'a, 'f> {
                 src,
             } => {
                 let dst = *dst;
-                self.check_reg(dst, 1)?;
                 let sm = self.pred_mask(*src)?;
                 let ballot = self.b.ins().band(exec, sm);
                 if !dst.is_rz() {
@@ -361,7 +357,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             | Op::Fence { .. }
             | Op::Barrier { .. }
             | Op::Branch { .. }
-            | Op::Exit => return Err(self.invalid("not a predicate instruction")),
+            | Op::Exit => return Err(self.internal("not a predicate instruction")),
         }
         Ok(Flow::Next(self.mask))
     }
@@ -446,7 +442,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         dst: Reg,
         sr: SpecialReg,
     ) -> Result<(), JitError> {
-        self.check_reg(dst, 1)?;
         let cst = self.flags.state_const;
         let ctx = self.ctx;
         // Context loads are movable: Cranelift hoists them out of the lane loop.
@@ -529,10 +524,10 @@ impl<'a, 'f> Translator<'a, 'f> {
             UnOp::Popc | UnOp::Clz => 1,
             UnOp::Not | UnOp::Neg | UnOp::Abs | UnOp::Brev => ty.regs(),
         };
-        self.check_reg(dst, dst_words)?;
-        if ty.is_float() && !matches!(op, UnOp::Neg | UnOp::Abs) {
-            return Err(self.invalid(format!("{} on float type {}", op.name(), ty.name())));
-        }
+        debug_assert!(
+            !ty.is_float() || matches!(op, UnOp::Neg | UnOp::Abs),
+            "validation admits only NEG and ABS on floats"
+        );
         let bits = ty.bits();
         self.lane_loop(exec, &[], |t, lane, _| {
             let v = t.read_src(lane, &a, ty)?;
@@ -603,19 +598,17 @@ impl<'a, 'f> Translator<'a, 'f> {
         b: Src,
         ftz: bool,
     ) -> Result<(), JitError> {
-        if op == BinOp::MulWide && ty.bits() > 32 {
-            return Err(self.invalid(format!(
-                "mulwide on {} (defined for types up to 32 bits)",
-                ty.name()
-            )));
-        }
+        debug_assert!(
+            op != BinOp::MulWide || (ty.is_int() && ty.bits() <= 32),
+            "validation admits MulWide on integers up to 32 bits"
+        );
         let wide_dst = op == BinOp::MulWide && ty.bits() >= 32;
         let dst_words = if wide_dst { 2 } else { ty.regs() };
-        self.check_reg(dst, dst_words)?;
         if ty.is_float() {
-            if !matches!(ty, Ty::F32 | Ty::F64) {
-                return Err(self.invalid(format!("float arithmetic in {}", ty.name())));
-            }
+            debug_assert!(
+                matches!(ty, Ty::F32 | Ty::F64),
+                "validation admits float arithmetic in F32 and F64 only"
+            );
             #[derive(Clone, Copy)]
             enum FloatBin {
                 Add,
@@ -641,7 +634,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 | BinOp::Xor
                 | BinOp::Shl
                 | BinOp::Shr => {
-                    return Err(self.invalid(format!("{} on float type {}", op.name(), ty.name())))
+                    return Err(self.internal(format!("{} on float type {}", op.name(), ty.name())))
                 }
             };
             self.lane_loop(exec, &[], |t, lane, _| {
@@ -837,7 +830,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         srcs: [Src; 3],
         carry_in: [PredSrc; 2],
     ) -> Result<(), JitError> {
-        self.check_reg(dst, 1)?;
         let cin0 = self.pred_mask(carry_in[0])?;
         let cin1 = self.pred_mask(carry_in[1])?;
         let zero = self.iconst(I32, 0);
@@ -887,7 +879,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         srcs: [Src; 3],
     ) -> Result<(), JitError> {
         let words = if mode == ImadMode::Wide { 2 } else { 1 };
-        self.check_reg(dst, words)?;
         let [a, b, c] = srcs;
         self.lane_loop(exec, &[], |t, lane, _| {
             let va = t.read_src(lane, &a, Ty::U32)?;
@@ -967,10 +958,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         shift: u8,
         carry_in: PredSrc,
     ) -> Result<(), JitError> {
-        self.check_reg(dst, 1)?;
-        if shift > 31 {
-            return Err(self.invalid(format!("LEA shift {shift} outside 0..=31")));
-        }
+        debug_assert!(shift <= 31, "validation bounds the LEA shift to 0..=31");
         let cin = self.pred_mask(carry_in)?;
         let [a, b, c] = srcs;
         let zero = self.iconst(I32, 0);
@@ -1018,10 +1006,10 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     fn translate_shf(&mut self, exec: Value, s: ShfInst) -> Result<(), JitError> {
-        self.check_reg(s.dst, 1)?;
-        if !matches!(s.ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64) {
-            return Err(self.invalid(format!("SHF type {}", s.ty.name())));
-        }
+        debug_assert!(
+            matches!(s.ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64),
+            "validation admits SHF on U32, S32, U64 and S64"
+        );
         let wide = s.ty.bits() == 64;
         self.lane_loop(exec, &[], |t, lane, _| {
             let lo = t.read_src(lane, &s.lo, Ty::U32)?;
@@ -1119,8 +1107,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         srcs: [Src; 3],
         lut: u8,
     ) -> Result<(), JitError> {
-        self.check_reg(dst, 1)?;
-        self.check_pred(pred_out)?;
         let [a, b, c] = srcs;
         let zero = self.iconst(I32, 0);
         let carried = if pred_out.is_pt() { vec![] } else { vec![zero] };
@@ -1155,8 +1141,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         a: Src,
     ) -> Result<(), JitError> {
         let words = dst_ty.regs();
-        self.check_reg(dst, words)?;
-        self.check_operand(a.operand, src_ty.regs())?;
         match convert_path(dst_ty, src_ty, round) {
             ConvertPath::Slow => {
                 let index = self.slow.converts.len() as i64;

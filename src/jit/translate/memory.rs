@@ -110,19 +110,16 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(match addr.form(access.space) {
             LinearForm::Absolute(a) => self.iconst(I64, a as i64),
             LinearForm::Wrap32 { base, offset } => {
-                self.check_reg(base, 1)?;
                 let v = self.read_reg32(lane, base);
                 let s = self.b.ins().iadd_imm_s(v, i64::from(offset as i32));
                 self.b.ins().uextend(I64, s)
             }
             LinearForm::Extend32 { base, offset } => {
-                self.check_reg(base, 1)?;
                 let v = self.read_reg32(lane, base);
                 let v = self.b.ins().uextend(I64, v);
                 self.b.ins().iadd_imm_s(v, offset as i64)
             }
             LinearForm::Pair64 { base, offset } => {
-                self.check_reg(base, 2)?;
                 let v = self.read_reg64(lane, base);
                 self.b.ins().iadd_imm_s(v, offset as i64)
             }
@@ -239,7 +236,6 @@ impl<'a, 'f> Translator<'a, 'f> {
             return Ok(Flow::Next(self.mask));
         }
         let words = ty.regs();
-        self.check_reg(dst, words)?;
         if order == MemOrder::SeqCst {
             // The ABI's seq_cst load is `fence.sc; ld.acquire`.
             self.b.ins().fence();
@@ -289,11 +285,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         if g.is_never() {
             return Ok(Flow::Next(self.mask));
         }
-        if space == Space::Const {
-            return Err(self.invalid("a store to the read-only constant bank"));
-        }
+        debug_assert!(space != Space::Const, "validation rejects stores to the constant bank");
         let words = ty.regs();
-        self.check_operand(src, words)?;
         match order {
             MemOrder::Weak | MemOrder::Relaxed => {}
             // Release (and stronger): no earlier access may be moved below the store.
@@ -434,27 +427,20 @@ impl<'a, 'f> Translator<'a, 'f> {
         if g.is_never() {
             return Ok(Flow::Next(self.mask));
         }
-        if a.access.space == Space::Const {
-            return Err(self.invalid("an atomic on the read-only constant bank"));
-        }
+        debug_assert!(
+            a.access.space != Space::Const,
+            "validation rejects atomics on the constant bank"
+        );
         let lowering = self.atomic_lowering(a)?;
         let words = a.access.ty.regs();
-        self.check_reg(a.dst, words)?;
-        let needs_src2 = a.op.has_swap_operand();
-        let src2 = match (a.src2, needs_src2) {
-            (Some(s), true) => {
-                self.check_operand(s, words)?;
-                Some(s)
-            }
-            (None, true) => {
-                return Err(self.invalid(format!("{} without its second operand", a.op.name())))
-            }
-            (_, false) => None,
-        };
+        let src2 = a.src2;
+        debug_assert_eq!(
+            src2.is_some(),
+            a.op.has_swap_operand(),
+            "validation: a swap operand exactly for CAS, CAST and FCMPWR"
+        );
         let spin = a.spin;
-        if spin && !matches!(a.op, AtomicOp::Cast | AtomicOp::Cas) {
-            return Err(self.invalid(".SPIN on an op other than CAST"));
-        }
+        debug_assert!(!spin || a.op == AtomicOp::Cast, "validation admits .SPIN on CAST only");
         let exec = self.exec_mask(g)?;
         // Counted once per warp-instruction, after the lanes (a fused region counts after its
         // loop); a trapping lane's fault path hands the executing lanes to the trap exit, which

@@ -371,7 +371,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             .copied()
             .flatten()
             .ok_or_else(|| {
-                self.invalid(format!(
+                self.internal(format!(
                     "instruction {pc} is entered but is not a resume point"
                 ))
             })
@@ -443,7 +443,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let p = self.b.block_params(blk).to_vec();
         self.mask = p[0];
         self.insts = p[1];
-        if self.info.is_join.get(pc as usize).copied().unwrap_or(false) {
+        if self.info.is_join()[pc as usize] {
             let cont = self.b.create_block();
             let pc_v = self.b.ins().iconst(I32, pc as i64);
             let at_stop = self.b.ins().icmp(IntCC::Equal, pc_v, self.stop);
@@ -486,7 +486,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         for pc in region.clone() {
             for p in self.kernel.insts[pc].pred_uses() {
                 if !p.is_pt() && !preds.contains(&p) {
-                    self.check_pred(p)?;
                     preds.push(p);
                 }
             }
@@ -529,7 +528,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.pred_cache.clear();
         result?;
         let carried =
-            carried.ok_or_else(|| self.invalid("a fused region lost a predicate's mask"))?;
+            carried.ok_or_else(|| self.internal("a fused region lost a predicate's mask"))?;
         let rest_minus_one = self.b.ins().iadd_imm_s(rest, -1);
         let next = self.b.ins().band(rest, rest_minus_one);
         let mut loop_args = vec![arg(next)];
@@ -579,7 +578,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             match self.translate_inst(&self.kernel.insts[pc])? {
                 Flow::Next(m) if m == mask => {}
                 Flow::Next(_) | Flow::Done => {
-                    return Err(self.invalid("a fused instruction changed the group's mask"))
+                    return Err(self.internal("a fused instruction changed the group's mask"))
                 }
             }
         }
@@ -633,48 +632,13 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    fn invalid(&self, what: impl Into<String>) -> JitError {
-        JitError::Invalid {
+    /// A broken invariant of the translator itself (never a property of the kernel: the
+    /// kernel is validated, [`KernelInfo::is_for`]).
+    fn internal(&self, what: impl Into<String>) -> JitError {
+        JitError::Internal {
             kernel: self.kernel.name.clone(),
             pc: self.pc,
             what: what.into(),
-        }
-    }
-
-    /// Checks that register `r` (and `words - 1` more) is inside the register file.
-    fn check_reg(&self, r: Reg, words: u16) -> Result<(), JitError> {
-        if !r.is_rz() && u32::from(r.0) + u32::from(words) > self.kernel.num_regs {
-            return Err(self.invalid(format!(
-                "register R{} (width {words}) is outside the kernel's {} registers",
-                r.0, self.kernel.num_regs
-            )));
-        }
-        Ok(())
-    }
-
-    fn check_pred(&self, p: Pred) -> Result<(), JitError> {
-        if !p.is_pt() && u32::from(p.0) >= self.kernel.num_preds {
-            return Err(self.invalid(format!(
-                "predicate P{} is outside the kernel's {} predicates",
-                p.0, self.kernel.num_preds
-            )));
-        }
-        Ok(())
-    }
-
-    fn check_operand(&mut self, op: Operand, words: u16) -> Result<(), JitError> {
-        match op {
-            Operand::Reg(r) => self.check_reg(r, words),
-            Operand::Imm(_) => Ok(()),
-            Operand::Const { bank, offset } => {
-                let width = u32::from(words) * 4;
-                if bank != 0 || offset % width != 0 {
-                    return Err(self.invalid(format!("constant operand c[{bank:#x}][{offset:#x}]")));
-                }
-                let end = u64::from(offset) + u64::from(width);
-                self.slow.cbank_needed = self.slow.cbank_needed.max(end);
-                Ok(())
-            }
         }
     }
 
@@ -755,7 +719,6 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// The lanes where `src` is true, as a mask.
     fn pred_mask(&mut self, src: PredSrc) -> Result<Value, JitError> {
-        self.check_pred(src.pred)?;
         Ok(if src.pred.is_pt() {
             self.b
                 .ins()
@@ -785,7 +748,6 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// `p = (p & !exec) | (bits & exec)`; writes to PT are discarded.
     fn write_pred(&mut self, p: Pred, exec: Value, bits: Value) -> Result<(), JitError> {
-        self.check_pred(p)?;
         if p.is_pt() {
             return Ok(());
         }
@@ -799,7 +761,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             match self.pred_cache.iter_mut().find(|e| e.0 == p.0) {
                 Some(e) => e.1 = new,
                 None => {
-                    return Err(self.invalid("a fused predicate write outside the region's set"))
+                    return Err(self.internal("a fused predicate write outside the region's set"))
                 }
             }
             return Ok(());
@@ -860,7 +822,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             let regs_after = std::mem::replace(&mut self.reg_cache, regs_before);
             self.reg_cache.retain(|e| regs_after.contains(e));
             if self.pred_cache != preds_before {
-                return Err(self.invalid("a predicate written inside a fused lane body"));
+                return Err(self.internal("a predicate written inside a fused lane body"));
             }
             let out_args: Vec<BlockArg> = out.iter().map(|&v| arg(v)).collect();
             self.b.ins().jump(cont, &out_args);
@@ -928,15 +890,13 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// Whether a value written to `r` by the current instruction must reach the register file:
-    /// `r` is live after the region (`KernelInfo::live_out`; everything is live when the info
-    /// has none), or a later instruction of the fused region may read it from memory. Later
+    /// `r` is live after the region (`KernelInfo::live_out`), or a later instruction of the
+    /// fused region may read it from memory. Later
     /// reads come from the register cache when this write is unguarded (it dominates the rest
     /// of the lane's pass) and no guarded write to `r` comes between (its value would be
     /// dropped from the cache at the join); an unguarded rewrite of `r` ends the search.
     fn store_needed(&self, r: Reg) -> bool {
-        let Some(live) = self.info.live_out.get(self.region_last) else {
-            return true;
-        };
+        let live = &self.info.live_out()[self.region_last];
         let i = usize::from(r.0);
         if live.get(i / 64).is_none_or(|w| w >> (i % 64) & 1 != 0) {
             return true;
@@ -1029,7 +989,6 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Reads an operand of `words` words (i32 or i64). Constant-bank reads are movable loads
     /// (Cranelift hoists them out of lane loops).
     fn read_operand(&mut self, lane: &Lane, op: Operand, words: u16) -> Result<Value, JitError> {
-        self.check_operand(op, words)?;
         let ty = if words == 2 { I64 } else { I32 };
         Ok(match op {
             Operand::Reg(r) => {
@@ -1177,7 +1136,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         // `uniform` (PTX `bra.uni`) is a promise the scheduler does not need: a branch marked
         // uniform that splits anyway is still reported as a divergence, which is exact.
         if target as usize >= self.kernel.insts.len() {
-            return Err(self.invalid(format!(
+            return Err(self.internal(format!(
                 "branch target {target} is past the last instruction"
             )));
         }
@@ -1334,8 +1293,7 @@ pub(super) fn resume_points(kernel: &Kernel, info: &KernelInfo) -> Vec<bool> {
     resume[0] = true;
     resume[n] = true;
     for (pc, inst) in kernel.insts.iter().enumerate() {
-        if info.is_join.get(pc).copied().unwrap_or(false)
-            || info.block_start.get(pc).copied().unwrap_or(false)
+        if info.is_join()[pc] || info.block_start()[pc]
         {
             resume[pc] = true;
         }
