@@ -153,7 +153,13 @@ impl KernelInfo {
 fn fingerprint(kernel: &Kernel) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (kernel.dialect, kernel.warp_size, kernel.num_regs, kernel.num_preds).hash(&mut h);
+    (
+        kernel.dialect,
+        kernel.warp_size,
+        kernel.num_regs,
+        kernel.num_preds,
+    )
+        .hash(&mut h);
     cbank_bytes(&kernel.launch).hash(&mut h);
     kernel.insts.len().hash(&mut h);
     for inst in &kernel.insts {

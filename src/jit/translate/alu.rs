@@ -520,10 +520,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         dst: Reg,
         a: Src,
     ) -> Result<(), JitError> {
-        let dst_words = match op {
-            UnOp::Popc | UnOp::Clz => 1,
-            UnOp::Not | UnOp::Neg | UnOp::Abs | UnOp::Brev => ty.regs(),
-        };
+        let dst_words = op.result_words(ty);
         debug_assert!(
             !ty.is_float() || matches!(op, UnOp::Neg | UnOp::Abs),
             "validation admits only NEG and ABS on floats"
@@ -602,8 +599,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             op != BinOp::MulWide || (ty.is_int() && ty.bits() <= 32),
             "validation admits MulWide on integers up to 32 bits"
         );
-        let wide_dst = op == BinOp::MulWide && ty.bits() >= 32;
-        let dst_words = if wide_dst { 2 } else { ty.regs() };
+        let dst_words = op.result_words(ty);
         if ty.is_float() {
             debug_assert!(
                 matches!(ty, Ty::F32 | Ty::F64),
@@ -878,7 +874,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         dst: Reg,
         srcs: [Src; 3],
     ) -> Result<(), JitError> {
-        let words = if mode == ImadMode::Wide { 2 } else { 1 };
+        let words = mode.words();
         let [a, b, c] = srcs;
         self.lane_loop(exec, &[], |t, lane, _| {
             let va = t.read_src(lane, &a, Ty::U32)?;

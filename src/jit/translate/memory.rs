@@ -285,7 +285,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         if g.is_never() {
             return Ok(Flow::Next(self.mask));
         }
-        debug_assert!(space != Space::Const, "validation rejects stores to the constant bank");
+        debug_assert!(
+            space != Space::Const,
+            "validation rejects stores to the constant bank"
+        );
         let words = ty.regs();
         match order {
             MemOrder::Weak | MemOrder::Relaxed => {}
@@ -440,7 +443,10 @@ impl<'a, 'f> Translator<'a, 'f> {
             "validation: a swap operand exactly for CAS, CAST and FCMPWR"
         );
         let spin = a.spin;
-        debug_assert!(!spin || a.op == AtomicOp::Cast, "validation admits .SPIN on CAST only");
+        debug_assert!(
+            !spin || a.op == AtomicOp::Cast,
+            "validation admits .SPIN on CAST only"
+        );
         let exec = self.exec_mask(g)?;
         // Counted once per warp-instruction, after the lanes (a fused region counts after its
         // loop); a trapping lane's fault path hands the executing lanes to the trap exit, which

@@ -1293,8 +1293,7 @@ pub(super) fn resume_points(kernel: &Kernel, info: &KernelInfo) -> Vec<bool> {
     resume[0] = true;
     resume[n] = true;
     for (pc, inst) in kernel.insts.iter().enumerate() {
-        if info.is_join()[pc] || info.block_start()[pc]
-        {
+        if info.is_join()[pc] || info.block_start()[pc] {
             resume[pc] = true;
         }
         match inst.op.control() {
