@@ -19,8 +19,8 @@
 //! * Forms validation rejects are still given one defined meaning each, documented where they
 //!   are computed, so the interpreter never panics and never guesses differently twice.
 
-use super::float::{self, FloatFormat, FloatOp};
-use crate::ir::{BinOp, BoolOp, CmpOp, ImadMode, Round, ShfInst, SrcMod, Ty, UnOp};
+use super::float::{self, FloatOp};
+use crate::ir::{BinOp, BoolOp, CmpOp, FloatFormat, ImadMode, Round, ShfInst, SrcMod, Ty, UnOp};
 
 /// All ones in the low `bits` bits (`bits` in 1..=64).
 pub fn low_mask(bits: u32) -> u64 {
@@ -65,7 +65,7 @@ pub fn apply_modifier(ty: Ty, modifier: SrcMod, v: u64) -> u64 {
     let bits = ty.bits();
     let mask = low_mask(bits);
     let v = v & mask;
-    match FloatFormat::of(ty) {
+    match ty.float_format() {
         Some((fmt, elements)) => {
             let signs =
                 (0..elements).fold(0u64, |acc, i| acc | fmt.sign_mask() << (i * fmt.bits()));
@@ -136,7 +136,7 @@ pub fn binary_result_words(op: BinOp, ty: Ty) -> u16 {
 /// [`crate::ir::Op::Binary`]: `op(a, b)` in `ty`, in register form (`u128` because `MulWide` on
 /// 64-bit types yields 128 bits; see [`binary_result_words`]).
 pub fn binary(op: BinOp, ty: Ty, a: u64, b: u64, ftz: bool) -> u128 {
-    match FloatFormat::of(ty) {
+    match ty.float_format() {
         Some(_) => binary_float(op, ty, a, b, ftz),
         None => binary_int(op, ty, a, b),
     }
@@ -246,11 +246,11 @@ fn binary_float(op: BinOp, ty: Ty, a: u64, b: u64, ftz: bool) -> u128 {
         BinOp::Rem => float(FloatOp::Rem),
         BinOp::Min => float(FloatOp::Min),
         BinOp::Max => float(FloatOp::Max),
-        BinOp::MulWide => match (FloatFormat::of(ty), wider_float(ty)) {
+        BinOp::MulWide => match (ty.float_format(), wider_float(ty)) {
             (Some((fmt, 1)), Some(wide_ty)) => {
                 let flush = |fmt: FloatFormat, v: u64| if ftz { fmt.flush_subnormal(v) } else { v };
                 let product = fmt.to_f64(flush(fmt, a)) * fmt.to_f64(flush(fmt, b));
-                let (wide_fmt, _) = FloatFormat::of(wide_ty).unwrap_or((FloatFormat::F64, 1));
+                let (wide_fmt, _) = wide_ty.float_format().unwrap_or((FloatFormat::F64, 1));
                 let bits = flush(wide_fmt, wide_fmt.from_f64(product, Round::Nearest));
                 to_register(wide_ty, bits) as u128
             }
@@ -385,7 +385,7 @@ pub fn lop3(a: u32, b: u32, c: u32, lut: u8) -> u32 {
 /// ordered forms are false and the unordered forms true when an input is NaN; `+0 == -0`.
 /// Packed float types (which validation rejects here) compare true when both elements do.
 pub fn compare(cmp: CmpOp, ty: Ty, a: u64, b: u64) -> bool {
-    match FloatFormat::of(ty) {
+    match ty.float_format() {
         Some((fmt, elements)) => (0..elements).all(|i| {
             let shift = i * fmt.bits();
             let element = |v: u64| fmt.to_f64((v >> shift) & low_mask(fmt.bits()));
@@ -449,7 +449,7 @@ pub fn bool_op(op: BoolOp, x: bool, y: bool) -> bool {
 /// * Packed `f16x2`/`bf16x2` (validation rejects them in conversions): element 0 is converted
 ///   and, for a packed destination, element 1 is zero.
 pub fn convert(dst_ty: Ty, src_ty: Ty, round: Round, ftz: bool, a: u64) -> u64 {
-    match (FloatFormat::of(src_ty), FloatFormat::of(dst_ty)) {
+    match (src_ty.float_format(), dst_ty.float_format()) {
         (None, None) => to_register(dst_ty, int_value(src_ty, a) as u64),
         (None, Some((dst_fmt, _))) => {
             let bits = float::int_to_float(dst_fmt, int_value(src_ty, a), round);

@@ -35,12 +35,12 @@
 //! other op the interpreter applies the same grouping.
 
 use super::alu::{int_value, low_mask, to_register};
-use super::float::{self, FloatFormat, FloatOp};
+use super::float::{self, FloatOp};
 use super::memory::{effective_address, locate, resolve_generic};
 use super::{for_lanes, read_operand, write_reg_words, LaneFault};
 use crate::exec::memory::Region;
 use crate::exec::{CtaEnv, WarpState};
-use crate::ir::{AtomicInst, AtomicOp, Space, Ty};
+use crate::ir::{AtomicInst, AtomicOp, FloatFormat, Space, Ty};
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::SeqCst};
 
 /// The shared-memory bank of an address, for `.SPIN` grouping: `(address / 4) mod 32`.
@@ -98,8 +98,9 @@ pub fn rmw_value(op: AtomicOp, ty: Ty, old: u64, b: u64, c: u64, ftz: bool) -> (
         }
         AtomicOp::PreDec => old.wrapping_sub(1),
         AtomicOp::FCmpWr => {
-            let (fmt, elements) =
-                FloatFormat::of(ty).unwrap_or((FloatFormat::of_width(ty.bits()), 1));
+            let (fmt, elements) = ty
+                .float_format()
+                .unwrap_or((FloatFormat::of_width(ty.bits()), 1));
             let all_equal = (0..elements).all(|i| {
                 let shift = i * fmt.bits();
                 let element = |v: u64| (v >> shift) & low_mask(fmt.bits());
