@@ -46,14 +46,12 @@
 //!
 //! # Modules
 //!
-//! [`alu`] and [`float`] hold the pure value functions of the ALU ops, [`atomic`] the pure
-//! [`atomic::rmw_value`] and the host-atomic execution, [`memory`] addresses, checks, loads,
-//! stores and fences. Their functions are public so the JIT's tests can use them as the
-//! definition of each op.
+//! What each op computes is [`crate::sem`], the semantics library the JIT's slow paths call
+//! too; this module reads operands, applies it per lane and writes the results. [`atomic`]
+//! executes atomics as host atomics, [`memory`] computes addresses and performs checks, loads,
+//! stores and fences.
 
-pub mod alu;
 pub mod atomic;
-pub mod float;
 pub mod memory;
 
 #[cfg(test)]
@@ -64,6 +62,7 @@ use crate::ir::{
     BinOp, ImadMode, Inst, Op, Operand, Pred, PredMove, PredSrc, Reg, Space, SpecialReg, Src, Ty,
     UnOp, VoteMode,
 };
+use crate::sem;
 
 /// The reference interpreter backend.
 #[derive(Debug, Clone, Copy, Default)]
@@ -194,7 +193,7 @@ fn step(
                 UnOp::Popc | UnOp::Clz => 1,
                 UnOp::Not | UnOp::Neg | UnOp::Abs | UnOp::Brev => ty.regs(),
             };
-            write_reg_words(warp, dst, lane, alu::unary(op, ty, a) as u128, words);
+            write_reg_words(warp, dst, lane, sem::alu::unary(op, ty, a) as u128, words);
             Ok(())
         })?,
         &Op::Binary {
@@ -211,7 +210,7 @@ fn step(
                 // `valid` "Operand widths"; PTX: "b is always .u32"), read whole (see `alu`).
                 BinOp::Shl | BinOp::Shr => {
                     let raw = read_operand(warp, env, &b.operand, lane, 1)?;
-                    alu::apply_modifier(Ty::U32, b.modifier, raw)
+                    sem::apply_modifier(Ty::U32, b.modifier, raw)
                 }
                 BinOp::Add
                 | BinOp::Sub
@@ -226,8 +225,14 @@ fn step(
                 | BinOp::Or
                 | BinOp::Xor => read_src(warp, env, b, ty, lane)?,
             };
-            let result = alu::binary(op, ty, a, b, ftz);
-            write_reg_words(warp, dst, lane, result, alu::binary_result_words(op, ty));
+            let result = sem::alu::binary(op, ty, a, b, ftz);
+            write_reg_words(
+                warp,
+                dst,
+                lane,
+                result,
+                sem::alu::binary_result_words(op, ty),
+            );
             Ok(())
         })?,
         &Op::IAdd3 {
@@ -240,14 +245,14 @@ fn step(
         } => for_lanes(exec, |lane| {
             let term = |src: &Src| -> Result<u64, Fault> {
                 let raw = read_operand(warp, env, &src.operand, lane, 1)? as u32;
-                Ok(alu::carry_term(raw, src.modifier))
+                Ok(sem::alu::carry_term(raw, src.modifier))
             };
             let terms = [term(a)?, term(b)?, term(c)?];
             let carries = [
                 read_pred_src(warp, carry_in[0], lane),
                 read_pred_src(warp, carry_in[1], lane),
             ];
-            let (sum, carry) = alu::iadd3(terms, carries);
+            let (sum, carry) = sem::alu::iadd3(terms, carries);
             write_reg(warp, dst, lane, sum);
             write_pred(warp, carry_out[0], lane, carry[0]);
             write_pred(warp, carry_out[1], lane, carry[1]);
@@ -265,7 +270,7 @@ fn step(
             let a = read_src(warp, env, a, Ty::U32, lane)? as u32;
             let b = read_src(warp, env, b, Ty::U32, lane)? as u32;
             let c = read_src(warp, env, c, if wide { Ty::U64 } else { Ty::U32 }, lane)?;
-            let result = alu::imad(mode, signed, a, b, c);
+            let result = sem::alu::imad(mode, signed, a, b, c);
             write_reg_words(warp, dst, lane, result as u128, if wide { 2 } else { 1 });
             Ok(())
         })?,
@@ -281,7 +286,7 @@ fn step(
             carry_in,
         } => for_lanes(exec, |lane| {
             let a = read_src(warp, env, a, Ty::U32, lane)? as u32;
-            let b_term = alu::carry_term(
+            let b_term = sem::alu::carry_term(
                 read_operand(warp, env, &b.operand, lane, 1)? as u32,
                 b.modifier,
             );
@@ -292,7 +297,7 @@ fn step(
                 read_src(warp, env, c, Ty::U32, lane)? as u32
             };
             let carry_in = read_pred_src(warp, carry_in, lane);
-            let (result, carry) = alu::lea(hi, a, b_term, c, shift, carry_in);
+            let (result, carry) = sem::alu::lea(hi, a, b_term, c, shift, carry_in);
             write_reg(warp, dst, lane, result);
             write_pred(warp, carry_out, lane, carry);
             Ok(())
@@ -301,7 +306,7 @@ fn step(
             let lo = read_src(warp, env, &shf.lo, Ty::U32, lane)? as u32;
             let amount = read_src(warp, env, &shf.shift, Ty::U32, lane)? as u32;
             let hi = read_src(warp, env, &shf.hi, Ty::U32, lane)? as u32;
-            write_reg(warp, shf.dst, lane, alu::shf(shf, lo, amount, hi));
+            write_reg(warp, shf.dst, lane, sem::alu::shf(shf, lo, amount, hi));
             Ok(())
         })?,
         &Op::Lop3 {
@@ -315,7 +320,7 @@ fn step(
             let a = read_src(warp, env, a, Ty::U32, lane)? as u32;
             let b = read_src(warp, env, b, Ty::U32, lane)? as u32;
             let c = read_src(warp, env, c, Ty::U32, lane)? as u32;
-            let result = alu::lop3(a, b, c, lut);
+            let result = sem::alu::lop3(a, b, c, lut);
             write_reg(warp, dst, lane, result);
             write_pred(warp, pred_out, lane, result != 0);
             Ok(())
@@ -333,13 +338,13 @@ fn step(
             let a = read_src(warp, env, a, ty, lane)?;
             let b = read_src(warp, env, b, ty, lane)?;
             let c = read_pred_src(warp, c, lane);
-            let r = alu::compare(cmp, ty, a, b);
-            write_pred(warp, dst, lane, alu::bool_op(combine, r, c));
-            write_pred(warp, dst2, lane, alu::bool_op(combine, !r, c));
+            let r = sem::alu::compare(cmp, ty, a, b);
+            write_pred(warp, dst, lane, sem::alu::bool_op(combine, r, c));
+            write_pred(warp, dst2, lane, sem::alu::bool_op(combine, !r, c));
             Ok(())
         })?,
         &Op::PredLogic { op, dst, a, b } => for_lanes(exec, |lane| {
-            let value = alu::bool_op(
+            let value = sem::alu::bool_op(
                 op,
                 read_pred_src(warp, a, lane),
                 read_pred_src(warp, b, lane),
@@ -379,7 +384,7 @@ fn step(
                 warp,
                 dst,
                 lane,
-                alu::to_register(ty, value) as u128,
+                sem::to_register(ty, value) as u128,
                 ty.regs(),
             );
             Ok(())
@@ -393,7 +398,7 @@ fn step(
             ref a,
         } => for_lanes(exec, |lane| {
             let a = read_src(warp, env, a, src_ty, lane)?;
-            let value = alu::convert(dst_ty, src_ty, round, ftz, a);
+            let value = sem::convert::convert(dst_ty, src_ty, round, ftz, a);
             write_reg_words(warp, dst, lane, value as u128, dst_ty.regs());
             Ok(())
         })?,
@@ -624,5 +629,5 @@ pub(crate) fn read_src(
     lane: usize,
 ) -> Result<u64, Fault> {
     let raw = read_operand(warp, env, &src.operand, lane, ty.regs())?;
-    Ok(alu::apply_modifier(ty, src.modifier, raw))
+    Ok(sem::apply_modifier(ty, src.modifier, raw))
 }

@@ -93,7 +93,7 @@ pub unsafe extern "C" fn convert_lanes(ctx: *mut WarpCtx, index: u32, exec: u32)
 
 /// The new memory value of one lane's atomic `AtomicOp::ALL[op]` on `Ty::ALL[ty]` (the low
 /// `ty.bits()` bits of `old` and `b`), with `ftz != 0` flushing subnormals: exactly
-/// [`crate::interp::atomic::rmw_value`], the interpreter's definition. The generated code calls
+/// [`crate::sem::atomic::rmw_value`], the definition the interpreter uses. The generated code calls
 /// it inside its CAS loop for the 16-bit and packed-half float types, which have no host
 /// arithmetic; the host CAS and every memory check stay in the generated code. An index out of
 /// range (a compiler bug) leaves the memory value unchanged.
@@ -102,7 +102,7 @@ pub extern "C" fn rmw_value(op: u32, ty: u32, old: u64, b: u64, ftz: u32) -> u64
         crate::ir::AtomicOp::ALL.get(op as usize),
         Ty::ALL.get(ty as usize),
     ) {
-        (Some(&op), Some(&ty)) => crate::interp::atomic::rmw_value(op, ty, old, b, 0, ftz != 0).0,
+        (Some(&op), Some(&ty)) => crate::sem::atomic::rmw_value(op, ty, old, b, 0, ftz != 0).0,
         _ => old,
     }
 }

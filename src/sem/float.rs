@@ -1,6 +1,14 @@
 //! Bit-exact IEEE 754 arithmetic for the float types of the IR (`f16`, `bf16`, `f32`, `f64` and
 //! the packed `f16x2`/`bf16x2`), as pure functions on raw bits.
 //!
+//! The formats are the IR's ([`FloatFormat`], [`Ty::float_format`]): what the encoding is
+//! (fields, masks, NaN and subnormal classes) is defined beside [`Ty`]. What computing with it
+//! means (exact decoding, rounding, arithmetic) is defined here, as a second inherent
+//! `impl FloatFormat` block (Rust allows one in any module of the defining crate). Methods
+//! rather than free functions because the format is the natural receiver and every caller
+//! already holds one (`fmt.to_f64(bits)`, `fmt.from_f64(x, round)`); a reader finds the
+//! encoding in `ir/types.rs` and the arithmetic here.
+//!
 //! # How results are computed
 //!
 //! * Every value of every format converts *exactly* to `f64` (via the `half` crate for the 16-bit
@@ -47,6 +55,15 @@ impl FloatFormat {
             0..=16 => FloatFormat::F16,
             17..=32 => FloatFormat::F32,
             _ => FloatFormat::F64,
+        }
+    }
+
+    /// [`FloatFormat::flush_subnormal`] if `ftz`, else `bits` unchanged.
+    pub fn flush_if(self, ftz: bool, bits: u64) -> u64 {
+        if ftz {
+            self.flush_subnormal(bits)
+        } else {
+            bits
         }
     }
 
@@ -178,11 +195,7 @@ impl FloatFormat {
 /// `a op b` in format `fmt`, with IEEE round-to-nearest-even, canonical NaN results and
 /// optional FTZ (see the module docs).
 pub fn float_op(fmt: FloatFormat, op: FloatOp, a: u64, b: u64, ftz: bool) -> u64 {
-    let (a, b) = if ftz {
-        (fmt.flush_subnormal(a), fmt.flush_subnormal(b))
-    } else {
-        (a, b)
-    };
+    let (a, b) = (fmt.flush_if(ftz, a), fmt.flush_if(ftz, b));
     let result = match op {
         FloatOp::Min | FloatOp::Max => return min_max(fmt, op == FloatOp::Max, a, b),
         FloatOp::Add => fmt.to_f64(a) + fmt.to_f64(b),
@@ -191,12 +204,7 @@ pub fn float_op(fmt: FloatFormat, op: FloatOp, a: u64, b: u64, ftz: bool) -> u64
         FloatOp::Div => fmt.to_f64(a) / fmt.to_f64(b),
         FloatOp::Rem => fmt.to_f64(a) % fmt.to_f64(b),
     };
-    let bits = fmt.from_f64(result, Round::Nearest);
-    if ftz {
-        fmt.flush_subnormal(bits)
-    } else {
-        bits
-    }
+    fmt.flush_if(ftz, fmt.from_f64(result, Round::Nearest))
 }
 
 /// IEEE `minNum`/`maxNum` with `-0 < +0` (inputs already flushed if FTZ applies).
