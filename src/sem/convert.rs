@@ -120,4 +120,157 @@ mod tests {
         assert_eq!(convert(Ty::S32, Ty::F32, Round::Up, true, 1), 0);
         assert_eq!(convert(Ty::S32, Ty::F32, Round::Up, false, 1), 1);
     }
+
+    fn f32_of(v: f32) -> u64 {
+        v.to_bits() as u64
+    }
+
+    #[test]
+    fn int_to_f32_matches_rust_round_to_nearest_and_brackets_it_in_directed_modes() {
+        for &x in &[
+            0i64,
+            1,
+            -1,
+            16_777_217,
+            -16_777_217,
+            i64::MAX,
+            i64::MIN,
+            123_456_789_012,
+            3,
+            -7,
+        ] {
+            let rn = convert(Ty::F32, Ty::S64, Round::Nearest, false, x as u64);
+            assert_eq!(rn, f32_of(x as f32), "RN of {x}");
+            let down =
+                f32::from_bits(convert(Ty::F32, Ty::S64, Round::Down, false, x as u64) as u32);
+            let up = f32::from_bits(convert(Ty::F32, Ty::S64, Round::Up, false, x as u64) as u32);
+            let zero =
+                f32::from_bits(convert(Ty::F32, Ty::S64, Round::Zero, false, x as u64) as u32);
+            assert!(
+                (down as f64) <= x as f64 && (up as f64) >= x as f64,
+                "{x}: {down} {up}"
+            );
+            assert!(zero.abs() as f64 <= (x as f64).abs());
+        }
+        // 2^24 + 1 is between 2^24 and 2^24 + 2.
+        let x = 16_777_217u64;
+        assert_eq!(
+            convert(Ty::F32, Ty::U32, Round::Down, false, x),
+            f32_of(16_777_216.0)
+        );
+        assert_eq!(
+            convert(Ty::F32, Ty::U32, Round::Up, false, x),
+            f32_of(16_777_218.0)
+        );
+        assert_eq!(
+            convert(Ty::F32, Ty::U32, Round::Zero, false, x),
+            f32_of(16_777_216.0)
+        );
+    }
+
+    #[test]
+    fn f64_to_f32_in_every_mode_and_overflow() {
+        let third = 1.0f64 / 3.0;
+        let rn = convert(Ty::F32, Ty::F64, Round::Nearest, false, third.to_bits());
+        assert_eq!(rn, f32_of(third as f32));
+        let down = convert(Ty::F32, Ty::F64, Round::Down, false, third.to_bits());
+        let up = convert(Ty::F32, Ty::F64, Round::Up, false, third.to_bits());
+        assert_eq!(up - down, 1, "adjacent floats bracket 1/3");
+        assert_eq!(
+            convert(Ty::F32, Ty::F64, Round::Nearest, false, 1e300f64.to_bits()),
+            f32_of(f32::INFINITY)
+        );
+        assert_eq!(
+            convert(Ty::F32, Ty::F64, Round::Zero, false, 1e300f64.to_bits()),
+            f32_of(f32::MAX)
+        );
+        assert_eq!(
+            convert(Ty::F32, Ty::F64, Round::Down, false, (-1e300f64).to_bits()),
+            f32_of(f32::NEG_INFINITY)
+        );
+        // Subnormal result and FTZ.
+        let tiny = 1e-40f64;
+        assert_eq!(
+            convert(Ty::F32, Ty::F64, Round::Nearest, false, tiny.to_bits()),
+            f32_of(tiny as f32)
+        );
+        assert_eq!(
+            convert(Ty::F32, Ty::F64, Round::Nearest, true, (-tiny).to_bits()),
+            f32_of(-0.0)
+        );
+    }
+
+    #[test]
+    fn f16_round_trips_with_the_half_crate() {
+        for &v in &[0.0f32, 1.0, -2.5, 65504.0, 65520.0, 1e-7, 6.1e-5, 3.25] {
+            let bits = convert(Ty::F16, Ty::F32, Round::Nearest, false, f32_of(v));
+            assert_eq!(bits as u16, half::f16::from_f32(v).to_bits(), "{v}");
+            let back = convert(Ty::F32, Ty::F16, Round::Nearest, false, bits);
+            assert_eq!(
+                back,
+                f32_of(half::f16::from_bits(bits as u16).to_f32()),
+                "{v}"
+            );
+        }
+        let bf = convert(Ty::BF16, Ty::F32, Round::Nearest, false, f32_of(3.25));
+        assert_eq!(bf as u16, half::bf16::from_f32(3.25).to_bits());
+    }
+
+    #[test]
+    fn float_to_int_saturates_and_maps_nan_to_zero() {
+        assert_eq!(
+            convert(Ty::S32, Ty::F32, Round::Zero, false, f32_of(-2.7)),
+            (-2i32) as u32 as u64
+        );
+        assert_eq!(
+            convert(Ty::S32, Ty::F32, Round::Down, false, f32_of(-2.2)),
+            (-3i32) as u32 as u64
+        );
+        assert_eq!(convert(Ty::S32, Ty::F32, Round::Up, false, f32_of(2.2)), 3);
+        assert_eq!(
+            convert(Ty::S32, Ty::F32, Round::Nearest, false, f32_of(2.5)),
+            2
+        );
+        assert_eq!(
+            convert(Ty::S32, Ty::F32, Round::Nearest, false, f32_of(3.5)),
+            4
+        );
+        assert_eq!(
+            convert(Ty::S32, Ty::F32, Round::Nearest, false, f32_of(1e20)),
+            i32::MAX as u64
+        );
+        assert_eq!(
+            convert(Ty::U32, Ty::F32, Round::Nearest, false, f32_of(-5.0)),
+            0
+        );
+        assert_eq!(
+            convert(Ty::U32, Ty::F32, Round::Nearest, false, f32_of(f32::NAN)),
+            0
+        );
+        assert_eq!(
+            convert(Ty::S8, Ty::F32, Round::Nearest, false, f32_of(-300.0)),
+            0xffff_ff80
+        );
+        assert_eq!(
+            convert(Ty::U64, Ty::F64, Round::Nearest, false, 1e30f64.to_bits()),
+            u64::MAX
+        );
+    }
+
+    #[test]
+    fn int_to_int_truncates_then_extends() {
+        assert_eq!(convert(Ty::U8, Ty::S32, Round::Nearest, false, 0x1ff), 0xff);
+        assert_eq!(
+            convert(Ty::S8, Ty::U32, Round::Nearest, false, 0x80),
+            0xffff_ff80
+        );
+        assert_eq!(
+            convert(Ty::S64, Ty::S32, Round::Nearest, false, 0xffff_fffe),
+            (-2i64) as u64
+        );
+        assert_eq!(
+            convert(Ty::U64, Ty::U32, Round::Nearest, false, 0xffff_fffe),
+            0xffff_fffe
+        );
+    }
 }
