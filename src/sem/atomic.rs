@@ -94,7 +94,9 @@ fn int_pick(ty: Ty, old: u64, b: u64, max: bool) -> u64 {
 /// What one lane's host RMW observed: the old memory value and whether it stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AtomicOutcome {
+    /// The memory value the RMW read (the low `ty.bits()` bits).
     pub old: u64,
+    /// Whether it wrote (false only for a failed compare of `Cas`, `Cast`, `FCmpWr`).
     pub stored: bool,
 }
 

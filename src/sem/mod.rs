@@ -8,7 +8,8 @@
 //! # Conventions
 //!
 //! * **Operands** travel as `u64` holding the low `ty.bits()` bits of the op's type (a 64-bit
-//!   value is the register pair `hi:lo`, low word in the low half); bits above them are ignored.
+//!   value is the register pair `hi:lo`, low word in the low half); bits above them are ignored (the one exception, the
+//!   shift amount of `Shl`/`Shr`, is documented in [`alu`]).
 //!   Functions take their operands *already modified*: the caller applies the source modifier
 //!   with [`apply_modifier`] (as a register read does), so modifiers are defined once, here.
 //! * **Results** are returned in *register form* ([`to_register`]): types narrower than 32 bits
