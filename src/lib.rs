@@ -4,7 +4,9 @@
 //! Source text in a GPU dialect is parsed by [`front`] into the one IR of [`ir`], checked by
 //! [`valid`] (which also computes the control-flow facts backends need), and executed by
 //! [`exec`] with a backend: the reference interpreter [`interp`] or the Cranelift compiler
-//! [`jit`]. [`engine`] is the embedding API the command line is built on. [`abi`] maps C++
+//! [`jit`]. What each op computes on values (integer and float arithmetic, conversions, atomic
+//! read-modify-writes, source modifiers) is defined once, in the semantics library [`sem`],
+//! which both backends call. [`engine`] is the embedding API the command line is built on. [`abi`] maps C++
 //! atomic operations onto PTX per the ABI document and runs them.
 //!
 //! ```text
@@ -20,4 +22,5 @@ pub mod interp;
 pub mod ir;
 pub mod jit;
 pub mod litmus;
+pub mod sem;
 pub mod valid;

@@ -173,7 +173,7 @@ pub fn execute_load(
             warp,
             dst,
             lane,
-            super::alu::to_register(ty, raw) as u128,
+            crate::sem::to_register(ty, raw) as u128,
             ty.regs(),
         );
         Ok(())

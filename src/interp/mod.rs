@@ -46,14 +46,12 @@
 //!
 //! # Modules
 //!
-//! [`alu`] and [`float`] hold the pure value functions of the ALU ops, [`atomic`] the pure
-//! [`atomic::rmw_value`] and the host-atomic execution, [`memory`] addresses, checks, loads,
-//! stores and fences. Their functions are public so the JIT's tests can use them as the
-//! definition of each op.
+//! What each op computes is [`crate::sem`], the semantics library the JIT's slow paths call
+//! too; this module reads operands, applies it per lane and writes the results. [`atomic`]
+//! executes atomics as host atomics, [`memory`] computes addresses and performs checks, loads,
+//! stores and fences.
 
-pub mod alu;
 pub mod atomic;
-pub mod float;
 pub mod memory;
 
 #[cfg(test)]
@@ -63,6 +61,7 @@ use crate::exec::{CtaEnv, GroupExit, TrapInfo, TrapReason, WarpRunner, WarpState
 use crate::ir::{
     ImadMode, Inst, Op, Operand, Pred, PredMove, PredSrc, Reg, Space, SpecialReg, Src, Ty, VoteMode,
 };
+use crate::sem;
 
 /// The reference interpreter backend.
 #[derive(Debug, Clone, Copy, Default)]
@@ -190,7 +189,7 @@ fn step(
         &Op::Unary { op, ty, dst, ref a } => for_lanes(exec, |lane| {
             let a = read_src(warp, env, a, ty, lane)?;
             let words = op.result_words(ty);
-            write_reg_words(warp, dst, lane, alu::unary(op, ty, a) as u128, words);
+            write_reg_words(warp, dst, lane, sem::alu::unary(op, ty, a) as u128, words);
             Ok(())
         })?,
         &Op::Binary {
@@ -203,14 +202,14 @@ fn step(
         } => for_lanes(exec, |lane| {
             let a = read_src(warp, env, a, ty, lane)?;
             // A shift amount is one unsigned 32-bit word whatever the type (the IR contract,
-            // `BinOp::b_is_shift_amount`; PTX: "b is always .u32"), read whole (see `alu`).
+            // `BinOp::b_is_shift_amount`; PTX: "b is always .u32"), read whole (see `sem`).
             let b = if op.b_is_shift_amount() {
                 let raw = read_operand(warp, env, &b.operand, lane, 1)?;
-                alu::apply_modifier(Ty::U32, b.modifier, raw)
+                sem::apply_modifier(Ty::U32, b.modifier, raw)
             } else {
                 read_src(warp, env, b, ty, lane)?
             };
-            let result = alu::binary(op, ty, a, b, ftz);
+            let result = sem::alu::binary(op, ty, a, b, ftz);
             write_reg_words(warp, dst, lane, result, op.result_words(ty));
             Ok(())
         })?,
@@ -224,14 +223,14 @@ fn step(
         } => for_lanes(exec, |lane| {
             let term = |src: &Src| -> Result<u64, Fault> {
                 let raw = read_operand(warp, env, &src.operand, lane, 1)? as u32;
-                Ok(alu::carry_term(raw, src.modifier))
+                Ok(sem::alu::carry_term(raw, src.modifier))
             };
             let terms = [term(a)?, term(b)?, term(c)?];
             let carries = [
                 read_pred_src(warp, carry_in[0], lane),
                 read_pred_src(warp, carry_in[1], lane),
             ];
-            let (sum, carry) = alu::iadd3(terms, carries);
+            let (sum, carry) = sem::alu::iadd3(terms, carries);
             write_reg(warp, dst, lane, sum);
             write_pred(warp, carry_out[0], lane, carry[0]);
             write_pred(warp, carry_out[1], lane, carry[1]);
@@ -249,7 +248,7 @@ fn step(
             let a = read_src(warp, env, a, Ty::U32, lane)? as u32;
             let b = read_src(warp, env, b, Ty::U32, lane)? as u32;
             let c = read_src(warp, env, c, if wide { Ty::U64 } else { Ty::U32 }, lane)?;
-            let result = alu::imad(mode, signed, a, b, c);
+            let result = sem::alu::imad(mode, signed, a, b, c);
             write_reg_words(warp, dst, lane, result as u128, mode.words());
             Ok(())
         })?,
@@ -265,7 +264,7 @@ fn step(
             carry_in,
         } => for_lanes(exec, |lane| {
             let a = read_src(warp, env, a, Ty::U32, lane)? as u32;
-            let b_term = alu::carry_term(
+            let b_term = sem::alu::carry_term(
                 read_operand(warp, env, &b.operand, lane, 1)? as u32,
                 b.modifier,
             );
@@ -276,7 +275,7 @@ fn step(
                 read_src(warp, env, c, Ty::U32, lane)? as u32
             };
             let carry_in = read_pred_src(warp, carry_in, lane);
-            let (result, carry) = alu::lea(hi, a, b_term, c, shift, carry_in);
+            let (result, carry) = sem::alu::lea(hi, a, b_term, c, shift, carry_in);
             write_reg(warp, dst, lane, result);
             write_pred(warp, carry_out, lane, carry);
             Ok(())
@@ -285,7 +284,7 @@ fn step(
             let lo = read_src(warp, env, &shf.lo, Ty::U32, lane)? as u32;
             let amount = read_src(warp, env, &shf.shift, Ty::U32, lane)? as u32;
             let hi = read_src(warp, env, &shf.hi, Ty::U32, lane)? as u32;
-            write_reg(warp, shf.dst, lane, alu::shf(shf, lo, amount, hi));
+            write_reg(warp, shf.dst, lane, sem::alu::shf(shf, lo, amount, hi));
             Ok(())
         })?,
         &Op::Lop3 {
@@ -299,7 +298,7 @@ fn step(
             let a = read_src(warp, env, a, Ty::U32, lane)? as u32;
             let b = read_src(warp, env, b, Ty::U32, lane)? as u32;
             let c = read_src(warp, env, c, Ty::U32, lane)? as u32;
-            let result = alu::lop3(a, b, c, lut);
+            let result = sem::alu::lop3(a, b, c, lut);
             write_reg(warp, dst, lane, result);
             write_pred(warp, pred_out, lane, result != 0);
             Ok(())
@@ -317,13 +316,13 @@ fn step(
             let a = read_src(warp, env, a, ty, lane)?;
             let b = read_src(warp, env, b, ty, lane)?;
             let c = read_pred_src(warp, c, lane);
-            let r = alu::compare(cmp, ty, a, b);
-            write_pred(warp, dst, lane, alu::bool_op(combine, r, c));
-            write_pred(warp, dst2, lane, alu::bool_op(combine, !r, c));
+            let r = sem::alu::compare(cmp, ty, a, b);
+            write_pred(warp, dst, lane, sem::alu::bool_op(combine, r, c));
+            write_pred(warp, dst2, lane, sem::alu::bool_op(combine, !r, c));
             Ok(())
         })?,
         &Op::PredLogic { op, dst, a, b } => for_lanes(exec, |lane| {
-            let value = alu::bool_op(
+            let value = sem::alu::bool_op(
                 op,
                 read_pred_src(warp, a, lane),
                 read_pred_src(warp, b, lane),
@@ -363,7 +362,7 @@ fn step(
                 warp,
                 dst,
                 lane,
-                alu::to_register(ty, value) as u128,
+                sem::to_register(ty, value) as u128,
                 ty.regs(),
             );
             Ok(())
@@ -377,7 +376,7 @@ fn step(
             ref a,
         } => for_lanes(exec, |lane| {
             let a = read_src(warp, env, a, src_ty, lane)?;
-            let value = alu::convert(dst_ty, src_ty, round, ftz, a);
+            let value = sem::convert::convert(dst_ty, src_ty, round, ftz, a);
             write_reg_words(warp, dst, lane, value as u128, dst_ty.regs());
             Ok(())
         })?,
@@ -592,5 +591,5 @@ pub(crate) fn read_src(
     lane: usize,
 ) -> Result<u64, Fault> {
     let raw = read_operand(warp, env, &src.operand, lane, ty.regs())?;
-    Ok(alu::apply_modifier(ty, src.modifier, raw))
+    Ok(sem::apply_modifier(ty, src.modifier, raw))
 }

@@ -1,7 +1,7 @@
 //! Tests of the interpreter on kernels built directly in Rust.
 //!
 //! The atomic tests compare against a *model of the document's formulas* written out here
-//! independently of [`super::atomic::rmw_value`] (`000_6d05a8552870c0ae.txt`, "Supported
+//! independently of [`crate::sem::atomic::rmw_value`] (`000_6d05a8552870c0ae.txt`, "Supported
 //! Atomic Operations"), on edge values: 0, 1, max, the sign boundaries, and for INC/DEC
 //! `Rb = 0`, `Rb = max`, `M > Rb`, `M == Rb`, `M == 0` (all pairs of the edge values).
 

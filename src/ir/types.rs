@@ -82,6 +82,128 @@ impl Ty {
     }
 }
 
+/// A binary IEEE 754 interchange format: 1 sign bit, `exp_bits` exponent bits, `frac_bits`
+/// stored fraction bits; a raw value is the low [`FloatFormat::bits`] bits of a `u64`. The IR
+/// defines the formats and their encoding here; computing with them (rounding, conversion,
+/// arithmetic) is `crate::sem::float`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FloatFormat {
+    /// Width of the biased exponent field.
+    pub exp_bits: u32,
+    /// Width of the stored fraction field (the significand has one more, implicit, bit).
+    pub frac_bits: u32,
+}
+
+impl Ty {
+    /// The element format of a float type and how many elements one value packs (2 for
+    /// `f16x2`/`bf16x2`, element 0 in the low half), or `None` for integer and bit types.
+    pub fn float_format(self) -> Option<(FloatFormat, u32)> {
+        match self {
+            Ty::F16 => Some((FloatFormat::F16, 1)),
+            Ty::BF16 => Some((FloatFormat::BF16, 1)),
+            Ty::F32 => Some((FloatFormat::F32, 1)),
+            Ty::F64 => Some((FloatFormat::F64, 1)),
+            Ty::F16x2 => Some((FloatFormat::F16, 2)),
+            Ty::BF16x2 => Some((FloatFormat::BF16, 2)),
+            Ty::U8
+            | Ty::U16
+            | Ty::U32
+            | Ty::U64
+            | Ty::S8
+            | Ty::S16
+            | Ty::S32
+            | Ty::S64
+            | Ty::B16
+            | Ty::B32
+            | Ty::B64 => None,
+        }
+    }
+}
+
+impl FloatFormat {
+    /// IEEE binary16 (`f16`).
+    pub const F16: FloatFormat = FloatFormat {
+        exp_bits: 5,
+        frac_bits: 10,
+    };
+    /// bfloat16 (`bf16`): the exponent range of `f32` with 8 significand bits.
+    pub const BF16: FloatFormat = FloatFormat {
+        exp_bits: 8,
+        frac_bits: 7,
+    };
+    /// IEEE binary32 (`f32`).
+    pub const F32: FloatFormat = FloatFormat {
+        exp_bits: 8,
+        frac_bits: 23,
+    };
+    /// IEEE binary64 (`f64`).
+    pub const F64: FloatFormat = FloatFormat {
+        exp_bits: 11,
+        frac_bits: 52,
+    };
+
+    /// Total width in bits.
+    pub fn bits(self) -> u32 {
+        1 + self.exp_bits + self.frac_bits
+    }
+    /// All ones in the low [`FloatFormat::bits`] bits.
+    pub fn value_mask(self) -> u64 {
+        u64::MAX >> (64 - self.bits())
+    }
+    /// The sign bit.
+    pub fn sign_mask(self) -> u64 {
+        1 << (self.exp_bits + self.frac_bits)
+    }
+    /// The fraction field.
+    pub fn frac_mask(self) -> u64 {
+        (1 << self.frac_bits) - 1
+    }
+    /// The exponent bias: a normal value is `1.frac · 2^(exp_field - bias)`.
+    pub fn bias(self) -> i32 {
+        (1 << (self.exp_bits - 1)) - 1
+    }
+    /// The exponent field value of infinities and NaNs (all ones).
+    pub fn exp_all_ones(self) -> u64 {
+        (1 << self.exp_bits) - 1
+    }
+    /// The biased exponent field of `bits`.
+    pub fn exp_field(self, bits: u64) -> u64 {
+        (bits >> self.frac_bits) & self.exp_all_ones()
+    }
+    /// Whether `bits` is a NaN (any sign and payload).
+    pub fn is_nan(self, bits: u64) -> bool {
+        self.exp_field(bits) == self.exp_all_ones() && bits & self.frac_mask() != 0
+    }
+    /// Whether `bits` is subnormal (exponent field 0, fraction not 0).
+    pub fn is_subnormal(self, bits: u64) -> bool {
+        self.exp_field(bits) == 0 && bits & self.frac_mask() != 0
+    }
+    /// Whether the sign bit of `bits` is set (also for `-0` and NaNs).
+    pub fn is_negative(self, bits: u64) -> bool {
+        bits & self.sign_mask() != 0
+    }
+    /// A subnormal value becomes a zero of the same sign; anything else is unchanged.
+    pub fn flush_subnormal(self, bits: u64) -> u64 {
+        if self.is_subnormal(bits) {
+            bits & self.sign_mask()
+        } else {
+            bits
+        }
+    }
+    /// The canonical NaN: sign 0, exponent and fraction all ones.
+    pub fn canonical_nan(self) -> u64 {
+        self.value_mask() & !self.sign_mask()
+    }
+    /// Positive infinity.
+    pub fn infinity(self) -> u64 {
+        self.exp_all_ones() << self.frac_bits
+    }
+    /// The largest finite positive value.
+    pub fn max_finite(self) -> u64 {
+        self.infinity() - 1
+    }
+}
+
 /// Everything a program file declares about running and checking one kernel.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LaunchSpec {

@@ -14,10 +14,14 @@
 //! The generated function and its context ABI are described in `abi.rs`; the shape of the code
 //! (entry dispatch, per-instruction blocks, lane loops) in `translate/mod.rs`; memory checks,
 //! the host-atomic lowering table and the memory-order mapping in `translate/memory.rs`. Rare
-//! conversions that Cranelift cannot do exactly call into `slow.rs` once per warp-instruction.
-//! The one per-lane call back into Rust is the new-value computation of atomics on `f16`,
-//! `bf16`, `f16x2` and `bf16x2` (no host arithmetic for them), made inside the generated CAS
-//! loop through `WarpCtx::rmw_value`; the memory checks and the host CAS stay in the code.
+//! conversions that Cranelift cannot do exactly call into `slow.rs` once per warp-instruction,
+//! which converts each lane with [`crate::sem::convert::convert`]. The one per-lane call back
+//! into Rust is the new-value computation of atomics on `f16`, `bf16`, `f16x2` and `bf16x2` (no
+//! host arithmetic for them), made inside the generated CAS loop through `WarpCtx::rmw_value`
+//! ([`crate::sem::atomic::rmw_value`]); the memory checks and the host CAS stay in the code.
+//! Slow paths call the semantics library [`crate::sem`], the definitions the interpreter uses,
+//! and never define a value function of their own; the JIT's tests check its inline code
+//! against the same definitions.
 
 mod abi;
 mod slow;

@@ -1343,7 +1343,7 @@ fn conversions_fast_and_slow_paths_agree_with_the_exact_definition() {
             } else {
                 v & 0xffff_ffff
             };
-            let expect = slow::convert_bits(dst_ty, src_ty, round, false, src_bits);
+            let expect = crate::sem::convert::convert(dst_ty, src_ty, round, false, src_bits);
             let got = if dst_ty.regs() == 2 {
                 reg_of(&w, 4, l) as u64 | (reg_of(&w, 5, l) as u64) << 32
             } else {

@@ -38,7 +38,7 @@
 //! 64-bit; a 2-byte atomic works on i16 memory and extends its result by the type's
 //! signedness); INC, DEC and `f32`/`f64` add/min/max/fcmpwr are CAS loops computing the new
 //! value inline; `f16`/`bf16`/`f16x2`/`bf16x2` add/min/max are CAS loops whose new value comes
-//! from `WarpCtx::rmw_value` (the interpreter's definition), so a packed-half add is one host CAS
+//! from `WarpCtx::rmw_value` (`sem::atomic::rmw_value`, the one definition), so a packed-half add is one host CAS
 //! on the whole 32-bit word with each half computed independently. `ftz` flushes as the IR
 //! says: always on global and shared atomics, and on a generic address only when it is
 //! `>= GLOBAL_BASE` (the lane's address resolves to global memory).
@@ -89,7 +89,7 @@ enum LoopOp {
     FloatMax,
     FloatCmpWrite,
     /// `f16`/`bf16`/`f16x2`/`bf16x2` add, min, max: the new value comes from
-    /// `WarpCtx::rmw_value` (the interpreter's definition; no host arithmetic for these types).
+    /// `WarpCtx::rmw_value` (`sem::atomic::rmw_value`; no host arithmetic for these types).
     Call,
 }
 

@@ -1,9 +1,6 @@
-//! Pure value functions for the ALU ops of the IR: one lane, raw bits in, raw bits out.
-//!
-//! Values travel as `u64` holding the low `ty.bits()` bits of the op's type (a 64-bit value is
-//! the register pair `hi:lo`); results are returned in *register form* (see
-//! [`to_register`]). Nothing here touches a warp or memory, so the JIT's tests and the
-//! differential tests can use these functions as the definition of each op.
+//! The ALU ops of the IR ([`crate::ir::Op::Unary`], `Binary`, `IAdd3`, `Imad`, `Lea`, `Shf`,
+//! `Lop3`, `SetP` and predicate logic) as pure value functions, in the conventions of
+//! [`crate::sem`].
 //!
 //! # Conventions the IR leaves to the backend (strengthened, not ignored)
 //!
@@ -16,85 +13,10 @@
 //!   width N are clamped to N").
 //! * **Float types under integer-only ops** (bitwise ops, shifts, `MulHi`, `Popc`, `Clz`,
 //!   `Brev`, `Not`) act on the raw bits as the unsigned integer of the same width.
-//! * Forms validation rejects are still given one defined meaning each, documented where they
-//!   are computed, so the interpreter never panics and never guesses differently twice.
 
-use super::float::{self, FloatFormat, FloatOp};
-use crate::ir::{BinOp, BoolOp, CmpOp, ImadMode, Round, ShfInst, SrcMod, Ty, UnOp};
-
-/// All ones in the low `bits` bits (`bits` in 1..=64).
-pub fn low_mask(bits: u32) -> u64 {
-    u64::MAX >> (64 - bits)
-}
-
-/// The low `bits` bits of `v` read as a two's-complement signed number.
-pub fn sign_extend(v: u64, bits: u32) -> i64 {
-    ((v << (64 - bits)) as i64) >> (64 - bits)
-}
-
-/// `v` (the low `ty.bits()` bits are the value) as the integer it denotes in `ty`: signed types
-/// sign-extend, everything else (unsigned, bits, floats' raw bits) zero-extends.
-pub fn int_value(ty: Ty, v: u64) -> i128 {
-    if ty.is_signed_int() {
-        sign_extend(v, ty.bits()) as i128
-    } else {
-        (v & low_mask(ty.bits())) as i128
-    }
-}
-
-/// A result of type `ty` in register form: types narrower than 32 bits are extended to 32 bits
-/// by their signedness, 32-bit types occupy 32 bits, 64-bit types 64 bits (a pair).
-pub fn to_register(ty: Ty, v: u64) -> u64 {
-    let bits = ty.bits();
-    if bits < 32 {
-        if ty.is_signed_int() {
-            sign_extend(v, bits) as u32 as u64
-        } else {
-            v & low_mask(bits)
-        }
-    } else {
-        v & low_mask(bits)
-    }
-}
-
-/// Applies a source modifier in type `ty` (the IR's [`SrcMod`] rules): for integers `Neg` is
-/// two's complement, `Not` complement, `Abs` wrapping absolute value and `NegAbs` its negation;
-/// for floats `Neg`/`Abs`/`NegAbs` act on the sign bit of every element and `Not` complements
-/// the bits. The result is the low `ty.bits()` bits.
-pub fn apply_modifier(ty: Ty, modifier: SrcMod, v: u64) -> u64 {
-    let bits = ty.bits();
-    let mask = low_mask(bits);
-    let v = v & mask;
-    match FloatFormat::of(ty) {
-        Some((fmt, elements)) => {
-            let signs =
-                (0..elements).fold(0u64, |acc, i| acc | fmt.sign_mask() << (i * fmt.bits()));
-            match modifier {
-                SrcMod::None => v,
-                SrcMod::Neg => v ^ signs,
-                SrcMod::Not => !v & mask,
-                SrcMod::Abs => v & !signs,
-                SrcMod::NegAbs => v | signs,
-            }
-        }
-        None => {
-            let abs = || {
-                if sign_extend(v, bits) < 0 {
-                    v.wrapping_neg() & mask
-                } else {
-                    v
-                }
-            };
-            match modifier {
-                SrcMod::None => v,
-                SrcMod::Neg => v.wrapping_neg() & mask,
-                SrcMod::Not => !v & mask,
-                SrcMod::Abs => abs(),
-                SrcMod::NegAbs => abs().wrapping_neg() & mask,
-            }
-        }
-    }
-}
+use super::float::{self, FloatOp};
+use super::{apply_modifier, int_value, low_mask, sign_extend, to_register};
+use crate::ir::{BinOp, BoolOp, CmpOp, FloatFormat, ImadMode, Round, ShfInst, SrcMod, Ty, UnOp};
 
 /// [`crate::ir::Op::Unary`]: `op(a)` in `ty`, in register form. `Popc` and `Clz` return a
 /// 32-bit count (the type's width for `Clz(0)`).
@@ -111,32 +33,10 @@ pub fn unary(op: UnOp, ty: Ty, a: u64) -> u64 {
     }
 }
 
-/// How many 32-bit registers the result of `Binary { op, ty, .. }` fills: twice the type's
-/// width for `MulWide` (one register for 8- and 16-bit types, four for 64-bit types), else the
-/// type's register count.
-pub fn binary_result_words(op: BinOp, ty: Ty) -> u16 {
-    match op {
-        BinOp::MulWide => (2 * ty.bits()).div_ceil(32) as u16,
-        BinOp::Add
-        | BinOp::Sub
-        | BinOp::Mul
-        | BinOp::MulHi
-        | BinOp::Div
-        | BinOp::Rem
-        | BinOp::Min
-        | BinOp::Max
-        | BinOp::And
-        | BinOp::Or
-        | BinOp::Xor
-        | BinOp::Shl
-        | BinOp::Shr => ty.regs(),
-    }
-}
-
 /// [`crate::ir::Op::Binary`]: `op(a, b)` in `ty`, in register form (`u128` because `MulWide` on
-/// 64-bit types yields 128 bits; see [`binary_result_words`]).
+/// 64-bit types yields 128 bits; see [`BinOp::result_words`]).
 pub fn binary(op: BinOp, ty: Ty, a: u64, b: u64, ftz: bool) -> u128 {
-    match FloatFormat::of(ty) {
+    match ty.float_format() {
         Some(_) => binary_float(op, ty, a, b, ftz),
         None => binary_int(op, ty, a, b),
     }
@@ -246,15 +146,14 @@ fn binary_float(op: BinOp, ty: Ty, a: u64, b: u64, ftz: bool) -> u128 {
         BinOp::Rem => float(FloatOp::Rem),
         BinOp::Min => float(FloatOp::Min),
         BinOp::Max => float(FloatOp::Max),
-        BinOp::MulWide => match (FloatFormat::of(ty), wider_float(ty)) {
-            (Some((fmt, 1)), Some(wide_ty)) => {
-                let flush = |fmt: FloatFormat, v: u64| if ftz { fmt.flush_subnormal(v) } else { v };
-                let product = fmt.to_f64(flush(fmt, a)) * fmt.to_f64(flush(fmt, b));
-                let (wide_fmt, _) = FloatFormat::of(wide_ty).unwrap_or((FloatFormat::F64, 1));
-                let bits = flush(wide_fmt, wide_fmt.from_f64(product, Round::Nearest));
-                to_register(wide_ty, bits) as u128
+        BinOp::MulWide => match ty.float_format() {
+            // Into the format twice as wide: f16/bf16 -> f32, f32 -> f64.
+            Some((fmt, 1)) if fmt.bits() <= 32 => {
+                let wide = FloatFormat::of_width(2 * fmt.bits());
+                let product = fmt.to_f64(fmt.flush_if(ftz, a)) * fmt.to_f64(fmt.flush_if(ftz, b));
+                wide.flush_if(ftz, wide.from_f64(product, Round::Nearest)) as u128
             }
-            _ => float(FloatOp::Mul),
+            Some(_) | None => float(FloatOp::Mul),
         },
         BinOp::MulHi | BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr => {
             let unsigned_ty = if ty.bits() == 16 {
@@ -266,26 +165,6 @@ fn binary_float(op: BinOp, ty: Ty, a: u64, b: u64, ftz: bool) -> u128 {
             };
             binary_int(op, unsigned_ty, a, b)
         }
-    }
-}
-
-/// The float type twice as wide as `ty`, for a float `MulWide`, if there is one.
-fn wider_float(ty: Ty) -> Option<Ty> {
-    match ty {
-        Ty::F16 | Ty::BF16 => Some(Ty::F32),
-        Ty::F32 => Some(Ty::F64),
-        Ty::F64 | Ty::F16x2 | Ty::BF16x2 => None,
-        Ty::U8
-        | Ty::U16
-        | Ty::U32
-        | Ty::U64
-        | Ty::S8
-        | Ty::S16
-        | Ty::S32
-        | Ty::S64
-        | Ty::B16
-        | Ty::B32
-        | Ty::B64 => None,
     }
 }
 
@@ -385,7 +264,7 @@ pub fn lop3(a: u32, b: u32, c: u32, lut: u8) -> u32 {
 /// ordered forms are false and the unordered forms true when an input is NaN; `+0 == -0`.
 /// Packed float types (which validation rejects here) compare true when both elements do.
 pub fn compare(cmp: CmpOp, ty: Ty, a: u64, b: u64) -> bool {
-    match FloatFormat::of(ty) {
+    match ty.float_format() {
         Some((fmt, elements)) => (0..elements).all(|i| {
             let shift = i * fmt.bits();
             let element = |v: u64| fmt.to_f64((v >> shift) & low_mask(fmt.bits()));
@@ -434,55 +313,6 @@ pub fn bool_op(op: BoolOp, x: bool, y: bool) -> bool {
         BoolOp::And => x && y,
         BoolOp::Or => x || y,
         BoolOp::Xor => x ^ y,
-    }
-}
-
-/// [`crate::ir::Op::Convert`]: `a` (of `src_ty`, already modified) converted to `dst_ty`, in
-/// register form.
-///
-/// * int → int: the source value (extended by the source signedness) truncated to the
-///   destination width, then put in register form by the destination type.
-/// * int → float and float → float: rounded by `round` ([`FloatFormat::round_exact`]); NaN
-///   becomes the canonical NaN; `ftz` flushes a subnormal input and result.
-/// * float → int: rounded by `round` to an integer, saturated, NaN → 0; `ftz` flushes a
-///   subnormal input (which then converts to 0 either way unless `round` is directed).
-/// * Packed `f16x2`/`bf16x2` (validation rejects them in conversions): element 0 is converted
-///   and, for a packed destination, element 1 is zero.
-pub fn convert(dst_ty: Ty, src_ty: Ty, round: Round, ftz: bool, a: u64) -> u64 {
-    match (FloatFormat::of(src_ty), FloatFormat::of(dst_ty)) {
-        (None, None) => to_register(dst_ty, int_value(src_ty, a) as u64),
-        (None, Some((dst_fmt, _))) => {
-            let bits = float::int_to_float(dst_fmt, int_value(src_ty, a), round);
-            to_register(
-                dst_ty,
-                if ftz {
-                    dst_fmt.flush_subnormal(bits)
-                } else {
-                    bits
-                },
-            )
-        }
-        (Some((src_fmt, _)), None) => {
-            let x = a & low_mask(src_fmt.bits());
-            let x = if ftz { src_fmt.flush_subnormal(x) } else { x };
-            to_register(
-                dst_ty,
-                float::float_to_int(src_fmt, x, round, dst_ty.bits(), dst_ty.is_signed_int()),
-            )
-        }
-        (Some((src_fmt, _)), Some((dst_fmt, _))) => {
-            let x = a & low_mask(src_fmt.bits());
-            let x = if ftz { src_fmt.flush_subnormal(x) } else { x };
-            let bits = dst_fmt.from_f64(src_fmt.to_f64(x), round);
-            to_register(
-                dst_ty,
-                if ftz {
-                    dst_fmt.flush_subnormal(bits)
-                } else {
-                    bits
-                },
-            )
-        }
     }
 }
 
@@ -705,8 +535,8 @@ mod tests {
             binary(BinOp::MulWide, Ty::U64, u64::MAX, u64::MAX, false),
             u64::MAX as u128 * u64::MAX as u128
         );
-        assert_eq!(binary_result_words(BinOp::MulWide, Ty::U32), 2);
-        assert_eq!(binary_result_words(BinOp::MulWide, Ty::U16), 1);
+        assert_eq!(BinOp::MulWide.result_words(Ty::U32), 2);
+        assert_eq!(BinOp::MulWide.result_words(Ty::U16), 1);
         assert_eq!(u(BinOp::Shl, 1, 31), 0x8000_0000);
         assert_eq!(u(BinOp::Shl, 1, 32), 0);
         assert_eq!(u(BinOp::Shl, 1, 0x1_0000_0000 >> 1), 0);
@@ -777,31 +607,7 @@ mod tests {
             binary(BinOp::MulWide, Ty::F16, h, h, false),
             f32_bits(65504.0 * 65504.0) as u128
         );
-        assert_eq!(binary_result_words(BinOp::MulWide, Ty::F16), 1);
-    }
-
-    #[test]
-    fn modifiers() {
-        assert_eq!(apply_modifier(Ty::U32, SrcMod::Neg, 1), 0xffff_ffff);
-        assert_eq!(apply_modifier(Ty::U32, SrcMod::Not, 0), 0xffff_ffff);
-        assert_eq!(apply_modifier(Ty::U64, SrcMod::Neg, 1), u64::MAX);
-        assert_eq!(
-            apply_modifier(Ty::S32, SrcMod::NegAbs, 5),
-            (-5i32) as u32 as u64
-        );
-        assert_eq!(apply_modifier(Ty::F32, SrcMod::Neg, 0), 0x8000_0000);
-        assert_eq!(
-            apply_modifier(Ty::F32, SrcMod::NegAbs, 0x3f80_0000),
-            0xbf80_0000
-        );
-        assert_eq!(
-            apply_modifier(Ty::F16x2, SrcMod::Neg, 0x3c00_bc00),
-            0xbc00_3c00
-        );
-        assert_eq!(
-            apply_modifier(Ty::F64, SrcMod::Abs, (-2.0f64).to_bits()),
-            2.0f64.to_bits()
-        );
+        assert_eq!(BinOp::MulWide.result_words(Ty::F16), 1);
     }
 
     #[test]
@@ -851,85 +657,5 @@ mod tests {
             1.0f64.to_bits(),
             2.0f64.to_bits()
         ));
-    }
-
-    #[test]
-    fn conversions() {
-        let f = |x: f32| x.to_bits() as u64;
-        assert_eq!(
-            convert(
-                Ty::F32,
-                Ty::S32,
-                Round::Nearest,
-                false,
-                (-3i32) as u32 as u64
-            ),
-            f(-3.0)
-        );
-        assert_eq!(
-            convert(Ty::F32, Ty::U32, Round::Nearest, false, 0xffff_ffff),
-            f(4294967296.0)
-        );
-        assert_eq!(
-            convert(Ty::F32, Ty::U32, Round::Zero, false, 0xffff_ffff),
-            f(4294967040.0)
-        );
-        assert_eq!(
-            convert(Ty::S32, Ty::F32, Round::Nearest, false, f(-2.5)),
-            (-2i32) as u32 as u64
-        );
-        assert_eq!(
-            convert(Ty::S32, Ty::F32, Round::Zero, false, f(-2.7)),
-            (-2i32) as u32 as u64
-        );
-        assert_eq!(
-            convert(Ty::S32, Ty::F32, Round::Nearest, false, f(f32::NAN)),
-            0
-        );
-        assert_eq!(convert(Ty::U32, Ty::F32, Round::Nearest, false, f(-1.0)), 0);
-        assert_eq!(
-            convert(Ty::S32, Ty::S8, Round::Nearest, false, 0x80),
-            0xffff_ff80
-        );
-        assert_eq!(
-            convert(Ty::U32, Ty::S8, Round::Nearest, false, 0x80),
-            0xffff_ff80
-        );
-        assert_eq!(convert(Ty::U8, Ty::U32, Round::Nearest, false, 0x1ff), 0xff);
-        assert_eq!(
-            convert(Ty::S16, Ty::U32, Round::Nearest, false, 0x18000),
-            0xffff_8000
-        );
-        assert_eq!(
-            convert(Ty::U64, Ty::S32, Round::Nearest, false, 0xffff_ffff),
-            u64::MAX
-        );
-        assert_eq!(
-            convert(Ty::U64, Ty::U32, Round::Nearest, false, 0xffff_ffff),
-            0xffff_ffff
-        );
-        assert_eq!(
-            convert(Ty::F64, Ty::F32, Round::Nearest, false, f(0.1)),
-            (0.1f32 as f64).to_bits()
-        );
-        assert_eq!(
-            convert(Ty::F32, Ty::F64, Round::Nearest, false, 0.1f64.to_bits()),
-            f(0.1)
-        );
-        assert_eq!(
-            convert(Ty::F16, Ty::F32, Round::Nearest, false, f(1.0)),
-            0x3c00
-        );
-        assert_eq!(
-            convert(Ty::F32, Ty::F16, Round::Nearest, false, 0x3c00),
-            f(1.0)
-        );
-        assert_eq!(
-            convert(Ty::F32, Ty::F64, Round::Nearest, false, f64::NAN.to_bits()),
-            0x7fff_ffff
-        );
-        // FTZ flushes a subnormal input.
-        assert_eq!(convert(Ty::S32, Ty::F32, Round::Up, true, 1), 0);
-        assert_eq!(convert(Ty::S32, Ty::F32, Round::Up, false, 1), 1);
     }
 }

@@ -1,6 +1,14 @@
 //! Bit-exact IEEE 754 arithmetic for the float types of the IR (`f16`, `bf16`, `f32`, `f64` and
 //! the packed `f16x2`/`bf16x2`), as pure functions on raw bits.
 //!
+//! The formats are the IR's ([`FloatFormat`], [`Ty::float_format`]): what the encoding is
+//! (fields, masks, NaN and subnormal classes) is defined beside [`Ty`]. What computing with it
+//! means (exact decoding, rounding, arithmetic) is defined here, as a second inherent
+//! `impl FloatFormat` block (Rust allows one in any module of the defining crate). Methods
+//! rather than free functions because the format is the natural receiver and every caller
+//! already holds one (`fmt.to_f64(bits)`, `fmt.from_f64(x, round)`); a reader finds the
+//! encoding in `ir/types.rs` and the arithmetic here.
+//!
 //! # How results are computed
 //!
 //! * Every value of every format converts *exactly* to `f64` (via the `half` crate for the 16-bit
@@ -24,15 +32,7 @@
 //!   is the other input; if both are, the canonical NaN. `-0` is treated as less than `+0`
 //!   (so `min(-0, +0) = -0`, `max(-0, +0) = +0`), which makes the result deterministic.
 
-use crate::ir::{Round, Ty};
-
-/// A binary IEEE 754 interchange format: 1 sign bit, `exp_bits` exponent bits, `frac_bits`
-/// stored fraction bits. Raw values are the low `1 + exp_bits + frac_bits` bits of a `u64`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FloatFormat {
-    pub exp_bits: u32,
-    pub frac_bits: u32,
-}
+use crate::ir::{FloatFormat, Round, Ty};
 
 /// Float binary operations of [`float_op`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -48,47 +48,6 @@ pub enum FloatOp {
 }
 
 impl FloatFormat {
-    pub const F16: FloatFormat = FloatFormat {
-        exp_bits: 5,
-        frac_bits: 10,
-    };
-    pub const BF16: FloatFormat = FloatFormat {
-        exp_bits: 8,
-        frac_bits: 7,
-    };
-    pub const F32: FloatFormat = FloatFormat {
-        exp_bits: 8,
-        frac_bits: 23,
-    };
-    pub const F64: FloatFormat = FloatFormat {
-        exp_bits: 11,
-        frac_bits: 52,
-    };
-
-    /// The element format of a float type and how many elements one value packs (2 for
-    /// `f16x2`/`bf16x2`), or `None` for integer types.
-    pub fn of(ty: Ty) -> Option<(FloatFormat, u32)> {
-        match ty {
-            Ty::F16 => Some((FloatFormat::F16, 1)),
-            Ty::BF16 => Some((FloatFormat::BF16, 1)),
-            Ty::F32 => Some((FloatFormat::F32, 1)),
-            Ty::F64 => Some((FloatFormat::F64, 1)),
-            Ty::F16x2 => Some((FloatFormat::F16, 2)),
-            Ty::BF16x2 => Some((FloatFormat::BF16, 2)),
-            Ty::U8
-            | Ty::U16
-            | Ty::U32
-            | Ty::U64
-            | Ty::S8
-            | Ty::S16
-            | Ty::S32
-            | Ty::S64
-            | Ty::B16
-            | Ty::B32
-            | Ty::B64 => None,
-        }
-    }
-
     /// The format whose values are `bits` wide (16 → `f16`, 32 → `f32`, 64 → `f64`); used to
     /// give a float meaning to integer-typed operands where an op compares as floats.
     pub fn of_width(bits: u32) -> FloatFormat {
@@ -99,66 +58,13 @@ impl FloatFormat {
         }
     }
 
-    /// Total width in bits.
-    pub fn bits(self) -> u32 {
-        1 + self.exp_bits + self.frac_bits
-    }
-
-    fn value_mask(self) -> u64 {
-        u64::MAX >> (64 - self.bits())
-    }
-
-    /// The sign bit.
-    pub fn sign_mask(self) -> u64 {
-        1 << (self.exp_bits + self.frac_bits)
-    }
-
-    fn frac_mask(self) -> u64 {
-        (1 << self.frac_bits) - 1
-    }
-
-    fn exp_all_ones(self) -> u64 {
-        (1 << self.exp_bits) - 1
-    }
-
-    fn exp_field(self, bits: u64) -> u64 {
-        (bits >> self.frac_bits) & self.exp_all_ones()
-    }
-
-    pub fn is_nan(self, bits: u64) -> bool {
-        self.exp_field(bits) == self.exp_all_ones() && bits & self.frac_mask() != 0
-    }
-
-    pub fn is_subnormal(self, bits: u64) -> bool {
-        self.exp_field(bits) == 0 && bits & self.frac_mask() != 0
-    }
-
-    pub fn is_negative(self, bits: u64) -> bool {
-        bits & self.sign_mask() != 0
-    }
-
-    /// A subnormal value becomes a zero of the same sign; anything else is unchanged.
-    pub fn flush_subnormal(self, bits: u64) -> u64 {
-        if self.is_subnormal(bits) {
-            bits & self.sign_mask()
+    /// [`FloatFormat::flush_subnormal`] if `ftz`, else `bits` unchanged.
+    pub fn flush_if(self, ftz: bool, bits: u64) -> u64 {
+        if ftz {
+            self.flush_subnormal(bits)
         } else {
             bits
         }
-    }
-
-    /// The canonical NaN: sign 0, exponent and fraction all ones.
-    pub fn canonical_nan(self) -> u64 {
-        self.value_mask() & !self.sign_mask()
-    }
-
-    /// Positive infinity.
-    pub fn infinity(self) -> u64 {
-        self.exp_all_ones() << self.frac_bits
-    }
-
-    /// The largest finite positive value.
-    pub fn max_finite(self) -> u64 {
-        self.infinity() - 1
     }
 
     /// The exact value of `bits` as an `f64` (every format here is a subset of `f64`).
@@ -178,7 +84,7 @@ impl FloatFormat {
         let sign = if self.is_negative(bits) { -1.0 } else { 1.0 };
         let exp = self.exp_field(bits);
         let frac = (bits & self.frac_mask()) as f64;
-        let bias = (1i32 << (self.exp_bits - 1)) - 1;
+        let bias = self.bias();
         if exp == self.exp_all_ones() {
             return if frac == 0.0 {
                 sign * f64::INFINITY
@@ -227,7 +133,7 @@ impl FloatFormat {
             return sign;
         }
         let precision = self.frac_bits as i32 + 1;
-        let bias = (1i32 << (self.exp_bits - 1)) - 1;
+        let bias = self.bias();
         let emin = 1 - bias;
         // Exponent of the most significant bit of the exact value.
         let msb = 127 - magnitude.leading_zeros() as i32;
@@ -289,11 +195,7 @@ impl FloatFormat {
 /// `a op b` in format `fmt`, with IEEE round-to-nearest-even, canonical NaN results and
 /// optional FTZ (see the module docs).
 pub fn float_op(fmt: FloatFormat, op: FloatOp, a: u64, b: u64, ftz: bool) -> u64 {
-    let (a, b) = if ftz {
-        (fmt.flush_subnormal(a), fmt.flush_subnormal(b))
-    } else {
-        (a, b)
-    };
+    let (a, b) = (fmt.flush_if(ftz, a), fmt.flush_if(ftz, b));
     let result = match op {
         FloatOp::Min | FloatOp::Max => return min_max(fmt, op == FloatOp::Max, a, b),
         FloatOp::Add => fmt.to_f64(a) + fmt.to_f64(b),
@@ -302,12 +204,7 @@ pub fn float_op(fmt: FloatFormat, op: FloatOp, a: u64, b: u64, ftz: bool) -> u64
         FloatOp::Div => fmt.to_f64(a) / fmt.to_f64(b),
         FloatOp::Rem => fmt.to_f64(a) % fmt.to_f64(b),
     };
-    let bits = fmt.from_f64(result, Round::Nearest);
-    if ftz {
-        fmt.flush_subnormal(bits)
-    } else {
-        bits
-    }
+    fmt.flush_if(ftz, fmt.from_f64(result, Round::Nearest))
 }
 
 /// IEEE `minNum`/`maxNum` with `-0 < +0` (inputs already flushed if FTZ applies).
@@ -334,7 +231,7 @@ fn min_max(fmt: FloatFormat, max: bool, a: u64, b: u64) -> u64 {
 
 /// [`float_op`] applied per element of a (possibly packed) float type; `None` for integer types.
 pub fn float_op_ty(ty: Ty, op: FloatOp, a: u64, b: u64, ftz: bool) -> Option<u64> {
-    let (fmt, elements) = FloatFormat::of(ty)?;
+    let (fmt, elements) = ty.float_format()?;
     Some(per_element(fmt, elements, a, b, |x, y| {
         float_op(fmt, op, x, y, ftz)
     }))
