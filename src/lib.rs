@@ -6,14 +6,14 @@
 //! [`exec`] with a backend: the reference interpreter [`interp`] or the Cranelift compiler
 //! [`jit`]. What each op computes on values (integer and float arithmetic, conversions, atomic
 //! read-modify-writes, source modifiers) is defined once, in the semantics library [`sem`],
-//! which both backends call. [`engine`] is the embedding API the command line is built on. [`abi`] maps C++
+//! which both backends call. [`engine`] is the embedding API the command line is built on. [`cxx_atomics`] maps C++
 //! atomic operations onto PTX per the ABI document and runs them.
 //!
 //! ```text
 //! prog.s --front--> ir::Program --valid--> (Kernel, KernelInfo) --interp | jit--> exec::launch
 //! ```
 
-pub mod abi;
+pub mod cxx_atomics;
 pub mod diag;
 pub mod engine;
 pub mod exec;

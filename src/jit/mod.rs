@@ -11,7 +11,7 @@
 //!   the `JitKernel` owns its code and frees it on drop.
 //! * [`dump_clif`] returns the Cranelift IR text of the function (`atomjit dump clif`).
 //!
-//! The generated function and its context ABI are described in `abi.rs`; the shape of the code
+//! The generated function and its context ABI are described in `warp_ctx.rs`; the shape of the code
 //! (entry dispatch, per-instruction blocks, lane loops) in `translate/mod.rs`; memory checks,
 //! the host-atomic lowering table and the memory-order mapping in `translate/memory.rs`. Rare
 //! conversions that Cranelift cannot do exactly call into `slow.rs` once per warp-instruction,
@@ -23,9 +23,9 @@
 //! and never define a value function of their own; the JIT's tests check its inline code
 //! against the same definitions.
 
-mod abi;
 mod slow;
 mod translate;
+mod warp_ctx;
 
 #[cfg(test)]
 mod tests;
@@ -35,7 +35,6 @@ use crate::exec::{
 };
 use crate::ir::Kernel;
 use crate::valid::KernelInfo;
-use abi::{Event, WarpCtx, NO_STOP};
 use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{AbiParam, Function, Signature, UserFuncName};
 use cranelift_codegen::isa::OwnedTargetIsa;
@@ -43,8 +42,9 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
-use slow::SlowPaths;
+use slow::SideTables;
 use std::sync::{Mutex, OnceLock};
+use warp_ctx::{Event, WarpCtx, NO_STOP};
 
 /// Why a kernel could not be compiled.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -88,7 +88,7 @@ pub struct JitKernel {
     chunk_starts: Vec<u32>,
     /// The code's owner; only touched again to free the code on drop.
     module: Mutex<Option<JITModule>>,
-    slow: Box<SlowPaths>,
+    tables: Box<SideTables>,
     num_insts: u32,
     num_regs: u32,
     num_preds: u32,
@@ -166,7 +166,7 @@ fn build_functions(
     kernel: &Kernel,
     info: &KernelInfo,
     isa: &OwnedTargetIsa,
-    slow: &mut SlowPaths,
+    tables: &mut SideTables,
     plan: &translate::Plan,
 ) -> Result<Vec<Function>, JitError> {
     if !info.is_for(kernel) {
@@ -174,9 +174,9 @@ fn build_functions(
             kernel: kernel.name.clone(),
         });
     }
-    slow.num_regs = kernel.num_regs;
+    tables.num_regs = kernel.num_regs;
     // Validation guarantees every constant operand lies inside the kernel's bank.
-    slow.cbank_needed = u64::from(info.cbank_bytes());
+    tables.cbank_needed = u64::from(info.cbank_bytes());
     let mut funcs = Vec::with_capacity(plan.starts.len());
     let mut fb_ctx = FunctionBuilderContext::new();
     for chunk in 0..plan.starts.len() {
@@ -191,7 +191,7 @@ fn build_functions(
             builder,
             kernel,
             info,
-            slow,
+            tables,
             isa.frontend_config(),
             plan,
             chunk,
@@ -205,9 +205,9 @@ fn build_functions(
 /// optimisation).
 pub fn dump_clif(kernel: &Kernel, info: &KernelInfo) -> Result<String, JitError> {
     let isa = host_isa()?;
-    let mut slow = SlowPaths::default();
+    let mut tables = SideTables::default();
     let plan = translate::Plan::new(kernel, info, translate::CHUNK_INSTS);
-    let funcs = build_functions(kernel, info, &isa, &mut slow, &plan)?;
+    let funcs = build_functions(kernel, info, &isa, &mut tables, &plan)?;
     Ok(funcs.iter().map(|f| f.display().to_string()).collect())
 }
 
@@ -215,10 +215,10 @@ pub fn dump_clif(kernel: &Kernel, info: &KernelInfo) -> Result<String, JitError>
 /// allocation, as Cranelift's disassembly of its lowered code (for `atomjit dump asm`).
 pub fn dump_asm(kernel: &Kernel, info: &KernelInfo) -> Result<String, JitError> {
     let isa = host_isa()?;
-    let mut slow = SlowPaths::default();
+    let mut tables = SideTables::default();
     let plan = translate::Plan::new(kernel, info, translate::CHUNK_INSTS);
     let mut text = String::new();
-    for func in build_functions(kernel, info, &isa, &mut slow, &plan)? {
+    for func in build_functions(kernel, info, &isa, &mut tables, &plan)? {
         let mut ctx = cranelift_codegen::Context::for_function(func);
         ctx.set_disasm(true);
         let mut ctrl = cranelift_codegen::control::ControlPlane::default();
@@ -246,9 +246,9 @@ pub fn compile_chunked(
     chunk_insts: usize,
 ) -> Result<JitKernel, JitError> {
     let isa = host_isa()?;
-    let mut slow = Box::new(SlowPaths::default());
+    let mut tables = Box::new(SideTables::default());
     let plan = translate::Plan::new(kernel, info, chunk_insts);
-    let funcs = build_functions(kernel, info, &isa, &mut slow, &plan)?;
+    let funcs = build_functions(kernel, info, &isa, &mut tables, &plan)?;
     let codegen = |e: &dyn std::fmt::Display| JitError::Codegen {
         kernel: kernel.name.clone(),
         message: e.to_string(),
@@ -293,7 +293,7 @@ pub fn compile_chunked(
         entries,
         chunk_starts: plan.starts.iter().map(|&s| s as u32).collect(),
         module: Mutex::new(Some(module)),
-        slow,
+        tables,
         num_insts: kernel.insts.len() as u32,
         num_regs: kernel.num_regs,
         num_preds: kernel.num_preds,
@@ -316,7 +316,7 @@ fn padded_cbank(cbank: &[u8], needed: u64) -> Vec<u8> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct CtxKey {
     kernel: *const JitKernel,
-    slow: *const SlowPaths,
+    tables: *const SideTables,
     warp_size: u32,
     shared: (*const u8, usize),
     global: (*const u8, usize),
@@ -341,7 +341,7 @@ impl JitKernel {
         let global = env.global.region();
         CtxKey {
             kernel: self,
-            slow: &*self.slow,
+            tables: &*self.tables,
             warp_size: self.warp_size,
             shared: (shared.as_ptr(), shared.len() as usize),
             global: (global.as_ptr(), global.len() as usize),
@@ -368,15 +368,15 @@ impl JitKernel {
             regs: std::ptr::null_mut(),
             preds: std::ptr::null_mut(),
             shared_base: shared.as_ptr(),
-            shared_limit: abi::limits(shared.len()),
+            shared_limit: warp_ctx::limits(shared.len()),
             global_base: global.as_ptr(),
-            global_limit: abi::limits(global.len()),
+            global_limit: warp_ctx::limits(global.len()),
             cbank: cbank.as_ptr(),
             // Loads in the constant space are checked against the bank as given (a padded copy
             // only serves operand reads).
-            cbank_limit: abi::limits(env.cbank.len() as u64),
+            cbank_limit: warp_ctx::limits(env.cbank.len() as u64),
             stats: std::ptr::null_mut(),
-            slow: &*self.slow,
+            tables: &*self.tables,
             convert_lanes: slow::convert_lanes,
             ctaid: env.ctaid,
             ntid,
@@ -491,7 +491,7 @@ impl JitKernel {
             // `pc` would repeat what the earlier chunks did, so this is a backend bug, which
             // the scheduler catches and reports as an internal error.
             Some(Event::Continue) => panic!("a chunk's `Continue` escaped `JitKernel::enter`"),
-            Some(Event::Trap) => match self.slow.trap_sites.get(ctx.out_a as usize) {
+            Some(Event::Trap) => match self.tables.trap_sites.get(ctx.out_a as usize) {
                 Some(site) => {
                     if let Some(op) = site.atomic {
                         // The lanes before the faulting one performed the atomic.
@@ -516,7 +516,7 @@ impl JitKernel {
                 None => panic!(
                     "the compiled code reported trap site {} of {}",
                     ctx.out_a,
-                    self.slow.trap_sites.len()
+                    self.tables.trap_sites.len()
                 ),
             },
         }
@@ -578,8 +578,8 @@ impl WarpRunner for JitKernel {
             return crate::interp::run_group(warp, env, pc, mask, stop_pc);
         }
         let padded;
-        let cbank = if (env.cbank.len() as u64) < self.slow.cbank_needed {
-            padded = padded_cbank(env.cbank, self.slow.cbank_needed);
+        let cbank = if (env.cbank.len() as u64) < self.tables.cbank_needed {
+            padded = padded_cbank(env.cbank, self.tables.cbank_needed);
             &padded[..]
         } else {
             env.cbank
@@ -593,7 +593,7 @@ impl WarpRunner for JitKernel {
     /// holds one built for the same regions and geometry (`CtxKey`). A bank that needs
     /// padding (never for a validated launch) is not cached: its groups take `run_group`.
     fn prepare_cta(&self, cache: &mut RunnerCache, env: &CtaEnv) {
-        if (env.cbank.len() as u64) < self.slow.cbank_needed {
+        if (env.cbank.len() as u64) < self.tables.cbank_needed {
             if let Some(cached) = cache.get_mut::<CachedCtx>() {
                 cached.valid = false;
             }

@@ -15,7 +15,7 @@
 //! part only the JIT has: reading operands from the raw register file and constant bank of a
 //! [`WarpCtx`], and the `extern "C"` entry points.
 
-use super::abi::WarpCtx;
+use super::warp_ctx::WarpCtx;
 use crate::exec::WARP_STRIDE;
 use crate::ir::{Operand, Reg, Round, Src, Ty};
 use crate::sem;
@@ -31,9 +31,13 @@ pub struct SlowConvert {
     pub a: Src,
 }
 
-/// Everything slow-path calls need that is fixed at compile time.
+/// The side tables of one compiled kernel: what its generated code refers to by number at run
+/// time. The slow conversions by index ([`convert_lanes`]), the trap sites by number (what a
+/// fault there reports), and the sizes the slow paths need to view the register file and the
+/// constant bank.
 #[derive(Debug, Default)]
-pub struct SlowPaths {
+pub struct SideTables {
+    /// The conversions compiled as slow-path calls, by the index the call passes.
     pub converts: Vec<SlowConvert>,
     /// Register slots per lane (the register file holds `num_regs * 32` words).
     pub num_regs: u32,
@@ -59,23 +63,23 @@ pub struct TrapSite {
 /// The slow-path entry of `Convert`: converts lanes `exec` of slow conversion `index`.
 ///
 /// # Safety
-/// `ctx` must be the live context of a call to the compiled kernel that owns the [`SlowPaths`]
-/// `ctx.slow` points to: its register file holds `num_regs * 32` words and its constant bank at
+/// `ctx` must be the live context of a call to the compiled kernel that owns the [`SideTables`]
+/// `ctx.tables` points to: its register file holds `num_regs * 32` words and its constant bank at
 /// least `cbank_needed` bytes (both ensured by `JitKernel::run_group`).
 pub unsafe extern "C" fn convert_lanes(ctx: *mut WarpCtx, index: u32, exec: u32) {
     // SAFETY: per this function's contract, `ctx` is valid and exclusively ours for the call.
     let ctx = unsafe { &mut *ctx };
-    // SAFETY: `ctx.slow` points to the `SlowPaths` of the running kernel, alive for the call.
-    let slow = unsafe { &*ctx.slow };
-    let Some(conv) = slow.converts.get(index as usize) else {
+    // SAFETY: `ctx.tables` points to the `SideTables` of the running kernel, alive for the call.
+    let tables = unsafe { &*ctx.tables };
+    let Some(conv) = tables.converts.get(index as usize) else {
         return;
     };
-    let words = slow.num_regs as usize * WARP_STRIDE;
+    let words = tables.num_regs as usize * WARP_STRIDE;
     // SAFETY: the register file has `num_regs * 32` words (checked by `run_group`); no other
     // reference to it exists while the generated code is suspended in this call.
     let regs = unsafe { std::slice::from_raw_parts_mut(ctx.regs, words) };
     // SAFETY: the constant bank has at least `cbank_needed` bytes (ensured by `run_group`).
-    let cbank = unsafe { std::slice::from_raw_parts(ctx.cbank, slow.cbank_needed as usize) };
+    let cbank = unsafe { std::slice::from_raw_parts(ctx.cbank, tables.cbank_needed as usize) };
     let src_words = conv.src_ty.regs();
     let mut rest = exec;
     while rest != 0 {

@@ -1962,7 +1962,7 @@ fn the_rotated_compare_accepts_exactly_the_aligned_in_range_accesses() {
                         .checked_add(size.into())
                         .is_some_and(|end| end <= len);
                 assert_eq!(
-                    abi::passes_check(offset, size, len),
+                    warp_ctx::passes_check(offset, size, len),
                     want,
                     "offset {offset:#x}, size {size}, len {len:#x}"
                 );

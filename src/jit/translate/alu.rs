@@ -8,8 +8,8 @@ use crate::ir::{
     BinOp, BoolOp, CmpOp, Guard, ImadMode, Op, Pred, PredMove, PredSrc, Reg, Round, ShfInst,
     SpecialReg, Src, Ty, UnOp, VoteMode,
 };
-use crate::jit::abi::off;
 use crate::jit::slow::SlowConvert;
+use crate::jit::warp_ctx::off;
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
@@ -1139,8 +1139,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         let words = dst_ty.regs();
         match convert_path(dst_ty, src_ty, round) {
             ConvertPath::Slow => {
-                let index = self.slow.converts.len() as i64;
-                self.slow.converts.push(SlowConvert {
+                let index = self.tables.converts.len() as i64;
+                self.tables.converts.push(SlowConvert {
                     dst_ty,
                     src_ty,
                     round,

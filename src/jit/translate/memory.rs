@@ -4,7 +4,7 @@
 //!
 //! Every access is checked inline before the host touches memory, by one unsigned compare of
 //! the region offset rotated right by log2(size) against the per-size limit of
-//! [`crate::jit::abi::limits`]: an aligned offset rotates to `offset / size`, a misaligned one to
+//! [`crate::jit::warp_ctx::limits`]: an aligned offset rotates to `offset / size`, a misaligned one to
 //! a value above every limit, so alignment and range cost one `ror` and one `cmp`, and no sum
 //! can wrap. The reason a fault reports follows from the address and size in the order
 //! `crate::exec::memory` documents (a misaligned address that is also out of range reports
@@ -64,7 +64,7 @@ use crate::ir::{
     Address, AtomicInst, AtomicOp, Guard, LinearForm, MemAccess, MemOrder, Operand, Reg, Scope,
     Space, Ty, GENERIC_SHARED_BASE,
 };
-use crate::jit::abi::{self, off};
+use crate::jit::warp_ctx::{self, off};
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{I16, I32, I64};
@@ -136,9 +136,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         size: u32,
     ) -> Result<Value, JitError> {
         let cst = self.flags.state_const;
-        let k = abi::limit_index(size);
+        let k = warp_ctx::limit_index(size);
         let limit_at = |off: i32| off + 8 * k as i32;
-        // One compare checks alignment and range together (`abi::limits`): the offset rotated
+        // One compare checks alignment and range together (`warp_ctx::limits`): the offset rotated
         // right by log2(size) is below the limit exactly when it is aligned and in range.
         let rotated = |t: &mut Self, offset: Value| {
             if k == 0 {

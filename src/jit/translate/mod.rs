@@ -64,8 +64,8 @@
 mod alu;
 mod memory;
 
-use super::abi::{self, off, Event};
-use super::slow::SlowPaths;
+use super::slow::SideTables;
+use super::warp_ctx::{self, off, Event};
 use super::JitError;
 use crate::exec::{GLOBAL_BASE, WARP_STRIDE};
 use crate::ir::{
@@ -116,7 +116,7 @@ pub(super) struct Translator<'a, 'f> {
     b: FunctionBuilder<'f>,
     kernel: &'a Kernel,
     info: &'a KernelInfo,
-    slow: &'a mut SlowPaths,
+    tables: &'a mut SideTables,
     flags: Flags,
     ctx: Value,
     regs: Value,
@@ -171,7 +171,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         mut b: FunctionBuilder<'f>,
         kernel: &'a Kernel,
         info: &'a KernelInfo,
-        slow: &'a mut SlowPaths,
+        tables: &'a mut SideTables,
         frontend: cranelift_codegen::isa::TargetFrontendConfig,
         plan: &Plan,
         chunk: usize,
@@ -237,7 +237,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             b,
             kernel,
             info,
-            slow,
+            tables,
             flags,
             ctx,
             regs,
@@ -589,7 +589,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     pub(super) fn count_atomics(&mut self, op: crate::ir::AtomicOp, exec: Value) {
         let n = self.b.ins().popcnt(exec);
         let n = self.b.ins().uextend(I64, n);
-        self.stat_add(abi::off::stat_atomic(op), n);
+        self.stat_add(warp_ctx::off::stat_atomic(op), n);
     }
 
     /// Dispatches one instruction to its family's `translate_*` function.
@@ -680,12 +680,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         // context and jumps to the shared trap exit, which takes no block parameters: a join of
         // hundreds of fault edges with parameters makes register allocation merge their values
         // into long-lived bundles, which costs far more compile time than these stores. The
-        // site number stands for pc, space and size (`SlowPaths::trap_sites`), so a fault
+        // site number stands for pc, space and size (`SideTables::trap_sites`), so a fault
         // block is four stores (five at an atomic).
         // At an atomic, the executing lanes go along: the lanes before the faulting one have
         // performed it and are counted by the trap exit in Rust, off the generated code.
-        let site = self.slow.trap_sites.len() as u32;
-        self.slow.trap_sites.push(super::slow::TrapSite {
+        let site = self.tables.trap_sites.len() as u32;
+        self.tables.trap_sites.push(super::slow::TrapSite {
             pc: self.pc,
             space,
             size,

@@ -84,8 +84,8 @@ pub struct WarpCtx {
     pub cbank_limit: [u64; 4],
     /// The warp's counters.
     pub stats: *mut Stats,
-    /// Rare slow paths (see `super::slow`).
-    pub slow: *const super::slow::SlowPaths,
+    /// The kernel's side tables: slow conversions and trap sites (see `super::slow`).
+    pub tables: *const super::slow::SideTables,
     /// [`super::slow::convert_lanes`], called through this field so that the generated code
     /// holds no host address (and its CLIF text is the same on every run).
     pub convert_lanes: unsafe extern "C" fn(*mut WarpCtx, u32, u32),
@@ -130,7 +130,7 @@ pub enum Event {
     Barrier = 3,
     /// `out_b` = mask.
     Reconverge = 4,
-    /// `out_a` = trap site (an index into `SlowPaths::trap_sites`: pc, space and access
+    /// `out_a` = trap site (an index into `SideTables::trap_sites`: pc, space and access
     /// size), `out_b` = lane, `out_addr` = address. The reason follows from the address:
     /// misaligned for the access size, else out of range (alignment is checked first).
     Trap = 5,
