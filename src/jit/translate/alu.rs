@@ -3,9 +3,9 @@
 //! ops. Each runs a lane loop over the executing lanes; predicate results are accumulated as
 //! lane masks and written once after the loop.
 
-use super::{Flow, Lane, Translator};
+use super::{Lane, Translator};
 use crate::ir::{
-    BinOp, BoolOp, CmpOp, Guard, ImadMode, Op, Pred, PredMove, PredSrc, Reg, Round, ShfInst,
+    BinOp, BoolOp, CmpOp, ImadMode, Operand, Pred, PredMove, PredSrc, Reg, Round, ShfInst,
     SpecialReg, Src, Ty, UnOp, VoteMode,
 };
 use crate::jit::slow::SlowConvert;
@@ -113,116 +113,58 @@ fn float_cc(cmp: CmpOp) -> FloatCC {
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
-    /// Register-writing ALU ops (and `PredMove`), one lane loop each.
-    pub(super) fn translate_alu(&mut self, g: Guard, op: &Op) -> Result<Flow, JitError> {
-        if g.is_never() {
-            return Ok(Flow::Next(self.mask));
-        }
-        let exec = self.exec_mask(g)?;
-        match op {
-            Op::Mov { ty, dst, src } => {
-                let (ty, dst, src) = (*ty, *dst, *src);
-                let words = ty.regs();
-                self.lane_loop(exec, &[], |t, lane, _| {
-                    let v = t.read_operand(lane, src, words)?;
-                    t.write_reg(lane, dst, words, v);
-                    Ok(vec![])
-                })?;
-            }
-            Op::ReadSpecial { dst, sr } => self.translate_read_special(exec, *dst, *sr)?,
-            Op::Unary { op, ty, dst, a } => self.translate_unary(exec, *op, *ty, *dst, *a)?,
-            Op::Binary {
-                op,
-                ty,
-                dst,
-                a,
-                b,
-                ftz,
-            } => self.translate_binary(exec, *op, *ty, *dst, *a, *b, *ftz)?,
-            Op::IAdd3 {
-                dst,
-                carry_out,
-                a,
-                b,
-                c,
-                carry_in,
-            } => self.translate_iadd3(exec, *dst, *carry_out, [*a, *b, *c], *carry_in)?,
-            Op::Imad {
-                mode,
-                signed,
-                dst,
-                a,
-                b,
-                c,
-            } => self.translate_imad(exec, *mode, *signed, *dst, [*a, *b, *c])?,
-            Op::Lea {
-                hi,
-                sx32,
-                dst,
-                carry_out,
-                a,
-                b,
-                c,
-                shift,
-                carry_in,
-            } => self.translate_lea(
-                exec,
-                *hi,
-                *sx32,
-                *dst,
-                *carry_out,
-                [*a, *b, *c],
-                *shift,
-                *carry_in,
-            )?,
-            Op::Shf(s) => self.translate_shf(exec, *s)?,
-            Op::Lop3 {
-                dst,
-                pred_out,
-                a,
-                b,
-                c,
-                lut,
-            } => self.translate_lop3(exec, *dst, *pred_out, [*a, *b, *c], *lut)?,
-            Op::Select {
-                ty,
-                dst,
-                a,
-                b,
-                pred,
-            } => {
-                let (ty, dst, a, b) = (*ty, *dst, *a, *b);
-                let words = ty.regs();
-                let pm = self.pred_mask(*pred)?;
-                self.lane_loop(exec, &[], |t, lane, _| {
-                    let va = t.read_src(lane, &a, ty)?;
-                    let vb = t.read_src(lane, &b, ty)?;
-                    let bit = t.lane_bit_of(pm, lane);
-                    let v = t.b.ins().select(bit, va, vb);
-                    let v = t.narrow(v, ty);
-                    t.write_reg(lane, dst, words, v);
-                    Ok(vec![])
-                })?;
-            }
-            Op::Convert {
-                dst_ty,
-                src_ty,
-                round,
-                ftz,
-                dst,
-                a,
-            } => self.translate_convert(exec, *dst_ty, *src_ty, *round, *ftz, *dst, *a)?,
-            Op::PredMove(PredMove::ToReg { dst, src }) => {
-                let dst = *dst;
-                let pm = self.pred_mask(*src)?;
+    /// `MOV`: copy `ty.regs()` words per lane.
+    pub(super) fn translate_mov(
+        &mut self,
+        exec: Value,
+        ty: Ty,
+        dst: Reg,
+        src: Operand,
+    ) -> Result<(), JitError> {
+        let words = ty.regs();
+        self.lane_loop(exec, &[], |t, lane, _| {
+            let v = t.read_operand(lane, src, words)?;
+            t.write_reg(lane, dst, words, v);
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+
+    /// `SEL`/`selp`: `dst = pred ? a : b` per lane.
+    pub(super) fn translate_select(
+        &mut self,
+        exec: Value,
+        ty: Ty,
+        dst: Reg,
+        [a, b]: [Src; 2],
+        pred: PredSrc,
+    ) -> Result<(), JitError> {
+        let words = ty.regs();
+        let pm = self.pred_mask(pred)?;
+        self.lane_loop(exec, &[], |t, lane, _| {
+            let va = t.read_src(lane, &a, ty)?;
+            let vb = t.read_src(lane, &b, ty)?;
+            let bit = t.lane_bit_of(pm, lane);
+            let v = t.b.ins().select(bit, va, vb);
+            let v = t.narrow(v, ty);
+            t.write_reg(lane, dst, words, v);
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+
+    /// `P2R`-like `PredMove::ToReg` and `R2P`-like `PredMove::FromReg`.
+    pub(super) fn translate_pred_move(&mut self, exec: Value, m: PredMove) -> Result<(), JitError> {
+        match m {
+            PredMove::ToReg { dst, src } => {
+                let pm = self.pred_mask(src)?;
                 self.lane_loop(exec, &[], |t, lane, _| {
                     let bit = t.lane_bit_of(pm, lane);
                     t.write_reg32(lane, dst, bit);
                     Ok(vec![])
                 })?;
             }
-            Op::PredMove(PredMove::FromReg { dst, src, mask }) => {
-                let (src, mask) = (*src, *mask);
+            PredMove::FromReg { dst, src, mask } => {
                 let zero = self.iconst(I32, 0);
                 let bits = self.lane_loop(exec, &[zero], |t, lane, acc| {
                     let v = t.read_operand(lane, src, 1)?;
@@ -231,135 +173,108 @@ impl<'a, 'f> Translator<'a, 'f> {
                     let bit = t.bool_to_lane_bit(nz, lane);
                     Ok(vec![t.b.ins().bor(acc[0], bit)])
                 })?;
-                self.write_pred(*dst, exec, bits[0])?;
+                self.write_pred(dst, exec, bits[0])?;
             }
-            Op::Nop
-            | Op::SetP { .. }
-            | Op::PredLogic { .. }
-            | Op::Vote { .. }
-            | Op::Load { .. }
-            | Op::Store { .. }
-            | Op::Atomic(_)
-            | Op::Fence { .. }
-            | Op::Barrier { .. }
-            | Op::Branch { .. }
-            | Op::Exit => return Err(self.internal("not an ALU instruction")),
         }
-        Ok(Flow::Next(self.mask))
+        Ok(())
     }
 
-    /// Predicate-writing ops: `SetP`, `PredLogic`, `Vote`.
-    pub(super) fn translate_predicate(&mut self, g: Guard, op: &Op) -> Result<Flow, JitError> {
-        if g.is_never() {
-            return Ok(Flow::Next(self.mask));
-        }
-        let exec = self.exec_mask(g)?;
-        match op {
-            Op::SetP {
-                cmp,
-                ty,
-                combine,
-                dst,
-                dst2,
-                a,
-                b,
-                c,
-            } => {
-                let (cmp, ty, a, b) = (*cmp, *ty, *a, *b);
-                let cc = if ty.is_float() {
-                    None
-                } else {
-                    Some(int_cc(cmp, ty.is_signed_int()).ok_or_else(|| {
-                        self.internal(format!(
-                            "comparison {} on integer type {}",
-                            cmp.name(),
-                            ty.name()
-                        ))
-                    })?)
-                };
-                let cm = self.pred_mask(*c)?;
-                let zero = self.iconst(I32, 0);
-                let r = self.lane_loop(exec, &[zero], |t, lane, acc| {
-                    let va = t.read_src(lane, &a, ty)?;
-                    let vb = t.read_src(lane, &b, ty)?;
-                    let res = match cc {
-                        Some(cc) => {
-                            let va = t.narrow(va, ty);
-                            let vb = t.narrow(vb, ty);
-                            t.b.ins().icmp(cc, va, vb)
-                        }
-                        None => {
-                            let fa = t.as_float(va, ty);
-                            let fb = t.as_float(vb, ty);
-                            t.b.ins().fcmp(float_cc(cmp), fa, fb)
-                        }
-                    };
-                    let bit = t.bool_to_lane_bit(res, lane);
-                    Ok(vec![t.b.ins().bor(acc[0], bit)])
-                })?;
-                let rm = r[0];
-                let not_rm = self.b.ins().bnot(rm);
-                let d1 = self.bool_op(*combine, rm, cm);
-                let d2 = self.bool_op(*combine, not_rm, cm);
-                self.write_pred(*dst, exec, d1)?;
-                self.write_pred(*dst2, exec, d2)?;
-            }
-            Op::PredLogic { op, dst, a, b } => {
-                let am = self.pred_mask(*a)?;
-                let bm = self.pred_mask(*b)?;
-                let r = self.bool_op(*op, am, bm);
-                self.write_pred(*dst, exec, r)?;
-            }
-            Op::Vote {
-                mode,
-                dst,
-                dst_pred,
-                src,
-            } => {
-                let dst = *dst;
-                let sm = self.pred_mask(*src)?;
-                let ballot = self.b.ins().band(exec, sm);
-                if !dst.is_rz() {
-                    self.lane_loop(exec, &[], |t, lane, _| {
-                        t.write_reg32(lane, dst, ballot);
-                        Ok(vec![])
-                    })?;
+    /// `ISETP`/`FSETP`/`setp`: `dst = cmp(a, b) combine c`, `dst2 = !cmp(a, b) combine c`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn translate_setp(
+        &mut self,
+        exec: Value,
+        cmp: CmpOp,
+        ty: Ty,
+        combine: BoolOp,
+        [dst, dst2]: [Pred; 2],
+        [a, b]: [Src; 2],
+        c: PredSrc,
+    ) -> Result<(), JitError> {
+        let cc = if ty.is_float() {
+            None
+        } else {
+            Some(int_cc(cmp, ty.is_signed_int()).ok_or_else(|| {
+                self.internal(format!(
+                    "comparison {} on integer type {} (validation admits it on floats only)",
+                    cmp.name(),
+                    ty.name()
+                ))
+            })?)
+        };
+        let cm = self.pred_mask(c)?;
+        let zero = self.iconst(I32, 0);
+        let r = self.lane_loop(exec, &[zero], |t, lane, acc| {
+            let va = t.read_src(lane, &a, ty)?;
+            let vb = t.read_src(lane, &b, ty)?;
+            let res = match cc {
+                Some(cc) => {
+                    let va = t.narrow(va, ty);
+                    let vb = t.narrow(vb, ty);
+                    t.b.ins().icmp(cc, va, vb)
                 }
-                let value = match mode {
-                    VoteMode::Any => self.is_nonzero(ballot),
-                    VoteMode::All => self.b.ins().icmp(IntCC::Equal, ballot, exec),
-                    VoteMode::Eq => {
-                        let none = self.b.ins().icmp_imm_s(IntCC::Equal, ballot, 0);
-                        let all = self.b.ins().icmp(IntCC::Equal, ballot, exec);
-                        self.b.ins().bor(none, all)
-                    }
-                };
-                let zero = self.iconst(I32, 0);
-                let bits = self.b.ins().select(value, exec, zero);
-                self.write_pred(*dst_pred, exec, bits)?;
-            }
-            Op::Nop
-            | Op::Mov { .. }
-            | Op::ReadSpecial { .. }
-            | Op::Unary { .. }
-            | Op::Binary { .. }
-            | Op::IAdd3 { .. }
-            | Op::Imad { .. }
-            | Op::Lea { .. }
-            | Op::Shf(_)
-            | Op::Lop3 { .. }
-            | Op::PredMove(_)
-            | Op::Select { .. }
-            | Op::Convert { .. }
-            | Op::Load { .. }
-            | Op::Store { .. }
-            | Op::Atomic(_)
-            | Op::Fence { .. }
-            | Op::Barrier { .. }
-            | Op::Branch { .. }
-            | Op::Exit => return Err(self.internal("not a predicate instruction")),
+                None => {
+                    let fa = t.as_float(va, ty);
+                    let fb = t.as_float(vb, ty);
+                    t.b.ins().fcmp(float_cc(cmp), fa, fb)
+                }
+            };
+            let bit = t.bool_to_lane_bit(res, lane);
+            Ok(vec![t.b.ins().bor(acc[0], bit)])
+        })?;
+        let rm = r[0];
+        let not_rm = self.b.ins().bnot(rm);
+        let d1 = self.bool_op(combine, rm, cm);
+        let d2 = self.bool_op(combine, not_rm, cm);
+        self.write_pred(dst, exec, d1)?;
+        self.write_pred(dst2, exec, d2)?;
+        Ok(())
+    }
+
+    /// Predicate logic: `dst = a op b`.
+    pub(super) fn translate_pred_logic(
+        &mut self,
+        exec: Value,
+        op: BoolOp,
+        dst: Pred,
+        [a, b]: [PredSrc; 2],
+    ) -> Result<(), JitError> {
+        let am = self.pred_mask(a)?;
+        let bm = self.pred_mask(b)?;
+        let r = self.bool_op(op, am, bm);
+        self.write_pred(dst, exec, r)
+    }
+
+    /// `VOTE`: the ballot of `src` over the executing lanes into `dst`, and `any`/`all`/`eq`
+    /// into `dst_pred`.
+    pub(super) fn translate_vote(
+        &mut self,
+        exec: Value,
+        mode: VoteMode,
+        dst: Reg,
+        dst_pred: Pred,
+        src: PredSrc,
+    ) -> Result<(), JitError> {
+        let sm = self.pred_mask(src)?;
+        let ballot = self.b.ins().band(exec, sm);
+        if !dst.is_rz() {
+            self.lane_loop(exec, &[], |t, lane, _| {
+                t.write_reg32(lane, dst, ballot);
+                Ok(vec![])
+            })?;
         }
-        Ok(Flow::Next(self.mask))
+        let value = match mode {
+            VoteMode::Any => self.is_nonzero(ballot),
+            VoteMode::All => self.b.ins().icmp(IntCC::Equal, ballot, exec),
+            VoteMode::Eq => {
+                let none = self.b.ins().icmp_imm_s(IntCC::Equal, ballot, 0);
+                let all = self.b.ins().icmp(IntCC::Equal, ballot, exec);
+                self.b.ins().bor(none, all)
+            }
+        };
+        let zero = self.iconst(I32, 0);
+        let bits = self.b.ins().select(value, exec, zero);
+        self.write_pred(dst_pred, exec, bits)
     }
 
     fn bool_op(&mut self, op: BoolOp, a: Value, b: Value) -> Value {
@@ -436,7 +351,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().select(a_nan, b, r)
     }
 
-    fn translate_read_special(
+    pub(super) fn translate_read_special(
         &mut self,
         exec: cranelift_codegen::ir::Value,
         dst: Reg,
@@ -512,7 +427,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
-    fn translate_unary(
+    pub(super) fn translate_unary(
         &mut self,
         exec: Value,
         op: UnOp,
@@ -585,7 +500,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn translate_binary(
+    pub(super) fn translate_binary(
         &mut self,
         exec: Value,
         op: BinOp,
@@ -818,7 +733,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().uextend(I64, bit)
     }
 
-    fn translate_iadd3(
+    pub(super) fn translate_iadd3(
         &mut self,
         exec: Value,
         dst: Reg,
@@ -866,7 +781,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
-    fn translate_imad(
+    pub(super) fn translate_imad(
         &mut self,
         exec: Value,
         mode: ImadMode,
@@ -943,7 +858,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn translate_lea(
+    pub(super) fn translate_lea(
         &mut self,
         exec: Value,
         hi: bool,
@@ -1001,7 +916,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
-    fn translate_shf(&mut self, exec: Value, s: ShfInst) -> Result<(), JitError> {
+    pub(super) fn translate_shf(&mut self, exec: Value, s: ShfInst) -> Result<(), JitError> {
         debug_assert!(
             matches!(s.ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64),
             "validation admits SHF on U32, S32, U64 and S64"
@@ -1095,7 +1010,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    fn translate_lop3(
+    pub(super) fn translate_lop3(
         &mut self,
         exec: Value,
         dst: Reg,
@@ -1126,7 +1041,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn translate_convert(
+    pub(super) fn translate_convert(
         &mut self,
         exec: Value,
         dst_ty: Ty,

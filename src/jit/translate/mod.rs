@@ -592,26 +592,106 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.stat_add(warp_ctx::off::stat_atomic(op), n);
     }
 
-    /// Dispatches one instruction to its family's `translate_*` function.
+    /// Dispatches one instruction to its `translate_*` function. Per-lane ops run for the
+    /// executing lanes (`mask & guard`; nothing at all under `@!PT`).
     fn translate_inst(&mut self, inst: &'a Inst) -> Result<Flow, JitError> {
         let g = inst.guard;
         match &inst.op {
             Op::Nop => Ok(Flow::Next(self.mask)),
-            Op::Mov { .. }
-            | Op::ReadSpecial { .. }
-            | Op::Unary { .. }
-            | Op::Binary { .. }
-            | Op::IAdd3 { .. }
-            | Op::Imad { .. }
-            | Op::Lea { .. }
-            | Op::Shf(_)
-            | Op::Lop3 { .. }
-            | Op::Select { .. }
-            | Op::Convert { .. }
-            | Op::PredMove(_) => self.translate_alu(g, &inst.op),
-            Op::SetP { .. } | Op::PredLogic { .. } | Op::Vote { .. } => {
-                self.translate_predicate(g, &inst.op)
+            &Op::Mov { ty, dst, src } => self.per_lane(g, |t, e| t.translate_mov(e, ty, dst, src)),
+            &Op::ReadSpecial { dst, sr } => {
+                self.per_lane(g, |t, e| t.translate_read_special(e, dst, sr))
             }
+            &Op::Unary { op, ty, dst, a } => {
+                self.per_lane(g, |t, e| t.translate_unary(e, op, ty, dst, a))
+            }
+            &Op::Binary {
+                op,
+                ty,
+                dst,
+                a,
+                b,
+                ftz,
+            } => self.per_lane(g, |t, e| t.translate_binary(e, op, ty, dst, a, b, ftz)),
+            &Op::IAdd3 {
+                dst,
+                carry_out,
+                a,
+                b,
+                c,
+                carry_in,
+            } => self.per_lane(g, |t, e| {
+                t.translate_iadd3(e, dst, carry_out, [a, b, c], carry_in)
+            }),
+            &Op::Imad {
+                mode,
+                signed,
+                dst,
+                a,
+                b,
+                c,
+            } => self.per_lane(g, |t, e| t.translate_imad(e, mode, signed, dst, [a, b, c])),
+            &Op::Lea {
+                hi,
+                sx32,
+                dst,
+                carry_out,
+                a,
+                b,
+                c,
+                shift,
+                carry_in,
+            } => self.per_lane(g, |t, e| {
+                t.translate_lea(e, hi, sx32, dst, carry_out, [a, b, c], shift, carry_in)
+            }),
+            &Op::Shf(s) => self.per_lane(g, |t, e| t.translate_shf(e, s)),
+            &Op::Lop3 {
+                dst,
+                pred_out,
+                a,
+                b,
+                c,
+                lut,
+            } => self.per_lane(g, |t, e| t.translate_lop3(e, dst, pred_out, [a, b, c], lut)),
+            &Op::SetP {
+                cmp,
+                ty,
+                combine,
+                dst,
+                dst2,
+                a,
+                b,
+                c,
+            } => self.per_lane(g, |t, e| {
+                t.translate_setp(e, cmp, ty, combine, [dst, dst2], [a, b], c)
+            }),
+            &Op::PredLogic { op, dst, a, b } => {
+                self.per_lane(g, |t, e| t.translate_pred_logic(e, op, dst, [a, b]))
+            }
+            &Op::PredMove(m) => self.per_lane(g, |t, e| t.translate_pred_move(e, m)),
+            &Op::Select {
+                ty,
+                dst,
+                a,
+                b,
+                pred,
+            } => self.per_lane(g, |t, e| t.translate_select(e, ty, dst, [a, b], pred)),
+            &Op::Convert {
+                dst_ty,
+                src_ty,
+                round,
+                ftz,
+                dst,
+                a,
+            } => self.per_lane(g, |t, e| {
+                t.translate_convert(e, dst_ty, src_ty, round, ftz, dst, a)
+            }),
+            &Op::Vote {
+                mode,
+                dst,
+                dst_pred,
+                src,
+            } => self.per_lane(g, |t, e| t.translate_vote(e, mode, dst, dst_pred, src)),
             Op::Load { access, dst } => self.translate_load(g, access, *dst),
             Op::Store { access, src } => self.translate_store(g, access, *src),
             Op::Atomic(a) => self.translate_atomic(g, a),
@@ -620,6 +700,20 @@ impl<'a, 'f> Translator<'a, 'f> {
             Op::Branch { target, uniform } => self.translate_branch(g, *target, *uniform),
             Op::Exit => self.translate_exit(g),
         }
+    }
+
+    /// Runs `body` with the executing lanes (`mask & guard`) of a per-lane op whose guard can
+    /// hold, then continues with the group's mask.
+    fn per_lane(
+        &mut self,
+        g: Guard,
+        body: impl FnOnce(&mut Self, Value) -> Result<(), JitError>,
+    ) -> Result<Flow, JitError> {
+        if !g.is_never() {
+            let exec = self.exec_mask(g)?;
+            body(self, exec)?;
+        }
+        Ok(Flow::Next(self.mask))
     }
 
     // ---- errors ----------------------------------------------------------------------------
