@@ -51,10 +51,13 @@
 //! executes atomics as host atomics, [`memory`] computes addresses and performs checks, loads,
 //! stores and fences.
 
+#![deny(clippy::wildcard_enum_match_arm)]
+
 pub mod atomic;
 pub mod memory;
 
 #[cfg(test)]
+#[allow(clippy::wildcard_enum_match_arm)] // a test matches the variant it expects
 mod tests;
 
 use crate::exec::{CtaEnv, GroupExit, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE};

@@ -26,6 +26,9 @@
 //! execute them. Atomic ops of one instruction are performed lane by lane in increasing lane
 //! order; each lane's read-modify-write is one indivisible host atomic operation.
 
+#![deny(clippy::wildcard_enum_match_arm)]
+#![deny(missing_docs)]
+
 /// Defines a field-less enum with its `ALL` list, its `COUNT`, and its canonical name (used by
 /// the IR printer, statistics and JSON output).
 macro_rules! op_enum {
@@ -110,6 +113,7 @@ pub enum Dialect {
 pub struct Kernel {
     /// The kernel's name (`.kernel NAME`).
     pub name: String,
+    /// The dialect it was written in (some validation rules are dialect-specific).
     pub dialect: Dialect,
     /// Lanes per warp: 32 for SASS and PTX; 8, 16 or 32 for vISA.
     pub warp_size: u32,
@@ -140,9 +144,13 @@ impl Kernel {
 /// A byte range of the source text, with the 1-based line and column of its start.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Span {
+    /// Byte offset of the first byte.
     pub start: u32,
+    /// Byte offset one past the last byte.
     pub end: u32,
+    /// 1-based line of `start`.
     pub line: u32,
+    /// 1-based column (in characters) of `start`.
     pub col: u32,
 }
 
@@ -150,6 +158,7 @@ pub struct Span {
 /// came with it.
 #[derive(Debug, Clone)]
 pub struct Inst {
+    /// What the instruction does (see [`Op`]).
     pub op: Op,
     /// `@Pn` / `@!Pn`: the lanes for which the guard is false do nothing (not even trap).
     pub guard: Guard,
@@ -167,7 +176,9 @@ pub struct Inst {
 /// An instruction guard: execute in lanes where `pred` (negated if `negate`) is true.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Guard {
+    /// The guard predicate (`PT` for an unpredicated instruction).
     pub pred: Pred,
+    /// `@!Pn`: execute where the predicate is false.
     pub negate: bool,
 }
 
@@ -181,6 +192,7 @@ impl Guard {
     pub fn is_never(&self) -> bool {
         self.pred == Pred::PT && self.negate
     }
+    /// `@PT`: the instruction executes in every active lane.
     pub fn is_always(&self) -> bool {
         self.pred == Pred::PT && !self.negate
     }
@@ -193,6 +205,7 @@ pub struct Reg(pub u16);
 impl Reg {
     /// The zero register: reads 0, writes are discarded. As a pair it reads 0 in both halves.
     pub const RZ: Reg = Reg(u16::MAX);
+    /// True for [`Reg::RZ`].
     pub fn is_rz(self) -> bool {
         self == Reg::RZ
     }
@@ -213,6 +226,7 @@ pub struct Pred(pub u16);
 impl Pred {
     /// The true predicate: reads true, writes are discarded.
     pub const PT: Pred = Pred(u16::MAX);
+    /// True for [`Pred::PT`].
     pub fn is_pt(self) -> bool {
         self == Pred::PT
     }
@@ -221,15 +235,19 @@ impl Pred {
 /// A predicate source, possibly negated (`!P0`, `!PT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PredSrc {
+    /// The predicate read.
     pub pred: Pred,
+    /// Read its complement.
     pub negate: bool,
 }
 
 impl PredSrc {
+    /// `PT`: always true.
     pub const TRUE: PredSrc = PredSrc {
         pred: Pred::PT,
         negate: false,
     };
+    /// `!PT`: always false.
     pub const FALSE: PredSrc = PredSrc {
         pred: Pred::PT,
         negate: true,
@@ -248,10 +266,16 @@ pub enum Operand {
     /// `c[bank][offset]`: a little-endian read of the kernel's constant bank. Only bank 0 exists
     /// (kernel parameters, see [`LaunchSpec`]); validation guarantees `bank == 0`, natural
     /// alignment of `offset`, and that the read lies inside the bank.
-    Const { bank: u8, offset: u32 },
+    Const {
+        /// The bank (0).
+        bank: u8,
+        /// Byte offset in the bank.
+        offset: u32,
+    },
 }
 
 impl Operand {
+    /// `RZ`: reads zero in every width.
     pub const ZERO: Operand = Operand::Reg(Reg::RZ);
 }
 
@@ -260,11 +284,14 @@ impl Operand {
 /// value (floats only), `NegAbs` is `-|x|`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Src {
+    /// The operand read.
     pub operand: Operand,
+    /// The modifier applied to its value.
     pub modifier: SrcMod,
 }
 
 impl Src {
+    /// `operand` without modifier.
     pub fn plain(operand: Operand) -> Src {
         Src {
             operand,
@@ -279,12 +306,18 @@ impl From<Operand> for Src {
     }
 }
 
+/// Source operand modifiers; see [`Src`] for what each means in the op's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SrcMod {
+    /// The value as read.
     None,
+    /// `-x`: two's-complement negation (integers), sign flip (floats, per element).
     Neg,
+    /// `~x`: bitwise complement.
     Not,
+    /// `|x|`: absolute value.
     Abs,
+    /// `-|x|`.
     NegAbs,
 }
 
@@ -294,20 +327,47 @@ pub enum Op {
     /// Does nothing.
     Nop,
     /// `dst = src`, moving `ty.bits()` bits (32 or 64; narrower types move 32 bits).
-    Mov { ty: Ty, dst: Reg, src: Operand },
+    Mov {
+        /// The type whose width is moved.
+        ty: Ty,
+        /// The destination (a pair for 64-bit types).
+        dst: Reg,
+        /// The source.
+        src: Operand,
+    },
     /// `dst = special register` (32-bit). See [`SpecialReg`].
-    ReadSpecial { dst: Reg, sr: SpecialReg },
+    ReadSpecial {
+        /// The destination.
+        dst: Reg,
+        /// The special register read.
+        sr: SpecialReg,
+    },
     /// `dst = op(a)` in type `ty`. See [`UnOp`].
-    Unary { op: UnOp, ty: Ty, dst: Reg, a: Src },
+    Unary {
+        /// The operation.
+        op: UnOp,
+        /// The type it computes in.
+        ty: Ty,
+        /// The destination ([`UnOp::result_words`] registers).
+        dst: Reg,
+        /// The operand.
+        a: Src,
+    },
     /// `dst = op(a, b)` in type `ty`. See [`BinOp`]. `ftz` flushes subnormal float inputs and
     /// results to sign-preserving zero (float types only). Float results are rounded to nearest
     /// even.
     Binary {
+        /// The operation.
         op: BinOp,
+        /// The type it computes in.
         ty: Ty,
+        /// The destination ([`BinOp::result_words`] registers).
         dst: Reg,
+        /// The first operand.
         a: Src,
+        /// The second operand (one 32-bit word for a shift amount, [`BinOp::b_words`]).
         b: Src,
+        /// Flush subnormal inputs and results (float types only).
         ftz: bool,
     },
     /// SASS `IADD3`: `dst = a + b + c (+ carry_in)` modulo 2^32. If `carry_out[i]` is not PT,
@@ -320,11 +380,17 @@ pub enum Op {
     /// `IADD3 R0, P0, Ra, -Rb, RZ` sets `P0` exactly when `Ra >= Rb` unsigned (no borrow), and
     /// `IADD3 Rlo, P0, Alo, -Blo, RZ ; IADD3.X Rhi, Ahi, ~Bhi, RZ, P0, !PT` is a 64-bit subtract.
     IAdd3 {
+        /// The 32-bit sum.
         dst: Reg,
+        /// The carries out (bits 32 and 33 of the sum), or PT.
         carry_out: [Pred; 2],
+        /// The first addend.
         a: Src,
+        /// The second addend.
         b: Src,
+        /// The third addend.
         c: Src,
+        /// The carries in of `.X` (`!PT`: none).
         carry_in: [PredSrc; 2],
     },
     /// `IMAD` family: `dst = a * b + c`.
@@ -333,11 +399,17 @@ pub enum Op {
     /// * `Wide`: 64-bit result in the pair `dst`: the 64-bit product of `a` and `b`
     ///   (sign-extended if `signed`, zero-extended otherwise) plus the 64-bit pair `c`.
     Imad {
+        /// Which part of the product, and the result width.
         mode: ImadMode,
+        /// Sign-extend the factors (`.HI`, `.WIDE`), rather than zero-extend them.
         signed: bool,
+        /// The destination ([`ImadMode::words`] registers).
         dst: Reg,
+        /// The first factor.
         a: Src,
+        /// The second factor.
         b: Src,
+        /// The addend ([`ImadMode::words`] registers).
         c: Src,
     },
     /// SASS `LEA`: `dst = (a << shift) + b` (low 32 bits); `carry_out` (unless PT) receives the
@@ -351,14 +423,23 @@ pub enum Op {
     /// `sx32` (`LEA.HI.SX32`, only with `hi`): the high word is the sign extension of `a`
     /// (`a >> 31` arithmetic) instead of `c`; the front-end sets `c` to RZ.
     Lea {
+        /// `LEA.HI`: the high word of the shifted 64-bit value.
         hi: bool,
+        /// `LEA.HI.SX32`: the high word is the sign extension of `a`.
         sx32: bool,
+        /// The 32-bit result.
         dst: Reg,
+        /// The carry out of the addition, or PT.
         carry_out: Pred,
+        /// The shifted operand (the low word with `hi`).
         a: Src,
+        /// The addend.
         b: Src,
+        /// The high word with `hi` (RZ otherwise).
         c: Src,
+        /// The shift, 0..=31.
         shift: u8,
+        /// The carry in of `.X` (`!PT`: none).
         carry_in: PredSrc,
     },
     /// SASS `SHF.L`/`SHF.R` funnel shift; see [`ShfInst`].
@@ -367,11 +448,17 @@ pub enum Op {
     /// `a`, `b`, `c` (the 8-bit truth table as `0xF0 & 0xCC` style constants: `a = 0xF0`,
     /// `b = 0xCC`, `c = 0xAA`). If `pred_out` is not PT it receives `result != 0`.
     Lop3 {
+        /// The 32-bit result.
         dst: Reg,
+        /// Receives `result != 0`, unless PT.
         pred_out: Pred,
+        /// The first input (`0xF0` in the table).
         a: Src,
+        /// The second input (`0xCC`).
         b: Src,
+        /// The third input (`0xAA`).
         c: Src,
+        /// The truth table.
         lut: u8,
     },
     /// Compare and set predicates (`ISETP`, `FSETP`, PTX `setp`):
@@ -379,30 +466,47 @@ pub enum Op {
     /// Float comparisons follow IEEE: ordered comparisons are false when either input is NaN,
     /// the unordered forms (`CmpOp::*u`) are true.
     SetP {
+        /// The comparison.
         cmp: CmpOp,
+        /// The type it compares in.
         ty: Ty,
+        /// How the result combines with `c`.
         combine: BoolOp,
+        /// Receives `r <combine> c`.
         dst: Pred,
+        /// Receives `!r <combine> c` (PT: discarded).
         dst2: Pred,
+        /// The first operand.
         a: Src,
+        /// The second operand.
         b: Src,
+        /// The predicate combined with the result (`PT` for a plain compare with `And`).
         c: PredSrc,
     },
     /// Predicate logic (`PLOP3`-like, PTX `and.pred` etc.): `dst = a <op> b`.
     PredLogic {
+        /// The operation.
         op: BoolOp,
+        /// The result.
         dst: Pred,
+        /// The first operand.
         a: PredSrc,
+        /// The second operand.
         b: PredSrc,
     },
     /// Move a predicate to a register or back: see [`PredMove`].
     PredMove(PredMove),
     /// `dst = pred ? a : b` moving `ty.bits()` bits.
     Select {
+        /// The type whose width is moved.
         ty: Ty,
+        /// The destination.
         dst: Reg,
+        /// The value where `pred` is true.
         a: Src,
+        /// The value where `pred` is false.
         b: Src,
+        /// The selecting predicate.
         pred: PredSrc,
     },
     /// Type conversion `dst(dst_ty) = convert(a(src_ty))` (`I2F`, `F2I`, PTX `cvt`). Integer to
@@ -411,40 +515,73 @@ pub enum Op {
     /// `F2I` defaults to round-to-nearest-even and `.TRUNC` selects toward zero, PTX requires an explicit `.rzi`/`.rni`/...), saturating to the
     /// destination range; NaN converts to 0.
     Convert {
+        /// The type converted to.
         dst_ty: Ty,
+        /// The type converted from.
         src_ty: Ty,
+        /// The rounding of an inexact result.
         round: Round,
+        /// Flush a subnormal float input and result.
         ftz: bool,
+        /// The destination (`dst_ty.regs()` registers).
         dst: Reg,
+        /// The source (`src_ty.regs()` registers), modifier applied in `src_ty`.
         a: Src,
     },
     /// Warp vote over the lanes executing this instruction: `dst` (unless RZ) receives the
     /// ballot (bit `l` set when lane `l` executes and its `src` is true); `dst_pred` receives
     /// `any`, `all` or `eq` (all equal) of `src` over those lanes.
     Vote {
+        /// Which verdict `dst_pred` receives.
         mode: VoteMode,
+        /// The ballot (RZ: discarded).
         dst: Reg,
+        /// The verdict (PT: discarded).
         dst_pred: Pred,
+        /// The predicate voted on.
         src: PredSrc,
     },
     /// Load `access.ty` from memory into `dst` (zero- or sign-extended to 32 bits for
     /// narrower types, a pair for 64-bit types). See [`MemAccess`] for the address and the
     /// order.
-    Load { access: MemAccess, dst: Reg },
+    Load {
+        /// What is read, where, and in which order.
+        access: MemAccess,
+        /// The destination (a pair for 64-bit types).
+        dst: Reg,
+    },
     /// Store the low `access.ty.bits()` bits of `src` to memory. See [`MemAccess`].
-    Store { access: MemAccess, src: Operand },
+    Store {
+        /// What is written, where, and in which order.
+        access: MemAccess,
+        /// The value stored.
+        src: Operand,
+    },
     /// An atomic read-modify-write. See [`AtomicInst`].
     Atomic(Box<AtomicInst>),
     /// A memory fence (`MEMBAR`, PTX `fence`/`membar`).
-    Fence { order: MemOrder, scope: Scope },
+    Fence {
+        /// The order the fence establishes (acquire, release, acq_rel or sc).
+        order: MemOrder,
+        /// The threads it orders with.
+        scope: Scope,
+    },
     /// CTA barrier (`BAR.SYNC id`, PTX `bar.sync`): each executing thread waits until every
     /// non-exited thread of the CTA has arrived at a barrier with this id.
-    Barrier { id: u32 },
+    Barrier {
+        /// The barrier, 0..=15.
+        id: u32,
+    },
     /// Branch to instruction `target` in lanes where the guard holds; the others fall through.
     /// `uniform` (PTX `bra.uni`, SASS `BRA.U`) promises the guard is the same in all executing
     /// lanes. It is kept for dumps; backends evaluate the guard per lane regardless, which gives
     /// the same result when the promise holds and well-defined divergence when it does not.
-    Branch { target: u32, uniform: bool },
+    Branch {
+        /// The instruction index branched to.
+        target: u32,
+        /// The program's promise that the guard is warp-uniform (kept for dumps).
+        uniform: bool,
+    },
     /// The executing lanes finish.
     Exit,
 }
@@ -465,13 +602,21 @@ pub enum Op {
 ///   arithmetic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ShfInst {
+    /// `.L` (left), else `.R`.
     pub left: bool,
+    /// `.W`: the amount is masked to 0..=31 instead of clamped to 32 (32-bit types).
     pub wrap: bool,
+    /// `.HI`: the result is the high word of the shifted value, else the low word.
     pub high: bool,
+    /// `U32`, `S32` (arithmetic right shift), `U64` or `S64`.
     pub ty: Ty,
+    /// The 32-bit result.
     pub dst: Reg,
+    /// The low word of the shifted value.
     pub lo: Src,
+    /// The shift amount.
     pub shift: Src,
+    /// The high word of the shifted value.
     pub hi: Src,
 }
 
@@ -515,19 +660,27 @@ pub struct AtomicInst {
 pub enum SpecialReg {
     /// Thread index within the CTA, per dimension.
     TidX,
+    /// Thread index, y.
     TidY,
+    /// Thread index, z.
     TidZ,
     /// CTA index within the grid.
     CtaIdX,
+    /// CTA index, y.
     CtaIdY,
+    /// CTA index, z.
     CtaIdZ,
     /// CTA size (threads) per dimension.
     NTidX,
+    /// CTA size, y.
     NTidY,
+    /// CTA size, z.
     NTidZ,
     /// Grid size (CTAs) per dimension.
     NCtaIdX,
+    /// Grid size, y.
     NCtaIdY,
+    /// Grid size, z.
     NCtaIdZ,
     /// Lane index within the warp.
     LaneId,
@@ -553,16 +706,22 @@ pub enum Round {
 /// `IMAD` result modes; see [`Op::Imad`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ImadMode {
+    /// The low 32 bits of the product, plus `c`.
     Lo,
+    /// The high 32 bits of the 64-bit product, plus `c`.
     Hi,
+    /// The 64-bit product plus the 64-bit `c`.
     Wide,
 }
 
 /// Warp vote modes; see [`Op::Vote`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum VoteMode {
+    /// True if `src` holds in any executing lane.
     Any,
+    /// True if `src` holds in every executing lane.
     All,
+    /// True if `src` is the same in every executing lane.
     Eq,
 }
 
@@ -570,7 +729,19 @@ pub enum VoteMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PredMove {
     /// `dst = src ? 1 : 0` (PTX `selp`-free form, `P2R` of one predicate).
-    ToReg { dst: Reg, src: PredSrc },
+    ToReg {
+        /// The register receiving 0 or 1.
+        dst: Reg,
+        /// The predicate read.
+        src: PredSrc,
+    },
     /// `dst = (src & mask) != 0` (PTX `setp.ne` shortcut, `R2P` of one bit).
-    FromReg { dst: Pred, src: Operand, mask: u32 },
+    FromReg {
+        /// The predicate written.
+        dst: Pred,
+        /// The register read.
+        src: Operand,
+        /// The bits tested.
+        mask: u32,
+    },
 }

@@ -62,7 +62,9 @@ op_enum! {
 op_enum! {
     /// Binary ALU ops for [`crate::ir::Op::Binary`]. Integer ops wrap modulo 2^bits.
     pub enum BinOp {
+        /// `a + b` (wrapping; IEEE add rounded to nearest even for floats).
         Add = "add",
+        /// `a - b` (wrapping; IEEE subtract for floats).
         Sub = "sub",
         /// Low half of the product.
         Mul = "mul",
@@ -78,9 +80,13 @@ op_enum! {
         Rem = "rem",
         /// Minimum (signed/unsigned by type; IEEE `minNum` for floats).
         Min = "min",
+        /// Maximum (signed/unsigned by type; IEEE `maxNum` for floats).
         Max = "max",
+        /// Bitwise and.
         And = "and",
+        /// Bitwise or.
         Or = "or",
+        /// Bitwise exclusive or.
         Xor = "xor",
         /// Left shift; shift amounts `>= bits` give 0.
         Shl = "shl",
@@ -93,17 +99,29 @@ op_enum! {
     /// Comparisons for [`crate::ir::Op::SetP`]. Integer comparisons use the type's signedness.
     /// The `*u` forms are the float unordered comparisons (true if either input is NaN).
     pub enum CmpOp {
+        /// `a == b` (ordered for floats: false if either is NaN).
         Eq = "eq",
+        /// `a != b` (ordered for floats: false if either is NaN).
         Ne = "ne",
+        /// `a < b`.
         Lt = "lt",
+        /// `a <= b`.
         Le = "le",
+        /// `a > b`.
         Gt = "gt",
+        /// `a >= b`.
         Ge = "ge",
+        /// `a == b` or unordered.
         Equ = "equ",
+        /// `a != b` or unordered.
         Neu = "neu",
+        /// `a < b` or unordered.
         Ltu = "ltu",
+        /// `a <= b` or unordered.
         Leu = "leu",
+        /// `a > b` or unordered.
         Gtu = "gtu",
+        /// `a >= b` or unordered.
         Geu = "geu",
         /// Both inputs are numbers (floats only).
         Num = "num",
@@ -115,8 +133,11 @@ op_enum! {
 op_enum! {
     /// Boolean combining ops for predicates.
     pub enum BoolOp {
+        /// Both.
         And = "and",
+        /// Either.
         Or = "or",
+        /// Exactly one.
         Xor = "xor",
     }
 }
@@ -136,8 +157,11 @@ op_enum! {
         Weak = "weak",
         /// `.relaxed` (SASS `.STRONG.<scope>`).
         Relaxed = "relaxed",
+        /// `.acquire`: no later access of the thread moves before it.
         Acquire = "acquire",
+        /// `.release`: no earlier access of the thread moves after it.
         Release = "release",
+        /// `.acq_rel`: both acquire and release.
         AcqRel = "acq_rel",
         /// `.sc` (fences only; `MEMBAR` is `fence.sc`).
         SeqCst = "sc",
@@ -150,9 +174,13 @@ op_enum! {
     /// Thread scope of a memory operation or fence. On one host every scope is coherent; scopes
     /// are validated, kept in the IR and reported, never silently dropped.
     pub enum Scope {
+        /// The threads of one CTA.
         Cta = "cta",
+        /// The threads of one cluster of CTAs.
         Cluster = "cluster",
+        /// Every thread of the device.
         Gpu = "gpu",
+        /// Every thread of the system (host included).
         Sys = "sys",
     }
 }

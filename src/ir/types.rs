@@ -10,22 +10,39 @@ op_enum! {
     /// floats packed in one 32-bit word (low half = element 0). In registers, values narrower
     /// than 32 bits occupy the low bits of one register (loads zero- or sign-extend them).
     pub enum Ty {
+        /// Unsigned 8-bit integer.
         U8 = "u8",
+        /// Unsigned 16-bit integer.
         U16 = "u16",
+        /// Unsigned 32-bit integer.
         U32 = "u32",
+        /// Unsigned 64-bit integer.
         U64 = "u64",
+        /// Signed (two's-complement) 8-bit integer.
         S8 = "s8",
+        /// Signed 16-bit integer.
         S16 = "s16",
+        /// Signed 32-bit integer.
         S32 = "s32",
+        /// Signed 64-bit integer.
         S64 = "s64",
+        /// 16 untyped bits.
         B16 = "b16",
+        /// 32 untyped bits.
         B32 = "b32",
+        /// 64 untyped bits.
         B64 = "b64",
+        /// IEEE binary16.
         F16 = "f16",
+        /// bfloat16 (8 exponent bits, 7 fraction bits).
         BF16 = "bf16",
+        /// IEEE binary32.
         F32 = "f32",
+        /// IEEE binary64.
         F64 = "f64",
+        /// Two binary16 values in one 32-bit word.
         F16x2 = "f16x2",
+        /// Two bfloat16 values in one 32-bit word.
         BF16x2 = "bf16x2",
     }
 }
@@ -40,6 +57,7 @@ impl Ty {
             Ty::U64 | Ty::S64 | Ty::B64 | Ty::F64 => 8,
         }
     }
+    /// Size in bits.
     pub fn bits(self) -> u32 {
         self.bytes() * 8
     }
@@ -51,15 +69,18 @@ impl Ty {
             1
         }
     }
+    /// `S8`..`S64`.
     pub fn is_signed_int(self) -> bool {
         matches!(self, Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64)
     }
+    /// The float types, packed ones included.
     pub fn is_float(self) -> bool {
         matches!(
             self,
             Ty::F16 | Ty::BF16 | Ty::F32 | Ty::F64 | Ty::F16x2 | Ty::BF16x2
         )
     }
+    /// Every type that is not a float (signed, unsigned and untyped bits).
     pub fn is_int(self) -> bool {
         !self.is_float()
     }
@@ -143,6 +164,7 @@ impl FloatFormat {
     };
 
     /// Total width in bits.
+    /// Size in bits.
     pub fn bits(self) -> u32 {
         1 + self.exp_bits + self.frac_bits
     }
@@ -236,15 +258,19 @@ impl Default for LaunchSpec {
 pub const PARAM_BASE: u32 = 0x160;
 /// Constant bank offsets of the launch geometry: block size x, y, z then grid size x, y, z.
 pub const CBANK_NTID: u32 = 0x0;
+/// Constant bank offset of the grid size x, y, z.
 pub const CBANK_NCTAID: u32 = 0xc;
 
 /// A buffer or scalar kernel parameter, with its constant-bank offset.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParamDecl {
+    /// The name (`c[0x0][NAME]` in SASS, the launch's name for a PTX parameter).
     pub name: String,
+    /// A buffer or a scalar.
     pub kind: ParamKind,
     /// Byte offset in constant bank 0 (assigned by the front-end in declaration order).
     pub cbank_offset: u32,
+    /// Where it is declared.
     pub span: Span,
 }
 
@@ -258,19 +284,34 @@ impl ParamDecl {
     }
 }
 
+/// What a kernel parameter is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParamKind {
     /// `.buffer NAME TY[LEN] = INIT`: a global-memory allocation of `len` elements.
-    Buffer { elem: Ty, len: u64, init: Init },
+    Buffer {
+        /// The element type.
+        elem: Ty,
+        /// Elements (at least 1).
+        len: u64,
+        /// The initial contents.
+        init: Init,
+    },
     /// `.param NAME TY = VALUE`.
-    Scalar { ty: Ty, value: Scalar },
+    Scalar {
+        /// The parameter's type.
+        ty: Ty,
+        /// Its value.
+        value: Scalar,
+    },
 }
 
 /// A literal number from a program file. Integers keep full range; they are converted to the
 /// element type with a range check by the front-end.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Scalar {
+    /// An integer (written without a fraction or exponent).
     Int(i128),
+    /// A float (`1.5`, `-2e3`, `inf`, `nan`).
     Float(f64),
 }
 
@@ -295,7 +336,9 @@ pub enum Init {
     /// Seeded pseudo-random values (`random(SEED)` or `random(SEED, LO, HI)`), from
     /// [`crate::exec::random`] so they are the same on every machine.
     Random {
+        /// The generator's seed.
         seed: u64,
+        /// Integers in `[LO, HI)`, or `None` for the generator's raw values.
         range: Option<(i128, i128)>,
     },
 }
@@ -303,11 +346,15 @@ pub enum Init {
 /// One `.expect` line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expect {
+    /// What is checked.
     pub lhs: ExpectLhs,
+    /// The comparison (`Eq` .. `Ge`).
     pub cmp: CmpOp,
+    /// What it is compared with.
     pub rhs: ExpectRhs,
     /// The line's text after `.expect`, for reports.
     pub text: String,
+    /// Where the line is.
     pub span: Span,
 }
 
@@ -316,38 +363,51 @@ pub struct Expect {
 pub enum ExpectLhs {
     /// `NAME[i]`
     Element {
+        /// The buffer.
         buffer: String,
+        /// The element index.
         index: u64,
     },
     /// `NAME[a..b]`: every element with `a <= i < b` must satisfy the comparison.
     Range {
+        /// The buffer.
         buffer: String,
+        /// The first element checked.
         start: u64,
+        /// One past the last element checked.
         end: u64,
     },
     /// `NAME`: the whole buffer (with `== {..}` only, or every element against a scalar).
     Whole {
+        /// The buffer.
         buffer: String,
     },
     /// `sum(NAME)` (integers summed exactly in 128 bits; floats in f64).
     Sum {
+        /// The buffer.
         buffer: String,
     },
-    /// `min(NAME)`, `max(NAME)`.
+    /// `min(NAME)`.
     Min {
+        /// The buffer.
         buffer: String,
     },
+    /// `max(NAME)`.
     Max {
+        /// The buffer.
         buffer: String,
     },
     /// `count(NAME, V)`: how many elements equal `V`.
     Count {
+        /// The buffer.
         buffer: String,
+        /// The value counted.
         value: Scalar,
     },
 }
 
 impl ExpectLhs {
+    /// The buffer the expectation reads.
     pub fn buffer(&self) -> &str {
         match self {
             ExpectLhs::Element { buffer, .. }
@@ -364,6 +424,7 @@ impl ExpectLhs {
 /// The right side of an expectation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExpectRhs {
+    /// One value.
     Scalar(Scalar),
     /// `{a, b, c}`: the whole buffer (or range) element by element; with `==` only.
     List(Vec<Scalar>),

@@ -20,9 +20,19 @@ use super::{Inst, Op, Operand, Pred, PredMove, Reg, Ty};
 pub enum Use {
     /// A source operand (a register or pair, an immediate, a constant-bank read) read as
     /// `words` 32-bit words. Address base registers are sources.
-    Src { operand: Operand, words: u16 },
+    Src {
+        /// The operand.
+        operand: Operand,
+        /// 32-bit words read.
+        words: u16,
+    },
     /// A destination register written as `words` consecutive 32-bit words.
-    Dst { reg: Reg, words: u16 },
+    Dst {
+        /// The first register (the low word of a pair).
+        reg: Reg,
+        /// Consecutive registers written.
+        words: u16,
+    },
     /// A predicate the op reads (the instruction's guard is not part of the op).
     PredSrc(Pred),
     /// A predicate the op writes.

@@ -23,11 +23,14 @@
 //! and never define a value function of their own; the JIT's tests check its inline code
 //! against the same definitions.
 
+#![deny(clippy::wildcard_enum_match_arm)]
+
 mod slow;
 mod translate;
 mod warp_ctx;
 
 #[cfg(test)]
+#[allow(clippy::wildcard_enum_match_arm)] // a test matches the variant it expects
 mod tests;
 
 use crate::exec::{
@@ -264,15 +267,17 @@ pub fn compile_chunked(
         let mut ctx = module.make_context();
         ctx.func = func;
         if let Err(e) = module.define_function(id, &mut ctx) {
-            let detail = match &e {
-                cranelift_module::ModuleError::Compilation(
-                    cranelift_codegen::CodegenError::Verifier(errs),
-                ) => cranelift_codegen::print_errors::pretty_verifier_error(
+            let detail = if let cranelift_module::ModuleError::Compilation(
+                cranelift_codegen::CodegenError::Verifier(errs),
+            ) = &e
+            {
+                cranelift_codegen::print_errors::pretty_verifier_error(
                     &ctx.func,
                     None,
                     errs.clone(),
-                ),
-                other => other.to_string(),
+                )
+            } else {
+                e.to_string()
             };
             return Err(codegen(&detail));
         }

@@ -29,6 +29,8 @@
 //! atomic on host memory (host atomics, CAS loops, lane order, traps) is the backends' concern
 //! (`interp/atomic.rs`, `jit/translate/memory.rs`).
 
+#![deny(clippy::wildcard_enum_match_arm)]
+
 pub mod alu;
 pub mod atomic;
 pub mod convert;

@@ -40,6 +40,8 @@
 //! Besides the control-flow facts, [`KernelInfo::written_before_read`] says which registers
 //! can never be read before being written (`init.rs`), so their launch value need not be set.
 
+#![deny(clippy::wildcard_enum_match_arm)]
+
 mod atomics;
 mod cfg;
 mod init;
@@ -50,6 +52,7 @@ mod orders;
 pub mod rules;
 
 #[cfg(test)]
+#[allow(clippy::wildcard_enum_match_arm)] // a test matches the variant it expects
 mod tests;
 
 pub use atomics::{table, AtomicTable, Row, Size, TABLES};

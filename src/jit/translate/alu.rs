@@ -1001,12 +1001,14 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// The value of `v` if it is an `iconst`.
     fn const_of(&self, v: Value) -> Option<i64> {
         let inst = self.b.func.dfg.value_def(v).inst()?;
-        match self.b.func.dfg.insts[inst] {
-            cranelift_codegen::ir::InstructionData::UnaryImm {
-                opcode: cranelift_codegen::ir::Opcode::Iconst,
-                imm,
-            } => Some(imm.bits()),
-            _ => None,
+        if let cranelift_codegen::ir::InstructionData::UnaryImm {
+            opcode: cranelift_codegen::ir::Opcode::Iconst,
+            imm,
+        } = self.b.func.dfg.insts[inst]
+        {
+            Some(imm.bits())
+        } else {
+            None
         }
     }
 
@@ -1072,7 +1074,11 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.b.ins().call_indirect(sig, f, &[self.ctx, idx, exec]);
                 return Ok(());
             }
-            path => {
+            path @ (ConvertPath::IntToInt
+            | ConvertPath::IntToFloat
+            | ConvertPath::FloatToInt
+            | ConvertPath::Promote
+            | ConvertPath::Demote) => {
                 self.lane_loop(exec, &[], |t, lane, _| {
                     let v = t.read_src(lane, &a, src_ty)?;
                     let r = t.convert_value(&path, dst_ty, src_ty, round, ftz, v);

@@ -703,18 +703,12 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let dec = self.b.ins().iadd_imm_s(old, -1);
                 self.b.ins().select(reset, b, dec)
             }
-            LoopOp::FloatAdd | LoopOp::FloatMin | LoopOp::FloatMax => {
-                let m = self.apply_ftz(ftz, old, ty);
-                let v = self.apply_ftz(ftz, b, ty);
-                let fm = self.bits_as_float(m, ty);
-                let fv = self.bits_as_float(v, ty);
-                let r = match op {
-                    LoopOp::FloatAdd => self.b.ins().fadd(fm, fv),
-                    LoopOp::FloatMin => self.float_min_max(false, fm, fv),
-                    _ => self.float_min_max(true, fm, fv),
-                };
-                let r = self.float_result_bits(r);
-                self.apply_ftz(ftz, r, ty)
+            LoopOp::FloatAdd => self.float_rmw(ftz, old, b, ty, |t, m, v| t.b.ins().fadd(m, v)),
+            LoopOp::FloatMin => {
+                self.float_rmw(ftz, old, b, ty, |t, m, v| t.float_min_max(false, m, v))
+            }
+            LoopOp::FloatMax => {
+                self.float_rmw(ftz, old, b, ty, |t, m, v| t.float_min_max(true, m, v))
             }
             LoopOp::Call => {
                 let vt = self.b.func.dfg.value_type(old);
@@ -748,6 +742,25 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.b.ins().select(eq, new, old)
             }
         }
+    }
+
+    /// The new value of a float add/min/max: `f(M, b)` on the values as floats of `ty`, with
+    /// subnormal inputs and the result flushed as `ftz` says.
+    fn float_rmw(
+        &mut self,
+        ftz: Ftz,
+        old: Value,
+        b: Value,
+        ty: Ty,
+        f: impl FnOnce(&mut Self, Value, Value) -> Value,
+    ) -> Value {
+        let m = self.apply_ftz(ftz, old, ty);
+        let v = self.apply_ftz(ftz, b, ty);
+        let fm = self.bits_as_float(m, ty);
+        let fv = self.bits_as_float(v, ty);
+        let r = f(self, fm, fv);
+        let r = self.float_result_bits(r);
+        self.apply_ftz(ftz, r, ty)
     }
 
     /// Flushes a subnormal `v` of float type `ty` as `ftz` says.

@@ -1473,9 +1473,9 @@ pub(super) fn fusion_regions(kernel: &Kernel, resume: &[bool]) -> Vec<std::ops::
         let mut memory = fusion_of(&kernel.insts[pc]) == Fusion::Memory;
         // The guard of a guarded atomic in the region: its counter is taken from the guard
         // after the loop, so no later instruction of the region may touch that predicate.
-        let atomic_guard = |inst: &Inst| match &inst.op {
-            Op::Atomic(_) if !inst.guard.pred.is_pt() => Some(inst.guard.pred),
-            _ => None,
+        let atomic_guard = |inst: &Inst| {
+            (matches!(inst.op, Op::Atomic(_)) && !inst.guard.pred.is_pt())
+                .then_some(inst.guard.pred)
         };
         let mut guards: Vec<Pred> = atomic_guard(&kernel.insts[pc]).into_iter().collect();
         if fusion_of(&kernel.insts[pc]) != Fusion::No {
