@@ -322,7 +322,6 @@ pub fn validate(kernel: &Kernel) -> Result<KernelInfo, ValidationErrors> {
         operands::check_registers(&mut d, kernel, pc, inst);
         operands::check_const_operands(&mut d, cbank, pc, inst);
         operands::check_op(&mut d, kernel, pc, inst);
-        orders::check(&mut d, pc, inst);
         if let Op::Atomic(a) = &inst.op {
             atomics::check(&mut d, kernel.dialect, pc, inst, a);
         }

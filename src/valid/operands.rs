@@ -1,11 +1,12 @@
-//! Operand rules that apply to every instruction: register and predicate ranges, SASS register
-//! pairs, constant-bank reads, branch targets, type legality of ALU ops and conversions, and
-//! which address spaces each memory op may use.
+//! Operand rules that apply to every instruction (register and predicate ranges, SASS register
+//! pairs, constant-bank reads) and the per-op rules in one pass over the op ([`check_op`]):
+//! branch targets, type legality of ALU ops and conversions, which address spaces each memory
+//! op may use, and memory orders (`orders.rs`).
 //!
 //! Operand widths come from the IR ([`crate::ir::Op::for_each_use`]), the single description of
 //! what each op reads and writes.
 
-use super::{atomics, rules, Diagnostics};
+use super::{atomics, orders, rules, Diagnostics};
 use crate::ir::{
     Address, BinOp, CmpOp, Dialect, Inst, Kernel, MemAccess, Op, Operand, Role, Space, Src, SrcMod,
     Ty, UnOp,
@@ -136,7 +137,8 @@ fn check_modifier(d: &mut Diagnostics, pc: u32, inst: &Inst, s: &Src, ty: Ty) {
 pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
     let sass = kernel.dialect == Dialect::Sass;
     match &inst.op {
-        Op::Nop | Op::Mov { .. } | Op::ReadSpecial { .. } | Op::Exit | Op::Fence { .. } => {}
+        Op::Nop | Op::Mov { .. } | Op::ReadSpecial { .. } | Op::Exit => {}
+        Op::Fence { order, .. } => orders::check_fence(d, pc, inst, *order),
         Op::Unary { op, ty, a, .. } => {
             let (ok, rule) = match op {
                 UnOp::Not | UnOp::Popc | UnOp::Clz | UnOp::Brev => (ty.is_int(), rules::INT_OPS),
@@ -304,15 +306,18 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
         Op::Load { access, .. } => {
             check_space(d, sass, pc, inst, access.space, false);
             check_address(d, sass, pc, inst, access);
+            orders::check_load(d, pc, inst, access.order);
         }
         Op::Store { access, .. } => {
             check_space(d, sass, pc, inst, access.space, true);
             check_address(d, sass, pc, inst, access);
+            orders::check_store(d, pc, inst, access.order);
         }
         Op::Atomic(a) => {
             check_space(d, sass, pc, inst, a.access.space, true);
             // The Imm24 rules of ATOMS are checked with the atomic rules.
             check_address_base(d, sass, pc, inst, &a.access);
+            orders::check_atomic(d, pc, inst, a.access.order);
         }
         Op::Barrier { id } => {
             if *id > 15 {

@@ -9,85 +9,79 @@
 //! they are kept in the IR and reported, never dropped.
 
 use super::{rules, Diagnostics};
-use crate::ir::{Inst, MemOrder, Op};
+use crate::ir::{Inst, MemOrder};
 
-/// Checks the order of `inst` if it is a memory op or a fence.
-pub fn check(d: &mut Diagnostics, pc: u32, inst: &Inst) {
-    match &inst.op {
-        Op::Load { access, .. } => match access.order {
-            MemOrder::Weak | MemOrder::Relaxed | MemOrder::Acquire | MemOrder::Volatile => {}
-            MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst => d.error(
-                pc,
-                inst,
-                format!(
-                    "a load cannot be .{}: loads are weak, relaxed, acquire or volatile (a seq_cst load is fence.sc then ld.acquire)",
-                    access.order.name()
-                ),
-                rules::LOAD_ORDER,
+/// The order of a load.
+pub fn check_load(d: &mut Diagnostics, pc: u32, inst: &Inst, order: MemOrder) {
+    match order {
+        MemOrder::Weak | MemOrder::Relaxed | MemOrder::Acquire | MemOrder::Volatile => {}
+        MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst => d.error(
+            pc,
+            inst,
+            format!(
+                "a load cannot be .{}: loads are weak, relaxed, acquire or volatile (a seq_cst load is fence.sc then ld.acquire)",
+                order.name()
             ),
-        },
-        Op::Store { access, .. } => match access.order {
-            MemOrder::Weak | MemOrder::Relaxed | MemOrder::Release | MemOrder::Volatile => {}
-            MemOrder::Acquire | MemOrder::AcqRel | MemOrder::SeqCst => d.error(
-                pc,
-                inst,
-                format!(
-                    "a store cannot be .{}: stores are weak, relaxed, release or volatile (a seq_cst store is fence.sc then st.relaxed)",
-                    access.order.name()
-                ),
-                rules::STORE_ORDER,
+            rules::LOAD_ORDER,
+        ),
+    }
+}
+
+/// The order of a store.
+pub fn check_store(d: &mut Diagnostics, pc: u32, inst: &Inst, order: MemOrder) {
+    match order {
+        MemOrder::Weak | MemOrder::Relaxed | MemOrder::Release | MemOrder::Volatile => {}
+        MemOrder::Acquire | MemOrder::AcqRel | MemOrder::SeqCst => d.error(
+            pc,
+            inst,
+            format!(
+                "a store cannot be .{}: stores are weak, relaxed, release or volatile (a seq_cst store is fence.sc then st.relaxed)",
+                order.name()
             ),
-        },
-        Op::Atomic(a) => match a.access.order {
-            MemOrder::Relaxed | MemOrder::Acquire | MemOrder::Release | MemOrder::AcqRel => {}
-            MemOrder::SeqCst => d.error(
-                pc,
-                inst,
-                "an atomic cannot be .sc: a seq_cst read-modify-write is fence.sc then atom.acquire"
-                    .to_string(),
-                rules::ATOMIC_ORDER_SEQ_CST,
+            rules::STORE_ORDER,
+        ),
+    }
+}
+
+/// The order of an atomic read-modify-write.
+pub fn check_atomic(d: &mut Diagnostics, pc: u32, inst: &Inst, order: MemOrder) {
+    match order {
+        MemOrder::Relaxed | MemOrder::Acquire | MemOrder::Release | MemOrder::AcqRel => {}
+        MemOrder::SeqCst => d.error(
+            pc,
+            inst,
+            "an atomic cannot be .sc: a seq_cst read-modify-write is fence.sc then atom.acquire"
+                .to_string(),
+            rules::ATOMIC_ORDER_SEQ_CST,
+        ),
+        MemOrder::Weak => d.error(
+            pc,
+            inst,
+            "an atomic cannot be weak (non-atomic); the weakest atomic order is relaxed"
+                .to_string(),
+            rules::ATOMIC_ORDER_WEAK,
+        ),
+        MemOrder::Volatile => d.error(
+            pc,
+            inst,
+            "volatile applies only to loads and stores, not to atomics".to_string(),
+            rules::VOLATILE_LOAD_STORE,
+        ),
+    }
+}
+
+/// The order of a fence.
+pub fn check_fence(d: &mut Diagnostics, pc: u32, inst: &Inst, order: MemOrder) {
+    match order {
+        MemOrder::Acquire | MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst => {}
+        MemOrder::Weak | MemOrder::Relaxed | MemOrder::Volatile => d.error(
+            pc,
+            inst,
+            format!(
+                "a fence cannot be .{}: fences are sc, acq_rel, release or acquire",
+                order.name()
             ),
-            MemOrder::Weak => d.error(
-                pc,
-                inst,
-                "an atomic cannot be weak (non-atomic); the weakest atomic order is relaxed"
-                    .to_string(),
-                rules::ATOMIC_ORDER_WEAK,
-            ),
-            MemOrder::Volatile => d.error(
-                pc,
-                inst,
-                "volatile applies only to loads and stores, not to atomics".to_string(),
-                rules::VOLATILE_LOAD_STORE,
-            ),
-        },
-        Op::Fence { order, .. } => match order {
-            MemOrder::Acquire | MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst => {}
-            MemOrder::Weak | MemOrder::Relaxed | MemOrder::Volatile => d.error(
-                pc,
-                inst,
-                format!("a fence cannot be .{}: fences are sc, acq_rel, release or acquire", order.name()),
-                rules::FENCE_FORMS,
-            ),
-        },
-        Op::Nop
-        | Op::Mov { .. }
-        | Op::ReadSpecial { .. }
-        | Op::Unary { .. }
-        | Op::Binary { .. }
-        | Op::IAdd3 { .. }
-        | Op::Imad { .. }
-        | Op::Lea { .. }
-        | Op::Shf(_)
-        | Op::Lop3 { .. }
-        | Op::SetP { .. }
-        | Op::PredLogic { .. }
-        | Op::PredMove(_)
-        | Op::Select { .. }
-        | Op::Convert { .. }
-        | Op::Vote { .. }
-        | Op::Barrier { .. }
-        | Op::Branch { .. }
-        | Op::Exit => {}
+            rules::FENCE_FORMS,
+        ),
     }
 }
