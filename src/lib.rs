@@ -1,13 +1,17 @@
 //! atomjit: a JIT instruction interpreter for GPU shader programs built around atomic memory
 //! operations.
 //!
-//! Source text in a GPU dialect is parsed by [`front`] into the one IR of [`ir`], checked by
-//! [`valid`] (which also computes the control-flow facts backends need), and executed by
-//! [`exec`] with a backend: the reference interpreter [`interp`] or the Cranelift compiler
-//! [`jit`]. What each op computes on values (integer and float arithmetic, conversions, atomic
-//! read-modify-writes, source modifiers) is defined once, in the semantics library [`sem`],
-//! which both backends call. [`engine`] is the embedding API the command line is built on. [`cxx_atomics`] maps C++
-//! atomic operations onto PTX per the ABI document and runs them.
+//! Source text in a GPU dialect is parsed by [`front`] into the one IR of [`ir`] (or a program
+//! is built in code with [`ir::build`]), checked by [`valid`] (whose [`valid::KernelInfo`] is
+//! the proof backends rely on), and executed by [`exec`] with a backend: the reference
+//! interpreter [`interp`] or the Cranelift compiler [`jit`]. The IR owns what an op is (what it
+//! reads and writes, [`ir::Op::for_each_use`]; where a memory access lands,
+//! [`ir::MemAccess`]); what each op computes on values (integer and float arithmetic,
+//! conversions, atomic read-modify-writes, source modifiers) is defined once, in the semantics
+//! library [`sem`], which both backends call. [`engine`] is the embedding API and owns policy
+//! (loading, overrides, diffs, benchmarks, reports); the command line is a thin client of it.
+//! [`litmus`] runs memory-model litmus tests, and [`cxx_atomics`] maps C++ atomic operations
+//! onto PTX per the ABI document and runs them.
 //!
 //! ```text
 //! prog.s --front--> ir::Program --valid--> (Kernel, KernelInfo) --interp | jit--> exec::launch
