@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 /// Device address of the first byte of the global arena. Address 0 (a null pointer) and anything
 /// below this are out of range.
 pub const GLOBAL_BASE: u64 = 0x0000_7f00_0000_0000;
-/// The shared-memory window every shared address must fall in (`000_6d05a8552870c0ae.txt`:
-/// "The address must be within the 16 MB shared memory window").
-pub const SHARED_WINDOW_BYTES: u32 = 16 << 20;
+/// The shared-memory window every shared address must fall in (defined with the other launch
+/// limits in [`crate::ir::limits`]).
+pub use crate::ir::SHARED_WINDOW_BYTES;
 /// Alignment of each global allocation.
 pub const ALLOC_ALIGN: u64 = 256;
 

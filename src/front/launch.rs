@@ -33,11 +33,11 @@
 use super::lexer::{end_of, join, lex, Cursor, SyntaxError, TokKind, Token};
 use super::program::{
     assign_cbank_offsets, buffer_decl, check_block, check_expect_in, check_grid, check_shared,
-    dims, expect, param_decl, unsigned, ByName, MAX_SHARED_BYTES,
+    dims, expect, param_decl, unsigned, ByName,
 };
 use super::ptx::{EntryInfo, EntryParam};
 use super::ParseError;
-use crate::ir::{Kernel, ParamDecl, ParamKind, Program, Span, Ty, PARAM_BASE};
+use crate::ir::{Kernel, ParamDecl, ParamKind, Program, Span, Ty, PARAM_BASE, SHARED_WINDOW_BYTES};
 use std::collections::{HashMap, HashSet};
 
 /// One source of launch directives.
@@ -315,7 +315,7 @@ fn apply_to_kernel(
                             m
                         } else {
                             format!(
-                                "{m} (the kernel's static .shared variables take {} bytes before the dynamic memory; at most {MAX_SHARED_BYTES})",
+                                "{m} (the kernel's static .shared variables take {} bytes before the dynamic memory; at most {SHARED_WINDOW_BYTES})",
                                 total - bytes
                             )
                         },

@@ -47,14 +47,10 @@
 use super::lexer::{end_of, join, lex, Cursor, SyntaxError, TokKind, Token};
 use crate::ir::{
     CmpOp, Expect, ExpectLhs, ExpectRhs, Init, LaunchSpec, ParamDecl, ParamKind, Scalar, Span, Ty,
-    PARAM_BASE,
+    MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ, PARAM_BASE, SHARED_WINDOW_BYTES,
 };
+use crate::valid::{self, LaunchLimit};
 use std::collections::HashMap;
-
-/// Largest shared-memory size per CTA: the 16 MB window of `000_6d05a8552870c0ae.txt`.
-pub const MAX_SHARED_BYTES: u32 = 16 * 1024 * 1024;
-/// Most threads per CTA.
-pub const MAX_BLOCK_THREADS: u64 = 1024;
 
 // ---------------------------------------------------------------------------------------------
 // Name lookup
@@ -360,45 +356,52 @@ pub fn dims(cur: &mut Cursor) -> Result<([u32; 3], Span), SyntaxError> {
     Ok((out, join(start, last)))
 }
 
-/// Checks a block shape: at most [`MAX_BLOCK_THREADS`] threads.
+/// Checks a block shape against the block limit ([`crate::valid::block_problems`]), worded for
+/// an error at the shape.
 pub fn check_block(block: [u32; 3]) -> Result<(), String> {
-    let threads: u128 = block.iter().map(|&d| d as u128).product();
-    if block.contains(&0) {
-        Err("a block dimension cannot be zero".into())
-    } else if threads > MAX_BLOCK_THREADS as u128 {
-        Err(format!(
+    let Some(problem) = valid::block_problems(block).into_iter().next() else {
+        return Ok(());
+    };
+    Err(match problem.limit {
+        LaunchLimit::BlockThreads { threads, .. } => format!(
             "a block of {}x{}x{} = {threads} threads exceeds {MAX_BLOCK_THREADS}",
             block[0], block[1], block[2]
-        ))
-    } else {
-        Ok(())
-    }
+        ),
+        LaunchLimit::BlockZero { .. }
+        | LaunchLimit::GridZero { .. }
+        | LaunchLimit::GridX { .. }
+        | LaunchLimit::GridYZ { .. }
+        | LaunchLimit::SharedWindow { .. } => problem.message,
+    })
 }
 
-/// Checks a grid shape against the CUDA limits (x up to 2^31-1, y and z up to 65535).
+/// Checks a grid shape against the CUDA limits ([`crate::valid::grid_problems`]), worded for an
+/// error at the shape.
 pub fn check_grid(grid: [u32; 3]) -> Result<(), String> {
-    if grid.contains(&0) {
-        Err("a grid dimension cannot be zero".into())
-    } else if grid[0] > i32::MAX as u32 {
-        Err(format!("grid x = {} exceeds 2147483647", grid[0]))
-    } else if grid[1] > 65535 || grid[2] > 65535 {
-        Err(format!(
-            "grid y and z must be at most 65535 (got {}, {})",
+    let Some(problem) = valid::grid_problems(grid).into_iter().next() else {
+        return Ok(());
+    };
+    Err(match problem.limit {
+        LaunchLimit::GridX { x } => format!("grid x = {x} exceeds {MAX_GRID_X}"),
+        LaunchLimit::GridYZ { .. } => format!(
+            "grid y and z must be at most {MAX_GRID_YZ} (got {}, {})",
             grid[1], grid[2]
-        ))
-    } else {
-        Ok(())
-    }
+        ),
+        LaunchLimit::GridZero { .. }
+        | LaunchLimit::BlockZero { .. }
+        | LaunchLimit::BlockThreads { .. }
+        | LaunchLimit::SharedWindow { .. } => problem.message,
+    })
 }
 
-/// Checks a shared-memory size (at most 16 MiB).
+/// Checks a shared-memory size against the window ([`crate::valid::shared_problems`]), worded
+/// for an error at the size; the size as a `u32` if it fits.
 pub fn check_shared(bytes: u64) -> Result<u32, String> {
-    if bytes > MAX_SHARED_BYTES as u64 {
-        Err(format!(
-            "{bytes} bytes of shared memory exceed the 16 MiB window ({MAX_SHARED_BYTES})"
-        ))
-    } else {
-        Ok(bytes as u32)
+    match valid::shared_problems(bytes) {
+        None => Ok(bytes as u32),
+        Some(_) => Err(format!(
+            "{bytes} bytes of shared memory exceed the 16 MiB window ({SHARED_WINDOW_BYTES})"
+        )),
     }
 }
 

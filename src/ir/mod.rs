@@ -61,12 +61,14 @@ macro_rules! op_enum {
     };
 }
 
+pub mod limits;
 mod ops;
 pub mod print;
 mod types;
 
 pub use print::{print_inst, print_kernel, print_program};
 
+pub use limits::{MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ, SHARED_WINDOW_BYTES};
 pub use ops::*;
 pub use types::*;
 

@@ -52,7 +52,10 @@ pub(crate) mod build;
 mod tests;
 
 pub use atomics::{table, AtomicTable, Row, Size, TABLES};
-pub use launch::{check_launch, launch_problems, LaunchProblem};
+pub use launch::{
+    block_problems, check_launch, grid_problems, launch_problems, shared_problems, LaunchLimit,
+    LaunchProblem,
+};
 pub use operands::{dst_uses, operand_uses, pred_uses, reg_uses, OperandUse, RegUse, Role};
 
 use crate::ir::{Dialect, Inst, Kernel, LaunchSpec, Op, Span, PARAM_BASE};
