@@ -859,10 +859,10 @@ fn litmus(args: LitmusArgs) -> u8 {
                 continue;
             }
         };
-        let test = match litmus::parse(&text) {
+        let test = match litmus::parse(file, &text) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: {file}:{e}");
+                eprintln!("error: {e}");
                 code = code.max(2);
                 continue;
             }

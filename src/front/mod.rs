@@ -2,8 +2,11 @@
 //! with a span for every instruction. Nothing outside `front` knows a dialect's syntax.
 //!
 //! * [`lexer`]: tokens with spans, shared by every dialect.
-//! * [`program`]: the dialect-neutral program-file parts (launch directives, buffers,
-//!   parameters, expectations, numbers) and the string helpers the command line uses.
+//! * [`directive`]: the one parser of launch directive lines (`.grid` ... `.expect`), for
+//!   program files, launch files and litmus headers.
+//! * [`program`]: the dialect-neutral program-file parts (buffers, parameters, expectations,
+//!   numbers, the SASS kernel's launch builder) and the string helpers the command line
+//!   uses.
 //! * [`sass`]: the SASS dialect (Volta–Ampere syntax).
 //! * [`ptx`]: the PTX dialect (PTX ISA 2.x–8.x as nvcc writes it).
 //! * [`launch`]: launch directives from outside the program file (a sidecar file, the command
@@ -12,6 +15,7 @@
 //! [`parse`] and [`parse_with_launch`] are the entry points; every bad input is a
 //! [`ParseError`], never a panic.
 
+pub mod directive;
 pub mod launch;
 pub mod lexer;
 pub mod program;

@@ -1,7 +1,9 @@
 //! The dialect-neutral part of a program file: numbers, launch directives, buffers, parameters
-//! and expectations. The SASS front-end feeds its directive lines through [`LaunchBuilder`];
-//! other front-ends reuse it for sidecar launch files, and the command line uses the string
-//! helpers (`parse_*`, `check_*`) for its overrides.
+//! and expectations. [`crate::front::directive`] parses directive lines with the readers here;
+//! the SASS front-end applies them to a kernel with [`LaunchBuilder`], launch files with
+//! [`crate::front::launch`]. The engine's overrides use the string helpers (`parse_*`,
+//! `check_*`). Launch limits are [`crate::ir::limits`], checked by
+//! [`crate::valid::launch_problems`]; `check_*` word its verdicts for errors at a directive.
 //!
 //! # Directives
 //!
@@ -44,7 +46,8 @@
 //! values (and `count`'s `V`) must fit the buffer's element type; `sum` is not range-checked
 //! (a sum may exceed the type) and `count` compares with an integer.
 
-use super::lexer::{end_of, join, lex, Cursor, SyntaxError, TokKind, Token};
+use super::directive::{self, Directive, LAUNCH_DIRECTIVES};
+use super::lexer::{join, lex, Cursor, SyntaxError, TokKind, Token};
 use crate::ir::{
     CmpOp, Expect, ExpectLhs, ExpectRhs, Init, LaunchSpec, ParamDecl, ParamKind, Scalar, Span, Ty,
     MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ, PARAM_BASE, SHARED_WINDOW_BYTES,
@@ -925,11 +928,9 @@ pub fn check_expect_in(e: &Expect, params: &ByName<ParamDecl>) -> Result<(), Str
 // ---------------------------------------------------------------------------------------------
 // The launch builder
 
-/// The launch directives, as written.
-pub const LAUNCH_DIRECTIVES: [&str; 6] =
-    [".grid", ".block", ".shared", ".buffer", ".param", ".expect"];
-
-/// Collects one kernel's launch directives and checks them.
+/// Collects one kernel's launch directives and checks them: the policy of a program file (a
+/// repeated `.grid`, `.block` or `.shared` is an error, `.shared` is the whole window, every
+/// name is new).
 #[derive(Debug, Clone, Default)]
 pub struct LaunchBuilder {
     spec: LaunchSpec,
@@ -946,13 +947,6 @@ impl LaunchBuilder {
         LaunchBuilder::default()
     }
 
-    /// True if `word` (case-insensitive) is one of [`LAUNCH_DIRECTIVES`].
-    pub fn is_launch_directive(word: &str) -> bool {
-        LAUNCH_DIRECTIVES
-            .iter()
-            .any(|d| d.eq_ignore_ascii_case(word))
-    }
-
     /// Applies one directive. `directive` is its word (`.grid`), `args` the tokens after it up
     /// to the end of the statement, `source` the whole source text (an expectation keeps its
     /// text for reports).
@@ -962,12 +956,14 @@ impl LaunchBuilder {
         args: &[Token],
         source: &str,
     ) -> Result<(), SyntaxError> {
-        let mut cur = Cursor::over(args, end_of(directive.span));
-        let stmt_span = args
-            .last()
-            .map(|t| join(directive.span, t.span))
-            .unwrap_or(directive.span);
-        let dup = |at: Option<Span>| match at {
+        let Some(parsed) = directive::parse(directive, args, source)? else {
+            return Err(SyntaxError::new(
+                directive.span,
+                format!("unknown directive `{}`", directive.text),
+            )
+            .expected(format!("one of {}", LAUNCH_DIRECTIVES.join(" "))));
+        };
+        let once = |at: &mut Option<Span>| match at.replace(directive.span) {
             Some(prev) => Err(SyntaxError::new(
                 directive.span,
                 format!(
@@ -977,81 +973,32 @@ impl LaunchBuilder {
             )),
             None => Ok(()),
         };
-        match directive.text.to_ascii_lowercase().as_str() {
-            ".grid" => {
-                dup(self.grid_at)?;
-                let (grid, span) = dims(&mut cur)?;
-                check_grid(grid).map_err(|m| SyntaxError::new(span, m))?;
-                self.spec.grid = grid;
-                self.grid_at = Some(directive.span);
+        match parsed {
+            Directive::Grid { dims, .. } => {
+                once(&mut self.grid_at)?;
+                self.spec.grid = dims;
             }
-            ".block" => {
-                dup(self.block_at)?;
-                let (block, span) = dims(&mut cur)?;
-                check_block(block).map_err(|m| {
-                    SyntaxError::new(span, m).expected("at most 1024 threads per CTA")
-                })?;
-                self.spec.block = block;
-                self.block_at = Some(directive.span);
+            Directive::Block { dims, .. } => {
+                once(&mut self.block_at)?;
+                self.spec.block = dims;
             }
-            ".shared" => {
-                dup(self.shared_at)?;
-                let (bytes, span) = unsigned(&mut cur, "the shared-memory size")?;
+            Directive::Shared { bytes, span } => {
+                once(&mut self.shared_at)?;
                 self.spec.shared_bytes =
                     check_shared(bytes).map_err(|m| SyntaxError::new(span, m))?;
-                self.shared_at = Some(directive.span);
             }
-            ".buffer" => {
-                let b = buffer_decl(&mut cur)?;
-                self.check_new_name(&b.name, b.name_span)?;
+            Directive::Decl { decl, name_span } => {
+                self.check_new_name(&decl.name, name_span)?;
                 self.param_index
-                    .insert(b.name.clone(), self.spec.params.len());
-                self.spec.params.push(ParamDecl {
-                    name: b.name,
-                    kind: ParamKind::Buffer {
-                        elem: b.elem,
-                        len: b.len,
-                        init: b.init,
-                    },
-                    cbank_offset: 0,
-                    span: stmt_span,
-                });
+                    .insert(decl.name.clone(), self.spec.params.len());
+                self.spec.params.push(decl);
             }
-            ".param" => {
-                let p = param_decl(&mut cur)?;
-                self.check_new_name(&p.name, p.name_span)?;
-                self.param_index
-                    .insert(p.name.clone(), self.spec.params.len());
-                self.spec.params.push(ParamDecl {
-                    name: p.name,
-                    kind: ParamKind::Scalar {
-                        ty: p.ty,
-                        value: p.value,
-                    },
-                    cbank_offset: 0,
-                    span: stmt_span,
-                });
-            }
-            ".expect" => {
-                let text = match (args.first(), args.last()) {
-                    (Some(a), Some(b)) => source
-                        .get(a.span.start as usize..b.span.end as usize)
-                        .unwrap_or(""),
-                    _ => "",
-                };
-                let (e, spans) = expect(&mut cur, text, stmt_span)?;
-                self.spec.expects.push(e);
+            Directive::Expect { expect, spans } => {
+                self.spec.expects.push(expect);
                 self.expect_spans.push(spans);
             }
-            _ => {
-                return Err(SyntaxError::new(
-                    directive.span,
-                    format!("unknown directive `{}`", directive.text),
-                )
-                .expected(format!("one of {}", LAUNCH_DIRECTIVES.join(" "))))
-            }
         }
-        cur.expect_end(&format!("`{}`", directive.text))
+        Ok(())
     }
 
     fn check_new_name(&self, name: &str, span: Span) -> Result<(), SyntaxError> {

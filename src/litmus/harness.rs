@@ -735,7 +735,7 @@ mod tests {
              \tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\
              \tmov.u32 %r2, 1;\n\tst.relaxed.gpu.global.u32 [%rd3], %r2;\n\tret;\n}}\n"
         );
-        parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+        parse("t.litmus", &text).unwrap_or_else(|e| panic!("{e}\n{text}"))
     }
 
     fn setup_error(result: Result<LitmusReport, LitmusError>) -> String {
