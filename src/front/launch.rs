@@ -30,6 +30,12 @@
 //!   the file's own declarations (constant-bank offsets continue after them).
 //! * `.expect` lines are appended and checked against all buffers.
 //!
+//! Lines given for one kernel bind that kernel only: a PTX entry with parameters that no
+//! `.buffer`/`.param` line reaches is left **unbound** rather than refused. It keeps the launch
+//! it was parsed with, [`apply`] returns why it cannot run (the error a count mismatch would
+//! give, at the kernel), and the engine reports that error if it is run
+//! ([`crate::engine::Module::unbound`]). Entries without parameters are trivially bound.
+//!
 //! Each line is parsed by [`crate::front::directive::parse`]; this module's policy is the
 //! sections, the duplicate check across sources, the dynamic shared offset and the binding.
 
@@ -113,13 +119,15 @@ pub(crate) enum KernelParams<'e> {
 }
 
 /// Applies `launch` to every kernel of `program` (`file_name` names the program file, for
-/// errors about a kernel as a whole).
+/// errors about a kernel as a whole). Returns, per kernel in program order, `Some(error)` for a
+/// PTX entry left unbound: it has parameters and no `.buffer`/`.param` line reached it, so it
+/// keeps the launch it was parsed with and cannot run (the error says why).
 pub(crate) fn apply(
     program: &mut Program,
     file_name: &str,
     entries: Option<&[EntryInfo]>,
     launch: &LaunchText,
-) -> Result<(), ParseError> {
+) -> Result<Vec<Option<ParseError>>, ParseError> {
     let lexed: Vec<Vec<Token>> = launch
         .sources
         .iter()
@@ -154,6 +162,7 @@ pub(crate) fn apply(
             }
         }
     }
+    let mut unbound = Vec::with_capacity(program.kernels.len());
     for (index, kernel) in program.kernels.iter_mut().enumerate() {
         let params = match entries {
             Some(infos) => match infos.get(index) {
@@ -178,9 +187,9 @@ pub(crate) fn apply(
                 b += 1;
             }
         }
-        apply_to_kernel(kernel, file_name, &params, &mine, launch)?;
+        unbound.push(apply_to_kernel(kernel, file_name, &params, &mine, launch)?);
     }
-    Ok(())
+    Ok(unbound)
 }
 
 /// Cuts one source into directive lines, tracking `.kernel` sections.
@@ -229,14 +238,15 @@ fn split_sections<'a>(
     Ok(())
 }
 
-/// Applies the directives for one kernel.
+/// Applies the directives for one kernel; `Some(error)`: a PTX entry left unbound (see
+/// [`apply`]).
 fn apply_to_kernel(
     kernel: &mut Kernel,
     file_name: &str,
     params: &KernelParams,
     directives: &[&SectionLine],
     launch: &LaunchText,
-) -> Result<(), ParseError> {
+) -> Result<Option<ParseError>, ParseError> {
     let mut spec = kernel.launch.clone();
     let mut seen: [Option<Span>; 3] = [None; 3];
     let mut added: Vec<(ParamDecl, usize)> = Vec::new();
@@ -316,6 +326,15 @@ fn apply_to_kernel(
             spec.params.extend(added.into_iter().map(|(p, _)| p));
             assign_cbank_offsets(&mut spec.params);
         }
+        KernelParams::Entry(info) if added.is_empty() && !info.params.is_empty() => {
+            return Ok(Some(count_mismatch(
+                kernel,
+                info,
+                &added,
+                file_name,
+                kernel.span,
+            )));
+        }
         KernelParams::Entry(info) => {
             let at = last_param_at.map(|(s, span)| (launch.sources[s].name.as_str(), span));
             spec.params = bind(kernel, file_name, info, added, at, launch)?;
@@ -327,7 +346,7 @@ fn apply_to_kernel(
     }
     spec.expects.extend(expects.into_iter().map(|(e, _)| e));
     kernel.launch = spec;
-    Ok(())
+    Ok(None)
 }
 
 /// Records a new parameter name; an error if `names` already has it.
@@ -364,7 +383,7 @@ fn param_list(info: &EntryInfo) -> String {
 }
 
 /// The error for a launch that binds `added` to an entry whose parameter list has another
-/// length, at `file`/`span`.
+/// length (also the reason an entry without any binding line cannot run), at `file`/`span`.
 fn count_mismatch(
     kernel: &Kernel,
     info: &EntryInfo,
@@ -470,7 +489,7 @@ mod tests {
         for (name, text) in sources {
             launch.push(name, text);
         }
-        parse_with_launch("t.s", src, Dialect::Sass, &launch)
+        parse_with_launch("t.s", src, Dialect::Sass, &launch).map(|l| l.program)
     }
 
     fn params(p: &Program, kernel: usize) -> Vec<(&str, u32)> {

@@ -59,7 +59,7 @@ use super::{LitmusTest, Location, Verdict};
 use crate::engine::{buffers, Backend, Config, Engine, Error, Overrides, Prepared};
 use crate::exec::random::SplitMix64;
 use crate::exec::{GlobalMemory, LaunchError};
-use crate::front::{self, LaunchText};
+use crate::front::LaunchText;
 use crate::ir::{Dialect, Scalar, Ty};
 
 /// Litmus threads (CTAs) a test may have: each needs a host thread.
@@ -366,9 +366,9 @@ fn load(
 ) -> Result<crate::engine::Module, LitmusError> {
     let mut launch = LaunchText::new();
     launch.push(file_name, &test.launch);
-    let program = front::parse_with_launch(file_name, &test.ptx, Dialect::Ptx, &launch)
-        .map_err(|e| LitmusError::Load(Error::Parse(e)))?;
-    engine.load_program(program).map_err(LitmusError::Load)
+    engine
+        .load_text(file_name, &test.ptx, Dialect::Ptx, Some(&launch))
+        .map_err(LitmusError::Load)
 }
 
 /// Runs `test` (read from `file_name`, which error messages name) as `options` says.
