@@ -25,14 +25,37 @@
 //! An [`Engine`] is cheap to clone (it is an `Arc`); its [`Config`] is set with chained calls.
 //! A [`Module`] is a parsed and validated program; it compiles each kernel once, on first use,
 //! and reuses the compiled code for every launch.
+//!
+//! The command line is a thin client of this module, which owns its policy:
+//!
+//! * [`load`]: a program *file* with its dialect and launch sidecar ([`Engine::load_file`]),
+//!   and errors shown against the text they point into ([`Sources::render`]);
+//! * [`overrides`]: `--grid`, `--block`, `--shared`, `--set`, `--expect` as text
+//!   ([`Module::overrides`]);
+//! * [`diff`]: the interpreter against the JIT ([`Module::diff_backends`]);
+//! * [`bench`](mod@bench): the measured launch loop ([`Module::bench`]);
+//! * [`status`]: outcomes as exit codes ([`ExitStatus`]), one mapping for every command;
+//! * [`report`]: reports as JSON ([`RunReport::json`], [`to_json_text`]).
 
+pub mod bench;
 pub mod buffers;
+pub mod diff;
 pub mod expect;
+pub mod load;
+pub mod overrides;
+pub mod report;
+pub mod status;
 #[cfg(test)]
 mod tests;
 
+pub use bench::{BenchOutcome, Measurement};
 pub use buffers::Buffer;
+pub use diff::Difference;
 pub use expect::ExpectOutcome;
+pub use load::{LaunchLine, LaunchRequest, LoadError, LoadedFile, Purpose, Sources};
+pub use overrides::OverrideArgs;
+pub use report::{to_json_text, JsonScalar, RunJson};
+pub use status::ExitStatus;
 
 use crate::exec::{self, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, WarpRunner};
 use crate::front::{self, LaunchText, ParseError};
@@ -44,8 +67,9 @@ use crate::valid::{self, KernelInfo, ValidationErrors};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-/// Which backend executes kernels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+/// Which backend executes kernels. Written by its [`Backend::name`] (`jit`, `interp`), which
+/// is also what [`str::parse`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Backend {
     /// Cranelift-compiled native code (the default).
     Jit,
@@ -54,11 +78,42 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// Every backend, the default first.
+    pub const ALL: [Backend; 2] = [Backend::Jit, Backend::Interp];
+
     pub fn name(self) -> &'static str {
         match self {
             Backend::Jit => "jit",
             Backend::Interp => "interp",
         }
+    }
+
+    /// What the backend is, in one line (the command line's help).
+    pub fn about(self) -> &'static str {
+        match self {
+            Backend::Jit => "Cranelift-compiled native code (the default)",
+            Backend::Interp => "The reference interpreter",
+        }
+    }
+}
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Backend, String> {
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Backend::ALL.iter().map(|b| b.name()).collect();
+                format!("unknown backend `{s}` (one of {})", names.join(", "))
+            })
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -284,8 +339,9 @@ pub struct RunReport {
     pub failure: Option<Failure>,
 }
 
-/// Why a launch did not complete.
+/// Why a launch did not complete. As JSON: `{"trap": ...}` or `{"watchdog": ...}`.
 #[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Failure {
     Trap(Box<exec::Trap>),
     Watchdog(Box<exec::WatchdogReport>),
@@ -326,6 +382,16 @@ impl Module {
             .iter()
             .map(|k| k.name.as_str())
             .collect()
+    }
+
+    /// The kernels `selection` names (as given, unchecked), or every kernel in file order if it
+    /// names none: the command line's repeatable `--kernel`.
+    pub fn selected_kernels(&self, selection: &[String]) -> Vec<String> {
+        if selection.is_empty() {
+            self.kernel_names().into_iter().map(String::from).collect()
+        } else {
+            selection.to_vec()
+        }
     }
 
     fn index_of(&self, name: &str) -> Result<usize, Error> {

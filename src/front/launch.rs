@@ -32,8 +32,8 @@
 //!
 //! Lines given for one kernel bind that kernel only: a PTX entry with parameters that no
 //! `.buffer`/`.param` line reaches is left **unbound** rather than refused. It keeps the launch
-//! it was parsed with, [`apply`] returns why it cannot run (the error a count mismatch would
-//! give, at the kernel), and the engine reports that error if it is run
+//! it was parsed with, [`crate::front::parse_with_launch`] returns why it cannot run (the error
+//! a count mismatch would give, at the kernel), and the engine reports that error if it is run
 //! ([`crate::engine::Module::unbound`]). Entries without parameters are trivially bound.
 //!
 //! Each line is parsed by [`crate::front::directive::parse`]; this module's policy is the

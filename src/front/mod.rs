@@ -5,8 +5,8 @@
 //! * [`directive`]: the one parser of launch directive lines (`.grid` ... `.expect`), for
 //!   program files, launch files and litmus headers.
 //! * [`program`]: the dialect-neutral program-file parts (buffers, parameters, expectations,
-//!   numbers, the SASS kernel's launch builder) and the string helpers the command line
-//!   uses.
+//!   numbers, the SASS kernel's launch builder) and the string helpers the engine's overrides
+//!   use.
 //! * [`sass`]: the SASS dialect (Volta–Ampere syntax).
 //! * [`ptx`]: the PTX dialect (PTX ISA 2.x–8.x as nvcc writes it).
 //! * [`launch`]: launch directives from outside the program file (a sidecar file, the command

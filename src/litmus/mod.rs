@@ -41,7 +41,7 @@ use crate::ir::Span;
 use std::fmt;
 
 pub use cond::{parse_cond, parse_location, Cond, CondError, MAX_NESTING};
-pub use harness::{run, LitmusError, LitmusReport, Options, Outcome};
+pub use harness::{run, LitmusError, LitmusJson, LitmusReport, Options, Outcome};
 
 /// Whether the condition's outcome is forbidden (a failure if seen) or merely reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
