@@ -39,7 +39,7 @@
 //! Each line is parsed by [`crate::front::directive::parse`]; this module's policy is the
 //! sections, the duplicate check across sources, the dynamic shared offset and the binding.
 
-use super::directive::{self, Directive, Line};
+use super::directive::{self, Directive, Line, LAUNCH_DIRECTIVES};
 use super::lexer::{lex, SyntaxError, Token};
 use super::program::{assign_cbank_offsets, check_expect_in, check_shared, ByName};
 use super::ptx::{EntryInfo, EntryParam};
@@ -95,6 +95,11 @@ struct SectionLine<'a> {
     /// The `.kernel` section it is in (`None`: every kernel).
     kernel: Option<String>,
     line: Line<'a>,
+}
+
+/// The directives a launch file accepts, as an error lists them.
+fn launch_file_directives() -> String {
+    format!(".kernel {}", LAUNCH_DIRECTIVES.join(" "))
 }
 
 fn err(file: &str, span: Span, message: String) -> ParseError {
@@ -203,9 +208,7 @@ fn split_sections<'a>(
     for line in directive::lines(toks) {
         if !line.is_directive() {
             return Err(ParseError {
-                expected: Some(
-                    "a directive: .kernel .grid .block .shared .buffer .param .expect".into(),
-                ),
+                expected: Some(format!("a directive: {}", launch_file_directives())),
                 ..err(
                     &src.name,
                     line.word.span,
@@ -261,7 +264,7 @@ fn apply_to_kernel(
         let parsed = directive::parse(word, &d.line.args, text)
             .map_err(|e| lift(file, e))?
             .ok_or_else(|| ParseError {
-                expected: Some(".kernel .grid .block .shared .buffer .param .expect".into()),
+                expected: Some(launch_file_directives()),
                 ..err(
                     file,
                     word.span,
