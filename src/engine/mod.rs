@@ -25,23 +25,51 @@
 //! An [`Engine`] is cheap to clone (it is an `Arc`); its [`Config`] is set with chained calls.
 //! A [`Module`] is a parsed and validated program; it compiles each kernel once, on first use,
 //! and reuses the compiled code for every launch.
+//!
+//! The command line is a thin client of this module, which owns its policy:
+//!
+//! * [`load`]: a program *file* with its dialect and launch sidecar ([`Engine::load_file`]),
+//!   and errors shown against the text they point into ([`Sources::render`]);
+//! * [`overrides`]: `--grid`, `--block`, `--shared`, `--set`, `--expect` as text
+//!   ([`Module::overrides`]);
+//! * [`diff`]: the interpreter against the JIT ([`Module::diff_backends`]);
+//! * [`bench`](mod@bench): the measured launch loop ([`Module::bench`]);
+//! * [`status`]: outcomes as exit codes ([`ExitStatus`]), one mapping for every command;
+//! * [`report`]: reports as JSON ([`RunReport::json`], [`to_json_text`]).
 
+pub mod bench;
 pub mod buffers;
+pub mod diff;
 pub mod expect;
+pub mod load;
+pub mod overrides;
+pub mod report;
+pub mod status;
+#[cfg(test)]
+mod tests;
 
+pub use bench::{BenchOutcome, Measurement};
 pub use buffers::Buffer;
+pub use diff::Difference;
 pub use expect::ExpectOutcome;
+pub use load::{LaunchLine, LaunchRequest, LoadError, LoadedFile, Purpose, Sources};
+pub use overrides::OverrideArgs;
+pub use report::{to_json_text, JsonScalar, RunJson};
+pub use status::ExitStatus;
 
 use crate::exec::{self, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, WarpRunner};
 use crate::front::{self, LaunchText, ParseError};
 use crate::interp::Interpreter;
-use crate::ir::{Expect, Init, Kernel, ParamKind, Program, Scalar, Ty, CBANK_NCTAID, CBANK_NTID};
+use crate::ir::{
+    Dialect, Expect, Init, Kernel, ParamKind, Program, Scalar, Ty, CBANK_NCTAID, CBANK_NTID,
+};
 use crate::valid::{self, KernelInfo, ValidationErrors};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-/// Which backend executes kernels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+/// Which backend executes kernels. Written by its [`Backend::name`] (`jit`, `interp`), which
+/// is also what [`str::parse`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Backend {
     /// Cranelift-compiled native code (the default).
     Jit,
@@ -50,11 +78,42 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// Every backend, the default first.
+    pub const ALL: [Backend; 2] = [Backend::Jit, Backend::Interp];
+
     pub fn name(self) -> &'static str {
         match self {
             Backend::Jit => "jit",
             Backend::Interp => "interp",
         }
+    }
+
+    /// What the backend is, in one line (the command line's help).
+    pub fn about(self) -> &'static str {
+        match self {
+            Backend::Jit => "Cranelift-compiled native code (the default)",
+            Backend::Interp => "The reference interpreter",
+        }
+    }
+}
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Backend, String> {
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Backend::ALL.iter().map(|b| b.name()).collect();
+                format!("unknown backend `{s}` (one of {})", names.join(", "))
+            })
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -108,6 +167,10 @@ impl Config {
 pub enum Error {
     #[error("{0}")]
     Parse(ParseError),
+    /// The kernel is a PTX entry with parameters that its launch does not bind (the error is
+    /// located at the kernel in the program file).
+    #[error("{0}")]
+    Unbound(ParseError),
     #[error("kernel `{kernel}` is invalid:\n{errors}")]
     Validation {
         kernel: String,
@@ -148,32 +211,69 @@ impl Engine {
     }
 
     /// Parses (dialect from the file name, see [`front::dialect_for`]) and validates every
-    /// kernel of `source`.
+    /// kernel of `source`, for inspection: the PTX entries that have parameters stay unbound
+    /// (see [`Module::unbound`]) and cannot run.
     pub fn load(&self, file_name: &str, source: &str) -> Result<Module, Error> {
-        let program =
-            front::parse(file_name, source, front::dialect_for(file_name)).map_err(Error::Parse)?;
-        self.load_program(program)
+        self.load_text(file_name, source, front::dialect_for(file_name), None)
     }
 
     /// Like [`Engine::load`], with launch directives from outside the file (a sidecar file,
-    /// command-line lines): see [`front::launch`]. For PTX they bind each entry's `.param`
-    /// list (every parameter must be bound, in order); for SASS they are appended to each
-    /// kernel's declarations. A parse error in a launch source names that source
-    /// ([`LaunchText::source_text`] gives its text for rendering).
+    /// command-line lines): see [`front::launch`]. For PTX they bind the `.param` list of each
+    /// entry they reach (every parameter, in order); an entry no `.buffer`/`.param` line
+    /// reaches stays unbound, unless no kernel at all would be bound: that is the error of the
+    /// first one. For SASS they are appended to each kernel's declarations. A parse error in a
+    /// launch source names that source ([`LaunchText::source_text`] gives its text for
+    /// rendering).
     pub fn load_with_launch(
         &self,
         file_name: &str,
         source: &str,
         launch: &LaunchText,
     ) -> Result<Module, Error> {
-        let program =
-            front::parse_with_launch(file_name, source, front::dialect_for(file_name), launch)
-                .map_err(Error::Parse)?;
-        self.load_program(program)
+        self.load_text(
+            file_name,
+            source,
+            front::dialect_for(file_name),
+            Some(launch),
+        )
     }
 
-    /// Validates an already parsed program.
+    /// [`Engine::load`] (`launch` is `None`) or [`Engine::load_with_launch`] with the dialect
+    /// given rather than implied by the file name (litmus files hold PTX).
+    pub fn load_text(
+        &self,
+        file_name: &str,
+        source: &str,
+        dialect: Dialect,
+        launch: Option<&LaunchText>,
+    ) -> Result<Module, Error> {
+        let launched = front::parse_with_launch(
+            file_name,
+            source,
+            dialect,
+            launch.unwrap_or(&LaunchText::new()),
+        )
+        .map_err(Error::Parse)?;
+        // A launch is given to run the program: one that binds no kernel at all is refused.
+        if launch.is_some() && launched.unbound.iter().all(Option::is_some) {
+            if let Some(Some(first)) = launched.unbound.first() {
+                return Err(Error::Parse(first.clone()));
+            }
+        }
+        self.load_checked(launched.program, launched.unbound)
+    }
+
+    /// Validates an already parsed program (every kernel counts as bound).
     pub fn load_program(&self, program: Program) -> Result<Module, Error> {
+        let unbound = vec![None; program.kernels.len()];
+        self.load_checked(program, unbound)
+    }
+
+    fn load_checked(
+        &self,
+        program: Program,
+        unbound: Vec<Option<ParseError>>,
+    ) -> Result<Module, Error> {
         let mut infos = Vec::with_capacity(program.kernels.len());
         for kernel in &program.kernels {
             let info = valid::validate(kernel).map_err(|errors| Error::Validation {
@@ -187,6 +287,7 @@ impl Engine {
             engine: self.clone(),
             program: Arc::new(program),
             infos,
+            unbound,
             compiled,
         })
     }
@@ -199,6 +300,10 @@ pub struct Module {
     engine: Engine,
     program: Arc<Program>,
     infos: Vec<KernelInfo>,
+    /// Per kernel: why it cannot run, for a PTX entry its launch left unbound
+    /// ([`front::Launched::unbound`]). The binding is recorded here, beside the program, rather
+    /// than in the IR: the kernel itself is valid, only this launch of it is incomplete.
+    unbound: Vec<Option<ParseError>>,
     compiled: Vec<OnceLock<Compiled>>,
 }
 
@@ -234,8 +339,9 @@ pub struct RunReport {
     pub failure: Option<Failure>,
 }
 
-/// Why a launch did not complete.
+/// Why a launch did not complete. As JSON: `{"trap": ...}` or `{"watchdog": ...}`.
 #[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Failure {
     Trap(Box<exec::Trap>),
     Watchdog(Box<exec::WatchdogReport>),
@@ -278,6 +384,16 @@ impl Module {
             .collect()
     }
 
+    /// The kernels `selection` names (as given, unchecked), or every kernel in file order if it
+    /// names none: the command line's repeatable `--kernel`.
+    pub fn selected_kernels(&self, selection: &[String]) -> Vec<String> {
+        if selection.is_empty() {
+            self.kernel_names().into_iter().map(String::from).collect()
+        } else {
+            selection.to_vec()
+        }
+    }
+
     fn index_of(&self, name: &str) -> Result<usize, Error> {
         self.program
             .kernels
@@ -290,6 +406,12 @@ impl Module {
     pub fn kernel(&self, name: &str) -> Result<(&Kernel, &KernelInfo), Error> {
         let i = self.index_of(name)?;
         Ok((&self.program.kernels[i], &self.infos[i]))
+    }
+
+    /// Why kernel `name` cannot run, if it is a PTX entry with parameters that its launch left
+    /// unbound: the error [`Module::run`] and [`Module::prepare`] return for it.
+    pub fn unbound(&self, name: &str) -> Result<Option<&ParseError>, Error> {
+        Ok(self.unbound[self.index_of(name)?].as_ref())
     }
 
     /// The backend's prepared form of kernel `name` (compiled once, then reused).
@@ -353,6 +475,9 @@ impl Module {
         deterministic: bool,
     ) -> Result<Prepared<'_>, Error> {
         let i = self.index_of(name)?;
+        if let Some(e) = &self.unbound[i] {
+            return Err(Error::Unbound(e.clone()));
+        }
         let kernel = &self.program.kernels[i];
         let spec = &kernel.launch;
         let grid = overrides.grid.unwrap_or(spec.grid);

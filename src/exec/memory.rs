@@ -13,7 +13,8 @@ use super::TrapReason;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 /// The address model (where the global arena and the generic shared window sit) is the IR's:
-/// `src/ir/access.rs` ([`crate::ir::resolve`]). Re-exported here for the memory's users.
+/// `src/ir/access.rs` ([`crate::ir::resolve`]); the shared window is a launch limit
+/// ([`crate::ir::limits`]). Re-exported here for the memory's users.
 pub use crate::ir::{GENERIC_SHARED_BASE, GLOBAL_BASE, SHARED_WINDOW_BYTES};
 /// Alignment of each global allocation.
 pub const ALLOC_ALIGN: u64 = 256;

@@ -29,15 +29,22 @@
 //!   Names are the launch's own (expectations use them). For **SASS** they are appended after
 //!   the file's own declarations (constant-bank offsets continue after them).
 //! * `.expect` lines are appended and checked against all buffers.
+//!
+//! Lines given for one kernel bind that kernel only: a PTX entry with parameters that no
+//! `.buffer`/`.param` line reaches is left **unbound** rather than refused. It keeps the launch
+//! it was parsed with, [`crate::front::parse_with_launch`] returns why it cannot run (the error
+//! a count mismatch would give, at the kernel), and the engine reports that error if it is run
+//! ([`crate::engine::Module::unbound`]). Entries without parameters are trivially bound.
+//!
+//! Each line is parsed by [`crate::front::directive::parse`]; this module's policy is the
+//! sections, the duplicate check across sources, the dynamic shared offset and the binding.
 
-use super::lexer::{end_of, join, lex, Cursor, SyntaxError, TokKind, Token};
-use super::program::{
-    assign_cbank_offsets, buffer_decl, check_block, check_expect_in, check_grid, check_shared,
-    dims, expect, param_decl, unsigned, ByName, MAX_SHARED_BYTES,
-};
+use super::directive::{self, Directive, Line, LAUNCH_DIRECTIVES};
+use super::lexer::{lex, SyntaxError, Token};
+use super::program::{assign_cbank_offsets, check_expect_in, check_shared, ByName};
 use super::ptx::{EntryInfo, EntryParam};
 use super::ParseError;
-use crate::ir::{Kernel, ParamDecl, ParamKind, Program, Span, Ty, PARAM_BASE};
+use crate::ir::{Kernel, ParamDecl, ParamKind, Program, Span, Ty, PARAM_BASE, SHARED_WINDOW_BYTES};
 use std::collections::{HashMap, HashSet};
 
 /// One source of launch directives.
@@ -82,13 +89,17 @@ impl LaunchText {
     }
 }
 
-/// One directive line of a source.
-struct Directive<'a> {
+/// One directive line of a source, with the `.kernel` section it is in.
+struct SectionLine<'a> {
     source: usize,
     /// The `.kernel` section it is in (`None`: every kernel).
     kernel: Option<String>,
-    word: Token<'a>,
-    args: Vec<Token<'a>>,
+    line: Line<'a>,
+}
+
+/// The directives a launch file accepts, as an error lists them.
+fn launch_file_directives() -> String {
+    format!(".kernel {}", LAUNCH_DIRECTIVES.join(" "))
 }
 
 fn err(file: &str, span: Span, message: String) -> ParseError {
@@ -113,13 +124,15 @@ pub(crate) enum KernelParams<'e> {
 }
 
 /// Applies `launch` to every kernel of `program` (`file_name` names the program file, for
-/// errors about a kernel as a whole).
+/// errors about a kernel as a whole). Returns, per kernel in program order, `Some(error)` for a
+/// PTX entry left unbound: it has parameters and no `.buffer`/`.param` line reached it, so it
+/// keeps the launch it was parsed with and cannot run (the error says why).
 pub(crate) fn apply(
     program: &mut Program,
     file_name: &str,
     entries: Option<&[EntryInfo]>,
     launch: &LaunchText,
-) -> Result<(), ParseError> {
+) -> Result<Vec<Option<ParseError>>, ParseError> {
     let lexed: Vec<Vec<Token>> = launch
         .sources
         .iter()
@@ -127,7 +140,7 @@ pub(crate) fn apply(
         .collect::<Result<_, _>>()?;
     let mut directives = Vec::new();
     for (i, toks) in lexed.iter().enumerate() {
-        split_directives(i, &launch.sources[i], toks, &mut directives)?;
+        split_sections(i, &launch.sources[i], toks, &mut directives)?;
     }
     let kernel_names: HashSet<&str> = program.kernels.iter().map(|k| k.name.as_str()).collect();
     // Directive indices: those for every kernel, and those of each `.kernel NAME` section.
@@ -147,13 +160,14 @@ pub(crate) fn apply(
                     expected: Some(format!("one of {}", names.join(" "))),
                     ..err(
                         &launch.sources[d.source].name,
-                        d.word.span,
+                        d.line.word.span,
                         format!("the program has no kernel `{k}`"),
                     )
                 });
             }
         }
     }
+    let mut unbound = Vec::with_capacity(program.kernels.len());
     for (index, kernel) in program.kernels.iter_mut().enumerate() {
         let params = match entries {
             Some(infos) => match infos.get(index) {
@@ -166,7 +180,7 @@ pub(crate) fn apply(
         let own = by_kernel
             .get(kernel.name.as_str())
             .map_or(&[][..], Vec::as_slice);
-        let mut mine: Vec<&Directive> = Vec::with_capacity(for_all.len() + own.len());
+        let mut mine: Vec<&SectionLine> = Vec::with_capacity(for_all.len() + own.len());
         let (mut a, mut b) = (0, 0);
         while a < for_all.len() || b < own.len() {
             let take_all = b == own.len() || (a < for_all.len() && for_all[a] < own[b]);
@@ -178,78 +192,64 @@ pub(crate) fn apply(
                 b += 1;
             }
         }
-        apply_to_kernel(kernel, file_name, &params, &mine, launch)?;
+        unbound.push(apply_to_kernel(kernel, file_name, &params, &mine, launch)?);
     }
-    Ok(())
+    Ok(unbound)
 }
 
 /// Cuts one source into directive lines, tracking `.kernel` sections.
-fn split_directives<'a>(
+fn split_sections<'a>(
     source: usize,
     src: &LaunchSource,
     toks: &[Token<'a>],
-    out: &mut Vec<Directive<'a>>,
+    out: &mut Vec<SectionLine<'a>>,
 ) -> Result<(), ParseError> {
     let mut section: Option<String> = None;
-    let mut line: Vec<Token<'a>> = Vec::new();
-    let mut lines = Vec::new();
-    for t in toks {
-        match t.kind {
-            TokKind::Newline => lines.push(std::mem::take(&mut line)),
-            TokKind::Address => {}
-            TokKind::Word | TokKind::Punct => line.push(*t),
-        }
-    }
-    lines.push(line);
-    for mut line in lines {
-        if line.last().is_some_and(|t| t.is_punct(";")) {
-            line.pop();
-        }
-        let Some(first) = line.first().copied() else {
-            continue;
-        };
-        if !(first.is_word() && first.text.starts_with('.')) {
+    for line in directive::lines(toks) {
+        if !line.is_directive() {
             return Err(ParseError {
-                expected: Some(
-                    "a directive: .kernel .grid .block .shared .buffer .param .expect".into(),
-                ),
+                expected: Some(format!("a directive: {}", launch_file_directives())),
                 ..err(
                     &src.name,
-                    first.span,
-                    format!("expected a launch directive, found {}", first.describe()),
+                    line.word.span,
+                    format!(
+                        "expected a launch directive, found {}",
+                        line.word.describe()
+                    ),
                 )
             });
         }
-        if first.text.eq_ignore_ascii_case(".kernel") {
-            match line.get(1..) {
-                Some([name]) if name.is_word() => section = Some(name.text.to_string()),
+        if line.is(".kernel") {
+            match line.args.as_slice() {
+                [name] if name.is_word() => section = Some(name.text.to_string()),
                 _ => {
                     return Err(err(
                         &src.name,
-                        first.span,
+                        line.word.span,
                         "`.kernel` takes one kernel name".into(),
                     ))
                 }
             }
             continue;
         }
-        out.push(Directive {
+        out.push(SectionLine {
             source,
             kernel: section.clone(),
-            word: first,
-            args: line[1..].to_vec(),
+            line,
         });
     }
     Ok(())
 }
 
+/// Applies the directives for one kernel; `Some(error)`: a PTX entry left unbound (see
+/// [`apply`]).
 fn apply_to_kernel(
     kernel: &mut Kernel,
     file_name: &str,
     params: &KernelParams,
-    directives: &[&Directive],
+    directives: &[&SectionLine],
     launch: &LaunchText,
-) -> Result<(), ParseError> {
+) -> Result<Option<ParseError>, ParseError> {
     let mut spec = kernel.launch.clone();
     let mut seen: [Option<Span>; 3] = [None; 3];
     let mut added: Vec<(ParamDecl, usize)> = Vec::new();
@@ -260,46 +260,39 @@ fn apply_to_kernel(
     for d in directives {
         let file = &launch.sources[d.source].name;
         let text = &launch.sources[d.source].text;
-        let mut cur = Cursor::over(&d.args, end_of(d.word.span));
-        let stmt_span = d
-            .args
-            .last()
-            .map(|t| join(d.word.span, t.span))
-            .unwrap_or(d.word.span);
-        let word = d.word.text.to_ascii_lowercase();
-        let slot = match word.as_str() {
-            ".grid" => Some(0),
-            ".block" => Some(1),
-            ".shared" => Some(2),
-            _ => None,
+        let word = &d.line.word;
+        let parsed = directive::parse(word, &d.line.args, text)
+            .map_err(|e| lift(file, e))?
+            .ok_or_else(|| ParseError {
+                expected: Some(launch_file_directives()),
+                ..err(
+                    file,
+                    word.span,
+                    format!("unknown launch directive `{}`", word.text),
+                )
+            })?;
+        let slot = match &parsed {
+            Directive::Grid { .. } => Some(0),
+            Directive::Block { .. } => Some(1),
+            Directive::Shared { .. } => Some(2),
+            Directive::Decl { .. } | Directive::Expect { .. } => None,
         };
         if let Some(i) = slot {
-            if let Some(prev) = seen[i] {
+            if let Some(prev) = seen[i].replace(word.span) {
                 return Err(err(
                     file,
-                    d.word.span,
+                    word.span,
                     format!(
                         "duplicate `{}` for kernel `{}` (already given on line {})",
-                        d.word.text, kernel.name, prev.line
+                        word.text, kernel.name, prev.line
                     ),
                 ));
             }
-            seen[i] = Some(d.word.span);
         }
-        let syntax = |e: SyntaxError| lift(file, e);
-        match word.as_str() {
-            ".grid" => {
-                let (grid, span) = dims(&mut cur).map_err(syntax)?;
-                check_grid(grid).map_err(|m| err(file, span, m))?;
-                spec.grid = grid;
-            }
-            ".block" => {
-                let (block, span) = dims(&mut cur).map_err(syntax)?;
-                check_block(block).map_err(|m| err(file, span, m))?;
-                spec.block = block;
-            }
-            ".shared" => {
-                let (bytes, span) = unsigned(&mut cur, "the shared-memory size").map_err(syntax)?;
+        match parsed {
+            Directive::Grid { dims, .. } => spec.grid = dims,
+            Directive::Block { dims, .. } => spec.block = dims,
+            Directive::Shared { bytes, span } => {
                 let total = match params {
                     KernelParams::Declared => bytes,
                     KernelParams::Entry(info) => {
@@ -315,77 +308,35 @@ fn apply_to_kernel(
                             m
                         } else {
                             format!(
-                                "{m} (the kernel's static .shared variables take {} bytes before the dynamic memory; at most {MAX_SHARED_BYTES})",
+                                "{m} (the kernel's static .shared variables take {} bytes before the dynamic memory; at most {SHARED_WINDOW_BYTES})",
                                 total - bytes
                             )
                         },
                     )
                 })?;
             }
-            ".buffer" => {
-                let b = buffer_decl(&mut cur).map_err(syntax)?;
-                check_new_name(&mut names, &b.name, b.name_span, file)?;
-                added.push((
-                    ParamDecl {
-                        name: b.name,
-                        kind: ParamKind::Buffer {
-                            elem: b.elem,
-                            len: b.len,
-                            init: b.init,
-                        },
-                        cbank_offset: 0,
-                        span: stmt_span,
-                    },
-                    d.source,
-                ));
-                last_param_at = Some((d.source, stmt_span));
+            Directive::Decl { decl, name_span } => {
+                check_new_name(&mut names, &decl.name, name_span, file)?;
+                last_param_at = Some((d.source, decl.span));
+                added.push((decl, d.source));
             }
-            ".param" => {
-                let p = param_decl(&mut cur).map_err(syntax)?;
-                check_new_name(&mut names, &p.name, p.name_span, file)?;
-                added.push((
-                    ParamDecl {
-                        name: p.name,
-                        kind: ParamKind::Scalar {
-                            ty: p.ty,
-                            value: p.value,
-                        },
-                        cbank_offset: 0,
-                        span: stmt_span,
-                    },
-                    d.source,
-                ));
-                last_param_at = Some((d.source, stmt_span));
-            }
-            ".expect" => {
-                let etext = match (d.args.first(), d.args.last()) {
-                    (Some(a), Some(b)) => text
-                        .get(a.span.start as usize..b.span.end as usize)
-                        .unwrap_or(""),
-                    _ => "",
-                };
-                let (e, _) = expect(&mut cur, etext, stmt_span).map_err(syntax)?;
-                expects.push((e, d.source));
-            }
-            _ => {
-                return Err(ParseError {
-                    expected: Some(".kernel .grid .block .shared .buffer .param .expect".into()),
-                    ..err(
-                        file,
-                        d.word.span,
-                        format!("unknown launch directive `{}`", d.word.text),
-                    )
-                })
-            }
+            Directive::Expect { expect, .. } => expects.push((expect, d.source)),
         }
-        cur.expect_end(&format!("`{}`", d.word.text))
-            .map_err(|e| lift(file, e))?;
     }
 
     match params {
         KernelParams::Declared => {
             spec.params.extend(added.into_iter().map(|(p, _)| p));
             assign_cbank_offsets(&mut spec.params);
+        }
+        KernelParams::Entry(info) if added.is_empty() && !info.params.is_empty() => {
+            return Ok(Some(count_mismatch(
+                kernel,
+                info,
+                &added,
+                file_name,
+                kernel.span,
+            )));
         }
         KernelParams::Entry(info) => {
             let at = last_param_at.map(|(s, span)| (launch.sources[s].name.as_str(), span));
@@ -398,7 +349,7 @@ fn apply_to_kernel(
     }
     spec.expects.extend(expects.into_iter().map(|(e, _)| e));
     kernel.launch = spec;
-    Ok(())
+    Ok(None)
 }
 
 /// Records a new parameter name; an error if `names` already has it.
@@ -421,6 +372,54 @@ fn describe_param(p: &EntryParam) -> String {
     format!("{} .{}", p.name, super::ptx::type_name(p.ty))
 }
 
+/// The parameters of a PTX entry, listed for an error.
+fn param_list(info: &EntryInfo) -> String {
+    if info.params.is_empty() {
+        "no parameters".to_string()
+    } else {
+        info.params
+            .iter()
+            .map(describe_param)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The error for a launch that binds `added` to an entry whose parameter list has another
+/// length (also the reason an entry without any binding line cannot run), at `file`/`span`.
+fn count_mismatch(
+    kernel: &Kernel,
+    info: &EntryInfo,
+    added: &[(ParamDecl, usize)],
+    file: &str,
+    span: Span,
+) -> ParseError {
+    let bound: Vec<&str> = added.iter().map(|(p, _)| p.name.as_str()).collect();
+    ParseError {
+        expected: Some(format!(
+            "one --buffer (for a pointer) or --param (for a scalar) per parameter, in order: {}",
+            param_list(info)
+        )),
+        ..err(
+            file,
+            span,
+            format!(
+                "kernel `{}` has {} parameter{} ({}) but the launch binds {}{}",
+                kernel.name,
+                info.params.len(),
+                if info.params.len() == 1 { "" } else { "s" },
+                param_list(info),
+                added.len(),
+                if bound.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", bound.join(", "))
+                }
+            ),
+        )
+    }
+}
+
 /// Binds the launch's buffers and scalars to the PTX entry's `.param` list, in order.
 fn bind(
     kernel: &Kernel,
@@ -430,43 +429,9 @@ fn bind(
     at: Option<(&str, Span)>,
     launch: &LaunchText,
 ) -> Result<Vec<ParamDecl>, ParseError> {
-    let list = || {
-        if info.params.is_empty() {
-            "no parameters".to_string()
-        } else {
-            info.params
-                .iter()
-                .map(describe_param)
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-    };
     if added.len() != info.params.len() {
         let (file, span) = at.unwrap_or((file_name, kernel.span));
-        let bound: Vec<&str> = added.iter().map(|(p, _)| p.name.as_str()).collect();
-        return Err(ParseError {
-            expected: Some(format!(
-                "one --buffer (for a pointer) or --param (for a scalar) per parameter, in order: {}",
-                list()
-            )),
-            ..err(
-                file,
-                span,
-                format!(
-                    "kernel `{}` has {} parameter{} ({}) but the launch binds {}{}",
-                    kernel.name,
-                    info.params.len(),
-                    if info.params.len() == 1 { "" } else { "s" },
-                    list(),
-                    added.len(),
-                    if bound.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", bound.join(", "))
-                    }
-                ),
-            )
-        });
+        return Err(count_mismatch(kernel, info, &added, file, span));
     }
     let mut out: Vec<ParamDecl> = Vec::with_capacity(added.len());
     for ((decl, source), param) in added.into_iter().zip(&info.params) {
@@ -527,7 +492,7 @@ mod tests {
         for (name, text) in sources {
             launch.push(name, text);
         }
-        parse_with_launch("t.s", src, Dialect::Sass, &launch)
+        parse_with_launch("t.s", src, Dialect::Sass, &launch).map(|l| l.program)
     }
 
     fn params(p: &Program, kernel: usize) -> Vec<(&str, u32)> {

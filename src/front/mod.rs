@@ -2,8 +2,11 @@
 //! with a span for every instruction. Nothing outside `front` knows a dialect's syntax.
 //!
 //! * [`lexer`]: tokens with spans, shared by every dialect.
-//! * [`program`]: the dialect-neutral program-file parts (launch directives, buffers,
-//!   parameters, expectations, numbers) and the string helpers the command line uses.
+//! * [`directive`]: the one parser of launch directive lines (`.grid` ... `.expect`), for
+//!   program files, launch files and litmus headers.
+//! * [`program`]: the dialect-neutral program-file parts (buffers, parameters, expectations,
+//!   numbers, the SASS kernel's launch builder) and the string helpers the engine's overrides
+//!   use.
 //! * [`sass`]: the SASS dialect (Volta–Ampere syntax).
 //! * [`ptx`]: the PTX dialect (PTX ISA 2.x–8.x as nvcc writes it).
 //! * [`launch`]: launch directives from outside the program file (a sidecar file, the command
@@ -12,6 +15,7 @@
 //! [`parse`] and [`parse_with_launch`] are the entry points; every bad input is a
 //! [`ParseError`], never a panic.
 
+pub mod directive;
 pub mod launch;
 pub mod lexer;
 pub mod program;
@@ -85,29 +89,40 @@ pub fn parse(file_name: &str, source: &str, dialect: Dialect) -> Result<Program,
     }
 }
 
+/// A program with launch directives from outside its file applied (see [`parse_with_launch`]).
+#[derive(Debug, Clone)]
+pub struct Launched {
+    pub program: Program,
+    /// Per kernel, in program order: `Some(error)` for a PTX entry the launch left *unbound*
+    /// (it has parameters and no `.buffer`/`.param` line reached it). It keeps the launch it
+    /// was parsed with, and running it is an error; `error` says why, at the kernel in the
+    /// program file. `None` for every bound kernel (entries without parameters are trivially
+    /// bound; SASS kernels always are).
+    pub unbound: Vec<Option<ParseError>>,
+}
+
 /// Parses a program file and applies launch directives from outside it (see [`launch`]): for
-/// PTX they bind every entry's `.param` list (each parameter must be bound), for SASS they are
-/// appended to each kernel's declarations. Errors in a launch source name that source's file.
+/// PTX, the lines that reach an entry (those for every kernel and its own `.kernel` section)
+/// bind its `.param` list, exactly one per parameter; an entry no line reaches stays unbound.
+/// For SASS they are appended to each kernel's declarations. Errors in a launch source name
+/// that source's file.
 pub fn parse_with_launch(
     file_name: &str,
     source: &str,
     dialect: Dialect,
     launch: &LaunchText,
-) -> Result<Program, ParseError> {
-    match dialect {
-        Dialect::Sass => {
-            let mut program = parse(file_name, source, dialect)?;
-            launch::apply(&mut program, file_name, None, launch)?;
-            Ok(program)
-        }
+) -> Result<Launched, ParseError> {
+    let (mut program, entries) = match dialect {
+        Dialect::Sass => (parse(file_name, source, dialect)?, None),
         Dialect::Ptx => {
-            let (mut program, entries) = ptx::parse_module(file_name, source)
+            let (program, entries) = ptx::parse_module(file_name, source)
                 .map_err(|e| ParseError::from_syntax(file_name, e))?;
-            launch::apply(&mut program, file_name, Some(&entries), launch)?;
-            Ok(program)
+            (program, Some(entries))
         }
-        Dialect::Visa => Err(unsupported(file_name, dialect)),
-    }
+        Dialect::Visa => return Err(unsupported(file_name, dialect)),
+    };
+    let unbound = launch::apply(&mut program, file_name, entries.as_deref(), launch)?;
+    Ok(Launched { program, unbound })
 }
 
 fn unsupported(file_name: &str, dialect: Dialect) -> ParseError {

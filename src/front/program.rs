@@ -1,7 +1,9 @@
 //! The dialect-neutral part of a program file: numbers, launch directives, buffers, parameters
-//! and expectations. The SASS front-end feeds its directive lines through [`LaunchBuilder`];
-//! other front-ends reuse it for sidecar launch files, and the command line uses the string
-//! helpers (`parse_*`, `check_*`) for its overrides.
+//! and expectations. [`crate::front::directive`] parses directive lines with the readers here;
+//! the SASS front-end applies them to a kernel with [`LaunchBuilder`], launch files with
+//! [`crate::front::launch`]. The engine's overrides use the string helpers (`parse_*`,
+//! `check_*`). Launch limits are [`crate::ir::limits`], checked by
+//! [`crate::valid::launch_problems`]; `check_*` word its verdicts for errors at a directive.
 //!
 //! # Directives
 //!
@@ -44,17 +46,14 @@
 //! values (and `count`'s `V`) must fit the buffer's element type; `sum` is not range-checked
 //! (a sum may exceed the type) and `count` compares with an integer.
 
-use super::lexer::{end_of, join, lex, Cursor, SyntaxError, TokKind, Token};
+use super::directive::{self, Directive, LAUNCH_DIRECTIVES};
+use super::lexer::{join, lex, Cursor, SyntaxError, TokKind, Token};
 use crate::ir::{
     CmpOp, Expect, ExpectLhs, ExpectRhs, Init, LaunchSpec, ParamDecl, ParamKind, Scalar, Span, Ty,
-    PARAM_BASE,
+    MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ, PARAM_BASE, SHARED_WINDOW_BYTES,
 };
+use crate::valid::{self, LaunchLimit};
 use std::collections::HashMap;
-
-/// Largest shared-memory size per CTA: the 16 MB window of `000_6d05a8552870c0ae.txt`.
-pub const MAX_SHARED_BYTES: u32 = 16 * 1024 * 1024;
-/// Most threads per CTA.
-pub const MAX_BLOCK_THREADS: u64 = 1024;
 
 // ---------------------------------------------------------------------------------------------
 // Name lookup
@@ -360,45 +359,52 @@ pub fn dims(cur: &mut Cursor) -> Result<([u32; 3], Span), SyntaxError> {
     Ok((out, join(start, last)))
 }
 
-/// Checks a block shape: at most [`MAX_BLOCK_THREADS`] threads.
+/// Checks a block shape against the block limit ([`crate::valid::block_problems`]), worded for
+/// an error at the shape.
 pub fn check_block(block: [u32; 3]) -> Result<(), String> {
-    let threads: u128 = block.iter().map(|&d| d as u128).product();
-    if block.contains(&0) {
-        Err("a block dimension cannot be zero".into())
-    } else if threads > MAX_BLOCK_THREADS as u128 {
-        Err(format!(
+    let Some(problem) = valid::block_problems(block).into_iter().next() else {
+        return Ok(());
+    };
+    Err(match problem.limit {
+        LaunchLimit::BlockThreads { threads, .. } => format!(
             "a block of {}x{}x{} = {threads} threads exceeds {MAX_BLOCK_THREADS}",
             block[0], block[1], block[2]
-        ))
-    } else {
-        Ok(())
-    }
+        ),
+        LaunchLimit::BlockZero { .. }
+        | LaunchLimit::GridZero { .. }
+        | LaunchLimit::GridX { .. }
+        | LaunchLimit::GridYZ { .. }
+        | LaunchLimit::SharedWindow { .. } => problem.message,
+    })
 }
 
-/// Checks a grid shape against the CUDA limits (x up to 2^31-1, y and z up to 65535).
+/// Checks a grid shape against the CUDA limits ([`crate::valid::grid_problems`]), worded for an
+/// error at the shape.
 pub fn check_grid(grid: [u32; 3]) -> Result<(), String> {
-    if grid.contains(&0) {
-        Err("a grid dimension cannot be zero".into())
-    } else if grid[0] > i32::MAX as u32 {
-        Err(format!("grid x = {} exceeds 2147483647", grid[0]))
-    } else if grid[1] > 65535 || grid[2] > 65535 {
-        Err(format!(
-            "grid y and z must be at most 65535 (got {}, {})",
+    let Some(problem) = valid::grid_problems(grid).into_iter().next() else {
+        return Ok(());
+    };
+    Err(match problem.limit {
+        LaunchLimit::GridX { x } => format!("grid x = {x} exceeds {MAX_GRID_X}"),
+        LaunchLimit::GridYZ { .. } => format!(
+            "grid y and z must be at most {MAX_GRID_YZ} (got {}, {})",
             grid[1], grid[2]
-        ))
-    } else {
-        Ok(())
-    }
+        ),
+        LaunchLimit::GridZero { .. }
+        | LaunchLimit::BlockZero { .. }
+        | LaunchLimit::BlockThreads { .. }
+        | LaunchLimit::SharedWindow { .. } => problem.message,
+    })
 }
 
-/// Checks a shared-memory size (at most 16 MiB).
+/// Checks a shared-memory size against the window ([`crate::valid::shared_problems`]), worded
+/// for an error at the size; the size as a `u32` if it fits.
 pub fn check_shared(bytes: u64) -> Result<u32, String> {
-    if bytes > MAX_SHARED_BYTES as u64 {
-        Err(format!(
-            "{bytes} bytes of shared memory exceed the 16 MiB window ({MAX_SHARED_BYTES})"
-        ))
-    } else {
-        Ok(bytes as u32)
+    match valid::shared_problems(bytes) {
+        None => Ok(bytes as u32),
+        Some(_) => Err(format!(
+            "{bytes} bytes of shared memory exceed the 16 MiB window ({SHARED_WINDOW_BYTES})"
+        )),
     }
 }
 
@@ -922,11 +928,9 @@ pub fn check_expect_in(e: &Expect, params: &ByName<ParamDecl>) -> Result<(), Str
 // ---------------------------------------------------------------------------------------------
 // The launch builder
 
-/// The launch directives, as written.
-pub const LAUNCH_DIRECTIVES: [&str; 6] =
-    [".grid", ".block", ".shared", ".buffer", ".param", ".expect"];
-
-/// Collects one kernel's launch directives and checks them.
+/// Collects one kernel's launch directives and checks them: the policy of a program file (a
+/// repeated `.grid`, `.block` or `.shared` is an error, `.shared` is the whole window, every
+/// name is new).
 #[derive(Debug, Clone, Default)]
 pub struct LaunchBuilder {
     spec: LaunchSpec,
@@ -943,13 +947,6 @@ impl LaunchBuilder {
         LaunchBuilder::default()
     }
 
-    /// True if `word` (case-insensitive) is one of [`LAUNCH_DIRECTIVES`].
-    pub fn is_launch_directive(word: &str) -> bool {
-        LAUNCH_DIRECTIVES
-            .iter()
-            .any(|d| d.eq_ignore_ascii_case(word))
-    }
-
     /// Applies one directive. `directive` is its word (`.grid`), `args` the tokens after it up
     /// to the end of the statement, `source` the whole source text (an expectation keeps its
     /// text for reports).
@@ -959,12 +956,14 @@ impl LaunchBuilder {
         args: &[Token],
         source: &str,
     ) -> Result<(), SyntaxError> {
-        let mut cur = Cursor::over(args, end_of(directive.span));
-        let stmt_span = args
-            .last()
-            .map(|t| join(directive.span, t.span))
-            .unwrap_or(directive.span);
-        let dup = |at: Option<Span>| match at {
+        let Some(parsed) = directive::parse(directive, args, source)? else {
+            return Err(SyntaxError::new(
+                directive.span,
+                format!("unknown directive `{}`", directive.text),
+            )
+            .expected(format!("one of {}", LAUNCH_DIRECTIVES.join(" "))));
+        };
+        let once = |at: &mut Option<Span>| match at.replace(directive.span) {
             Some(prev) => Err(SyntaxError::new(
                 directive.span,
                 format!(
@@ -974,81 +973,32 @@ impl LaunchBuilder {
             )),
             None => Ok(()),
         };
-        match directive.text.to_ascii_lowercase().as_str() {
-            ".grid" => {
-                dup(self.grid_at)?;
-                let (grid, span) = dims(&mut cur)?;
-                check_grid(grid).map_err(|m| SyntaxError::new(span, m))?;
-                self.spec.grid = grid;
-                self.grid_at = Some(directive.span);
+        match parsed {
+            Directive::Grid { dims, .. } => {
+                once(&mut self.grid_at)?;
+                self.spec.grid = dims;
             }
-            ".block" => {
-                dup(self.block_at)?;
-                let (block, span) = dims(&mut cur)?;
-                check_block(block).map_err(|m| {
-                    SyntaxError::new(span, m).expected("at most 1024 threads per CTA")
-                })?;
-                self.spec.block = block;
-                self.block_at = Some(directive.span);
+            Directive::Block { dims, .. } => {
+                once(&mut self.block_at)?;
+                self.spec.block = dims;
             }
-            ".shared" => {
-                dup(self.shared_at)?;
-                let (bytes, span) = unsigned(&mut cur, "the shared-memory size")?;
+            Directive::Shared { bytes, span } => {
+                once(&mut self.shared_at)?;
                 self.spec.shared_bytes =
                     check_shared(bytes).map_err(|m| SyntaxError::new(span, m))?;
-                self.shared_at = Some(directive.span);
             }
-            ".buffer" => {
-                let b = buffer_decl(&mut cur)?;
-                self.check_new_name(&b.name, b.name_span)?;
+            Directive::Decl { decl, name_span } => {
+                self.check_new_name(&decl.name, name_span)?;
                 self.param_index
-                    .insert(b.name.clone(), self.spec.params.len());
-                self.spec.params.push(ParamDecl {
-                    name: b.name,
-                    kind: ParamKind::Buffer {
-                        elem: b.elem,
-                        len: b.len,
-                        init: b.init,
-                    },
-                    cbank_offset: 0,
-                    span: stmt_span,
-                });
+                    .insert(decl.name.clone(), self.spec.params.len());
+                self.spec.params.push(decl);
             }
-            ".param" => {
-                let p = param_decl(&mut cur)?;
-                self.check_new_name(&p.name, p.name_span)?;
-                self.param_index
-                    .insert(p.name.clone(), self.spec.params.len());
-                self.spec.params.push(ParamDecl {
-                    name: p.name,
-                    kind: ParamKind::Scalar {
-                        ty: p.ty,
-                        value: p.value,
-                    },
-                    cbank_offset: 0,
-                    span: stmt_span,
-                });
-            }
-            ".expect" => {
-                let text = match (args.first(), args.last()) {
-                    (Some(a), Some(b)) => source
-                        .get(a.span.start as usize..b.span.end as usize)
-                        .unwrap_or(""),
-                    _ => "",
-                };
-                let (e, spans) = expect(&mut cur, text, stmt_span)?;
-                self.spec.expects.push(e);
+            Directive::Expect { expect, spans } => {
+                self.spec.expects.push(expect);
                 self.expect_spans.push(spans);
             }
-            _ => {
-                return Err(SyntaxError::new(
-                    directive.span,
-                    format!("unknown directive `{}`", directive.text),
-                )
-                .expected(format!("one of {}", LAUNCH_DIRECTIVES.join(" "))))
-            }
         }
-        cur.expect_end(&format!("`{}`", directive.text))
+        Ok(())
     }
 
     fn check_new_name(&self, name: &str, span: Span) -> Result<(), SyntaxError> {

@@ -27,6 +27,7 @@
 //! from its slow path. Alignment and range checks belong to the memory regions (`crate::exec`):
 //! natural alignment first, then range, on the address the access itself names.
 
+use super::limits::SHARED_WINDOW_BYTES;
 use super::{MemOrder, Operand, Reg, Scope, Space, Ty, Use};
 
 /// Device address of the first byte of the global arena.
@@ -36,10 +37,6 @@ pub const GLOBAL_BASE: u64 = 0x0000_7f00_0000_0000;
 /// shared offset `o` is `GENERIC_SHARED_BASE + o`. It lies below [`GLOBAL_BASE`], and the
 /// window of [`SHARED_WINDOW_BYTES`] ends far below it.
 pub const GENERIC_SHARED_BASE: u64 = 0x0000_7e00_0000_0000;
-
-/// The shared-memory window every shared address must fall in (`000_6d05a8552870c0ae.txt`:
-/// "The address must be within the 16 MB shared memory window").
-pub const SHARED_WINDOW_BYTES: u32 = 16 << 20;
 
 // A region offset must be aligned exactly when the device address is (the JIT's one-compare
 // check and the trap reason it derives from the address rely on it).

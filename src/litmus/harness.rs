@@ -56,10 +56,10 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::{LitmusTest, Location, Verdict};
-use crate::engine::{buffers, Backend, Config, Engine, Error, Overrides, Prepared};
+use crate::engine::{buffers, Backend, Config, Engine, Error, ExitStatus, Overrides, Prepared};
 use crate::exec::random::SplitMix64;
 use crate::exec::{GlobalMemory, LaunchError};
-use crate::front::{self, LaunchText};
+use crate::front::LaunchText;
 use crate::ir::{Dialect, Scalar, Ty};
 
 /// Litmus threads (CTAs) a test may have: each needs a host thread.
@@ -166,6 +166,36 @@ pub struct LitmusReport {
 }
 
 impl LitmusReport {
+    /// [`ExitStatus::Failed`] if a forbidden outcome was seen, else [`ExitStatus::Ok`].
+    pub fn status(&self) -> ExitStatus {
+        if self.forbidden_seen() {
+            ExitStatus::Failed
+        } else {
+            ExitStatus::Ok
+        }
+    }
+
+    /// The verdict in words: `ok`, `forbidden outcome seen (N times)`, `ok (allowed outcome
+    /// not seen)` or `allowed outcome seen N times`.
+    pub fn summary(&self) -> String {
+        match (self.verdict, self.condition_hits) {
+            (Verdict::Forbidden, 0) => "ok".to_string(),
+            (Verdict::Forbidden, n) => format!("forbidden outcome seen ({n} times)"),
+            (Verdict::Allowed, 0) => "ok (allowed outcome not seen)".to_string(),
+            (Verdict::Allowed, n) => format!("allowed outcome seen {n} times"),
+        }
+    }
+
+    /// The report as `litmus --json` prints it for the file `file`.
+    pub fn json<'r>(&'r self, file: &'r str) -> LitmusJson<'r> {
+        LitmusJson {
+            report: self,
+            file,
+            status: self.summary(),
+            exit_code: self.status().code(),
+        }
+    }
+
     /// True if a forbidden outcome was ever seen.
     pub fn forbidden_seen(&self) -> bool {
         self.verdict == Verdict::Forbidden && self.condition_hits > 0
@@ -178,6 +208,17 @@ impl LitmusReport {
             .map(|o| (o.values.clone(), o.count))
             .collect()
     }
+}
+
+/// `atomjit litmus --json`: one file's report, its name, its verdict in words and its exit
+/// code.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LitmusJson<'r> {
+    #[serde(flatten)]
+    pub report: &'r LitmusReport,
+    pub file: &'r str,
+    pub status: String,
+    pub exit_code: u8,
 }
 
 /// Why a test could not be run to the end.
@@ -194,6 +235,16 @@ pub enum LitmusError {
     /// A CTA trapped, deadlocked or hit the watchdog.
     #[error("{0}")]
     Run(LaunchError),
+}
+
+impl LitmusError {
+    /// A trap or the watchdog for a failed run, [`ExitStatus::Usage`] for anything else.
+    pub fn status(&self) -> ExitStatus {
+        match self {
+            LitmusError::Load(_) | LitmusError::Setup(_) => ExitStatus::Usage,
+            LitmusError::Run(e) => ExitStatus::of_launch_error(e),
+        }
+    }
 }
 
 /// A sense-reversing spin barrier for `n` threads. Each thread keeps its own `sense`; the last
@@ -366,9 +417,9 @@ fn load(
 ) -> Result<crate::engine::Module, LitmusError> {
     let mut launch = LaunchText::new();
     launch.push(file_name, &test.launch);
-    let program = front::parse_with_launch(file_name, &test.ptx, Dialect::Ptx, &launch)
-        .map_err(|e| LitmusError::Load(Error::Parse(e)))?;
-    engine.load_program(program).map_err(LitmusError::Load)
+    engine
+        .load_text(file_name, &test.ptx, Dialect::Ptx, Some(&launch))
+        .map_err(LitmusError::Load)
 }
 
 /// Runs `test` (read from `file_name`, which error messages name) as `options` says.
@@ -722,6 +773,59 @@ mod tests {
     /// The harness spins: unit tests that run it take turns.
     static HARNESS: Mutex<()> = Mutex::new(());
 
+    #[test]
+    fn verdicts_have_a_status_a_summary_and_json() {
+        let report = |verdict, condition_hits| LitmusReport {
+            observe: vec!["out[0]".into()],
+            verdict,
+            condition: "out[0] == 1".into(),
+            threads: 2,
+            instances: 1,
+            iterations: 10,
+            condition_hits,
+            outcomes: vec![Outcome {
+                values: vec![1],
+                count: 10,
+                satisfies: true,
+            }],
+            wall_seconds: 0.5,
+        };
+        let cases = [
+            (Verdict::Forbidden, 0, "ok", ExitStatus::Ok),
+            (
+                Verdict::Forbidden,
+                3,
+                "forbidden outcome seen (3 times)",
+                ExitStatus::Failed,
+            ),
+            (
+                Verdict::Allowed,
+                0,
+                "ok (allowed outcome not seen)",
+                ExitStatus::Ok,
+            ),
+            (
+                Verdict::Allowed,
+                4,
+                "allowed outcome seen 4 times",
+                ExitStatus::Ok,
+            ),
+        ];
+        for (verdict, hits, summary, status) in cases {
+            let r = report(verdict, hits);
+            assert_eq!((r.summary().as_str(), r.status()), (summary, status));
+        }
+        let r = report(Verdict::Forbidden, 3);
+        let v = serde_json::to_value(r.json("t.litmus")).unwrap();
+        assert_eq!(v["file"], "t.litmus");
+        assert_eq!(v["status"], "forbidden outcome seen (3 times)");
+        assert_eq!(v["exit_code"], 1);
+        assert_eq!(v["verdict"], "forbidden");
+        assert_eq!(v["condition_hits"], 3);
+        assert_eq!(v["outcomes"][0]["values"], serde_json::json!([1]));
+        assert_eq!(LitmusError::Setup("x".into()).status(), ExitStatus::Usage);
+    }
+
     /// A test with `ctas` CTAs, each storing 1 to `out[ctaid]`, observing `out[0]`, with
     /// `.allowed condition` and an unused buffer `pad` of `pad_bytes` bytes.
     fn test_with(ctas: u32, condition: &str, pad_bytes: u64) -> LitmusTest {
@@ -735,7 +839,7 @@ mod tests {
              \tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\
              \tmov.u32 %r2, 1;\n\tst.relaxed.gpu.global.u32 [%rd3], %r2;\n\tret;\n}}\n"
         );
-        parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+        parse("t.litmus", &text).unwrap_or_else(|e| panic!("{e}\n{text}"))
     }
 
     fn setup_error(result: Result<LitmusReport, LitmusError>) -> String {

@@ -21,8 +21,10 @@
 //! or not), which must be integer buffer elements. A `.forbidden` condition that any iteration
 //! satisfies is a failure; an `.allowed` one is reported (how often the weak outcome appeared).
 //! Every line number in an error, including the PTX module's and the launch directives', is a
-//! line of the `.litmus` file. A condition may chain any number of comparisons; its
-//! parentheses nest at most [`MAX_NESTING`] deep.
+//! line of the `.litmus` file; a header error is a [`ParseError`] like any other syntax error.
+//! The header is read as directive lines by the front-end's lexer
+//! ([`crate::front::directive`]); the conditions have their own parser (`cond.rs`). A condition
+//! may chain any number of comparisons; its parentheses nest at most [`MAX_NESTING`] deep.
 //!
 //! # Harness
 //!
@@ -32,10 +34,14 @@
 mod cond;
 pub mod harness;
 
+use crate::front::directive;
+use crate::front::lexer::{end_of, lex, Token};
+use crate::front::ParseError;
+use crate::ir::Span;
 use std::fmt;
 
 pub use cond::{parse_cond, parse_location, Cond, CondError, MAX_NESTING};
-pub use harness::{run, LitmusError, LitmusReport, Options, Outcome};
+pub use harness::{run, LitmusError, LitmusJson, LitmusReport, Options, Outcome};
 
 /// Whether the condition's outcome is forbidden (a failure if seen) or merely reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -76,22 +82,6 @@ pub struct LitmusTest {
     pub ptx: String,
 }
 
-/// A syntax error in a `.litmus` header: 1-based line and column, and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseError {
-    pub line: usize,
-    pub col: usize,
-    pub message: String,
-}
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.line, self.col, self.message)
-    }
-}
-
-impl std::error::Error for ParseError {}
-
 /// `text` with every character outside the byte ranges `keep` that is not a newline replaced by
 /// as many spaces as it has bytes, so byte offsets, lines and columns stay those of `text`.
 fn blank_except(text: &str, keep: &[std::ops::Range<usize>]) -> String {
@@ -106,131 +96,155 @@ fn blank_except(text: &str, keep: &[std::ops::Range<usize>]) -> String {
     out
 }
 
-/// Parses the text of a `.litmus` file.
-pub fn parse(text: &str) -> Result<LitmusTest, ParseError> {
-    let mut observe: Option<(usize, Vec<Location>)> = None;
-    let mut verdict: Option<(usize, Verdict, Cond)> = None;
+/// The tokens of the header: the file's tokens, or, if the file does not lex (an unterminated
+/// block comment), those before the error, provided the header ends there (the PTX module's
+/// own parse reports the error then, as it would any error in the module).
+fn header_tokens<'a>(file_name: &str, text: &'a str) -> Result<Vec<Token<'a>>, ParseError> {
+    match lex(text) {
+        Ok(toks) => Ok(toks),
+        Err(e) => {
+            let before = lex(&text[..e.span.start as usize]).unwrap_or_default();
+            if directive::lines(&before).iter().any(|l| l.is(".ptx")) {
+                Ok(before)
+            } else {
+                Err(ParseError::from_syntax(file_name, e))
+            }
+        }
+    }
+}
+
+/// Parses the text of a `.litmus` file; `file_name` names it in errors. The header is read as
+/// directive lines ([`crate::front::directive`]): `.observe`, `.forbidden`, `.allowed` and `.ptx`
+/// are the test's own, every other line is a launch directive, parsed with the PTX module.
+pub fn parse(file_name: &str, text: &str) -> Result<LitmusTest, ParseError> {
+    let toks = header_tokens(file_name, text)?;
+    let err = |span: Span, message: String| ParseError {
+        file: file_name.to_string(),
+        span,
+        message,
+        expected: None,
+    };
+    // A span `len` bytes long, `offset` bytes into the text that starts at `at` (header text
+    // is ASCII where these point, so bytes are columns).
+    let within = |at: Span, offset: usize, len: usize| Span {
+        start: at.start + offset as u32,
+        end: at.start + (offset + len) as u32,
+        line: at.line,
+        col: at.col + offset as u32,
+    };
+    let mut observe: Option<(Span, Vec<Location>)> = None;
+    let mut verdict: Option<(Span, Verdict, Cond)> = None;
     let mut launch_ranges = Vec::new();
     let mut ptx_start = None;
-    let mut offset = 0;
-    for (n, line) in text.split_inclusive('\n').enumerate() {
-        let line_no = n + 1;
-        let start = offset;
-        offset += line.len();
-        let body = line.trim_end_matches(['\n', '\r']);
-        let code = match body.find("//") {
-            Some(i) => &body[..i],
-            None => body,
-        };
-        let t = code.trim();
-        if t.is_empty() {
-            continue;
+    for line in directive::lines(&toks) {
+        let word = line.word.span;
+        if line.is(".ptx") {
+            if !line.args.is_empty() {
+                return Err(err(
+                    end_of(word),
+                    "`.ptx` stands alone on its line; the module starts on the next line".into(),
+                ));
+            }
+            ptx_start = Some(line.end.map_or(text.len(), |end| end.end as usize));
+            break;
         }
-        let indent = code.len() - code.trim_start().len();
-        let err = |col: usize, message: String| ParseError {
-            line: line_no,
-            col: col + 1,
-            message,
-        };
-        let word_end = t.find(char::is_whitespace).unwrap_or(t.len());
-        let (word, rest) = t.split_at(word_end);
-        let rest_col = indent + word_end;
-        match word {
-            ".ptx" => {
-                if !rest.trim().is_empty() {
-                    return Err(err(
-                        rest_col,
-                        "`.ptx` stands alone on its line; the module starts on the next line"
-                            .into(),
-                    ));
-                }
-                ptx_start = Some(offset);
-                break;
+        if line.is(".observe") {
+            if let Some((first, _)) = &observe {
+                return Err(err(
+                    word,
+                    format!(
+                        "a second `.observe` line (the first is on line {})",
+                        first.line
+                    ),
+                ));
             }
-            ".observe" => {
-                if let Some((first, _)) = &observe {
-                    return Err(err(
-                        indent,
-                        format!("a second `.observe` line (the first is on line {first})"),
-                    ));
-                }
-                let mut locs: Vec<Location> = Vec::new();
-                let mut col = rest_col;
-                for piece in rest.split_inclusive(char::is_whitespace) {
-                    let lead = piece.len() - piece.trim_start().len();
-                    let item = piece.trim();
-                    if !item.is_empty() {
-                        let loc = parse_location(item)
-                            .map_err(|e| err(col + lead + e.offset, e.message))?;
-                        if locs.contains(&loc) {
-                            return Err(err(col + lead, format!("`{loc}` is observed twice")));
-                        }
-                        locs.push(loc);
+            let (rest, at) = line.rest(text);
+            let mut locs: Vec<Location> = Vec::new();
+            let mut offset = 0;
+            for piece in rest.split_inclusive(char::is_whitespace) {
+                let lead = piece.len() - piece.trim_start().len();
+                let item = piece.trim();
+                if !item.is_empty() {
+                    let loc = parse_location(item)
+                        .map_err(|e| err(within(at, offset + lead + e.offset, 0), e.message))?;
+                    if locs.contains(&loc) {
+                        return Err(err(
+                            within(at, offset + lead, item.len()),
+                            format!("`{loc}` is observed twice"),
+                        ));
                     }
-                    col += piece.len();
+                    locs.push(loc);
                 }
-                if locs.is_empty() {
-                    return Err(err(
-                        rest_col,
-                        "`.observe` needs at least one location `NAME[INDEX]`".into(),
-                    ));
-                }
-                observe = Some((line_no, locs));
+                offset += piece.len();
             }
-            ".forbidden" | ".allowed" => {
-                if let Some((first, _, _)) = &verdict {
-                    return Err(err(
-                        indent,
-                        format!(
-                            "a second condition (the first is on line {first}); a test has one \
-                             `.forbidden` or `.allowed` line"
-                        ),
-                    ));
-                }
-                let cond = parse_cond(rest).map_err(|e| err(rest_col + e.offset, e.message))?;
-                let kind = if word == ".forbidden" {
-                    Verdict::Forbidden
-                } else {
-                    Verdict::Allowed
-                };
-                verdict = Some((line_no, kind, cond));
+            if locs.is_empty() {
+                return Err(err(
+                    at,
+                    "`.observe` needs at least one location `NAME[INDEX]`".into(),
+                ));
             }
-            _ => launch_ranges.push(start..offset),
+            observe = Some((word, locs));
+        } else if line.is(".forbidden") || line.is(".allowed") {
+            if let Some((first, _, _)) = &verdict {
+                return Err(err(
+                    word,
+                    format!(
+                        "a second condition (the first is on line {}); a test has one \
+                         `.forbidden` or `.allowed` line",
+                        first.line
+                    ),
+                ));
+            }
+            let (rest, at) = line.rest(text);
+            let cond = parse_cond(rest).map_err(|e| err(within(at, e.offset, 0), e.message))?;
+            let kind = if line.is(".forbidden") {
+                Verdict::Forbidden
+            } else {
+                Verdict::Allowed
+            };
+            verdict = Some((word, kind, cond));
+        } else {
+            let span = line.span();
+            launch_ranges.push(span.start as usize..span.end as usize);
         }
     }
     let line_count = text.lines().count().max(1);
-    let at_end = |message: &str| ParseError {
-        line: line_count,
-        col: 1,
-        message: message.into(),
+    let at_end = |message: &str| {
+        let end = Span {
+            start: text.len() as u32,
+            end: text.len() as u32,
+            line: line_count as u32,
+            col: 1,
+        };
+        err(end, message.into())
     };
     let Some(ptx_start) = ptx_start else {
         return Err(at_end(
             "missing `.ptx` line: the header ends with `.ptx`, followed by the PTX module",
         ));
     };
-    let Some((observe_line, observe)) = observe else {
+    let Some((observe_at, observe)) = observe else {
         return Err(at_end("missing `.observe` line before `.ptx`"));
     };
-    let Some((cond_line, verdict, condition)) = verdict else {
+    let Some((cond_at, verdict, condition)) = verdict else {
         return Err(at_end(
             "missing `.forbidden` or `.allowed` condition line before `.ptx`",
         ));
     };
     for loc in condition.locations() {
         if !observe.contains(loc) {
-            return Err(ParseError {
-                line: cond_line,
-                col: 1,
-                message: format!(
-                    "the condition reads `{loc}`, which is not in the `.observe` list (line {observe_line})"
+            return Err(err(
+                cond_at,
+                format!(
+                    "the condition reads `{loc}`, which is not in the `.observe` list (line {})",
+                    observe_at.line
                 ),
-            });
+            ));
         }
     }
     Ok(LitmusTest {
         observe,
-        observe_line,
+        observe_line: observe_at.line as usize,
         verdict,
         condition,
         launch: blank_except(text, &launch_ranges),
@@ -248,7 +262,7 @@ mod tests {
     fn parses_header_and_keeps_positions() {
         let text =
             format!("// comment\n{HEADER}.buffer out u32[2] = 0 // trailing\n.ptx\n.version 8.0\n");
-        let t = parse(&text).unwrap();
+        let t = parse("t.litmus", &text).unwrap();
         assert_eq!(t.observe.len(), 2);
         assert_eq!(t.observe_line, 2);
         assert_eq!(t.verdict, Verdict::Forbidden);
@@ -263,7 +277,7 @@ mod tests {
 
     #[test]
     fn every_header_error_has_its_line() {
-        let cases: &[(&str, usize, usize, &str)] = &[
+        let cases: &[(&str, u32, u32, &str)] = &[
             (
                 ".observe out[0]\n.allowed out[0] == 1\n",
                 2,
@@ -313,9 +327,9 @@ mod tests {
             ),
         ];
         for &(text, line, col, needle) in cases {
-            let e = parse(text).expect_err(text);
+            let e = parse("t.litmus", text).expect_err(text);
             assert!(e.message.contains(needle), "{text:?}: {e}");
-            assert_eq!((e.line, e.col), (line, col), "{text:?}: {e}");
+            assert_eq!((e.span.line, e.span.col), (line, col), "{text:?}: {e}");
         }
     }
 
@@ -328,22 +342,30 @@ mod tests {
             "(".repeat(depth),
             ")".repeat(depth)
         );
-        let e = parse(&text).unwrap_err();
-        assert_eq!((e.line, e.col), (2, 10 + MAX_NESTING), "{e}");
+        let e = parse("t.litmus", &text).unwrap_err();
+        assert_eq!(
+            (e.span.line, e.span.col as usize),
+            (2, 10 + MAX_NESTING),
+            "{e}"
+        );
         assert!(e.message.contains("nested too deep"), "{e}");
         // 100,000 comparisons in a chain (1.5 MB on one line) parse, and every location in
         // them is checked against `.observe`.
         let chain = vec!["a == 1"; 100_000].join(" && ");
-        let t = parse(&format!(".observe a\n.allowed {chain}\n.ptx\n")).unwrap();
+        let t = parse("t.litmus", &format!(".observe a\n.allowed {chain}\n.ptx\n")).unwrap();
         assert_eq!(t.condition.locations().len(), 100_000);
-        let e = parse(&format!(".observe a\n.allowed {chain} || b == 2\n.ptx\n")).unwrap_err();
+        let e = parse(
+            "t.litmus",
+            &format!(".observe a\n.allowed {chain} || b == 2\n.ptx\n"),
+        )
+        .unwrap_err();
         assert!(e.message.contains("reads `b[0]`"), "{e}");
     }
 
     #[test]
     fn blanking_keeps_byte_offsets_with_multibyte_text() {
         let text = "// é\n.observe a\n.allowed a == 1\n.ptx\nx\n";
-        let t = parse(text).unwrap();
+        let t = parse("t.litmus", text).unwrap();
         assert_eq!(t.ptx.len(), text.len());
         assert!(t.ptx.ends_with("\nx\n"));
     }

@@ -56,7 +56,10 @@ pub mod rules;
 mod tests;
 
 pub use atomics::{table, AtomicTable, Row, Size, TABLES};
-pub use launch::{check_launch, launch_problems, LaunchProblem};
+pub use launch::{
+    block_problems, check_launch, grid_problems, launch_problems, shared_problems, LaunchLimit,
+    LaunchProblem,
+};
 
 use crate::ir::{Control, Dialect, Inst, Kernel, LaunchSpec, Op, Span, PARAM_BASE};
 use std::fmt;

@@ -36,7 +36,7 @@ fn suite() -> Vec<PathBuf> {
 fn load(path: &Path) -> (String, LitmusTest) {
     let text = std::fs::read_to_string(path).unwrap();
     let name = path.display().to_string();
-    let test = litmus::parse(&text).unwrap_or_else(|e| panic!("{name}:{e}"));
+    let test = litmus::parse(&name, &text).unwrap_or_else(|e| panic!("{e}"));
     (name, test)
 }
 
@@ -175,7 +175,7 @@ fn a_forbidden_outcome_that_appears_is_reported() {
     let text = std::fs::read_to_string(suite_file("sb_relaxed.litmus"))
         .unwrap()
         .replace(".allowed out[0] == 0", ".forbidden out[0] == 0");
-    let test = litmus::parse(&text).unwrap();
+    let test = litmus::parse("t.litmus", &text).unwrap();
     let report = litmus::run(
         &test,
         "sb_wrongly_forbidden.litmus",
@@ -219,7 +219,7 @@ const TRAPPING: &str = "\
 fn a_trap_in_a_litmus_thread_is_an_error() {
     let _turn = harness_turn();
     // CTA 1 stores to out + 2: misaligned. CTA 0 is fine, and must not hang at the barrier.
-    let test = litmus::parse(TRAPPING).unwrap();
+    let test = litmus::parse("t.litmus", TRAPPING).unwrap();
     match litmus::run(&test, "trap.litmus", &Options::default()) {
         Err(LitmusError::Run(atomjit::exec::LaunchError::Trap(t))) => {
             assert_eq!(t.cta, [1, 0, 0]);
@@ -234,7 +234,7 @@ fn setup_errors_name_the_line() {
     let text = TRAPPING
         .replace(".observe out[0]", ".observe out[3]")
         .replace("out[0] == 1", "out[3] == 1");
-    let test = litmus::parse(&text).unwrap();
+    let test = litmus::parse("t.litmus", &text).unwrap();
     let e = litmus::run(&test, "f.litmus", &Options::default()).unwrap_err();
     assert!(
         e.to_string()
@@ -244,7 +244,7 @@ fn setup_errors_name_the_line() {
     let text = TRAPPING
         .replace(".observe out[0]", ".observe nope[0]")
         .replace("out[0] == 1", "nope[0] == 1");
-    let test = litmus::parse(&text).unwrap();
+    let test = litmus::parse("t.litmus", &text).unwrap();
     let e = litmus::run(&test, "f.litmus", &Options::default()).unwrap_err();
     assert!(e.to_string().contains("there is no buffer `nope`"), "{e}");
 }
@@ -421,7 +421,7 @@ fn a_litmus_thread_that_never_finishes_hits_the_watchdog() {
         ".observe out[0]\n.allowed out[0] == 0\n.grid 1\n.buffer flag u32[1] = 0\n\
          .buffer out u32[1] = 0\n.ptx\n{SPIN_ON_FLAG}"
     );
-    let test = litmus::parse(&text).unwrap();
+    let test = litmus::parse("t.litmus", &text).unwrap();
     let options = Options {
         timeout: Some(std::time::Duration::from_millis(50)),
         ..Options::default()

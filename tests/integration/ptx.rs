@@ -386,3 +386,47 @@ fn sass_files_take_launch_lines_too() {
         "{out}"
     );
 }
+
+#[test]
+fn cli_lines_for_one_kernel_bind_that_kernel_only() {
+    let module = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/three_entries.ptx"
+    );
+    let file = super::temp_file("three.ptx", &std::fs::read_to_string(module).unwrap());
+    let store = [
+        "--block",
+        "1",
+        "--buffer",
+        "out u32[1] = 0",
+        "--param",
+        "value u32 = 7",
+        "--expect",
+        "out[0] == 7",
+    ];
+    let mut args = vec!["run", &file, "--kernel", "store"];
+    args.extend(store);
+    let (code, out, err) = atomjit(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("kernel store: grid 1x1x1"), "{out}");
+    assert!(out.contains("expect out[0] == 7: ok"), "{out}");
+    assert!(!out.contains("kernel count"), "{out}");
+
+    // Running every kernel: `store` and `idle` run, the unbound `count` is an error that names
+    // its parameters.
+    let sidecar = std::path::Path::new(&file).with_extension("launch");
+    std::fs::write(
+        &sidecar,
+        ".kernel store\n.block 1\n.buffer out u32[1] = 0\n.param value u32 = 7\n.expect out[0] == 7\n",
+    )
+    .unwrap();
+    let (code, out, err) = atomjit(&["run", &file]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains("expect out[0] == 7: ok"), "{out}");
+    assert!(out.contains("kernel idle: grid 1x1x1"), "{out}");
+    assert!(
+        err.contains("kernel `count` has 3 parameters (counter .u64, unused .u64, n .u32) but the launch binds 0"),
+        "{err}"
+    );
+    assert!(!err.contains("kernel `store` has"), "{err}");
+}

@@ -62,7 +62,7 @@ use super::{
     GlobalMemory, Stats, StuckWarp, Trap, TrapInfo, WarpRunner, WarpState, WatchdogReport,
     SHARED_WINDOW_BYTES,
 };
-use crate::ir::{Kernel, LaunchSpec};
+use crate::ir::{Kernel, LaunchSpec, MAX_BLOCK_THREADS};
 use crate::valid::KernelInfo;
 use cta::{Cta, Quantum};
 use divergence::ScheduleCounters;
@@ -80,9 +80,6 @@ pub const RESIDENT_CTAS_PER_WORKER: usize = 4;
 
 /// How many quanta a worker runs between two reads of the clock for the watchdog.
 pub const QUANTA_PER_CLOCK_CHECK: u64 = 16;
-
-/// Threads per CTA at most (the product of the block dimensions).
-pub const MAX_CTA_THREADS: u32 = 1024;
 
 /// How to run a launch.
 #[derive(Debug, Clone)]
@@ -456,11 +453,11 @@ fn check_config(kernel: &Kernel, config: &LaunchConfig) -> Result<Shape, LaunchE
         .iter()
         .try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)));
     let cta_threads = match cta_threads {
-        Some(n) if n <= u64::from(MAX_CTA_THREADS) => n as u32,
+        Some(n) if n <= u64::from(MAX_BLOCK_THREADS) => n as u32,
         _ => {
             let [x, y, z] = config.block;
             return err(format!(
-                "block ({x},{y},{z}) has {} threads; a CTA has at most {MAX_CTA_THREADS}",
+                "block ({x},{y},{z}) has {} threads; a CTA has at most {MAX_BLOCK_THREADS}",
                 u128::from(x) * u128::from(y) * u128::from(z)
             ));
         }

@@ -416,7 +416,7 @@ impl SharedLayout {
         } else {
             let start = (self.static_end as u64).next_multiple_of(align as u64);
             let end = start.saturating_add(size);
-            if end > crate::front::program::MAX_SHARED_BYTES as u64 {
+            if end > u64::from(crate::ir::SHARED_WINDOW_BYTES) {
                 return Err(SyntaxError::new(
                     span,
                     format!(

@@ -25,8 +25,9 @@ mod ops;
 #[cfg(test)]
 mod tests;
 
+use super::directive::{is_launch_directive, LAUNCH_DIRECTIVES};
 use super::lexer::{end_of, join, lex, SyntaxError, TokKind, Token};
-use super::program::{is_identifier, ByName, LaunchBuilder, LAUNCH_DIRECTIVES};
+use super::program::{is_identifier, ByName, LaunchBuilder};
 use crate::ir::{Dialect, Inst, Kernel, Program, Span};
 use std::collections::HashMap;
 
@@ -268,7 +269,7 @@ fn directive<'s, 'a>(
             .push(KernelDraft::new(name.text.to_string(), span));
         return Ok(());
     }
-    if !LaunchBuilder::is_launch_directive(d.text) {
+    if !is_launch_directive(d.text) {
         return Err(
             SyntaxError::new(d.span, format!("unknown directive `{}`", d.text))
                 .expected(format!("one of .kernel {}", LAUNCH_DIRECTIVES.join(" "))),
