@@ -15,6 +15,8 @@
 //! [`parse`] and [`parse_with_launch`] are the entry points; every bad input is a
 //! [`ParseError`], never a panic.
 
+#![deny(clippy::wildcard_enum_match_arm)]
+
 pub mod directive;
 pub mod launch;
 pub mod lexer;

@@ -31,6 +31,7 @@ mod operands;
 mod ops;
 mod regs;
 #[cfg(test)]
+#[allow(clippy::wildcard_enum_match_arm)] // a test matches the variant it expects
 mod tests;
 
 pub use ops::{literal_bits, OPCODES};
@@ -281,7 +282,7 @@ impl<'a> Parser<'a> {
                     )
                     .expected("`;` to end the statement"))
                 }
-                _ => out.push(t),
+                TokKind::Word | TokKind::Punct | TokKind::Address => out.push(t),
             }
         }
     }

@@ -306,7 +306,12 @@ pub fn parse_operand(toks: &[Token], fallback: Span) -> Result<Operand, SyntaxEr
             let e = parse_operand(part, first.span)?;
             match e {
                 Operand::Name { negate: false, .. } | Operand::Sink { .. } => elems.push(e),
-                other => {
+                other @ (Operand::Name { .. }
+                | Operand::Special { .. }
+                | Operand::Literal { .. }
+                | Operand::Address { .. }
+                | Operand::Vector { .. }
+                | Operand::PredPair { .. }) => {
                     return Err(SyntaxError::new(
                         other.span(),
                         format!("{} cannot be a vector element", other.describe()),

@@ -334,7 +334,19 @@ pub fn literal_bits(lit: Literal, ty: Ty, span: Span) -> Result<u64, SyntaxError
             Ty::F64 => v.to_bits(),
             Ty::F16 => half::f16::from_f64(v).to_bits() as u64,
             Ty::BF16 => half::bf16::from_f64(v).to_bits() as u64,
-            _ => {
+            Ty::U8
+            | Ty::U16
+            | Ty::U32
+            | Ty::U64
+            | Ty::S8
+            | Ty::S16
+            | Ty::S32
+            | Ty::S64
+            | Ty::B16
+            | Ty::B32
+            | Ty::B64
+            | Ty::F16x2
+            | Ty::BF16x2 => {
                 return Err(SyntaxError::new(
                     span,
                     format!("a float literal cannot be a .{} operand", type_name(ty)),
@@ -372,7 +384,18 @@ pub fn literal_bits(lit: Literal, ty: Ty, span: Span) -> Result<u64, SyntaxError
             match ty {
                 Ty::F64 => Ok((f32::from_bits(b) as f64).to_bits()),
                 Ty::F32 | Ty::B32 | Ty::U32 | Ty::S32 => Ok(b as u64),
-                _ => float_value(f32::from_bits(b) as f64).or_else(|_| {
+                Ty::U8
+                | Ty::U16
+                | Ty::U64
+                | Ty::S8
+                | Ty::S16
+                | Ty::S64
+                | Ty::B16
+                | Ty::B64
+                | Ty::F16
+                | Ty::BF16
+                | Ty::F16x2
+                | Ty::BF16x2 => float_value(f32::from_bits(b) as f64).or_else(|_| {
                     err(format!(
                         "a 0f literal cannot be a .{} operand",
                         type_name(ty)
@@ -384,7 +407,19 @@ pub fn literal_bits(lit: Literal, ty: Ty, span: Span) -> Result<u64, SyntaxError
             let b = if negative { b ^ (1 << 63) } else { b };
             match ty {
                 Ty::F64 | Ty::B64 | Ty::U64 | Ty::S64 => Ok(b),
-                _ => float_value(f64::from_bits(b)).or_else(|_| {
+                Ty::U8
+                | Ty::U16
+                | Ty::U32
+                | Ty::S8
+                | Ty::S16
+                | Ty::S32
+                | Ty::B16
+                | Ty::B32
+                | Ty::F16
+                | Ty::BF16
+                | Ty::F32
+                | Ty::F16x2
+                | Ty::BF16x2 => float_value(f64::from_bits(b)).or_else(|_| {
                     err(format!(
                         "a 0d literal cannot be a .{} operand",
                         type_name(ty)
@@ -423,7 +458,13 @@ impl Lowerer<'_> {
                 )
                 .expected("a value register")),
             },
-            other => Err(SyntaxError::new(
+            other @ (Operand::Name { .. }
+            | Operand::Special { .. }
+            | Operand::Literal { .. }
+            | Operand::Address { .. }
+            | Operand::Vector { .. }
+            | Operand::PredPair { .. }
+            | Operand::Sink { .. }) => Err(SyntaxError::new(
                 other.span(),
                 format!("expected a register, found {}", other.describe()),
             )
@@ -497,7 +538,12 @@ impl Lowerer<'_> {
                 negate: false,
                 span,
             } => self.pred_name(name, *span),
-            other => Err(SyntaxError::new(
+            other @ (Operand::Name { .. }
+            | Operand::Special { .. }
+            | Operand::Literal { .. }
+            | Operand::Address { .. }
+            | Operand::Vector { .. }
+            | Operand::PredPair { .. }) => Err(SyntaxError::new(
                 other.span(),
                 format!("expected a predicate register, found {}", other.describe()),
             )
@@ -535,7 +581,12 @@ impl Lowerer<'_> {
             } else {
                 PredSrc::FALSE
             }),
-            other => Err(SyntaxError::new(
+            other @ (Operand::Special { .. }
+            | Operand::Literal { .. }
+            | Operand::Address { .. }
+            | Operand::Vector { .. }
+            | Operand::PredPair { .. }
+            | Operand::Sink { .. }) => Err(SyntaxError::new(
                 other.span(),
                 format!("expected a predicate, found {}", other.describe()),
             )
@@ -550,7 +601,13 @@ impl Lowerer<'_> {
                 negate: false,
                 span,
             } if !self.regs.is_register(name) => Ok((name.clone(), *span)),
-            other => Err(SyntaxError::new(
+            other @ (Operand::Name { .. }
+            | Operand::Special { .. }
+            | Operand::Literal { .. }
+            | Operand::Address { .. }
+            | Operand::Vector { .. }
+            | Operand::PredPair { .. }
+            | Operand::Sink { .. }) => Err(SyntaxError::new(
                 other.span(),
                 format!("expected a label, found {}", other.describe()),
             )
@@ -1425,7 +1482,20 @@ fn wide_of(ty: Ty) -> Ty {
         Ty::U16 => Ty::U32,
         Ty::S16 => Ty::S32,
         Ty::S32 => Ty::S64,
-        _ => Ty::U64,
+        Ty::U8
+        | Ty::U32
+        | Ty::U64
+        | Ty::S8
+        | Ty::S64
+        | Ty::B16
+        | Ty::B32
+        | Ty::B64
+        | Ty::F16
+        | Ty::BF16
+        | Ty::F32
+        | Ty::F64
+        | Ty::F16x2
+        | Ty::BF16x2 => Ty::U64,
     }
 }
 
@@ -1882,7 +1952,13 @@ fn lower_lop3(
                 },
             ..
         } if *value <= 0xff => *value as u8,
-        other => {
+        other @ (Operand::Name { .. }
+        | Operand::Special { .. }
+        | Operand::Literal { .. }
+        | Operand::Address { .. }
+        | Operand::Vector { .. }
+        | Operand::PredPair { .. }
+        | Operand::Sink { .. }) => {
             return Err(
                 SyntaxError::new(other.span(), "immLut is an 8-bit literal").expected("0x00..0xff")
             )
@@ -1985,7 +2061,12 @@ fn lower_setp(
             lw.pred_name(&first.0, first.1)?,
             lw.pred_name(&second.0, second.1)?,
         ),
-        other => (lw.pred_dst(other)?, Pred::PT),
+        other @ (Operand::Name { .. }
+        | Operand::Special { .. }
+        | Operand::Literal { .. }
+        | Operand::Address { .. }
+        | Operand::Vector { .. }
+        | Operand::Sink { .. }) => (lw.pred_dst(other)?, Pred::PT),
     };
     let a = lw.src_plain(&ops[1], ty)?;
     let b = lw.src_plain(&ops[2], ty)?;
@@ -2242,7 +2323,7 @@ fn lower_bar(
             },
             ..
         } if *value <= 15 => Lowered::one(Op::Barrier { id: *value as u32 }),
-        other => Err(SyntaxError::new(
+        other @ Operand::Name { .. } | other @ Operand::Special { .. } | other @ Operand::Literal { .. } | other @ Operand::Address { .. } | other @ Operand::Vector { .. } | other @ Operand::PredPair { .. } | other @ Operand::Sink { .. } => Err(SyntaxError::new(
             other.span(),
             "the barrier number must be a literal 0..15 (\"Each CTA instance has sixteen barriers numbered 0..15\")",
         )

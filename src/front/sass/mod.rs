@@ -23,6 +23,7 @@
 mod operands;
 mod ops;
 #[cfg(test)]
+#[allow(clippy::wildcard_enum_match_arm)] // a test matches the variant it expects
 mod tests;
 
 use super::directive::{is_launch_directive, LAUNCH_DIRECTIVES};

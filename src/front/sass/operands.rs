@@ -407,7 +407,7 @@ fn const_ref(cur: &mut Cursor, params: &Params) -> Result<(u8, u32), SyntaxError
     let (bank, bank_span) = number(cur)?;
     let bank = match bank.value {
         Scalar::Int(b) if (0..=255).contains(&b) => b as u8,
-        _ => {
+        Scalar::Int(_) | Scalar::Float(_) => {
             return Err(
                 SyntaxError::new(bank_span, "a constant bank number is 0..255")
                     .expected("c[0x0][..]"),
@@ -662,7 +662,12 @@ pub fn want_reg(op: &RawOperand, params: &Params, what: &str) -> Result<Reg, Syn
             format!("{what} takes no operand modifier"),
         )
         .expected(what.to_string())),
-        other => Err(kind_error(op, &other, what)),
+        other @ (Parsed::Pred(_)
+        | Parsed::Imm(_)
+        | Parsed::Const { .. }
+        | Parsed::Mem { .. }
+        | Parsed::Special(_)
+        | Parsed::Name(_)) => Err(kind_error(op, &other, what)),
     }
 }
 
@@ -677,7 +682,12 @@ pub fn want_pred_dst(op: &RawOperand, params: &Params, what: &str) -> Result<Pre
             SyntaxError::new(op.span, format!("{what} cannot be negated"))
                 .expected(what.to_string()),
         ),
-        other => Err(kind_error(op, &other, what)),
+        other @ (Parsed::Reg { .. }
+        | Parsed::Imm(_)
+        | Parsed::Const { .. }
+        | Parsed::Mem { .. }
+        | Parsed::Special(_)
+        | Parsed::Name(_)) => Err(kind_error(op, &other, what)),
     }
 }
 
@@ -685,7 +695,12 @@ pub fn want_pred_dst(op: &RawOperand, params: &Params, what: &str) -> Result<Pre
 pub fn want_pred_src(op: &RawOperand, params: &Params, what: &str) -> Result<PredSrc, SyntaxError> {
     match parse_operand(op, params)? {
         Parsed::Pred(p) => Ok(p),
-        other => Err(kind_error(op, &other, what)),
+        other @ (Parsed::Reg { .. }
+        | Parsed::Imm(_)
+        | Parsed::Const { .. }
+        | Parsed::Mem { .. }
+        | Parsed::Special(_)
+        | Parsed::Name(_)) => Err(kind_error(op, &other, what)),
     }
 }
 
@@ -723,7 +738,9 @@ pub fn want_src(
             modifier,
         } => (Operand::Const { bank, offset }, modifier),
         Parsed::Imm(imm) => (Operand::Imm(imm_bits(&imm, kind, op.span)?), SrcMod::None),
-        other => return Err(kind_error(op, &other, what)),
+        other @ (Parsed::Pred(_) | Parsed::Mem { .. } | Parsed::Special(_) | Parsed::Name(_)) => {
+            return Err(kind_error(op, &other, what))
+        }
     };
     let allowed = match mods {
         Mods::Plain => modifier == SrcMod::None,
@@ -779,6 +796,11 @@ pub fn want_address(
                 offset,
             }))
         }
-        other => Err(kind_error(op, &other, "a memory address `[...]`")),
+        other @ (Parsed::Reg { .. }
+        | Parsed::Pred(_)
+        | Parsed::Imm(_)
+        | Parsed::Const { .. }
+        | Parsed::Special(_)
+        | Parsed::Name(_)) => Err(kind_error(op, &other, "a memory address `[...]`")),
     }
 }

@@ -370,12 +370,18 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         match parse_operand(op, self.params())? {
             Parsed::Imm(imm) => match imm.lit.value {
                 Scalar::Int(v) if (0..=max as i128).contains(&v) => Ok(v as u32),
-                _ => Err(
-                    SyntaxError::new(op.span, format!("{what} must be 0..={max}"))
-                        .expected(format!("0..={max}")),
-                ),
+                Scalar::Int(_) | Scalar::Float(_) => Err(SyntaxError::new(
+                    op.span,
+                    format!("{what} must be 0..={max}"),
+                )
+                .expected(format!("0..={max}"))),
             },
-            other => Err(SyntaxError::new(
+            other @ (Parsed::Reg { .. }
+            | Parsed::Pred(_)
+            | Parsed::Const { .. }
+            | Parsed::Mem { .. }
+            | Parsed::Special(_)
+            | Parsed::Name(_)) => Err(SyntaxError::new(
                 op.span,
                 format!("expected {what} (an immediate), found {}", other.describe()),
             )
@@ -617,7 +623,13 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         let dst = self.reg(0, "Rd (a register)")?;
         match parse_operand(&self.ops[1], self.params())? {
             Parsed::Special(SpecialName::Sr(sr)) => Ok(Op::ReadSpecial { dst, sr }),
-            other => Err(SyntaxError::new(
+            other @ (Parsed::Reg { .. }
+            | Parsed::Pred(_)
+            | Parsed::Imm(_)
+            | Parsed::Const { .. }
+            | Parsed::Mem { .. }
+            | Parsed::Special(_)
+            | Parsed::Name(_)) => Err(SyntaxError::new(
                 self.ops[1].span,
                 format!("expected a special register, found {}", other.describe()),
             )
@@ -641,7 +653,13 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                     src: Operand::ZERO,
                 })
             }
-            other => Err(SyntaxError::new(
+            other @ (Parsed::Reg { .. }
+            | Parsed::Pred(_)
+            | Parsed::Imm(_)
+            | Parsed::Const { .. }
+            | Parsed::Mem { .. }
+            | Parsed::Special(_)
+            | Parsed::Name(_)) => Err(SyntaxError::new(
                 self.ops[1].span,
                 format!("CS2R supports only SRZ, found {}", other.describe()),
             )
@@ -1013,7 +1031,21 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             ty = match ty {
                 Ty::S8 => Ty::U8,
                 Ty::S16 => Ty::U16,
-                other => other,
+                other @ (Ty::U8
+                | Ty::U16
+                | Ty::U32
+                | Ty::U64
+                | Ty::S32
+                | Ty::S64
+                | Ty::B16
+                | Ty::B32
+                | Ty::B64
+                | Ty::F16
+                | Ty::BF16
+                | Ty::F32
+                | Ty::F64
+                | Ty::F16x2
+                | Ty::BF16x2) => other,
             };
         }
         if m[1].is_some() && m[3].is_some() {
@@ -1190,7 +1222,12 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             [word] if word.is_word() && number_word(word.text).is_some() => {
                 let lit = match parse_operand(op, self.params())? {
                     Parsed::Imm(imm) => imm_bits(&imm, ImmKind::Int64, op.span)?,
-                    other => {
+                    other @ (Parsed::Reg { .. }
+                    | Parsed::Pred(_)
+                    | Parsed::Const { .. }
+                    | Parsed::Mem { .. }
+                    | Parsed::Special(_)
+                    | Parsed::Name(_)) => {
                         return Err(SyntaxError::new(
                             op.span,
                             format!("expected a branch target, found {}", other.describe()),
@@ -1202,7 +1239,12 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             [word] if word.is_word() => self.label_target(word.text, op.span)?,
             _ => match parse_operand(op, self.params())? {
                 Parsed::Name(name) => self.label_target(name, op.span)?,
-                other => {
+                other @ (Parsed::Reg { .. }
+                | Parsed::Pred(_)
+                | Parsed::Imm(_)
+                | Parsed::Const { .. }
+                | Parsed::Mem { .. }
+                | Parsed::Special(_)) => {
                     return Err(SyntaxError::new(
                         op.span,
                         format!("expected a branch target, found {}", other.describe()),
