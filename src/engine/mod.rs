@@ -45,8 +45,6 @@ pub mod load;
 pub mod overrides;
 pub mod report;
 pub mod status;
-#[cfg(test)]
-mod tests;
 
 pub use bench::{BenchOutcome, Measurement};
 pub use buffers::Buffer;

@@ -12,7 +12,7 @@
 //! is a register pair (2 words); a shift amount is one word whatever the type; `Popc`/`Clz`
 //! produce one word; `MulWide` produces twice its type's width ([`BinOp::result_words`]).
 
-use super::{AtomicOp, BinOp, ImadMode, UnOp};
+use super::{AtomicOp, BinOp, CmpOp, ImadMode, UnOp};
 use super::{Inst, Op, Operand, Pred, PredMove, Reg, Ty};
 
 /// One operand an op reads or writes.
@@ -164,6 +164,23 @@ impl ImadMode {
         match self {
             ImadMode::Wide => 2,
             ImadMode::Lo | ImadMode::Hi => 1,
+        }
+    }
+}
+
+impl CmpOp {
+    /// Whether the comparison exists only for floats: the unordered forms and `Num`/`Nan`.
+    pub fn is_float_only(self) -> bool {
+        match self {
+            CmpOp::Eq | CmpOp::Ne | CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => false,
+            CmpOp::Equ
+            | CmpOp::Neu
+            | CmpOp::Ltu
+            | CmpOp::Leu
+            | CmpOp::Gtu
+            | CmpOp::Geu
+            | CmpOp::Num
+            | CmpOp::Nan => true,
         }
     }
 }

@@ -8,8 +8,8 @@
 
 use super::{atomics, orders, rules, Diagnostics};
 use crate::ir::{
-    Address, BinOp, CmpOp, Dialect, Inst, Kernel, MemAccess, Op, Operand, Role, Space, Src, SrcMod,
-    Ty, UnOp,
+    Address, BinOp, Dialect, Inst, Kernel, MemAccess, Op, Operand, Role, Space, Src, SrcMod, Ty,
+    UnOp,
 };
 
 /// Register and predicate ranges; SASS pair alignment.
@@ -232,18 +232,7 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
                     rules::FLOAT_TYPES,
                 );
             }
-            let float_only = match cmp {
-                CmpOp::Eq | CmpOp::Ne | CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => false,
-                CmpOp::Equ
-                | CmpOp::Neu
-                | CmpOp::Ltu
-                | CmpOp::Leu
-                | CmpOp::Gtu
-                | CmpOp::Geu
-                | CmpOp::Num
-                | CmpOp::Nan => true,
-            };
-            if float_only && ty.is_int() {
+            if cmp.is_float_only() && ty.is_int() {
                 d.error(
                     pc,
                     inst,

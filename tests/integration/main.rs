@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod cli;
+mod engine;
 mod litmus;
 mod programs;
 mod progress;

@@ -2036,17 +2036,7 @@ fn lower_setp(
         ))
     };
     let unsigned_only = matches!(cmp_name.as_str(), "lo" | "ls" | "hi" | "hs");
-    let float_only = matches!(
-        cmp,
-        CmpOp::Equ
-            | CmpOp::Neu
-            | CmpOp::Ltu
-            | CmpOp::Leu
-            | CmpOp::Gtu
-            | CmpOp::Geu
-            | CmpOp::Num
-            | CmpOp::Nan
-    );
+    let float_only = cmp.is_float_only();
     if BITS.contains(&ty) && !matches!(cmp, CmpOp::Eq | CmpOp::Ne) {
         return bad("bit types, which compare only .eq and .ne");
     }

@@ -1,10 +1,14 @@
-//! The engine's own policy: binding, and (below) what the command line builds on.
+//! The engine's own policy, through the embedding API as an embedder calls it: binding, and
+//! (below) what the command line builds on (loading files, overrides, the backend diff, bench
+//! measurement, exit statuses, JSON reports).
 
-use super::*;
-use crate::exec;
+use atomjit::engine::*;
+use atomjit::exec;
+use atomjit::front::LaunchText;
+use atomjit::ir::{Init, Scalar};
 
 /// Two entries with parameters and one without (the integration tests use it too).
-const THREE_ENTRIES: &str = include_str!("../../tests/fixtures/three_entries.ptx");
+const THREE_ENTRIES: &str = include_str!("../fixtures/three_entries.ptx");
 
 fn engine() -> Engine {
     let mut config = Config::default();
