@@ -44,9 +44,6 @@
 //! returns the final memory value and `out`. The kernel text is available through
 //! [`kernel_source`] for inspection.
 
-#[cfg(test)]
-mod tests;
-
 use crate::engine::{Engine, Error as EngineError, Overrides};
 use crate::front::LaunchText;
 use std::fmt;

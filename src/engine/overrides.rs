@@ -55,10 +55,11 @@ impl Module {
                 .find(|p| p.name == name)
                 .map(|p| &p.kind)
             {
-                Some(ParamKind::Buffer { .. }) => o.buffers.push((
-                    name.to_string(),
-                    directives::parse_init(value).map_err(fail)?,
-                )),
+                Some(ParamKind::Buffer { elem, len, .. }) => {
+                    let init = directives::parse_init(value).map_err(fail)?;
+                    directives::check_init(*elem, *len, &init).map_err(fail)?;
+                    o.buffers.push((name.to_string(), init));
+                }
                 Some(ParamKind::Scalar { ty, .. }) => {
                     let v = directives::parse_scalar(value).map_err(fail)?;
                     directives::check_value_fits(*ty, v).map_err(fail)?;

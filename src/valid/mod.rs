@@ -51,10 +51,6 @@ mod operands;
 mod orders;
 pub mod rules;
 
-#[cfg(test)]
-#[allow(clippy::wildcard_enum_match_arm)] // a test matches the variant it expects
-mod tests;
-
 pub use atomics::{table, AtomicTable, Row, Size, TABLES};
 pub use launch::{
     block_problems, check_launch, grid_problems, launch_problems, shared_problems, LaunchLimit,

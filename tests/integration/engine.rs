@@ -234,6 +234,20 @@ fn overrides_are_parsed_from_their_text() {
     );
     assert!(error(set("n=70000")).starts_with("--set n=70000: 70000 does not fit u16"));
     assert!(error(set("slots=zeros")).contains("expected an initialiser"));
+    // A buffer's initialiser is checked against its element type and length (slots is u32[32]).
+    assert!(
+        error(set("slots=-1")).starts_with("--set slots=-1: -1 does not fit u32"),
+        "{}",
+        error(set("slots=-1"))
+    );
+    let list: Vec<String> = (0..33).map(|i| i.to_string()).collect();
+    let long = format!("slots={{{}}}", list.join(","));
+    assert!(
+        error(set(&long)).contains("33 values"),
+        "{}",
+        error(set(&long))
+    );
+    assert!(error(set("slots=random(1, 0, 5000000000)")).contains("does not fit u32"));
     let grid = OverrideArgs {
         grid: Some("0".into()),
         ..OverrideArgs::default()

@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod cli;
+mod cxx_atomics;
 mod engine;
 mod litmus;
 mod programs;
@@ -9,6 +10,7 @@ mod progress;
 mod ptx;
 mod reuse;
 mod traps;
+mod validation;
 
 use atomjit::engine::{Backend, Config, Engine, Module, Overrides, RunReport};
 

@@ -1,7 +1,7 @@
 //! Launch-shape rules, for the declared shape and for command-line overrides.
 
 use super::*;
-use crate::valid::{check_launch, rules};
+use atomjit::valid::{check_launch, rules};
 
 #[test]
 fn block_limits() {
@@ -88,13 +88,13 @@ fn warp_size_fits_the_dialect() {
     assert!(errs[0].message.contains("warp size 16"));
     for n in [8, 16, 32] {
         valid(
-            &builder(crate::ir::Dialect::Visa)
+            &builder(atomjit::ir::Dialect::Visa)
                 .warp_size(n)
                 .op(exit())
                 .build(),
         );
     }
-    let k = builder(crate::ir::Dialect::Visa)
+    let k = builder(atomjit::ir::Dialect::Visa)
         .warp_size(64)
         .op(exit())
         .build();
@@ -104,8 +104,8 @@ fn warp_size_fits_the_dialect() {
 #[test]
 fn parameters_are_aligned_and_disjoint() {
     let mut k = sass()
-        .buffer("a", crate::ir::Ty::U32, 4)
-        .scalar("n", crate::ir::Ty::U32, 1)
+        .buffer("a", atomjit::ir::Ty::U32, 4)
+        .scalar("n", atomjit::ir::Ty::U32, 1)
         .op(exit())
         .build();
     valid(&k);

@@ -1,8 +1,8 @@
 //! Atomic rules: the ATOMS op×size table, operand shape, Imm24 and CAS/CAST registers.
 
 use super::*;
-use crate::ir::{Address, AtomicOp, Space, Ty};
-use crate::valid::rules;
+use atomjit::ir::{Address, AtomicOp, Space, Ty};
+use atomjit::valid::rules;
 
 /// The "Supported Atomic Operations" table of `000_6d05a8552870c0ae.txt`, transcribed by hand.
 const DOC_TABLE: &[(AtomicOp, &[Ty])] = &[
@@ -20,7 +20,7 @@ const DOC_TABLE: &[(AtomicOp, &[Ty])] = &[
 ];
 
 /// A register-correct ATOMS of `op` at `ty`: Rd = R0, [R1 + 0x10], Rb = R4 (Rc = R5 or R6).
-fn atoms_form(op: AtomicOp, ty: Ty) -> crate::ir::Op {
+fn atoms_form(op: AtomicOp, ty: Ty) -> atomjit::ir::Op {
     let three = matches!(op, AtomicOp::Cas | AtomicOp::Cast | AtomicOp::FCmpWr);
     let rc = if ty.regs() == 2 { 6 } else { 5 };
     atomic(
@@ -57,7 +57,11 @@ fn atoms_accepts_exactly_the_document_table() {
                             (AtomicOp::PreDec, _) => rules::PREDEC_PENDING,
                             (_, None) => rules::ATOMS_OPS,
                             (_, Some(_)) => {
-                                super::super::atomics::SASS_SHARED.row(op).unwrap().rule
+                                atomjit::valid::table(atomjit::ir::Dialect::Sass, Space::Shared)
+                                    .unwrap()
+                                    .row(op)
+                                    .unwrap()
+                                    .rule
                             }
                         };
                         assert!(
@@ -137,7 +141,7 @@ fn visa_only_ops_are_rejected_in_sass() {
 
 #[test]
 fn dialects_without_a_table_reject_atomics() {
-    let k = builder(crate::ir::Dialect::Visa)
+    let k = builder(atomjit::ir::Dialect::Visa)
         .op(atomic(
             Space::Global,
             AtomicOp::Add,
@@ -568,7 +572,7 @@ fn ptx_op_type_tables_are_table_41() {
                     inst = with_atomic(inst, |a| a.ftz = ftz);
                     let k = ptx().op(inst).op(exit()).build();
                     let legal = ptx_table_41(op, ty, ftz, space);
-                    match crate::valid::validate(&k) {
+                    match atomjit::valid::validate(&k) {
                         Ok(_) => assert!(legal, "{space:?} {op:?} {ty:?} ftz={ftz} passed"),
                         Err(e) => {
                             assert!(!legal, "{space:?} {op:?} {ty:?} ftz={ftz}: {e}");

@@ -2,9 +2,9 @@
 //! op: the mapping text, the IR the PTX lowers to, and execution results checked against the
 //! C++ semantics (values computed here by hand).
 
-use super::*;
-use crate::engine::{Backend, Config};
-use crate::ir::{AtomicOp, MemOrder, Op, Scope, Space};
+use atomjit::cxx_atomics::*;
+use atomjit::engine::{Backend, Config, Engine};
+use atomjit::ir::{AtomicOp, MemOrder, Op, Scope, Space};
 
 /// The document's rows, transcribed by hand: API, order, recommended mapping.
 const ROWS: &[(&str, MemoryOrder, &str)] = &[
@@ -167,10 +167,10 @@ fn every_row_lowers_to_ir_with_its_orders_and_scopes() {
                     scope,
                 };
                 let src = kernel_source(&call).unwrap();
-                let program = crate::front::parse("abi.ptx", &src, crate::ir::Dialect::Ptx)
+                let program = atomjit::front::parse("abi.ptx", &src, atomjit::ir::Dialect::Ptx)
                     .unwrap_or_else(|e| panic!("{e}\n{src}"));
                 let kernel = &program.kernels[0];
-                crate::valid::validate(kernel).unwrap_or_else(|e| panic!("{e}\n{src}"));
+                atomjit::valid::validate(kernel).unwrap_or_else(|e| panic!("{e}\n{src}"));
                 // The memory-model ops of the kernel, in order.
                 let got: Vec<(MemOrder, Scope)> = kernel
                     .insts

@@ -1,13 +1,13 @@
 //! Registers live after each instruction (`live.rs`): what a later instruction may still read.
 
 use super::*;
-use crate::ir::{CmpOp, Reg, Space, Ty};
+use atomjit::ir::{CmpOp, Reg, Space, Ty};
 
 /// The registers live after instruction `pc`.
 fn live_after(k: &Kernel, pc: usize) -> Vec<usize> {
     let info = valid(k);
-    assert_eq!(info.live_out.len(), k.insts.len());
-    let words = &info.live_out[pc];
+    assert_eq!(info.live_out().len(), k.insts.len());
+    let words = &info.live_out()[pc];
     (0..k.num_regs as usize)
         .filter(|&r| words[r / 64] >> (r % 64) & 1 != 0)
         .collect()
@@ -98,7 +98,7 @@ fn liveness_travels_down_a_long_chain_of_backward_branches() {
     let info = valid(&k);
     let live = |pc: usize| -> Vec<usize> {
         (0..k.num_regs as usize)
-            .filter(|&r| info.live_out[pc][r / 64] >> (r % 64) & 1 != 0)
+            .filter(|&r| info.live_out()[pc][r / 64] >> (r % 64) & 1 != 0)
             .collect()
     };
     // R2 is never written unguarded, so it is live from the start; R1 from its write on.

@@ -1,13 +1,13 @@
 //! Registers read before written (`init.rs`): which registers must start zeroed.
 
 use super::*;
-use crate::ir::{BinOp, CmpOp, Reg, Space, Ty};
+use atomjit::ir::{BinOp, CmpOp, Reg, Space, Ty};
 
 /// The registers that must be zeroed (may be read before written).
 fn must_zero(k: &Kernel) -> Vec<usize> {
     let info = valid(k);
-    assert_eq!(info.written_before_read.len(), k.num_regs as usize);
-    info.written_before_read
+    assert_eq!(info.written_before_read().len(), k.num_regs as usize);
+    info.written_before_read()
         .iter()
         .enumerate()
         .filter(|(_, &safe)| !safe)

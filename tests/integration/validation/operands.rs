@@ -1,11 +1,11 @@
 //! Operand rules: register and predicate ranges, SASS pairs, constant reads, types, spaces.
 
 use super::*;
-use crate::ir::{
+use atomjit::ir::{
     Address, AtomicOp, BinOp, CmpOp, LinearAddress, Op, Operand, Pred, PredSrc, Round, ShfInst,
     Space, Src, SrcMod, Ty, UnOp,
 };
-use crate::valid::rules;
+use atomjit::valid::rules;
 
 #[test]
 fn registers_must_be_below_num_regs() {
@@ -182,9 +182,9 @@ fn constant_reads_are_bank0_aligned_and_inside() {
 
 #[test]
 fn cbank_size_is_the_abi_area_then_the_parameters() {
-    use crate::valid::cbank_bytes;
+    use atomjit::valid::cbank_bytes;
     let k = sass().build();
-    assert_eq!(cbank_bytes(&k.launch), crate::ir::PARAM_BASE);
+    assert_eq!(cbank_bytes(&k.launch), atomjit::ir::PARAM_BASE);
     let k = sass()
         .scalar("a", Ty::U8, 1)
         .scalar("b", Ty::U64, 1)

@@ -1,8 +1,8 @@
 //! Memory orders, per the PTX atomics ABI (`001_e732919ae3db9bea.txt`).
 
 use super::*;
-use crate::ir::{AtomicOp, MemOrder, Op, Scope, Space, Ty};
-use crate::valid::rules;
+use atomjit::ir::{AtomicOp, MemOrder, Op, Scope, Space, Ty};
+use atomjit::valid::rules;
 
 /// The orders the ABI document uses for each kind of instruction: `ld.relaxed`/`ld.acquire`
 /// (plus weak and volatile plain loads), `st.relaxed`/`st.release` (plus weak and volatile),

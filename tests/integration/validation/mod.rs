@@ -1,5 +1,6 @@
-//! Unit tests of the validator. Every rule has a violating kernel whose error is asserted and a
-//! passing counterpart. Expected values come from the reference documents (tables and sentences
+//! The validator's conformance suite, through the public API (kernels built with
+//! `atomjit::ir::build`, checked with `atomjit::valid::validate`). Every rule has a violating
+//! kernel whose error is asserted and a passing counterpart. Expected values come from the reference documents (tables and sentences
 //! transcribed here by hand), never from the validator's own output.
 
 mod atomics;
@@ -12,9 +13,9 @@ mod orders;
 mod quotes;
 mod robust;
 
-use super::{validate, KernelInfo, ValidationError};
-use crate::ir::build::*;
-use crate::ir::{Dialect, Kernel, Span};
+use atomjit::ir::build::*;
+use atomjit::ir::{Dialect, Kernel, Span};
+use atomjit::valid::{validate, KernelInfo, ValidationError};
 
 /// Instruction `pc` gets the span line `pc + 2`, column 5, bytes `100 * pc + 10 ..`, so tests
 /// can check which instruction an error points at.
@@ -81,15 +82,15 @@ fn assert_has(errs: &[ValidationError], pc: u32, rule: &str, needle: &str) {
 }
 
 /// A one-instruction SASS kernel followed by EXIT.
-fn sass1(op: crate::ir::Op) -> Kernel {
+fn sass1(op: atomjit::ir::Op) -> Kernel {
     sass().op(op).op(exit()).build()
 }
 
 #[test]
 fn errors_carry_kernel_pc_and_span() {
     let k = sass1(atoms(
-        crate::ir::AtomicOp::Add,
-        crate::ir::Ty::U32,
+        atomjit::ir::AtomicOp::Add,
+        atomjit::ir::Ty::U32,
         0,
         shared(1, 2),
         2,
@@ -109,7 +110,7 @@ fn errors_carry_kernel_pc_and_span() {
 
 #[test]
 fn every_error_is_reported_in_source_order() {
-    use crate::ir::{AtomicOp, MemOrder, Scope, Ty};
+    use atomjit::ir::{AtomicOp, MemOrder, Scope, Ty};
     let k = sass()
         .launch(|l| l.block = [2048, 1, 1])
         .op(atoms(AtomicOp::Inc, Ty::S32, 0, shared(1, 0), 2)) // 0: table
@@ -131,7 +132,7 @@ fn every_error_is_reported_in_source_order() {
 
 #[test]
 fn a_typical_kernel_passes() {
-    use crate::ir::{AtomicOp, BinOp, CmpOp, MemOrder, Scope, Space, SpecialReg, Ty};
+    use atomjit::ir::{AtomicOp, BinOp, CmpOp, MemOrder, Scope, Space, SpecialReg, Ty};
     // A shared histogram: zero, barrier, ATOMS.ADD per element, barrier, flush with RED.
     let k = sass()
         .buffer("data", Ty::U32, 1024)
@@ -166,7 +167,7 @@ fn a_typical_kernel_passes() {
         .op(exit())
         .build();
     let info = valid(&k);
-    assert_eq!(info.cbank_bytes, 0x170);
-    assert_eq!(info.num_barriers, 1);
-    assert!(info.block_start[8] && info.block_start[10]);
+    assert_eq!(info.cbank_bytes(), 0x170);
+    assert_eq!(info.num_barriers(), 1);
+    assert!(info.block_start()[8] && info.block_start()[10]);
 }

@@ -1,6 +1,6 @@
 //! Every quote in a rule text is verbatim from the document it names.
 
-use crate::valid::rules::ALL;
+use atomjit::valid::rules::ALL;
 use std::path::PathBuf;
 
 /// Where the reference documents are: `$ATOMJIT_SPEC_DIR`, `spec/`, `docs/spec/`, or the shared
@@ -73,10 +73,10 @@ fn quotes_are_verbatim() {
 
 #[test]
 fn quote_parsing() {
-    let q = quotes(crate::valid::rules::SASS_PAIR_ALIGNED);
+    let q = quotes(atomjit::valid::rules::SASS_PAIR_ALIGNED);
     assert_eq!(q.len(), 1);
     assert_eq!(q[0].0, "000_6d05a8552870c0ae.txt");
     assert!(q[0].1.ends_with("naturally aligned based on .sz."));
-    let q = quotes(crate::valid::rules::ATOMS_SPIN);
+    let q = quotes(atomjit::valid::rules::ATOMS_SPIN);
     assert!(q[0].1.ends_with("will immediately \"fail\""), "{q:?}");
 }

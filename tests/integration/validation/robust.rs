@@ -3,7 +3,7 @@
 //! register counts) either validate or return errors.
 
 use super::*;
-use crate::ir::{
+use atomjit::ir::{
     Address, AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Dialect, Guard, ImadMode, LinearAddress,
     MemAccess, MemOrder, Op, Operand, Pred, PredMove, PredSrc, Reg, Round, Scope, ShfInst, Space,
     SpecialReg, Src, SrcMod, Ty, UnOp, VoteMode,
@@ -285,7 +285,7 @@ fn random_kernels_never_panic() {
         match validate(&k) {
             Ok(info) => {
                 passed += 1;
-                assert_eq!(info.reconverge.len(), k.insts.len());
+                assert_eq!(info.reconverge().len(), k.insts.len());
             }
             Err(e) => assert!(!e.0.is_empty()),
         }

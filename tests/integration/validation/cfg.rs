@@ -2,8 +2,8 @@
 //! branches, reachability, and the end-of-kernel rule.
 
 use super::*;
-use crate::ir::{AtomicOp, CmpOp, Ty};
-use crate::valid::rules;
+use atomjit::ir::{AtomicOp, CmpOp, Ty};
+use atomjit::valid::rules;
 
 /// The set of instruction indices where `v` is true.
 fn set(v: &[bool]) -> Vec<usize> {
@@ -25,13 +25,16 @@ fn if_else_diamond() {
         .op(exit()) // 5: join
         .build();
     let info = valid(&k);
-    assert_eq!(info.reconverge, vec![None, Some(5), None, None, None, None]);
-    assert_eq!(set(&info.is_join), vec![5]);
-    assert_eq!(set(&info.block_start), vec![0, 2, 4, 5]);
-    assert_eq!(set(&info.backward_branch), Vec::<usize>::new());
-    assert!(info.reachable.iter().all(|&r| r));
     assert_eq!(
-        info.post_dominator,
+        info.reconverge(),
+        vec![None, Some(5), None, None, None, None]
+    );
+    assert_eq!(set(info.is_join()), vec![5]);
+    assert_eq!(set(info.block_start()), vec![0, 2, 4, 5]);
+    assert_eq!(set(info.backward_branch()), Vec::<usize>::new());
+    assert!(info.reachable().iter().all(|&r| r));
+    assert_eq!(
+        info.post_dominator(),
         vec![Some(1), Some(5), Some(3), Some(5), Some(5), None]
     );
 }
@@ -44,8 +47,8 @@ fn if_without_else() {
         .op(exit()) // 2
         .build();
     let info = valid(&k);
-    assert_eq!(info.reconverge, vec![Some(2), None, None]);
-    assert_eq!(set(&info.block_start), vec![0, 1, 2]);
+    assert_eq!(info.reconverge(), vec![Some(2), None, None]);
+    assert_eq!(set(info.block_start()), vec![0, 1, 2]);
 }
 
 #[test]
@@ -60,10 +63,10 @@ fn nested_ifs() {
         .op(exit()) // 6: outer join
         .build();
     let info = valid(&k);
-    assert_eq!(info.reconverge[0], Some(6));
-    assert_eq!(info.reconverge[2], Some(4));
-    assert_eq!(set(&info.is_join), vec![4, 6]);
-    assert_eq!(set(&info.block_start), vec![0, 1, 3, 4, 6]);
+    assert_eq!(info.reconverge()[0], Some(6));
+    assert_eq!(info.reconverge()[2], Some(4));
+    assert_eq!(set(info.is_join()), vec![4, 6]);
+    assert_eq!(set(info.block_start()), vec![0, 1, 3, 4, 6]);
 }
 
 #[test]
@@ -76,10 +79,10 @@ fn loop_with_data_dependent_exit() {
         .op(exit()) // 4
         .build();
     let info = valid(&k);
-    assert_eq!(info.reconverge[3], Some(4));
-    assert_eq!(set(&info.backward_branch), vec![3]);
-    assert_eq!(set(&info.block_start), vec![0, 1, 4]);
-    assert_eq!(set(&info.is_join), vec![4]);
+    assert_eq!(info.reconverge()[3], Some(4));
+    assert_eq!(set(info.backward_branch()), vec![3]);
+    assert_eq!(set(info.block_start()), vec![0, 1, 4]);
+    assert_eq!(set(info.is_join()), vec![4]);
 }
 
 #[test]
@@ -92,12 +95,13 @@ fn loop_with_break() {
         .op(exit()) // 4
         .build();
     let info = valid(&k);
-    assert_eq!(info.reconverge[1], Some(4));
+    assert_eq!(info.reconverge()[1], Some(4));
     assert_eq!(
-        info.reconverge[3], None,
+        info.reconverge()[3],
+        None,
         "an unconditional branch does not diverge"
     );
-    assert_eq!(set(&info.backward_branch), vec![3]);
+    assert_eq!(set(info.backward_branch()), vec![3]);
 }
 
 #[test]
@@ -111,9 +115,9 @@ fn spin_loop() {
         .op(exit()) // 3
         .build();
     let info = valid(&k);
-    assert_eq!(info.reconverge, vec![None, None, Some(3), None]);
-    assert_eq!(set(&info.backward_branch), vec![2]);
-    assert_eq!(set(&info.block_start), vec![0, 3]);
+    assert_eq!(info.reconverge(), vec![None, None, Some(3), None]);
+    assert_eq!(set(info.backward_branch()), vec![2]);
+    assert_eq!(set(info.block_start()), vec![0, 3]);
 }
 
 #[test]
@@ -121,8 +125,8 @@ fn self_loop_branch() {
     // @P0 BRA self: a one-instruction spin.
     let k = sass().guarded(at(0), bra(0)).op(exit()).build();
     let info = valid(&k);
-    assert_eq!(info.reconverge[0], Some(1));
-    assert!(info.backward_branch[0]);
+    assert_eq!(info.reconverge()[0], Some(1));
+    assert!(info.backward_branch()[0]);
 }
 
 #[test]
@@ -135,14 +139,14 @@ fn early_exits() {
         .build();
     let info = valid(&k);
     assert_eq!(
-        info.reconverge,
+        info.reconverge(),
         vec![None, Some(3), None, None],
         "a guarded EXIT is not a branch"
     );
     // Lanes at 0 either exit or go on to 1: only the exit post-dominates it.
-    assert_eq!(info.post_dominator[0], None);
-    assert_eq!(info.post_dominator[1], Some(3));
-    assert_eq!(set(&info.block_start), vec![0, 1, 2, 3]);
+    assert_eq!(info.post_dominator()[0], None);
+    assert_eq!(info.post_dominator()[1], Some(3));
+    assert_eq!(set(info.block_start()), vec![0, 1, 2, 3]);
 }
 
 #[test]
@@ -155,9 +159,9 @@ fn paths_that_meet_only_at_exit() {
         .op(exit()) // 4
         .build();
     let info = valid(&k);
-    assert_eq!(info.reconverge[0], None);
-    assert_eq!(info.post_dominator[0], None);
-    assert!(!info.is_join.iter().any(|&j| j));
+    assert_eq!(info.reconverge()[0], None);
+    assert_eq!(info.post_dominator()[0], None);
+    assert!(!info.is_join().iter().any(|&j| j));
 }
 
 #[test]
@@ -170,15 +174,15 @@ fn infinite_loop() {
         .build();
     let info = valid(&k);
     // Lanes in the loop never reach a join, so the branch gets none.
-    assert_eq!(info.reconverge[0], None);
-    assert_eq!(info.post_dominator[2], None);
-    assert_eq!(info.post_dominator[3], None);
-    assert_eq!(info.post_dominator[0], Some(1));
-    assert_eq!(set(&info.backward_branch), vec![3]);
+    assert_eq!(info.reconverge()[0], None);
+    assert_eq!(info.post_dominator()[2], None);
+    assert_eq!(info.post_dominator()[3], None);
+    assert_eq!(info.post_dominator()[0], Some(1));
+    assert_eq!(set(info.backward_branch()), vec![3]);
     // A kernel that is nothing but a loop is valid too (the watchdog ends it at run time).
     let k = sass().op(nop()).op(bra(0)).build();
     let info = valid(&k);
-    assert_eq!(info.post_dominator, vec![None, None]);
+    assert_eq!(info.post_dominator(), vec![None, None]);
 }
 
 #[test]
@@ -189,18 +193,18 @@ fn never_taken_branch() {
         .op(exit()) // 2: unreachable
         .build();
     let info = valid(&k);
-    assert_eq!(info.reconverge[0], None);
-    assert!(!info.backward_branch[0]);
-    assert_eq!(info.reachable, vec![true, true, false]);
-    assert_eq!(set(&info.block_start), vec![0, 1, 2]);
+    assert_eq!(info.reconverge()[0], None);
+    assert!(!info.backward_branch()[0]);
+    assert_eq!(info.reachable(), vec![true, true, false]);
+    assert_eq!(set(info.block_start()), vec![0, 1, 2]);
 }
 
 #[test]
 fn barriers_end_blocks() {
     let k = sass().op(nop()).op(bar(3)).op(nop()).op(exit()).build();
     let info = valid(&k);
-    assert_eq!(set(&info.block_start), vec![0, 2]);
-    assert_eq!(info.num_barriers, 4);
+    assert_eq!(set(info.block_start()), vec![0, 2]);
+    assert_eq!(info.num_barriers(), 4);
 }
 
 #[test]
@@ -257,6 +261,6 @@ fn large_kernels() {
     let k = b.op(exit()).build();
     let info = valid(&k);
     for i in 0..diamonds as usize {
-        assert_eq!(info.reconverge[i * 4], Some(i as u32 * 4 + 3));
+        assert_eq!(info.reconverge()[i * 4], Some(i as u32 * 4 + 3));
     }
 }
