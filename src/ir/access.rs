@@ -61,6 +61,7 @@ pub struct MemAccess {
 impl MemAccess {
     /// The address one lane's access names, before generic resolution: `read(r, words)` is the
     /// lane's register `r` (or the pair from `r` when `words == 2`; 0 for `RZ`).
+    #[inline]
     pub fn lane_address(&self, read: impl FnOnce(Reg, u16) -> u64) -> u64 {
         self.addr.effective(self.space, read)
     }
@@ -103,6 +104,7 @@ impl Address {
 
     /// The address in `space` given the lane's registers (`read` as in
     /// [`MemAccess::lane_address`]).
+    #[inline]
     pub fn effective(&self, space: Space, read: impl FnOnce(Reg, u16) -> u64) -> u64 {
         match self {
             Address::Linear(l) => l.form(space).eval(read),
@@ -191,6 +193,7 @@ impl LinearAddress {
     }
 
     /// Which arithmetic computes this address in `space`.
+    #[inline]
     pub fn form(&self, space: Space) -> LinearForm {
         let offset = self.offset as u64;
         match self.base.filter(|b| !b.is_rz()) {
@@ -214,6 +217,7 @@ impl LinearAddress {
 
 impl LinearForm {
     /// The address, reading the base with `read(base, words)` (one word, or the pair).
+    #[inline]
     pub fn eval(self, read: impl FnOnce(Reg, u16) -> u64) -> u64 {
         match self {
             LinearForm::Absolute(a) => a,
@@ -231,6 +235,7 @@ impl LinearForm {
 /// Where an address of `space` lands: for a concrete space, that space at that address; for a
 /// generic address, the window it falls in (see the module docs), or `None` when it falls in
 /// neither (an out-of-range access).
+#[inline]
 pub fn resolve(space: Space, address: u64) -> Option<(Space, u64)> {
     match space {
         Space::Global | Space::Shared | Space::Const => Some((space, address)),

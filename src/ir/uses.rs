@@ -575,3 +575,115 @@ pub fn register_counts(insts: &[Inst]) -> (u32, u32) {
     }
     (regs, preds)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::build::*;
+    use crate::ir::{Guard, Space, Src, SrcMod, Ty};
+
+    #[test]
+    fn result_widths_follow_the_types() {
+        // MulWide: twice the type's width, in whole registers (BinOp::MulWide's doc).
+        let wide = |ty| BinOp::MulWide.result_words(ty);
+        assert_eq!(
+            [wide(Ty::U8), wide(Ty::S16), wide(Ty::U32), wide(Ty::S64)],
+            [1, 1, 2, 4]
+        );
+        assert_eq!(BinOp::Add.result_words(Ty::U64), 2);
+        assert_eq!(BinOp::Mul.result_words(Ty::U16), 1);
+        // A shift amount is one word whatever the type.
+        assert!(BinOp::Shl.b_is_shift_amount() && BinOp::Shr.b_is_shift_amount());
+        assert_eq!(BinOp::Shl.b_words(Ty::U64), 1);
+        assert_eq!(BinOp::Add.b_words(Ty::U64), 2);
+        // Counts are one word; the others have the type's width.
+        assert_eq!(UnOp::Popc.result_words(Ty::U64), 1);
+        assert_eq!(UnOp::Clz.result_words(Ty::U64), 1);
+        assert_eq!(UnOp::Brev.result_words(Ty::U64), 2);
+        assert_eq!((ImadMode::Wide.words(), ImadMode::Lo.words()), (2, 1));
+    }
+
+    #[test]
+    fn atomic_shapes() {
+        let swap: Vec<AtomicOp> = AtomicOp::ALL
+            .iter()
+            .copied()
+            .filter(|op| op.has_swap_operand())
+            .collect();
+        assert_eq!(swap, [AtomicOp::Cas, AtomicOp::Cast, AtomicOp::FCmpWr]);
+        let flag: Vec<AtomicOp> = AtomicOp::ALL
+            .iter()
+            .copied()
+            .filter(|op| op.returns_stored_flag())
+            .collect();
+        assert_eq!(flag, [AtomicOp::Cast]);
+    }
+
+    #[test]
+    fn uses_list_sources_then_destinations_with_their_widths() {
+        // ATOMS.CAS.64 R0, [R9+0x8], R4, R6: value operands, then the base, then the pair dst.
+        let cas = atomic(
+            Space::Shared,
+            AtomicOp::Cas,
+            Ty::U64,
+            0,
+            shared(9, 8),
+            reg(4),
+            Some(reg(6)),
+        );
+        let srcs: Vec<(Operand, u16)> = cas
+            .operand_uses()
+            .iter()
+            .map(|u| (u.operand, u.words))
+            .collect();
+        assert_eq!(srcs, [(reg(4), 2), (reg(6), 2), (reg(9), 1)]);
+        assert_eq!(cas.dst_uses(), [(r(0), 2)]);
+        assert!(cas.reads_reg(r(5)) && cas.reads_reg(r(9)) && !cas.reads_reg(r(8)));
+        assert!(cas.writes_reg(r(1)) && !cas.writes_reg(r(2)));
+        // A 64-bit base reads the pair.
+        let ld = load(Space::Global, Ty::U32, 3, wide(10, 0));
+        assert_eq!(ld.operand_uses()[0].words, 2);
+        assert_eq!(ld.dst_uses(), [(r(3), 1)]);
+    }
+
+    #[test]
+    fn predicates_include_the_guard_and_register_counts_skip_rz_and_pt() {
+        let setp = Inst {
+            op: Op::SetP {
+                cmp: CmpOp::Lt,
+                ty: Ty::U32,
+                combine: crate::ir::BoolOp::And,
+                dst: Pred(2),
+                dst2: Pred::PT,
+                a: s(reg(0)),
+                b: Src {
+                    operand: reg(7),
+                    modifier: SrcMod::None,
+                },
+                c: crate::ir::PredSrc::TRUE,
+            },
+            guard: Guard {
+                pred: Pred(5),
+                negate: true,
+            },
+            span: crate::ir::Span::default(),
+            text: String::new(),
+            sched: Vec::new(),
+        };
+        assert_eq!(setp.pred_uses(), [Pred(5), Pred(2), Pred::PT, Pred::PT]);
+        let mov_rz = Inst {
+            op: mov(Ty::U64, Reg::RZ.0, reg(Reg::RZ.0)),
+            ..setp.clone()
+        };
+        assert_eq!(register_counts(&[setp.clone()]), (8, 6));
+        assert_eq!(register_counts(&[mov_rz]), (0, 6));
+    }
+
+    #[test]
+    fn control() {
+        assert_eq!(bra(4).control(), Control::Branch { target: 4 });
+        assert!(bar(0).control().ends_block() && exit().control().ends_block());
+        assert!(!nop().control().ends_block());
+        assert!(CmpOp::Nan.is_float_only() && !CmpOp::Le.is_float_only());
+    }
+}

@@ -175,6 +175,7 @@ fn binary_float(op: BinOp, ty: Ty, a: u64, b: u64, ftz: bool) -> u128 {
 /// sets `P0` exactly when `Ra >= Rb` (no borrow), and the `IADD3 ... ; IADD3.X ..., ~Rb_hi, ...`
 /// idiom computes a 64-bit difference. `Not` enters as `~x`; `Abs`/`NegAbs` (not SASS forms)
 /// enter as the wrapping absolute value and as its negation in the same way.
+#[inline]
 pub fn carry_term(x: u32, modifier: SrcMod) -> u64 {
     let negate = |v: u32| (!v) as u64 + 1;
     let abs = (x as i32).unsigned_abs();
@@ -189,6 +190,7 @@ pub fn carry_term(x: u32, modifier: SrcMod) -> u64 {
 
 /// SASS `IADD3`: the three addends as [`carry_term`]s plus the carry-ins, summed in 34 bits.
 /// Returns the low 32 bits and `[bit 32, bit 33]` of the sum (the two carry-outs).
+#[inline]
 pub fn iadd3(terms: [u64; 3], carry_in: [bool; 2]) -> (u32, [bool; 2]) {
     let sum = terms.iter().sum::<u64>() + carry_in[0] as u64 + carry_in[1] as u64;
     (sum as u32, [sum >> 32 & 1 == 1, sum >> 33 & 1 == 1])
@@ -196,6 +198,7 @@ pub fn iadd3(terms: [u64; 3], carry_in: [bool; 2]) -> (u32, [bool; 2]) {
 
 /// SASS `IMAD`: `a * b + c` (operands already modified). `Lo`/`Hi` return 32 bits; `Wide`
 /// returns the 64-bit value (`c` is the 64-bit pair).
+#[inline]
 pub fn imad(mode: ImadMode, signed: bool, a: u32, b: u32, c: u64) -> u64 {
     let product: u64 = if signed {
         (a as i32 as i64).wrapping_mul(b as i32 as i64) as u64
@@ -215,6 +218,7 @@ pub fn imad(mode: ImadMode, signed: bool, a: u32, b: u32, c: u64) -> u64 {
 ///
 /// Returns the 32-bit result and the carry (bit 32) of the addition. `shift` is 0..=31 after
 /// validation; larger values shift the 64-bit `c:a` further (bits beyond 64 are lost).
+#[inline]
 pub fn lea(hi: bool, a: u32, b_term: u64, c: u32, shift: u8, carry_in: bool) -> (u32, bool) {
     let wide = ((c as u128) << 32 | a as u128)
         .checked_shl(shift as u32)
@@ -228,6 +232,7 @@ pub fn lea(hi: bool, a: u32, b_term: u64, c: u32, shift: u8, carry_in: bool) -> 
 /// the amount to 32 (`wrap`: mask it to 0..=31), 64-bit types mask it to 0..=63; `left`
 /// shifts left, otherwise right (arithmetic for signed types); the result is the high word of
 /// the shifted value if `high`, else the low word.
+#[inline]
 pub fn shf(inst: &ShfInst, lo: u32, shift: u32, hi: u32) -> u32 {
     let amount = if inst.ty.bits() == 64 {
         shift & 63
@@ -252,6 +257,7 @@ pub fn shf(inst: &ShfInst, lo: u32, shift: u32, hi: u32) -> u32 {
 }
 
 /// SASS `LOP3.LUT`: each result bit is `lut[(a << 2) | (b << 1) | c]` of the operand bits.
+#[inline]
 pub fn lop3(a: u32, b: u32, c: u32, lut: u8) -> u32 {
     (0..8u32).filter(|i| lut >> i & 1 == 1).fold(0, |acc, i| {
         let pick = |bit: u32, v: u32| if i & bit != 0 { v } else { !v };
@@ -308,6 +314,7 @@ fn compare_f64(cmp: CmpOp, x: f64, y: f64) -> bool {
 }
 
 /// A boolean combining op.
+#[inline]
 pub fn bool_op(op: BoolOp, x: bool, y: bool) -> bool {
     match op {
         BoolOp::And => x && y,

@@ -39,17 +39,20 @@ pub mod float;
 use crate::ir::{SrcMod, Ty};
 
 /// All ones in the low `bits` bits (`bits` in 1..=64).
+#[inline]
 pub fn low_mask(bits: u32) -> u64 {
     u64::MAX >> (64 - bits)
 }
 
 /// The low `bits` bits of `v` read as a two's-complement signed number.
+#[inline]
 pub fn sign_extend(v: u64, bits: u32) -> i64 {
     ((v << (64 - bits)) as i64) >> (64 - bits)
 }
 
 /// `v` (the low `ty.bits()` bits are the value) as the integer it denotes in `ty`: signed types
 /// sign-extend, everything else (unsigned, bits, floats' raw bits) zero-extends.
+#[inline]
 pub fn int_value(ty: Ty, v: u64) -> i128 {
     if ty.is_signed_int() {
         sign_extend(v, ty.bits()) as i128
@@ -60,6 +63,7 @@ pub fn int_value(ty: Ty, v: u64) -> i128 {
 
 /// A result of type `ty` in register form: types narrower than 32 bits are extended to 32 bits
 /// by their signedness, 32-bit types occupy 32 bits, 64-bit types 64 bits (a pair).
+#[inline]
 pub fn to_register(ty: Ty, v: u64) -> u64 {
     let bits = ty.bits();
     if bits < 32 {
@@ -77,6 +81,7 @@ pub fn to_register(ty: Ty, v: u64) -> u64 {
 /// two's complement, `Not` complement, `Abs` wrapping absolute value and `NegAbs` its negation;
 /// for floats `Neg`/`Abs`/`NegAbs` act on the sign bit of every element and `Not` complements
 /// the bits. The result is the low `ty.bits()` bits.
+#[inline]
 pub fn apply_modifier(ty: Ty, modifier: SrcMod, v: u64) -> u64 {
     let bits = ty.bits();
     let mask = low_mask(bits);
