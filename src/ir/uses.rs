@@ -675,7 +675,7 @@ mod tests {
             op: mov(Ty::U64, Reg::RZ.0, reg(Reg::RZ.0)),
             ..setp.clone()
         };
-        assert_eq!(register_counts(&[setp.clone()]), (8, 6));
+        assert_eq!(register_counts(std::slice::from_ref(&setp)), (8, 6));
         assert_eq!(register_counts(&[mov_rz]), (0, 6));
     }
 
