@@ -2325,7 +2325,7 @@ fn generic_ftz_applies_only_where_the_address_resolves_to_global() {
     // results to sign-preserving zero on global memory but supports subnormal inputs and
     // results and doesn't flush them to zero on shared memory." One instruction, one generic
     // address per lane: lane 0 global, lane 1 shared.
-    use crate::exec::memory::GENERIC_SHARED_BASE;
+    use crate::ir::GENERIC_SHARED_BASE;
     let m = Machine::new(vec![inst(atomic(
         Space::Generic,
         AtomicOp::Add,

@@ -1814,7 +1814,7 @@ fn float_division_matches_ieee() {
 
 #[test]
 fn generic_float_add_flushes_only_on_global_addresses() {
-    use crate::exec::memory::GENERIC_SHARED_BASE;
+    use crate::ir::GENERIC_SHARED_BASE;
     let mut b = KernelBuilder::new();
     b.push(Op::Atomic(Box::new(AtomicInst {
         access: MemAccess {

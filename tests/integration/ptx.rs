@@ -4,10 +4,10 @@
 use super::atomjit;
 use super::*;
 use atomjit::engine::Failure;
-use atomjit::exec::memory::GENERIC_SHARED_BASE;
 use atomjit::exec::{TrapReason, GLOBAL_BASE};
 use atomjit::front::LaunchText;
 use atomjit::ir::Space;
+use atomjit::ir::GENERIC_SHARED_BASE;
 use std::path::PathBuf;
 
 fn ptx_program(name: &str) -> PathBuf {

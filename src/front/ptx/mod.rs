@@ -3,7 +3,7 @@
 //! # What a module may contain
 //!
 //! * `.version X.Y`, `.target sm_XX{, ...}`, `.address_size 64` (32-bit addressing is
-//!   rejected: generic addresses are 64-bit, see `exec::memory::GENERIC_SHARED_BASE`).
+//!   rejected: generic addresses are 64-bit, see `ir::GENERIC_SHARED_BASE`).
 //! * `.visible .entry NAME( .param .TYPE NAME, ... ) { body }`: each entry is one IR kernel
 //!   (dialect PTX, warp size 32). Parameters are scalars (`.u64` pointers, `.u32`, `.f32`,
 //!   ...; `.ptr .space .align N` attributes are accepted as the hints they are); each lives in

@@ -596,7 +596,7 @@ fn loads_and_stores_with_every_order_scope_and_space() {
         one("ld.u32 %r1, [sm+4];"),
         format!(
             "ld.generic.u32.weak.gpu R0, [{:#x}]",
-            crate::exec::memory::GENERIC_SHARED_BASE + 4
+            crate::ir::GENERIC_SHARED_BASE + 4
         )
     );
     assert_eq!(
@@ -663,7 +663,7 @@ fn loads_and_stores_with_every_order_scope_and_space() {
 
 #[test]
 fn cvta_is_the_generic_window_arithmetic() {
-    let base = crate::exec::memory::GENERIC_SHARED_BASE;
+    let base = crate::ir::GENERIC_SHARED_BASE;
     assert_eq!(one("cvta.to.global.u64 %rd1, %rd2;"), "mov.u64 R0, R2");
     assert_eq!(one("cvta.global.u64 %rd1, %rd2;"), "mov.u64 R0, R2");
     assert_eq!(
