@@ -15,6 +15,27 @@
 //! assert!(atomjit::valid::validate(&kernel).is_ok());
 //! ```
 //!
+//! A program built in code loads, validates and runs like a parsed one:
+//!
+//! ```
+//! use atomjit::engine::{Config, Engine, Overrides};
+//! use atomjit::ir::build::*;
+//! use atomjit::ir::{AtomicOp, Dialect, Program, Space, Ty, PARAM_BASE};
+//! // Every lane adds 1 to the first word of buffer `c` (its address is at c[0x0][0x160]).
+//! let kernel = KernelBuilder::new("count", Dialect::Sass)
+//!     .buffer("c", Ty::U32, 1)
+//!     .launch(|l| l.grid = [2, 1, 1])
+//!     .op(mov(Ty::U64, 2, cbank(PARAM_BASE)))
+//!     .op(mov(Ty::U32, 4, imm(1)))
+//!     .op(atomic(Space::Global, AtomicOp::Add, Ty::U32, RZ, wide(2, 0), reg(4), None))
+//!     .op(exit())
+//!     .build();
+//! let engine = Engine::new(&Config::default());
+//! let module = engine.load_program(Program::from_kernels("count", vec![kernel])).unwrap();
+//! let report = module.run("count", &Overrides::default()).unwrap();
+//! assert_eq!(report.buffer("c").unwrap().as_u32().unwrap(), [64]);
+//! ```
+//!
 //! Source text and spans are optional: an instruction's span is [`Span::default`] unless a
 //! span function is set ([`KernelBuilder::spans`]), and its text (used by traps and watchdog
 //! reports) is its IR form. `num_regs`/`num_preds` are one more than the highest register and
