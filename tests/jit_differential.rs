@@ -1075,6 +1075,7 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
         labels: Vec::new(),
         num_regs: 24,
         num_preds: 7,
+        uniform: Default::default(),
         launch,
         span: Span::default(),
     };

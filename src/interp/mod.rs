@@ -135,7 +135,11 @@ pub fn run_group(
         };
         warp.stats.warp_insts += 1;
         let exec = mask & guard_lanes(warp, inst);
-        match step(warp, env, pc, inst, mask, exec) {
+        let result = step(warp, env, pc, inst, mask, exec);
+        if exec != 0 && !env.kernel.uniform.is_empty() && result.is_ok() {
+            broadcast_uniform(warp, &env.kernel.uniform, inst, exec);
+        }
+        match result {
             Ok(Flow::Continue {
                 pc: next_pc,
                 mask: next_mask,
@@ -155,6 +159,30 @@ pub fn run_group(
             }
         }
     }
+}
+
+/// The broadcast rule of [`crate::ir::Uniform`]: each uniform register word and predicate that
+/// `inst` wrote takes the lowest executing lane's value in every lane of the warp.
+fn broadcast_uniform(warp: &mut WarpState, uniform: &crate::ir::Uniform, inst: &Inst, exec: u32) {
+    let from = exec.trailing_zeros() as usize;
+    inst.op.for_each_use(|u| match u {
+        crate::ir::Use::Dst { reg, words } => {
+            for i in 0..words {
+                let r = reg.word(i);
+                if uniform.has_reg(r) {
+                    let value = read_reg(warp, r, from);
+                    for lane in 0..WARP_STRIDE {
+                        write_reg(warp, r, lane, value);
+                    }
+                }
+            }
+        }
+        crate::ir::Use::PredDst(p) if uniform.has_pred(p) => {
+            let bits = &mut warp.preds[p.0 as usize];
+            *bits = if *bits >> from & 1 == 1 { u32::MAX } else { 0 };
+        }
+        crate::ir::Use::PredDst(_) | crate::ir::Use::Src { .. } | crate::ir::Use::PredSrc(_) => {}
+    });
 }
 
 /// The lanes whose guard holds (all lanes for `@PT`, none for `@!PT`).
@@ -389,6 +417,135 @@ fn step(
             dst_pred,
             src,
         } => vote(warp, exec, mode, dst, dst_pred, src),
+        &Op::Shfl {
+            mode,
+            dst,
+            dst_pred,
+            ref a,
+            ref b,
+            ref c,
+        } => {
+            // Read every executing lane's value from its source lane first, then write: the
+            // sources are the registers as they were before the instruction.
+            let mut results = Vec::with_capacity(32);
+            for_lanes(exec, |lane| {
+                let b = read_src(warp, env, b, Ty::U32, lane)? as u32;
+                let c = read_src(warp, env, c, Ty::U32, lane)? as u32;
+                let (j, valid) = sem::warp::shfl_source(mode, lane as u32, b, c);
+                let value = read_operand(warp, env, a, j as usize, 1)? as u32;
+                results.push((lane, value, valid));
+                Ok(())
+            })?;
+            for (lane, value, valid) in results {
+                write_reg(warp, dst, lane, value);
+                write_pred(warp, dst_pred, lane, valid);
+            }
+        }
+        &Op::Redux {
+            op,
+            ty,
+            dst,
+            ref src,
+        } => {
+            let mut values = Vec::with_capacity(32);
+            for_lanes(exec, |lane| {
+                values.push(read_operand(warp, env, src, lane, 1)? as u32);
+                Ok(())
+            })?;
+            let result = sem::warp::redux(op, ty, values.into_iter());
+            for lane in lanes(exec) {
+                write_reg(warp, dst, lane, result);
+            }
+        }
+        &Op::Match {
+            all,
+            ty,
+            dst,
+            dst_pred,
+            ref src,
+        } => {
+            let mut values = [0u64; 32];
+            for_lanes(exec, |lane| {
+                values[lane] = read_operand(warp, env, src, lane, ty.regs())?;
+                Ok(())
+            })?;
+            for lane in lanes(exec) {
+                let (mask, same) =
+                    sem::warp::match_lanes(all, values[lane], exec, |l| values[l as usize]);
+                write_reg(warp, dst, lane, mask);
+                write_pred(warp, dst_pred, lane, same);
+            }
+        }
+        &Op::Prmt {
+            dst,
+            ref a,
+            ref b,
+            ref sel,
+        } => for_lanes(exec, |lane| {
+            let a = read_src(warp, env, a, Ty::U32, lane)? as u32;
+            let b = read_src(warp, env, b, Ty::U32, lane)? as u32;
+            let sel = read_src(warp, env, sel, Ty::U32, lane)? as u32;
+            write_reg(warp, dst, lane, sem::alu::prmt(a, b, sel));
+            Ok(())
+        })?,
+        &Op::Bfe {
+            ty,
+            dst,
+            ref a,
+            ref pos,
+            ref len,
+        } => for_lanes(exec, |lane| {
+            let a = read_src(warp, env, a, ty, lane)?;
+            let pos = read_src(warp, env, pos, Ty::U32, lane)? as u32;
+            let len = read_src(warp, env, len, Ty::U32, lane)? as u32;
+            let value = sem::alu::bfe(ty, a, pos, len);
+            write_reg_words(warp, dst, lane, value as u128, ty.regs());
+            Ok(())
+        })?,
+        &Op::Bfi {
+            ty,
+            dst,
+            ref insert,
+            ref base,
+            ref pos,
+            ref len,
+        } => for_lanes(exec, |lane| {
+            let insert = read_src(warp, env, insert, ty, lane)?;
+            let base = read_src(warp, env, base, ty, lane)?;
+            let pos = read_src(warp, env, pos, Ty::U32, lane)? as u32;
+            let len = read_src(warp, env, len, Ty::U32, lane)? as u32;
+            let value = sem::alu::bfi(ty, insert, base, pos, len);
+            write_reg_words(warp, dst, lane, value as u128, ty.regs());
+            Ok(())
+        })?,
+        &Op::Fma {
+            ty,
+            dst,
+            ref a,
+            ref b,
+            ref c,
+            round,
+            ftz,
+        } => for_lanes(exec, |lane| {
+            let a = read_src(warp, env, a, ty, lane)?;
+            let b = read_src(warp, env, b, ty, lane)?;
+            let c = read_src(warp, env, c, ty, lane)?;
+            // Validation guarantees a float type.
+            let value = sem::float::fma_ty(ty, a, b, c, round, ftz).unwrap_or(0);
+            write_reg_words(warp, dst, lane, value as u128, ty.regs());
+            Ok(())
+        })?,
+        &Op::PredLut { dst, a, b, c, lut } => for_lanes(exec, |lane| {
+            let (a, b, c) = (
+                read_pred_src(warp, a, lane),
+                read_pred_src(warp, b, lane),
+                read_pred_src(warp, c, lane),
+            );
+            let values = lut.map(|table| sem::alu::lut3(table, a, b, c));
+            write_pred(warp, dst[0], lane, values[0]);
+            write_pred(warp, dst[1], lane, values[1]);
+            Ok(())
+        })?,
         // Scopes: every scope is coherent on one host (see `memory`).
         Op::Load { access, dst } => memory::execute_load(warp, env, exec, access, *dst)?,
         Op::Store { access, src } => memory::execute_store(warp, env, exec, access, src)?,
@@ -478,6 +635,13 @@ fn special_register(warp: &WarpState, env: &CtaEnv, sr: SpecialReg, lane: usize)
         SpecialReg::LaneId => lane as u32,
         SpecialReg::WarpId => warp.warp_id,
         SpecialReg::NWarpId => (nx * ny * nz).div_ceil(warp_size) as u32,
+        SpecialReg::LanemaskEq => 1 << lane,
+        SpecialReg::LanemaskLt => (1u32 << lane) - 1,
+        SpecialReg::LanemaskLe => (((1u64 << lane) << 1) - 1) as u32,
+        SpecialReg::LanemaskGt => !((((1u64 << lane) << 1) - 1) as u32),
+        SpecialReg::LanemaskGe => !((1u32 << lane) - 1),
+        SpecialReg::ClusterCtaRank => 0,
+        SpecialReg::SharedWindowHi => (crate::ir::GENERIC_SHARED_BASE >> 32) as u32,
     }
 }
 

@@ -49,6 +49,7 @@ fn kernel(insts: Vec<Inst>) -> Kernel {
         labels: Vec::new(),
         num_regs: NUM_REGS,
         num_preds: NUM_PREDS,
+        uniform: Default::default(),
         launch: LaunchSpec::default(),
         span: Span::default(),
     }

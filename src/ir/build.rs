@@ -69,6 +69,7 @@ impl KernelBuilder {
                 labels: Vec::new(),
                 num_regs: 0,
                 num_preds: 0,
+                uniform: Default::default(),
                 launch: LaunchSpec::default(),
                 span: Span::default(),
             },

@@ -127,10 +127,45 @@ pub struct Kernel {
     pub num_regs: u32,
     /// Predicate registers per lane: one more than the highest predicate used (`PT` excluded).
     pub num_preds: u32,
+    /// The warp-wide (uniform) registers and predicates among the slots, see [`Uniform`].
+    pub uniform: Uniform,
     /// Launch shape, memory and expectations declared by the program file.
     pub launch: LaunchSpec,
     /// Where the kernel starts (its `.kernel` line).
     pub span: Span,
+}
+
+/// Which register and predicate slots are warp-wide: SASS's uniform datapath (`UR0`–`UR62`,
+/// `UP0`–`UP6`) has one value per warp, which every lane reads.
+///
+/// In the IR they are ordinary per-lane slots (front-ends place them after the per-lane
+/// registers) with one extra rule: **a write is broadcast**. After an instruction executes,
+/// each uniform register word and uniform predicate it wrote takes, in every lane of the warp
+/// (executing, diverged or exited), the value that the lowest executing lane wrote. So a
+/// uniform value written on one side of a divergent branch is seen by the whole warp, as on
+/// the hardware, and an instruction whose inputs differ per lane (`R2UR` of a non-uniform
+/// register) delivers its lowest executing lane's result.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Uniform {
+    /// The uniform register slots (empty when the kernel has none).
+    pub regs: std::ops::Range<u16>,
+    /// The uniform predicate slots (empty when the kernel has none).
+    pub preds: std::ops::Range<u16>,
+}
+
+impl Uniform {
+    /// Whether register slot `r` is warp-wide.
+    pub fn has_reg(&self, r: Reg) -> bool {
+        !r.is_rz() && self.regs.contains(&r.0)
+    }
+    /// Whether predicate slot `p` is warp-wide.
+    pub fn has_pred(&self, p: Pred) -> bool {
+        !p.is_pt() && self.preds.contains(&p.0)
+    }
+    /// Whether the kernel has any warp-wide slot.
+    pub fn is_empty(&self) -> bool {
+        self.regs.is_empty() && self.preds.is_empty()
+    }
 }
 
 impl Kernel {
@@ -586,6 +621,144 @@ pub enum Op {
     },
     /// The executing lanes finish.
     Exit,
+    /// Warp shuffle (SASS `SHFL`, PTX `shfl.sync`): each executing lane reads register `a` of
+    /// a source lane `j` computed from its own lane id `l`, `b` and `c` exactly as the PTX ISA
+    /// defines `shfl.sync`: with `segmask = c[12:8]`, `cval = c[4:0]`, `bval = b[4:0]`,
+    /// `max = (l & segmask) | (cval & ~segmask)`, `min = l & segmask`:
+    /// `Up`: `j = l - bval`, valid when `j >= max`; `Down`: `j = l + bval`, valid when
+    /// `j <= max`; `Bfly`: `j = l ^ bval`, valid when `j <= max`; `Idx`:
+    /// `j = min | (bval & ~segmask)`, valid when `j <= max` (all compared as signed integers).
+    /// When not valid, `j = l`. `dst` receives lane `j`'s `a` as it was before the
+    /// instruction, whether or not lane `j` executes it (PTX leaves reading a lane that does not
+    /// execute undefined; atomjit defines it as that lane's current register); `dst_pred`
+    /// receives whether `j` was valid.
+    Shfl {
+        /// How the source lane is computed.
+        mode: ShflMode,
+        /// The value read from lane `j`.
+        dst: Reg,
+        /// Whether `j` was in range (PT: discarded).
+        dst_pred: Pred,
+        /// The register read in lane `j` (one word).
+        a: Operand,
+        /// The lane index or delta (bits 4:0 used).
+        b: Src,
+        /// The clamp value in bits 4:0 and the segment mask in bits 12:8.
+        c: Src,
+    },
+    /// Warp reduction over the executing lanes (SASS `REDUX`, PTX `redux.sync`): every executing
+    /// lane receives `op` folded over `src` of all executing lanes. `op` is one of `Add`
+    /// (wrapping), `Min`, `Max` (compared in `ty`, `U32` or `S32`), `And`, `Or`, `Xor`.
+    Redux {
+        /// The fold.
+        op: BinOp,
+        /// `U32` or `S32` (the signedness of `Min`/`Max`).
+        ty: Ty,
+        /// The result.
+        dst: Reg,
+        /// The value each lane contributes (one word).
+        src: Operand,
+    },
+    /// Warp match over the executing lanes (SASS `MATCH`, PTX `match.sync`) on the `ty.bits()`
+    /// bit value `src` (`B32` or `B64`). `any`: `dst` receives the mask of executing lanes whose
+    /// value equals this lane's. `all`: `dst` receives the mask of executing lanes if all their
+    /// values are equal, else 0, and `dst_pred` (unless PT) whether they are.
+    Match {
+        /// `match.all` rather than `match.any`.
+        all: bool,
+        /// `B32` or `B64`.
+        ty: Ty,
+        /// The lane mask.
+        dst: Reg,
+        /// `all`: whether every executing lane holds the same value (PT: discarded).
+        dst_pred: Pred,
+        /// The value compared.
+        src: Operand,
+    },
+    /// Byte permute in the general selector form (SASS `PRMT`, PTX `prmt.b32` without a
+    /// mode; the PTX modes `.f4e` ... `.rc16` are rejected by the front-ends): the eight source
+    /// bytes are `b:a` (`a`'s low byte is byte 0, `b`'s high byte byte 7); result byte `i` is
+    /// source byte `sel[4i+2 : 4i]`, or, when `sel[4i+3]` is set, that byte's top bit
+    /// replicated over all eight bits. `sel[31:16]` is ignored.
+    Prmt {
+        /// The 32-bit result.
+        dst: Reg,
+        /// Bytes 0–3.
+        a: Src,
+        /// Bytes 4–7.
+        b: Src,
+        /// The selector.
+        sel: Src,
+    },
+    /// Bit-field extract (PTX `bfe`), in `ty` (`U32`, `S32`, `U64`, `S64`): with
+    /// `p = pos & 0xff`, `n = len & 0xff` and `w = ty.bits()`, bits `p .. p + n` of `a` (bits
+    /// at or above `w` read as the sign bit for signed types, 0 otherwise) moved to bit 0; the
+    /// result is sign-extended from its top bit for signed types when `n > 0`, and is 0
+    /// (unsigned) or the sign fill of `a` (signed, when `p >= w`) as the PTX ISA specifies:
+    /// `n == 0` gives 0.
+    Bfe {
+        /// The type.
+        ty: Ty,
+        /// The result (`ty.regs()` registers).
+        dst: Reg,
+        /// The value extracted from.
+        a: Src,
+        /// The start bit (one word, bits 7:0 used).
+        pos: Src,
+        /// The length (one word, bits 7:0 used).
+        len: Src,
+    },
+    /// Bit-field insert (PTX `bfi`), in `ty` (`B32` or `B64`): `base` with bits
+    /// `p .. min(p + n, w)` replaced by the low bits of `insert`, where `p = pos & 0xff`,
+    /// `n = len & 0xff`, `w = ty.bits()`; `base` unchanged when `n == 0` or `p >= w`.
+    Bfi {
+        /// The type.
+        ty: Ty,
+        /// The result (`ty.regs()` registers).
+        dst: Reg,
+        /// The bits inserted.
+        insert: Src,
+        /// The value inserted into.
+        base: Src,
+        /// The start bit (one word, bits 7:0 used).
+        pos: Src,
+        /// The length (one word, bits 7:0 used).
+        len: Src,
+    },
+    /// Fused multiply-add `dst = a * b + c` in the float type `ty` (`F16x2`, `BF16x2` per
+    /// element, `F16`, `BF16`, `F32`, `F64`) with a single rounding by `round` (SASS
+    /// `FFMA`/`DFMA`/`HFMA2`, PTX `fma.rn`/`mad.rn` on floats). `ftz` flushes subnormal inputs
+    /// and result to sign-preserving zero (F32 only).
+    Fma {
+        /// The float type.
+        ty: Ty,
+        /// The result (`ty.regs()` registers).
+        dst: Reg,
+        /// The first factor.
+        a: Src,
+        /// The second factor.
+        b: Src,
+        /// The addend.
+        c: Src,
+        /// The rounding of the one rounding step.
+        round: Round,
+        /// Flush subnormal inputs and result (F32 only).
+        ftz: bool,
+    },
+    /// SASS `PLOP3.LUT`: `dst[i] = lut[i][(a<<2)|(b<<1)|c]` of the three predicate inputs
+    /// (the truth-table convention of [`Op::Lop3`]: `a = 0xF0`, `b = 0xCC`, `c = 0xAA`).
+    PredLut {
+        /// The two results (PT: discarded).
+        dst: [Pred; 2],
+        /// The first input.
+        a: PredSrc,
+        /// The second input.
+        b: PredSrc,
+        /// The third input.
+        c: PredSrc,
+        /// The truth table of each result.
+        lut: [u8; 2],
+    },
 }
 
 /// `SHF` funnel shifts of the 64-bit value `hi:lo` (`hi` the high word).
@@ -690,6 +863,22 @@ pub enum SpecialReg {
     WarpId,
     /// Number of warps in the CTA.
     NWarpId,
+    /// `SR_EQMASK` / `%lanemask_eq`: the bit of this lane.
+    LanemaskEq,
+    /// `SR_LTMASK` / `%lanemask_lt`: the bits of the lanes below this one.
+    LanemaskLt,
+    /// `SR_LEMASK` / `%lanemask_le`: this lane's bit and the bits below it.
+    LanemaskLe,
+    /// `SR_GTMASK` / `%lanemask_gt`: the bits of the lanes above this one.
+    LanemaskGt,
+    /// `SR_GEMASK` / `%lanemask_ge`: this lane's bit and the bits above it.
+    LanemaskGe,
+    /// `SR_CgaCtaId`: the CTA's rank in its cluster (cooperative grid array). atomjit launches
+    /// clusters of one CTA, so this is 0.
+    ClusterCtaRank,
+    /// `SR_SWINHI`: the high 32 bits of the generic address of the CTA's shared window
+    /// (`GENERIC_SHARED_BASE >> 32`; its low word is 0).
+    SharedWindowHi,
 }
 
 /// Float rounding, integer-conversion rounding.

@@ -56,6 +56,13 @@ op_enum! {
         Clz = "clz",
         /// Bit reverse.
         Brev = "brev",
+        /// Find the leading one (SASS `FLO`, PTX `bfind`): the bit position of the most
+        /// significant 1 (unsigned types) or of the most significant bit that differs from the
+        /// sign bit (signed types), as a 32-bit value; `0xffffffff` when there is none.
+        Bfind = "bfind",
+        /// `FLO.SH` / `bfind.shiftamt`: `bits - 1 - Bfind`, the left shift that brings that bit
+        /// to the top; `0xffffffff` when there is none.
+        BfindShift = "bfind.shiftamt",
     }
 }
 
@@ -200,5 +207,19 @@ op_enum! {
         Generic = "generic",
         /// The constant bank (read only).
         Const = "const",
+    }
+}
+
+op_enum! {
+    /// How [`crate::ir::Op::Shfl`] computes the source lane.
+    pub enum ShflMode {
+        /// From lane `b` (within the segment).
+        Idx = "idx",
+        /// From `b` lanes below.
+        Up = "up",
+        /// From `b` lanes above.
+        Down = "down",
+        /// From lane `l ^ b`.
+        Bfly = "bfly",
     }
 }

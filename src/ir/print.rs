@@ -57,6 +57,13 @@ pub fn print_kernel(k: &Kernel) -> String {
         k.num_regs,
         k.num_preds
     );
+    if !k.uniform.is_empty() {
+        let _ = writeln!(
+            out,
+            "// uniform (warp-wide) registers R{}..R{}, predicates P{}..P{}",
+            k.uniform.regs.start, k.uniform.regs.end, k.uniform.preds.start, k.uniform.preds.end
+        );
+    }
     let _ = writeln!(out, ".grid {}, {}, {}", l.grid[0], l.grid[1], l.grid[2]);
     let _ = writeln!(out, ".block {}, {}, {}", l.block[0], l.block[1], l.block[2]);
     let _ = writeln!(out, ".shared {}", l.shared_bytes);
@@ -225,6 +232,13 @@ fn special(sr: SpecialReg) -> &'static str {
         SpecialReg::LaneId => "laneid",
         SpecialReg::WarpId => "warpid",
         SpecialReg::NWarpId => "nwarpid",
+        SpecialReg::LanemaskEq => "lanemask_eq",
+        SpecialReg::LanemaskLt => "lanemask_lt",
+        SpecialReg::LanemaskLe => "lanemask_le",
+        SpecialReg::LanemaskGt => "lanemask_gt",
+        SpecialReg::LanemaskGe => "lanemask_ge",
+        SpecialReg::ClusterCtaRank => "cluster_ctarank",
+        SpecialReg::SharedWindowHi => "shared_window_hi",
     }
 }
 
@@ -508,6 +522,102 @@ fn op_text(k: &Kernel, op: &Op) -> String {
             )
         }
         Op::Exit => "exit".to_string(),
+        Op::Shfl {
+            mode,
+            dst,
+            dst_pred,
+            a,
+            b,
+            c,
+        } => format!(
+            "shfl.{mode} {}, {}, {}, {}, {}",
+            reg(*dst),
+            pred(*dst_pred),
+            operand(a, Ty::B32),
+            src(b, Ty::U32),
+            src(c, Ty::U32)
+        ),
+        Op::Redux {
+            op,
+            ty,
+            dst,
+            src: s,
+        } => format!("redux.{op}.{ty} {}, {}", reg(*dst), operand(s, *ty)),
+        Op::Match {
+            all,
+            ty,
+            dst,
+            dst_pred,
+            src: s,
+        } => format!(
+            "match.{}.{ty} {}, {}, {}",
+            if *all { "all" } else { "any" },
+            reg(*dst),
+            pred(*dst_pred),
+            operand(s, *ty)
+        ),
+        Op::Prmt { dst, a, b, sel } => format!(
+            "prmt {}, {}, {}, {}",
+            reg(*dst),
+            src(a, Ty::B32),
+            src(b, Ty::B32),
+            src(sel, Ty::B32)
+        ),
+        Op::Bfe {
+            ty,
+            dst,
+            a,
+            pos,
+            len,
+        } => format!(
+            "bfe.{ty} {}, {}, {}, {}",
+            reg(*dst),
+            src(a, *ty),
+            src(pos, Ty::U32),
+            src(len, Ty::U32)
+        ),
+        Op::Bfi {
+            ty,
+            dst,
+            insert,
+            base,
+            pos,
+            len,
+        } => format!(
+            "bfi.{ty} {}, {}, {}, {}, {}",
+            reg(*dst),
+            src(insert, *ty),
+            src(base, *ty),
+            src(pos, Ty::U32),
+            src(len, Ty::U32)
+        ),
+        Op::Fma {
+            ty,
+            dst,
+            a,
+            b,
+            c,
+            round: r,
+            ftz,
+        } => format!(
+            "fma.{}{}.{ty} {}, {}, {}, {}",
+            round(*r),
+            if *ftz { ".ftz" } else { "" },
+            reg(*dst),
+            src(a, *ty),
+            src(b, *ty),
+            src(c, *ty)
+        ),
+        Op::PredLut { dst, a, b, c, lut } => format!(
+            "plop3 {}, {}, {}, {}, {} lut={:#04x},{:#04x}",
+            pred(dst[0]),
+            pred(dst[1]),
+            pred_src(a),
+            pred_src(b),
+            pred_src(c),
+            lut[0],
+            lut[1]
+        ),
     }
 }
 

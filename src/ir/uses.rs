@@ -152,7 +152,7 @@ impl UnOp {
     /// 32-bit registers the result fills: one for the counts `Popc` and `Clz`, else the type's.
     pub fn result_words(self, ty: Ty) -> u16 {
         match self {
-            UnOp::Popc | UnOp::Clz => 1,
+            UnOp::Popc | UnOp::Clz | UnOp::Bfind | UnOp::BfindShift => 1,
             UnOp::Not | UnOp::Neg | UnOp::Abs | UnOp::Brev => ty.regs(),
         }
     }
@@ -399,6 +399,103 @@ impl Op {
                     words: dst_ty.regs(),
                 });
             }
+            Op::Shfl {
+                dst,
+                dst_pred,
+                a,
+                b,
+                c,
+                ..
+            } => {
+                f(src(*a, 1));
+                f(src(b.operand, 1));
+                f(src(c.operand, 1));
+                f(Use::Dst {
+                    reg: *dst,
+                    words: 1,
+                });
+                f(Use::PredDst(*dst_pred));
+            }
+            Op::Redux { dst, src: s, .. } => {
+                f(src(*s, 1));
+                f(Use::Dst {
+                    reg: *dst,
+                    words: 1,
+                });
+            }
+            Op::Match {
+                ty,
+                dst,
+                dst_pred,
+                src: s,
+                ..
+            } => {
+                f(src(*s, ty.regs()));
+                f(Use::Dst {
+                    reg: *dst,
+                    words: 1,
+                });
+                f(Use::PredDst(*dst_pred));
+            }
+            Op::Prmt { dst, a, b, sel } => {
+                f(src(a.operand, 1));
+                f(src(b.operand, 1));
+                f(src(sel.operand, 1));
+                f(Use::Dst {
+                    reg: *dst,
+                    words: 1,
+                });
+            }
+            Op::Bfe {
+                ty,
+                dst,
+                a,
+                pos,
+                len,
+            } => {
+                f(src(a.operand, ty.regs()));
+                f(src(pos.operand, 1));
+                f(src(len.operand, 1));
+                f(Use::Dst {
+                    reg: *dst,
+                    words: ty.regs(),
+                });
+            }
+            Op::Bfi {
+                ty,
+                dst,
+                insert,
+                base,
+                pos,
+                len,
+            } => {
+                f(src(insert.operand, ty.regs()));
+                f(src(base.operand, ty.regs()));
+                f(src(pos.operand, 1));
+                f(src(len.operand, 1));
+                f(Use::Dst {
+                    reg: *dst,
+                    words: ty.regs(),
+                });
+            }
+            Op::Fma {
+                ty, dst, a, b, c, ..
+            } => {
+                f(src(a.operand, ty.regs()));
+                f(src(b.operand, ty.regs()));
+                f(src(c.operand, ty.regs()));
+                f(Use::Dst {
+                    reg: *dst,
+                    words: ty.regs(),
+                });
+            }
+            Op::PredLut { dst, a, b, c, .. } => {
+                f(Use::PredSrc(a.pred));
+                f(Use::PredSrc(b.pred));
+                f(Use::PredSrc(c.pred));
+                f(Use::PredDst(dst[0]));
+                f(Use::PredDst(dst[1]));
+            }
             Op::Vote {
                 dst, dst_pred, src, ..
             } => {
@@ -529,7 +626,15 @@ impl Op {
             | Op::Load { .. }
             | Op::Store { .. }
             | Op::Atomic(_)
-            | Op::Fence { .. } => Control::Next,
+            | Op::Fence { .. }
+            | Op::Shfl { .. }
+            | Op::Redux { .. }
+            | Op::Match { .. }
+            | Op::Prmt { .. }
+            | Op::Bfe { .. }
+            | Op::Bfi { .. }
+            | Op::Fma { .. }
+            | Op::PredLut { .. } => Control::Next,
         }
     }
 }

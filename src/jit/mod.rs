@@ -248,6 +248,13 @@ pub fn compile_chunked(
     info: &KernelInfo,
     chunk_insts: usize,
 ) -> Result<JitKernel, JitError> {
+    if !kernel.uniform.is_empty() {
+        return Err(JitError::Unsupported {
+            kernel: kernel.name.clone(),
+            pc: 0,
+            what: "uniform (warp-wide) registers".to_string(),
+        });
+    }
     let isa = host_isa()?;
     let mut tables = Box::new(SideTables::default());
     let plan = translate::Plan::new(kernel, info, chunk_insts);

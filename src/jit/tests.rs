@@ -143,6 +143,7 @@ impl KernelBuilder {
             labels: Vec::new(),
             num_regs: 32,
             num_preds: 4,
+            uniform: Default::default(),
             launch: LaunchSpec::default(),
             span: Span::default(),
         }

@@ -30,7 +30,89 @@ pub fn unary(op: UnOp, ty: Ty, a: u64) -> u64 {
         UnOp::Popc => a.count_ones() as u64,
         UnOp::Clz => (a.leading_zeros() - (64 - bits)) as u64,
         UnOp::Brev => to_register(ty, a.reverse_bits() >> (64 - bits)),
+        UnOp::Bfind | UnOp::BfindShift => match leading_one(ty, a) {
+            None => 0xffff_ffff,
+            Some(pos) if op == UnOp::Bfind => pos as u64,
+            Some(pos) => (bits - 1 - pos) as u64,
+        },
     }
+}
+
+/// The position of the most significant 1 of `a` (unsigned `ty`), or of the most significant
+/// bit differing from the sign bit (signed `ty`); `None` when there is none.
+fn leading_one(ty: Ty, a: u64) -> Option<u32> {
+    let bits = ty.bits();
+    let a = a & low_mask(bits);
+    let a = if ty.is_signed_int() && a >> (bits - 1) & 1 == 1 {
+        !a & low_mask(bits)
+    } else {
+        a
+    };
+    (a != 0).then(|| 63 - a.leading_zeros())
+}
+
+/// [`crate::ir::Op::Prmt`]: the byte permute of `b:a` by `sel` (general selector form).
+pub fn prmt(a: u32, b: u32, sel: u32) -> u32 {
+    let source = (u64::from(b) << 32) | u64::from(a);
+    (0..4).fold(0u32, |acc, i| {
+        let nibble = sel >> (4 * i) & 0xf;
+        let byte = (source >> (8 * (nibble & 7))) as u8;
+        let byte = if nibble & 8 != 0 {
+            ((byte as i8) >> 7) as u8
+        } else {
+            byte
+        };
+        acc | u32::from(byte) << (8 * i)
+    })
+}
+
+/// [`crate::ir::Op::Bfe`]: bit-field extract in `ty` (`U32`, `S32`, `U64`, `S64`), in
+/// register form, as the PTX ISA specifies `bfe`.
+pub fn bfe(ty: Ty, a: u64, pos: u32, len: u32) -> u64 {
+    let bits = ty.bits();
+    let (pos, len) = (pos & 0xff, len & 0xff);
+    let signed = ty.is_signed_int();
+    let a = a & low_mask(bits);
+    // The sign bit of the field: the field's top bit, or `a`'s own top bit past its width.
+    let sbit = if !signed || len == 0 {
+        false
+    } else {
+        let top = (pos + len - 1).min(bits - 1);
+        a >> top & 1 == 1
+    };
+    let field = (0..len.min(bits)).fold(0u64, |acc, i| {
+        let bit = if pos + i < bits {
+            a >> (pos + i) & 1 == 1
+        } else {
+            sbit
+        };
+        acc | u64::from(bit) << i
+    });
+    let fill = if sbit {
+        low_mask(bits) & !low_mask(len.min(bits))
+    } else {
+        0
+    };
+    to_register(ty, field | fill)
+}
+
+/// [`crate::ir::Op::Bfi`]: bit-field insert in `ty` (`B32`, `B64`), in register form.
+pub fn bfi(ty: Ty, insert: u64, base: u64, pos: u32, len: u32) -> u64 {
+    let bits = ty.bits();
+    let (pos, len) = (pos & 0xff, len & 0xff);
+    let base = base & low_mask(bits);
+    if len == 0 || pos >= bits {
+        return to_register(ty, base);
+    }
+    let n = len.min(bits - pos);
+    let field = low_mask(n) << pos;
+    to_register(ty, (base & !field) | ((insert << pos) & field))
+}
+
+/// [`crate::ir::Op::PredLut`] and [`crate::ir::Op::Lop3`]'s table: `lut[(a<<2)|(b<<1)|c]`.
+pub fn lut3(lut: u8, a: bool, b: bool, c: bool) -> bool {
+    let index = (u8::from(a) << 2) | (u8::from(b) << 1) | u8::from(c);
+    lut >> index & 1 == 1
 }
 
 /// [`crate::ir::Op::Binary`]: `op(a, b)` in `ty`, in register form (`u128` because `MulWide` on
@@ -664,5 +746,53 @@ mod tests {
             1.0f64.to_bits(),
             2.0f64.to_bits()
         ));
+    }
+
+    #[test]
+    fn bfind_finds_the_leading_one() {
+        assert_eq!(unary(UnOp::Bfind, Ty::U32, 0), 0xffff_ffff);
+        assert_eq!(unary(UnOp::BfindShift, Ty::U32, 0), 0xffff_ffff);
+        assert_eq!(unary(UnOp::Bfind, Ty::U32, 1), 0);
+        assert_eq!(unary(UnOp::Bfind, Ty::U32, 0x8000_0000), 31);
+        assert_eq!(unary(UnOp::BfindShift, Ty::U32, 0x8000_0000), 0);
+        assert_eq!(unary(UnOp::BfindShift, Ty::U32, 1), 31);
+        // Signed: the most significant bit that differs from the sign.
+        assert_eq!(unary(UnOp::Bfind, Ty::S32, 0xffff_ffff), 0xffff_ffff);
+        assert_eq!(unary(UnOp::Bfind, Ty::S32, 0xffff_fff0), 3);
+        assert_eq!(unary(UnOp::Bfind, Ty::S64, 1 << 40), 40);
+        assert_eq!(unary(UnOp::BfindShift, Ty::U64, 1 << 40), 23);
+    }
+
+    #[test]
+    fn prmt_selects_and_sign_replicates_bytes() {
+        // The byte numbering example: {b, a} = {0x07060504, 0x03020100}.
+        assert_eq!(prmt(0x0302_0100, 0x0706_0504, 0x7531), 0x0705_0301);
+        assert_eq!(prmt(0x0302_0100, 0x0706_0504, 0x3210), 0x0302_0100);
+        assert_eq!(prmt(0x0302_0100, 0x0706_0504, 0x4444), 0x0404_0404);
+        // Bit 3 of a nibble replicates the selected byte's sign bit.
+        assert_eq!(prmt(0x0000_0080, 0, 0x8880), 0xffff_ff80);
+        assert_eq!(prmt(0x0000_007f, 0, 0x0008), 0x7f7f_7f00);
+        // The upper half of the selector is ignored.
+        assert_eq!(prmt(0x0302_0100, 0x0706_0504, 0xffff_3210), 0x0302_0100);
+    }
+
+    #[test]
+    fn bfe_and_bfi_follow_the_ptx_pseudo_code() {
+        assert_eq!(bfe(Ty::U32, 0xabcd_1234, 8, 8), 0x12);
+        assert_eq!(bfe(Ty::S32, 0xabcd_1234, 8, 8), 0x12);
+        assert_eq!(bfe(Ty::S32, 0xabcd_8234, 12, 4), 0xffff_fff8);
+        assert_eq!(bfe(Ty::U32, 0xabcd_1234, 8, 0), 0);
+        // Past the top: unsigned fills with 0, signed with the top bit of `a`.
+        assert_eq!(bfe(Ty::U32, 0xf000_0000, 28, 8), 0xf);
+        assert_eq!(bfe(Ty::S32, 0xf000_0000, 28, 8), 0xffff_ffff);
+        assert_eq!(bfe(Ty::S32, 0x8000_0000, 40, 4), 0xffff_ffff);
+        // Only bits 7:0 of pos and len count.
+        assert_eq!(bfe(Ty::U32, 0xabcd_1234, 0x108, 0x208), 0x12);
+        assert_eq!(bfe(Ty::U64, 0xff00_0000_0000, 40, 8), 0xff);
+        assert_eq!(bfi(Ty::B32, 0xff, 0x1234_5678, 8, 4), 0x1234_5f78);
+        assert_eq!(bfi(Ty::B32, 0xff, 0x1234_5678, 28, 8), 0xf234_5678);
+        assert_eq!(bfi(Ty::B32, 0xff, 0x1234_5678, 32, 8), 0x1234_5678);
+        assert_eq!(bfi(Ty::B32, 0xff, 0x1234_5678, 4, 0), 0x1234_5678);
+        assert_eq!(bfi(Ty::B64, 0xf, 0, 60, 8), 0xf000_0000_0000_0000);
     }
 }

@@ -253,6 +253,135 @@ pub fn per_element(
     })
 }
 
+/// Fused multiply-add `a * b + c` in format `fmt`, computed exactly and rounded once by
+/// `round` ([`crate::ir::Op::Fma`]). NaN inputs and invalid operations (`∞ · 0`, `∞ - ∞`)
+/// give the canonical NaN; an exactly zero sum of nonzero terms is `+0` (`-0` when rounding
+/// down), and `±0 + ±0` follows the IEEE sign rules. `ftz` flushes subnormal inputs and the
+/// result.
+pub fn fma(fmt: FloatFormat, a: u64, b: u64, c: u64, round: Round, ftz: bool) -> u64 {
+    let (a, b, c) = (
+        fmt.flush_if(ftz, a),
+        fmt.flush_if(ftz, b),
+        fmt.flush_if(ftz, c),
+    );
+    if fmt.is_nan(a) || fmt.is_nan(b) || fmt.is_nan(c) {
+        return fmt.canonical_nan();
+    }
+    let inf = |x: u64| fmt.exp_field(x) == fmt.exp_all_ones();
+    let zero = |x: u64| x & !fmt.sign_mask() & fmt.value_mask() == 0;
+    let product_negative = fmt.is_negative(a) != fmt.is_negative(b);
+    if (inf(a) && zero(b)) || (zero(a) && inf(b)) {
+        return fmt.canonical_nan();
+    }
+    if inf(a) || inf(b) {
+        if inf(c) && fmt.is_negative(c) != product_negative {
+            return fmt.canonical_nan();
+        }
+        let sign = if product_negative { fmt.sign_mask() } else { 0 };
+        return sign | fmt.infinity();
+    }
+    if inf(c) {
+        return c;
+    }
+    let (_, ma, ea) = decode_finite(fmt, a);
+    let (_, mb, eb) = decode_finite(fmt, b);
+    let (c_negative, mc, ec) = decode_finite(fmt, c);
+    let (mp, ep) = (ma * mb, ea + eb);
+    let result = if mp == 0 && mc == 0 {
+        let negative = if product_negative == c_negative {
+            c_negative
+        } else {
+            round == Round::Down
+        };
+        if negative {
+            fmt.sign_mask()
+        } else {
+            0
+        }
+    } else {
+        let (negative, magnitude, exp2) =
+            exact_sum((product_negative, mp, ep), (c_negative, mc, ec));
+        if magnitude == 0 {
+            if round == Round::Down {
+                fmt.sign_mask()
+            } else {
+                0
+            }
+        } else {
+            fmt.round_exact(negative, magnitude, exp2, round)
+        }
+    };
+    fmt.flush_if(ftz, result)
+}
+
+/// [`fma`] applied per element of a (possibly packed) float type; `None` for integer types.
+pub fn fma_ty(ty: Ty, a: u64, b: u64, c: u64, round: Round, ftz: bool) -> Option<u64> {
+    let (fmt, elements) = ty.float_format()?;
+    let width = fmt.bits();
+    let mask = fmt.value_mask();
+    Some((0..elements).fold(0, |acc, i| {
+        let shift = i * width;
+        let element = |x: u64| (x >> shift) & mask;
+        acc | (fma(fmt, element(a), element(b), element(c), round, ftz) & mask) << shift
+    }))
+}
+
+/// A finite value of `fmt` as `(negative, magnitude, exp2)` with value
+/// `(-1)^negative · magnitude · 2^exp2`, exactly.
+fn decode_finite(fmt: FloatFormat, bits: u64) -> (bool, u128, i32) {
+    let negative = fmt.is_negative(bits);
+    let exp = fmt.exp_field(bits) as i32;
+    let frac = u128::from(bits & fmt.frac_mask());
+    let shift = fmt.bias() + fmt.frac_bits as i32;
+    if exp == 0 {
+        (negative, frac, 1 - shift)
+    } else {
+        (negative, frac | 1u128 << fmt.frac_bits, exp - shift)
+    }
+}
+
+/// The sum of two exact terms `(negative, magnitude, exp2)` (magnitudes below 2^107), exact
+/// except that bits far below the larger term's top may be folded into one sticky bit: the
+/// larger term is normalised to its top bit at position 120 and the smaller aligned to it, so
+/// at least 66 bits lie between the sticky bit and the rounding point of any format of up to
+/// 53 bits of precision, which is enough for a single correct rounding (also under
+/// cancellation: bits are only lost when the smaller term is below 2^-14 of the larger).
+fn exact_sum(x: (bool, u128, i32), y: (bool, u128, i32)) -> (bool, u128, i32) {
+    let top = |t: (bool, u128, i32)| {
+        if t.1 == 0 {
+            i32::MIN
+        } else {
+            t.2 + 128 - t.1.leading_zeros() as i32
+        }
+    };
+    let (big, small) = if top(x) >= top(y) { (x, y) } else { (y, x) };
+    let k = 121 - (128 - big.1.leading_zeros() as i32);
+    let (big_m, e) = (big.1 << k, big.2 - k);
+    let small_m = if small.1 == 0 {
+        0
+    } else if small.2 >= e {
+        small.1 << (small.2 - e)
+    } else {
+        let shift = (e - small.2) as u32;
+        if shift >= 128 {
+            1
+        } else {
+            let kept = small.1 >> shift;
+            kept | u128::from(kept << shift != small.1)
+        }
+    };
+    if big.0 == small.0 {
+        (big.0, big_m + small_m, e)
+    } else {
+        // |big| >= |small| by top bit; if equal tops the difference may change sign.
+        if big_m >= small_m {
+            (big.0, big_m - small_m, e)
+        } else {
+            (small.0, small_m - big_m, e)
+        }
+    }
+}
+
 /// IEEE equality of two values of format `fmt` (`+0 == -0`, NaN equals nothing).
 pub fn float_equal(fmt: FloatFormat, a: u64, b: u64) -> bool {
     fmt.to_f64(a) == fmt.to_f64(b)
@@ -533,5 +662,116 @@ mod tests {
             Some(0x3e00_4200)
         );
         assert_eq!(float_op_ty(Ty::U32, FloatOp::Add, a, b, false), None);
+    }
+
+    /// A small deterministic generator (splitmix64) for the property tests.
+    fn bits_stream(seed: u64) -> impl FnMut() -> u64 {
+        let mut state = seed;
+        move || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+    }
+
+    #[test]
+    fn fma_matches_the_host_fused_multiply_add() {
+        // Rust's `mul_add` is IEEE fusedMultiplyAdd (one rounding, to nearest even): an oracle
+        // independent of `round_exact`.
+        let mut next = bits_stream(7);
+        for _ in 0..20_000 {
+            let (a, b, c) = (next(), next(), next());
+            let want = f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c));
+            let got = fma(FloatFormat::F64, a, b, c, Round::Nearest, false);
+            if want.is_nan() {
+                assert_eq!(got, FloatFormat::F64.canonical_nan());
+            } else {
+                assert_eq!(got, want.to_bits(), "{a:#x} * {b:#x} + {c:#x}");
+            }
+            // f32 with exponents near each other, where cancellation and sticky bits matter.
+            let (a, b) = (
+                (a as u32) & 0x8fff_ffff | 0x3000_0000,
+                (b as u32) & 0x8fff_ffff | 0x3000_0000,
+            );
+            let c = (c as u32) & 0x8fff_ffff | 0x2000_0000;
+            let want = f32::from_bits(a).mul_add(f32::from_bits(b), f32::from_bits(c));
+            let got = fma(
+                FloatFormat::F32,
+                a.into(),
+                b.into(),
+                c.into(),
+                Round::Nearest,
+                false,
+            );
+            assert_eq!(got, u64::from(want.to_bits()), "{a:#x} * {b:#x} + {c:#x}");
+        }
+    }
+
+    #[test]
+    fn fma_rounds_once_in_every_mode() {
+        let f16 = FloatFormat::F16;
+        let (one, tiny) = (0x3c00, 0x0001); // 1.0 and 2^-24
+        let neg_tiny = 0x8001;
+        // 1 + 2^-24: below half an ulp (2^-11) of 1.
+        assert_eq!(fma(f16, one, one, tiny, Round::Nearest, false), 0x3c00);
+        assert_eq!(fma(f16, one, one, tiny, Round::Up, false), 0x3c01);
+        assert_eq!(fma(f16, one, one, tiny, Round::Zero, false), 0x3c00);
+        // 1 - 2^-24: toward zero and down it is the largest f16 below 1 (1 - 2^-11).
+        assert_eq!(fma(f16, one, one, neg_tiny, Round::Zero, false), 0x3bff);
+        assert_eq!(fma(f16, one, one, neg_tiny, Round::Down, false), 0x3bff);
+        assert_eq!(fma(f16, one, one, neg_tiny, Round::Nearest, false), 0x3c00);
+        // 1.5 * 1.5 + 0 = 2.25 exactly.
+        assert_eq!(fma(f16, 0x3e00, 0x3e00, 0, Round::Nearest, false), 0x4080);
+        // Signed zeros: +0 + -0 is +0, except rounding down; -0 + -0 is -0.
+        assert_eq!(fma(f16, 0, one, 0x8000, Round::Nearest, false), 0);
+        assert_eq!(fma(f16, 0, one, 0x8000, Round::Down, false), 0x8000);
+        assert_eq!(fma(f16, 0x8000, one, 0x8000, Round::Nearest, false), 0x8000);
+        // x - x is +0 (-0 rounding down).
+        assert_eq!(fma(f16, one, one, 0xbc00, Round::Nearest, false), 0);
+        assert_eq!(fma(f16, one, one, 0xbc00, Round::Down, false), 0x8000);
+        // Invalid operations.
+        assert_eq!(
+            fma(f16, 0x7c00, 0, one, Round::Nearest, false),
+            f16.canonical_nan()
+        );
+        assert_eq!(
+            fma(f16, 0x7c00, one, 0xfc00, Round::Nearest, false),
+            f16.canonical_nan()
+        );
+        assert_eq!(fma(f16, 0x7c00, 0xbc00, one, Round::Nearest, false), 0xfc00);
+        // f32 FTZ: a subnormal input counts as a zero of its sign (-0 * 2 + -0 = -0).
+        let f32 = FloatFormat::F32;
+        let got = fma(
+            f32,
+            0x8000_0001,
+            0x4000_0000,
+            0x8000_0000,
+            Round::Nearest,
+            true,
+        );
+        assert_eq!(got, 0x8000_0000);
+        let got = fma(
+            f32,
+            0x8000_0001,
+            0x4000_0000,
+            0x8000_0000,
+            Round::Nearest,
+            false,
+        );
+        assert_eq!(got, 0x8000_0002);
+        // Packed: each half separately (1.5*1.5+0 and 1*1+1).
+        assert_eq!(
+            fma_ty(
+                Ty::F16x2,
+                0x3c00_3e00,
+                0x3c00_3e00,
+                0x3c00_0000,
+                Round::Nearest,
+                false
+            ),
+            Some(0x4000_4080)
+        );
     }
 }

@@ -35,6 +35,7 @@ pub mod alu;
 pub mod atomic;
 pub mod convert;
 pub mod float;
+pub mod warp;
 
 use crate::ir::{SrcMod, Ty};
 

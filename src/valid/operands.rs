@@ -139,9 +139,81 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
     match &inst.op {
         Op::Nop | Op::Mov { .. } | Op::ReadSpecial { .. } | Op::Exit => {}
         Op::Fence { order, .. } => orders::check_fence(d, pc, inst, *order),
+        Op::Shfl { b, c, .. } => {
+            check_modifier(d, pc, inst, b, Ty::U32);
+            check_modifier(d, pc, inst, c, Ty::U32);
+        }
+        Op::Redux { op, ty, .. } => {
+            let ok = crate::sem::warp::REDUX_OPS.contains(op)
+                && matches!(ty, Ty::U32 | Ty::S32 | Ty::B32);
+            if !ok {
+                let what = format!("redux.{} is not defined on {}", op.name(), ty_name(*ty));
+                d.error(pc, inst, what, rules::REDUX_TYPES);
+            }
+        }
+        Op::Match { ty, .. } => {
+            if !matches!(ty, Ty::B32 | Ty::B64 | Ty::U32 | Ty::U64) {
+                let what = format!("match is not defined on {}", ty_name(*ty));
+                d.error(pc, inst, what, rules::MATCH_TYPES);
+            }
+        }
+        Op::Prmt { a, b, sel, .. } => {
+            for s in [a, b, sel] {
+                check_modifier(d, pc, inst, s, Ty::U32);
+            }
+        }
+        Op::Bfe {
+            ty, a, pos, len, ..
+        } => {
+            if !matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64) {
+                let what = format!("bfe is not defined on {}", ty_name(*ty));
+                d.error(pc, inst, what, rules::BFE_TYPES);
+            }
+            check_modifier(d, pc, inst, a, *ty);
+            check_modifier(d, pc, inst, pos, Ty::U32);
+            check_modifier(d, pc, inst, len, Ty::U32);
+        }
+        Op::Bfi {
+            ty,
+            insert,
+            base,
+            pos,
+            len,
+            ..
+        } => {
+            if !(ty.is_int() && ty.bits() >= 32) {
+                let what = format!("bfi is not defined on {}", ty_name(*ty));
+                d.error(pc, inst, what, rules::BFI_TYPES);
+            }
+            check_modifier(d, pc, inst, insert, *ty);
+            check_modifier(d, pc, inst, base, *ty);
+            check_modifier(d, pc, inst, pos, Ty::U32);
+            check_modifier(d, pc, inst, len, Ty::U32);
+        }
+        Op::Fma {
+            ty, a, b, c, ftz, ..
+        } => {
+            if !ty.is_float() {
+                let what = format!("fma is not defined on {}", ty_name(*ty));
+                d.error(pc, inst, what, rules::FMA_TYPES);
+            }
+            if *ftz && *ty != Ty::F32 {
+                let what = format!(".FTZ on fma.{}", ty_name(*ty));
+                d.error(pc, inst, what, rules::FMA_FTZ);
+            }
+            for s in [a, b, c] {
+                check_modifier(d, pc, inst, s, *ty);
+            }
+        }
+        Op::PredLut { .. } => {}
         Op::Unary { op, ty, a, .. } => {
             let (ok, rule) = match op {
-                UnOp::Not | UnOp::Popc | UnOp::Clz | UnOp::Brev => (ty.is_int(), rules::INT_OPS),
+                UnOp::Not
+                | UnOp::Popc
+                | UnOp::Clz
+                | UnOp::Brev
+                | UnOp::Bfind
+                | UnOp::BfindShift => (ty.is_int(), rules::INT_OPS),
                 UnOp::Neg | UnOp::Abs => (ty.is_int() || is_arith_float(*ty), rules::FLOAT_TYPES),
             };
             if !ok {

@@ -260,6 +260,30 @@ pub const INT_OPS: &str = ir_contract!(
     "Integer ops wrap modulo 2^bits."
 );
 pub const FLOAT_TYPES: &str = "atomjit implements float arithmetic (add, sub, mul, div, min, max, neg, abs) in F32 and F64 only (IR contract src/ir/mod.rs Op::Binary: \"Float results are rounded to nearest even.\")";
+pub const REDUX_TYPES: &str = ir_contract!(
+    "src/ir/mod.rs Op::Redux",
+    "`op` is one of `Add` (wrapping), `Min`, `Max` (compared in `ty`, `U32` or `S32`), `And`, `Or`, `Xor`."
+);
+pub const MATCH_TYPES: &str = ir_contract!(
+    "src/ir/mod.rs Op::Match",
+    "Warp match over the executing lanes (SASS `MATCH`, PTX `match.sync`) on the `ty.bits()` bit value `src` (`B32` or `B64`)."
+);
+pub const BFE_TYPES: &str = ir_contract!(
+    "src/ir/mod.rs Op::Bfe",
+    "Bit-field extract (PTX `bfe`), in `ty` (`U32`, `S32`, `U64`, `S64`)"
+);
+pub const BFI_TYPES: &str = ir_contract!(
+    "src/ir/mod.rs Op::Bfi",
+    "Bit-field insert (PTX `bfi`), in `ty` (`B32` or `B64`)"
+);
+pub const FMA_TYPES: &str = ir_contract!(
+    "src/ir/mod.rs Op::Fma",
+    "Fused multiply-add `dst = a * b + c` in the float type `ty` (`F16x2`, `BF16x2` per element, `F16`, `BF16`, `F32`, `F64`)"
+);
+pub const FMA_FTZ: &str = ir_contract!(
+    "src/ir/mod.rs Op::Fma",
+    "`ftz` flushes subnormal inputs and result to sign-preserving zero (F32 only)."
+);
 pub const MUL_WIDE: &str = ir_contract!(
     "src/ir/ops.rs BinOp::MulWide",
     "Double-width product: the destination is twice the type's width (a pair for 32-bit)."

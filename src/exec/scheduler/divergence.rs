@@ -728,6 +728,7 @@ mod tests {
             labels: vec![],
             num_regs: 2,
             num_preds: 1,
+            uniform: Default::default(),
             launch: LaunchSpec::default(),
             span: Span::default(),
         };

@@ -198,6 +198,7 @@ fn kernel(n: usize) -> Kernel {
         labels: Vec::new(),
         num_regs: 4,
         num_preds: 1,
+        uniform: Default::default(),
         launch: LaunchSpec::default(),
         span: Span::default(),
     }

@@ -948,6 +948,7 @@ impl<'a> Parser<'a> {
             labels: b.labels.into_iter().map(|(n, pc, _)| (n, pc)).collect(),
             num_regs: used_regs.max(b.regs.num_slots()),
             num_preds: used_preds.max(b.regs.num_preds()),
+            uniform: Default::default(),
             launch,
             span,
         });

@@ -342,6 +342,7 @@ fn finish_kernel(draft: KernelDraft, source: &str) -> Result<Kernel, SyntaxError
         labels: draft.labels.into_iter().map(|(n, pc, _)| (n, pc)).collect(),
         num_regs,
         num_preds,
+        uniform: Default::default(),
         launch,
         span: draft.span,
     })

@@ -371,6 +371,15 @@ impl<'a, 'f> Translator<'a, 'f> {
                 t.b.ins().iadd(first, lane.index)
             };
             let v = match sr {
+                SpecialReg::LanemaskEq
+                | SpecialReg::LanemaskLt
+                | SpecialReg::LanemaskLe
+                | SpecialReg::LanemaskGt
+                | SpecialReg::LanemaskGe
+                | SpecialReg::ClusterCtaRank
+                | SpecialReg::SharedWindowHi => {
+                    return Err(t.unsupported(format!("special register {sr:?}")))
+                }
                 SpecialReg::TidX => {
                     // `linear % ntid.x`; when the whole warp lies in the first row
                     // (`warp_id * warp_size + warp_size - 1 < ntid.x`, the common 1-D block) that is
@@ -462,6 +471,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     let r = t.b.ins().iabs(v);
                     t.narrow(r, ty)
                 }
+                UnOp::Bfind | UnOp::BfindShift => return Err(t.unsupported(op.name())),
                 UnOp::Popc => {
                     let v = t.zero_narrow(v, ty);
                     let r = t.b.ins().popcnt(v);

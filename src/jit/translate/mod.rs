@@ -699,6 +699,14 @@ impl<'a, 'f> Translator<'a, 'f> {
             Op::Barrier { id } => self.translate_barrier(g, *id),
             Op::Branch { target, uniform } => self.translate_branch(g, *target, *uniform),
             Op::Exit => self.translate_exit(g),
+            Op::Shfl { .. }
+            | Op::Redux { .. }
+            | Op::Match { .. }
+            | Op::Prmt { .. }
+            | Op::Bfe { .. }
+            | Op::Bfi { .. }
+            | Op::Fma { .. }
+            | Op::PredLut { .. } => Err(self.unsupported(crate::ir::print_inst(self.kernel, inst))),
         }
     }
 
@@ -1450,7 +1458,15 @@ fn fusion_of(inst: &Inst) -> Fusion {
         | Op::Fence { .. }
         | Op::Barrier { .. }
         | Op::Branch { .. }
-        | Op::Exit => Fusion::No,
+        | Op::Exit
+        | Op::Shfl { .. }
+        | Op::Redux { .. }
+        | Op::Match { .. }
+        | Op::Prmt { .. }
+        | Op::Bfe { .. }
+        | Op::Bfi { .. }
+        | Op::Fma { .. }
+        | Op::PredLut { .. } => Fusion::No,
     }
 }
 
