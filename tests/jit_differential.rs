@@ -310,6 +310,7 @@ impl Gen {
                     a,
                     b,
                     c: self.pred_src(),
+                    chain: None,
                 }
             }
             7 | 8 => {
@@ -816,6 +817,7 @@ impl Gen {
             a: src(Operand::Reg(counter)),
             b: src(Operand::Reg(Reg::RZ)),
             c: PredSrc::TRUE,
+            chain: None,
         });
         self.push_guarded(
             Guard {

@@ -343,11 +343,17 @@ fn step(
             ref a,
             ref b,
             c,
+            chain,
         } => for_lanes(exec, |lane| {
             let a = read_src(warp, env, a, ty, lane)?;
             let b = read_src(warp, env, b, ty, lane)?;
             let c = read_pred_src(warp, c, lane);
-            let r = sem::alu::compare(cmp, ty, a, b);
+            let r = match chain {
+                None => sem::alu::compare(cmp, ty, a, b),
+                Some(low) => {
+                    sem::alu::compare_chained(cmp, ty, a, b, read_pred_src(warp, low, lane))
+                }
+            };
             write_pred(warp, dst, lane, sem::alu::bool_op(combine, r, c));
             write_pred(warp, dst2, lane, sem::alu::bool_op(combine, !r, c));
             Ok(())

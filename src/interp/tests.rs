@@ -1517,6 +1517,7 @@ fn setp_lane_lt(dst: u16, n: u32) -> Inst {
         a: src(20),
         b: imm(n as u64),
         c: PredSrc::TRUE,
+        chain: None,
     })
 }
 
@@ -1934,6 +1935,7 @@ fn lea_lop3_shf_select_and_predicates() {
                 pred: Pred(1),
                 negate: true,
             },
+            chain: None,
         }),
         // P2R-like and R2P-like moves.
         inst(Op::PredMove(PredMove::ToReg {

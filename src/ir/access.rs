@@ -62,7 +62,7 @@ impl MemAccess {
     /// The address one lane's access names, before generic resolution: `read(r, words)` is the
     /// lane's register `r` (or the pair from `r` when `words == 2`; 0 for `RZ`).
     #[inline]
-    pub fn lane_address(&self, read: impl FnOnce(Reg, u16) -> u64) -> u64 {
+    pub fn lane_address(&self, read: impl FnMut(Reg, u16) -> u64) -> u64 {
         self.addr.effective(self.space, read)
     }
 }
@@ -72,6 +72,8 @@ impl MemAccess {
 pub enum Address {
     /// `[base + offset]`: see [`LinearAddress`].
     Linear(LinearAddress),
+    /// `[base.Xscale + index + offset]`: see [`IndexedAddress`].
+    Indexed(IndexedAddress),
 }
 
 impl Address {
@@ -105,9 +107,10 @@ impl Address {
     /// The address in `space` given the lane's registers (`read` as in
     /// [`MemAccess::lane_address`]).
     #[inline]
-    pub fn effective(&self, space: Space, read: impl FnOnce(Reg, u16) -> u64) -> u64 {
+    pub fn effective(&self, space: Space, read: impl FnMut(Reg, u16) -> u64) -> u64 {
         match self {
             Address::Linear(l) => l.form(space).eval(read),
+            Address::Indexed(x) => x.eval(space, read),
         }
     }
 
@@ -122,6 +125,65 @@ impl Address {
                     });
                 }
             }
+            Address::Indexed(x) => {
+                f(Use::Src {
+                    operand: Operand::Reg(x.base),
+                    words: u16::from(x.base_bits / 32),
+                });
+                f(Use::Src {
+                    operand: Operand::Reg(x.index),
+                    words: u16::from(x.index_bits / 32),
+                });
+            }
+        }
+    }
+}
+
+/// `[base.Xscale + index + offset]`: SASS's register-plus-uniform-register forms
+/// (`[R2.X4+UR4]`, `[R0+UR6+0x10]`, `[R2.64+UR4]`).
+///
+/// The address is `(base << scale) + index + offset`, each register zero-extended to 64 bits
+/// when it is 32 bits wide, summed modulo 2^64; in the shared space the sum is taken modulo
+/// 2^32 (the shared window is addressed with 32 bits, as in [`LinearAddress`]). Either
+/// register may be `RZ` (zero). Validation guarantees `base_bits` and `index_bits` are 32 or
+/// 64 and `scale` is at most 4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct IndexedAddress {
+    /// The scaled register (the low register of a pair when 64 bits wide).
+    pub base: Reg,
+    /// Width of `base`: 32 or 64.
+    pub base_bits: u8,
+    /// `base` is shifted left by this many bits (`.X4` is 2, `.X8` 3, `.X16` 4).
+    pub scale: u8,
+    /// The added register, typically a uniform register (the low register of a pair).
+    pub index: Reg,
+    /// Width of `index`: 32 or 64.
+    pub index_bits: u8,
+    /// The immediate offset.
+    pub offset: i64,
+}
+
+impl IndexedAddress {
+    /// The address in `space` (see the type docs); `read` as in [`MemAccess::lane_address`].
+    #[inline]
+    pub fn eval(&self, space: Space, mut read: impl FnMut(Reg, u16) -> u64) -> u64 {
+        let mut word = |r: Reg, bits: u8| {
+            if r.is_rz() {
+                0
+            } else if bits == 64 {
+                read(r, 2)
+            } else {
+                read(r, 1) & 0xffff_ffff
+            }
+        };
+        let base = word(self.base, self.base_bits);
+        let index = word(self.index, self.index_bits);
+        let sum = (base << self.scale)
+            .wrapping_add(index)
+            .wrapping_add(self.offset as u64);
+        match space {
+            Space::Shared => sum & 0xffff_ffff,
+            Space::Global | Space::Generic | Space::Const => sum,
         }
     }
 }

@@ -328,6 +328,7 @@ pub fn isetp(cmp: CmpOp, ty: Ty, dst: u16, a: Operand, b: Operand) -> Op {
         a: s(a),
         b: s(b),
         c: PredSrc::TRUE,
+        chain: None,
     }
 }
 

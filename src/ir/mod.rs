@@ -500,6 +500,11 @@ pub enum Op {
     },
     /// Compare and set predicates (`ISETP`, `FSETP`, PTX `setp`):
     /// `r = cmp(a, b)` in type `ty`; `dst = r <combine> c`; `dst2 = !r <combine> c`.
+    /// With `chain` (SASS `ISETP.EX`, integer types only) `a` and `b` are the high words of a
+    /// wider comparison whose low words gave `chain` (the same comparison, unsigned): `r` is
+    /// `a == b && chain` for `Eq`, `a != b || chain` for `Ne`, and for the orderings
+    /// `strict(a, b) || (a == b && chain)`, where `strict` is `<` for `Lt`/`Le` and `>` for
+    /// `Gt`/`Ge`.
     /// Float comparisons follow IEEE: ordered comparisons are false when either input is NaN,
     /// the unordered forms (`CmpOp::*u`) are true.
     SetP {
@@ -519,6 +524,8 @@ pub enum Op {
         b: Src,
         /// The predicate combined with the result (`PT` for a plain compare with `And`).
         c: PredSrc,
+        /// `ISETP.EX`: the low words' result of the same comparison.
+        chain: Option<PredSrc>,
     },
     /// Predicate logic (`PLOP3`-like, PTX `and.pred` etc.): `dst = a <op> b`.
     PredLogic {

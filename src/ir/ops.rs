@@ -201,7 +201,8 @@ op_enum! {
         /// The CTA's shared-memory window: addresses are byte offsets from 0; the window is the
         /// launch's shared size (at most 16 MB, `000_6d05a8552870c0ae.txt`).
         Shared = "shared",
-        /// PTX generic addresses, resolved at run time to global or shared: the shared window
+        /// Generic addresses (PTX, and SASS `LD`/`ST`/`ATOM`/`RED`), resolved at run time to
+        /// global or shared: the shared window
         /// appears at [`crate::ir::GENERIC_SHARED_BASE`], global addresses are their own
         /// generic addresses ([`crate::ir::resolve`]).
         Generic = "generic",

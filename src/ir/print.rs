@@ -202,7 +202,27 @@ fn src(s: &Src, ty: Ty) -> String {
 }
 
 fn address(a: &Address) -> String {
-    let Address::Linear(a) = a;
+    let a = match a {
+        Address::Linear(a) => a,
+        Address::Indexed(x) => {
+            let wide = |bits: u8| if bits == 64 { ".64" } else { "" };
+            let scale = if x.scale > 0 {
+                format!(".x{}", 1u32 << x.scale)
+            } else {
+                String::new()
+            };
+            let off = x.offset as i128;
+            let sign = if off < 0 { "-" } else { "+" };
+            return format!(
+                "[{}{}{scale}+{}{}{sign}{}]",
+                reg(x.base),
+                wide(x.base_bits),
+                reg(x.index),
+                wide(x.index_bits),
+                hex(off.abs())
+            );
+        }
+    };
     let suffix = if a.base_bits == 64 { ".64" } else { "" };
     match a.base {
         None => format!("[{}]", hex(a.offset as i128)),
@@ -432,13 +452,18 @@ fn op_text(k: &Kernel, op: &Op) -> String {
             a,
             b,
             c,
+            chain,
         } => format!(
-            "setp.{cmp}.{ty}.{combine} {}, {}, {}, {}, {}",
+            "setp.{cmp}.{ty}.{combine}{} {}, {}, {}, {}, {}{}",
+            if chain.is_some() { ".ex" } else { "" },
             pred(*dst),
             pred(*dst2),
             src(a, *ty),
             src(b, *ty),
-            pred_src(c)
+            pred_src(c),
+            chain
+                .map(|p| format!(", {}", pred_src(&p)))
+                .unwrap_or_default()
         ),
         Op::PredLogic { op, dst, a, b } => format!(
             "plogic.{op} {}, {}, {}",

@@ -347,6 +347,7 @@ impl Op {
                 a,
                 b,
                 c,
+                chain,
                 ..
             } => {
                 f(src(a.operand, ty.regs()));
@@ -354,6 +355,9 @@ impl Op {
                 f(Use::PredDst(*dst));
                 f(Use::PredDst(*dst2));
                 f(Use::PredSrc(c.pred));
+                if let Some(low) = chain {
+                    f(Use::PredSrc(low.pred));
+                }
             }
             Op::PredLogic { dst, a, b, .. } => {
                 f(Use::PredDst(*dst));
@@ -766,6 +770,7 @@ mod tests {
                     modifier: SrcMod::None,
                 },
                 c: crate::ir::PredSrc::TRUE,
+                chain: None,
             },
             guard: Guard {
                 pred: Pred(5),

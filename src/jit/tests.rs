@@ -907,6 +907,7 @@ fn divergent_branch_reports_both_sides_and_uniform_branches_do_not() {
             a: src(reg(0)),
             b: src(imm(limit as u64)),
             c: PredSrc::TRUE,
+            chain: None,
         });
     };
     let mut b = KernelBuilder::new();
@@ -1002,6 +1003,7 @@ fn partial_exit_keeps_running_the_rest_and_barrier_stops_the_group() {
             a: src(reg(0)),
             b: src(imm(4)),
             c: PredSrc::TRUE,
+            chain: None,
         })
         .when(0, false, Op::Exit)
         .push(Op::Barrier { id: 3 })
@@ -1379,6 +1381,7 @@ fn special_registers_and_vote() {
         a: src(reg(0)),
         b: src(imm(40)),
         c: PredSrc::TRUE,
+        chain: None,
     })
     .push(Op::Vote {
         mode: VoteMode::Any,

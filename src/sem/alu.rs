@@ -51,6 +51,27 @@ fn leading_one(ty: Ty, a: u64) -> Option<u32> {
     (a != 0).then(|| 63 - a.leading_zeros())
 }
 
+/// [`crate::ir::Op::SetP`] with a `chain`: the comparison of the high words `a`, `b` (in
+/// `ty`) extended by the low words' result `chain`.
+pub fn compare_chained(cmp: CmpOp, ty: Ty, a: u64, b: u64, chain: bool) -> bool {
+    let equal = compare(CmpOp::Eq, ty, a, b);
+    match cmp {
+        CmpOp::Eq => equal && chain,
+        CmpOp::Ne => !equal || chain,
+        CmpOp::Lt | CmpOp::Le => compare(CmpOp::Lt, ty, a, b) || (equal && chain),
+        CmpOp::Gt | CmpOp::Ge => compare(CmpOp::Gt, ty, a, b) || (equal && chain),
+        // Validation admits only the six integer comparisons.
+        CmpOp::Equ
+        | CmpOp::Neu
+        | CmpOp::Ltu
+        | CmpOp::Leu
+        | CmpOp::Gtu
+        | CmpOp::Geu
+        | CmpOp::Num
+        | CmpOp::Nan => compare(cmp, ty, a, b),
+    }
+}
+
 /// [`crate::ir::Op::Prmt`]: the byte permute of `b:a` by `sel` (general selector form).
 pub fn prmt(a: u32, b: u32, sel: u32) -> u32 {
     let source = (u64::from(b) << 32) | u64::from(a);
@@ -794,5 +815,44 @@ mod tests {
         assert_eq!(bfi(Ty::B32, 0xff, 0x1234_5678, 32, 8), 0x1234_5678);
         assert_eq!(bfi(Ty::B32, 0xff, 0x1234_5678, 4, 0), 0x1234_5678);
         assert_eq!(bfi(Ty::B64, 0xf, 0, 60, 8), 0xf000_0000_0000_0000);
+    }
+
+    #[test]
+    fn chained_comparisons_compare_wide_values() {
+        // Every 64-bit pair from a small set: the chained high-word comparison of the low
+        // words' result must equal the 64-bit comparison (unsigned, then signed highs).
+        let values: [u64; 6] = [
+            0,
+            1,
+            0xffff_ffff,
+            0x1_0000_0000,
+            0x8000_0000_0000_0000,
+            u64::MAX,
+        ];
+        for &x in &values {
+            for &y in &values {
+                for cmp in [
+                    CmpOp::Eq,
+                    CmpOp::Ne,
+                    CmpOp::Lt,
+                    CmpOp::Le,
+                    CmpOp::Gt,
+                    CmpOp::Ge,
+                ] {
+                    let low = compare(cmp, Ty::U32, x & 0xffff_ffff, y & 0xffff_ffff);
+                    let (hx, hy) = (x >> 32, y >> 32);
+                    assert_eq!(
+                        compare_chained(cmp, Ty::U32, hx, hy, low),
+                        compare(cmp, Ty::U64, x, y),
+                        "{cmp:?} {x:#x} {y:#x} unsigned"
+                    );
+                    assert_eq!(
+                        compare_chained(cmp, Ty::S32, hx, hy, low),
+                        compare(cmp, Ty::S64, x, y),
+                        "{cmp:?} {x:#x} {y:#x} signed"
+                    );
+                }
+            }
+        }
     }
 }

@@ -119,35 +119,48 @@ pub const SASS_SHARED: AtomicTable = AtomicTable {
     ops_rule: rules::ATOMS_OPS,
 };
 
+/// The op×size rows of global and generic SASS atomics.
+const SASS_GLOBAL_ROWS: &[Row] = &[
+    row(
+        AtomicOp::Add,
+        &[U32, S32, U64, F32_FTZ, F64],
+        rules::ATOMG_ROW_ADD,
+    ),
+    row(
+        AtomicOp::Min,
+        &[U32, S32, U64, S64],
+        rules::ATOMG_ROW_MINMAX,
+    ),
+    row(
+        AtomicOp::Max,
+        &[U32, S32, U64, S64],
+        rules::ATOMG_ROW_MINMAX,
+    ),
+    row(AtomicOp::Inc, &[U32], rules::ATOMG_ROW_INC),
+    row(AtomicOp::Dec, &[U32], rules::ATOMG_ROW_DEC),
+    row(AtomicOp::And, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
+    row(AtomicOp::Or, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
+    row(AtomicOp::Xor, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
+    row(AtomicOp::Exch, &[U32, S32, U64], rules::ATOMG_ROW_EXCH),
+    row(AtomicOp::Cas, &[U32, S32, U64], rules::ATOMG_ROW_CAS),
+];
+
 /// `ATOMG`/`RED` in sm_80 syntax, as issue 2 lists them (see [`rules::ATOMG_OPS`]).
 pub const SASS_GLOBAL: AtomicTable = AtomicTable {
     dialect: Dialect::Sass,
     space: Space::Global,
     mnemonic: "ATOMG",
-    rows: &[
-        row(
-            AtomicOp::Add,
-            &[U32, S32, U64, F32_FTZ, F64],
-            rules::ATOMG_ROW_ADD,
-        ),
-        row(
-            AtomicOp::Min,
-            &[U32, S32, U64, S64],
-            rules::ATOMG_ROW_MINMAX,
-        ),
-        row(
-            AtomicOp::Max,
-            &[U32, S32, U64, S64],
-            rules::ATOMG_ROW_MINMAX,
-        ),
-        row(AtomicOp::Inc, &[U32], rules::ATOMG_ROW_INC),
-        row(AtomicOp::Dec, &[U32], rules::ATOMG_ROW_DEC),
-        row(AtomicOp::And, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
-        row(AtomicOp::Or, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
-        row(AtomicOp::Xor, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
-        row(AtomicOp::Exch, &[U32, S32, U64], rules::ATOMG_ROW_EXCH),
-        row(AtomicOp::Cas, &[U32, S32, U64], rules::ATOMG_ROW_CAS),
-    ],
+    rows: SASS_GLOBAL_ROWS,
+    ops_rule: rules::ATOMG_OPS,
+};
+
+/// `ATOM`/`RED` on generic addresses (sm_80 and later): the rows of [`SASS_GLOBAL`]; an
+/// address that resolves to the shared window performs the same operation there.
+pub const SASS_GENERIC: AtomicTable = AtomicTable {
+    dialect: Dialect::Sass,
+    space: Space::Generic,
+    mnemonic: "ATOM",
+    rows: SASS_GLOBAL_ROWS,
     ops_rule: rules::ATOMG_OPS,
 };
 
@@ -221,6 +234,7 @@ pub const PTX_GENERIC: AtomicTable = AtomicTable {
 pub const TABLES: &[AtomicTable] = &[
     SASS_SHARED,
     SASS_GLOBAL,
+    SASS_GENERIC,
     PTX_GLOBAL,
     PTX_SHARED,
     PTX_GENERIC,
@@ -371,8 +385,14 @@ fn check_sass_registers(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicIns
         Space::Shared => rules::ATOMS_RB_REGISTER,
         Space::Global | Space::Generic | Space::Const => rules::ATOMG_REGISTERS,
     };
+    // `ATOMS.POPC.INC.32 RZ, [a]` has no Rb: it lowers to an add of the immediate 1.
+    let popc_inc = a.access.space == Space::Shared
+        && a.op == AtomicOp::Add
+        && a.dst.is_rz()
+        && a.src == Operand::Imm(1);
     let rb = match a.src {
         Operand::Reg(r) => Some(r),
+        Operand::Imm(_) if popc_inc => None,
         Operand::Imm(_) | Operand::Const { .. } => {
             d.error(
                 pc,
@@ -451,9 +471,11 @@ pub fn check_imm24(d: &mut Diagnostics, pc: u32, inst: &Inst, addr: &Address, at
     } else {
         (rules::LDS_STS_IMM_U24, rules::LDS_STS_IMM_S24)
     };
-    let Address::Linear(addr) = addr;
-    let off = addr.offset;
-    if addr.is_absolute() {
+    let (off, absolute) = match addr {
+        Address::Linear(addr) => (addr.offset, addr.is_absolute()),
+        Address::Indexed(x) => (x.offset, false),
+    };
+    if absolute {
         if !(0..=IMM_U24_MAX).contains(&off) {
             d.error(
                 pc,

@@ -295,7 +295,22 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
                 check_modifier(d, pc, inst, x, Ty::U32);
             }
         }
-        Op::SetP { cmp, ty, a, b, .. } => {
+        Op::SetP {
+            cmp,
+            ty,
+            a,
+            b,
+            chain,
+            ..
+        } => {
+            if chain.is_some() && !ty.is_int() {
+                d.error(
+                    pc,
+                    inst,
+                    format!("an extended (chained) comparison in {}", ty_name(*ty)),
+                    rules::SETP_CHAIN_INT,
+                );
+            }
             if !(ty.is_int() || is_arith_float(*ty)) {
                 d.error(
                     pc,
@@ -365,17 +380,17 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
             check_modifier(d, pc, inst, a, *src_ty);
         }
         Op::Load { access, .. } => {
-            check_space(d, sass, pc, inst, access.space, false);
+            check_space(d, pc, inst, access.space, false);
             check_address(d, sass, pc, inst, access);
             orders::check_load(d, pc, inst, access.order);
         }
         Op::Store { access, .. } => {
-            check_space(d, sass, pc, inst, access.space, true);
+            check_space(d, pc, inst, access.space, true);
             check_address(d, sass, pc, inst, access);
             orders::check_store(d, pc, inst, access.order);
         }
         Op::Atomic(a) => {
-            check_space(d, sass, pc, inst, a.access.space, true);
+            check_space(d, pc, inst, a.access.space, true);
             // The Imm24 rules of ATOMS are checked with the atomic rules.
             check_address_base(d, sass, pc, inst, &a.access);
             orders::check_atomic(d, pc, inst, a.access.order);
@@ -407,7 +422,7 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
 }
 
 /// `Const` is read only; `Generic` is PTX only.
-fn check_space(d: &mut Diagnostics, sass: bool, pc: u32, inst: &Inst, space: Space, writes: bool) {
+fn check_space(d: &mut Diagnostics, pc: u32, inst: &Inst, space: Space, writes: bool) {
     match space {
         Space::Global | Space::Shared => {}
         Space::Const => {
@@ -420,22 +435,30 @@ fn check_space(d: &mut Diagnostics, sass: bool, pc: u32, inst: &Inst, space: Spa
                 );
             }
         }
-        Space::Generic => {
-            if sass {
-                d.error(
-                    pc,
-                    inst,
-                    "SASS has no generic address space".to_string(),
-                    rules::GENERIC_PTX_ONLY,
-                );
-            }
-        }
+        // Generic addresses: PTX's, and SASS `LD`/`ST`/`ATOM`/`RED` (sm_70 on).
+        Space::Generic => {}
     }
 }
 
 /// Base width; a SASS shared-window base is one 32-bit register.
 fn check_address_base(d: &mut Diagnostics, sass: bool, pc: u32, inst: &Inst, access: &MemAccess) {
     match &access.addr {
+        Address::Indexed(x) => {
+            let widths_ok = [x.base_bits, x.index_bits]
+                .iter()
+                .all(|b| *b == 32 || *b == 64);
+            if !widths_ok || x.scale > 4 {
+                d.error(
+                    pc,
+                    inst,
+                    format!(
+                        "indexed address widths {}/{} must be 32 or 64 and the scale 2^{} at most 16",
+                        x.base_bits, x.index_bits, x.scale
+                    ),
+                    rules::ADDRESS_BASE_BITS,
+                );
+            }
+        }
         Address::Linear(addr) => {
             if addr.base_bits != 32 && addr.base_bits != 64 {
                 d.error(

@@ -239,10 +239,6 @@ pub const CONST_READ_ONLY: &str = ir_contract!(
     "src/ir/ops.rs Space::Const",
     "The constant bank (read only)."
 );
-pub const GENERIC_PTX_ONLY: &str = ir_contract!(
-    "src/ir/ops.rs Space::Generic",
-    "PTX generic addresses, resolved at run time to global or shared."
-);
 pub const ADDRESS_BASE_BITS: &str = ir_contract!(
     "src/ir/mod.rs Address::base_bits",
     "Width of the base register: 32 or 64."
@@ -283,6 +279,10 @@ pub const FMA_TYPES: &str = ir_contract!(
 pub const FMA_FTZ: &str = ir_contract!(
     "src/ir/mod.rs Op::Fma",
     "`ftz` flushes subnormal inputs and result to sign-preserving zero (F32 only)."
+);
+pub const SETP_CHAIN_INT: &str = ir_contract!(
+    "src/ir/mod.rs Op::SetP",
+    "With `chain` (SASS `ISETP.EX`, integer types only)"
 );
 pub const MUL_WIDE: &str = ir_contract!(
     "src/ir/ops.rs BinOp::MulWide",
@@ -372,7 +372,6 @@ pub const ALL: &[&str] = &[
     SRC2_SHAPE,
     SPIN_SHARED,
     CONST_READ_ONLY,
-    GENERIC_PTX_ONLY,
     ADDRESS_BASE_BITS,
     FTZ_FLOAT_ONLY,
     SRC_MODIFIERS,

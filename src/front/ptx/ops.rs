@@ -1826,6 +1826,7 @@ fn lower_logic(
                     a,
                     b: Src::plain(IrOp::Imm(0)),
                     c: PredSrc::TRUE,
+                    chain: None,
                 },
                 Op::Select {
                     ty,
@@ -2080,6 +2081,7 @@ fn lower_setp(
         a,
         b,
         c,
+        chain: None,
     })
 }
 

@@ -426,7 +426,9 @@ fn many_labels_shared_variables_parameters_and_entries() {
         assert_eq!(infos[0].params[i].offset, 4 * i as u32);
         match &k.insts[3 * i + 2].op {
             Op::Load { access, .. } => {
-                let crate::ir::Address::Linear(addr) = access.addr;
+                let crate::ir::Address::Linear(addr) = access.addr else {
+                    panic!("ld.param [p{i}] has a linear address: {:?}", access.addr)
+                };
                 assert_eq!(addr.offset, (crate::ir::PARAM_BASE + 4 * i as u32) as i64)
             }
             other => panic!("ld.param [p{i}]: {other:?}"),
@@ -1016,7 +1018,9 @@ fn atom_operands_and_cas() {
     let a = atomic_of("atom.global.cas.b32 %r1, [%rd1+4], %r2, 7;");
     assert_eq!(a.op, AtomicOp::Cas);
     assert_eq!(a.src2, Some(crate::ir::Operand::Imm(7)));
-    let crate::ir::Address::Linear(addr) = a.access.addr;
+    let crate::ir::Address::Linear(addr) = a.access.addr else {
+        panic!("a linear address: {:?}", a.access.addr)
+    };
     assert_eq!(addr.offset, 4);
     let a = atomic_of("atom.shared.cas.b16 %rs1, [%r1], %rs2, 0xbeef;");
     assert_eq!(

@@ -28,7 +28,7 @@ mod tests;
 
 use super::directive::{is_launch_directive, LAUNCH_DIRECTIVES};
 use super::lexer::{end_of, join, lex, SyntaxError, TokKind, Token};
-use super::program::{is_identifier, ByName, LaunchBuilder};
+use super::program::{is_identifier, LaunchBuilder};
 use crate::ir::{Dialect, Inst, Kernel, Program, Span};
 use std::collections::HashMap;
 
@@ -305,7 +305,15 @@ fn finish_kernel(draft: KernelDraft, source: &str) -> Result<Kernel, SyntaxError
             addresses.entry(a).or_default().push(pc as u32);
         }
     }
-    let params = ByName::params(&launch.params);
+    let uniform = operands::UniformBase::after(
+        draft
+            .insts
+            .iter()
+            .flat_map(|i| i.toks.iter())
+            .filter(|t| t.is_word())
+            .map(|t| t.text),
+    );
+    let params = operands::Params::new(&launch.params, uniform);
     let ctx = ops::Ctx {
         params: &params,
         labels: &labels,
@@ -334,6 +342,9 @@ fn finish_kernel(draft: KernelDraft, source: &str) -> Result<Kernel, SyntaxError
         });
     }
     let (num_regs, num_preds) = crate::ir::register_counts(&insts);
+    // The uniform file exists if any instruction names a uniform register or predicate.
+    let uses_uniform = (uniform.reg < 255 && num_regs > u32::from(uniform.reg))
+        || num_preds > u32::from(uniform.pred);
     Ok(Kernel {
         name: draft.name,
         dialect: Dialect::Sass,
@@ -342,7 +353,11 @@ fn finish_kernel(draft: KernelDraft, source: &str) -> Result<Kernel, SyntaxError
         labels: draft.labels.into_iter().map(|(n, pc, _)| (n, pc)).collect(),
         num_regs,
         num_preds,
-        uniform: Default::default(),
+        uniform: if uses_uniform {
+            uniform.ranges()
+        } else {
+            Default::default()
+        },
         launch,
         span: draft.span,
     })

@@ -18,8 +18,152 @@ use super::super::lexer::{join, Cursor, SyntaxError, TokKind, Token};
 use super::super::program::{number, ByName, NumberLit};
 use crate::ir::{Operand, ParamDecl, Pred, PredSrc, Reg, Scalar, Span, SpecialReg, Src, SrcMod};
 
-/// The kernel's buffers and parameters by name, for `c[0x0][NAME]`.
-pub type Params<'k> = ByName<'k, ParamDecl>;
+/// What operands resolve against: the kernel's buffers and parameters by name (for
+/// `c[0x0][NAME]`) and where its uniform registers live.
+pub struct Params<'k> {
+    by_name: ByName<'k, ParamDecl>,
+    /// The slots of `UR0` and `UP0` (see [`UniformBase`]).
+    pub uniform: UniformBase,
+}
+
+impl<'k> Params<'k> {
+    /// Resolves `params` by name, with uniform registers at `uniform`.
+    pub fn new(params: &'k [ParamDecl], uniform: UniformBase) -> Params<'k> {
+        Params {
+            by_name: ByName::params(params),
+            uniform,
+        }
+    }
+    /// The parameter called `name`.
+    pub fn get(&self, name: &str) -> Option<&'k ParamDecl> {
+        self.by_name.get(name)
+    }
+    /// Every parameter in declaration order.
+    pub fn items(&self) -> &'k [ParamDecl] {
+        self.by_name.items()
+    }
+}
+
+/// Where a kernel's uniform datapath registers live among its IR register and predicate
+/// slots (`crate::ir::Uniform`): `URk` is slot `reg + k`, `UPk` is predicate `pred + k`. The
+/// bases lie past every `Rn` and `Pn` the kernel's text names, so the two files never
+/// overlap; `URZ` is `RZ` and `UPT` is `PT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UniformBase {
+    /// The slot of `UR0`.
+    pub reg: u16,
+    /// The slot of `UP0`.
+    pub pred: u16,
+}
+
+/// The highest uniform register (`UR62`; `UR63` is `URZ`) and predicate (`UP6`; `UP7` is
+/// `UPT`).
+pub const MAX_UR: u16 = 62;
+pub const MAX_UP: u16 = 6;
+
+impl UniformBase {
+    /// Bases past every register and predicate named in `words` (the kernel's instruction
+    /// tokens): a register pair written `R2.64` counts both halves.
+    pub fn after<'w>(words: impl Iterator<Item = &'w str>) -> UniformBase {
+        let (mut regs, mut preds) = (0u16, 0u16);
+        for w in words {
+            let upper = w
+                .trim_start_matches(['!', '-', '~', '|'])
+                .to_ascii_uppercase();
+            let mut parts = upper.split('.');
+            let head = parts.next().unwrap_or("");
+            let pair = parts.any(|p| p == "64");
+            let number = |prefix: &str| {
+                head.strip_prefix(prefix)
+                    .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|d| d.parse::<u16>().ok())
+            };
+            if let Some(n) = number("R").filter(|n| *n < 255) {
+                regs = regs.max(n + if pair { 2 } else { 1 });
+            } else if let Some(n) = number("P").filter(|n| *n <= 6) {
+                preds = preds.max(n + 1);
+            }
+        }
+        UniformBase {
+            reg: regs,
+            pred: preds,
+        }
+    }
+
+    /// The IR slots of the uniform registers and predicates a kernel using them owns.
+    pub fn ranges(&self) -> crate::ir::Uniform {
+        crate::ir::Uniform {
+            regs: self.reg..self.reg + MAX_UR + 2,
+            preds: self.pred..self.pred + MAX_UP + 1,
+        }
+    }
+
+    /// `URk` / `URZ` as an IR register; `None` if the word is not a uniform register.
+    fn reg_word(&self, text: &str, span: Span) -> Option<Result<(Reg, bool), SyntaxError>> {
+        let upper = text.to_ascii_uppercase();
+        let (base, suffix) = match upper.split_once('.') {
+            Some((b, s)) => (b, Some(s)),
+            None => (upper.as_str(), None),
+        };
+        let digits = base.strip_prefix("UR")?;
+        let reg = if digits == "Z" {
+            Reg::RZ
+        } else {
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            match digits.parse::<u16>() {
+                Ok(63) => Reg::RZ,
+                Ok(n) if n <= MAX_UR => Reg(self.reg + n),
+                _ => {
+                    return Some(Err(SyntaxError::new(
+                        span,
+                        format!("uniform register `{text}` does not exist"),
+                    )
+                    .expected("UR0..UR62 or URZ")))
+                }
+            }
+        };
+        match suffix {
+            None | Some("REUSE") => Some(Ok((reg, false))),
+            Some("64") => Some(Ok((reg, true))),
+            Some(other) => Some(Err(SyntaxError::new(
+                span,
+                format!("unknown register suffix `.{other}`"),
+            )
+            .expected("`.64` or `.reuse`"))),
+        }
+    }
+
+    /// `UPk` / `UPT` as an IR predicate; `None` if the word is not a uniform predicate.
+    fn pred_word(&self, text: &str, span: Span) -> Option<Result<Pred, SyntaxError>> {
+        let upper = text.to_ascii_uppercase();
+        let digits = upper.strip_prefix("UP")?;
+        if digits == "T" {
+            return Some(Ok(Pred::PT));
+        }
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        match digits.parse::<u16>() {
+            Ok(n) if n <= MAX_UP => Some(Ok(Pred(self.pred + n))),
+            _ => Some(Err(SyntaxError::new(
+                span,
+                format!("uniform predicate `{text}` does not exist"),
+            )
+            .expected("UP0..UP6 or UPT"))),
+        }
+    }
+}
+
+/// A predicate word in any file: `Pn`/`PT` or `UPn`/`UPT`.
+pub fn any_predicate_word(
+    text: &str,
+    span: Span,
+    params: &Params,
+) -> Option<Result<Pred, SyntaxError>> {
+    predicate_word(text, span).or_else(|| params.uniform.pred_word(text, span))
+}
 
 /// One operand's tokens (between commas).
 #[derive(Debug, Clone, Copy)]
@@ -139,6 +283,10 @@ pub enum Parsed<'a> {
     Mem {
         base: Option<(Reg, bool)>,
         offset: i64,
+        /// `.X4`, `.X8`, `.X16` on the base: the shift applied to it.
+        scale: u8,
+        /// A second register added (`[R2+UR4]`), with its `.64` flag.
+        index: Option<(Reg, bool)>,
     },
     Special(SpecialName),
     /// A word that is nothing else (a label, or a typo).
@@ -168,7 +316,7 @@ impl Parsed<'_> {
 }
 
 /// The special registers `S2R` reads, by their SASS names.
-pub const SPECIAL_REGS: [(&str, SpecialReg); 7] = [
+pub const SPECIAL_REGS: [(&str, SpecialReg); 14] = [
     ("SR_TID.X", SpecialReg::TidX),
     ("SR_TID.Y", SpecialReg::TidY),
     ("SR_TID.Z", SpecialReg::TidZ),
@@ -176,6 +324,13 @@ pub const SPECIAL_REGS: [(&str, SpecialReg); 7] = [
     ("SR_CTAID.Y", SpecialReg::CtaIdY),
     ("SR_CTAID.Z", SpecialReg::CtaIdZ),
     ("SR_LANEID", SpecialReg::LaneId),
+    ("SR_EQMASK", SpecialReg::LanemaskEq),
+    ("SR_LTMASK", SpecialReg::LanemaskLt),
+    ("SR_LEMASK", SpecialReg::LanemaskLe),
+    ("SR_GTMASK", SpecialReg::LanemaskGt),
+    ("SR_GEMASK", SpecialReg::LanemaskGe),
+    ("SR_CGACTAID", SpecialReg::ClusterCtaRank),
+    ("SR_SWINHI", SpecialReg::SharedWindowHi),
 ];
 
 fn special_names() -> String {
@@ -244,14 +399,6 @@ pub fn predicate_word(text: &str, span: Span) -> Option<Result<Pred, SyntaxError
     }
 }
 
-fn is_uniform(upper: &str) -> bool {
-    let base = upper.split('.').next().unwrap_or("");
-    let rest = base.strip_prefix("UR").or_else(|| base.strip_prefix("UP"));
-    rest.is_some_and(|r| {
-        r == "Z" || r == "T" || (!r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
-    })
-}
-
 /// Parses one operand. `params` resolves `c[0x0][NAME]`.
 pub fn parse_operand<'a>(
     op: &RawOperand<'_, 'a>,
@@ -268,12 +415,40 @@ fn operand<'a>(cur: &mut Cursor<'_, 'a>, params: &Params) -> Result<Parsed<'a>, 
         return Err(cur.error_expected("an operand"));
     };
     if first.is_punct("[") {
-        return address(cur);
+        return address(cur, params);
+    }
+    if first.is_word()
+        && first.text.eq_ignore_ascii_case("desc")
+        && cur.peek_at(1).is_some_and(|t| t.is_punct("["))
+    {
+        // `desc[URd][address]`: a memory descriptor (cache policy) in a uniform register pair
+        // beside the address. The descriptor does not change where the access goes or what
+        // it does on the host; it is read for its register but carries no semantics.
+        cur.next();
+        cur.expect_punct("[")?;
+        let tok = cur.expect_word("a uniform register")?;
+        match params.uniform.reg_word(tok.text, tok.span) {
+            Some(r) => {
+                r?;
+            }
+            None => {
+                return Err(SyntaxError::new(
+                    tok.span,
+                    format!(
+                        "a memory descriptor is a uniform register, not `{}`",
+                        tok.text
+                    ),
+                )
+                .expected("`desc[URn][...]`"))
+            }
+        }
+        cur.expect_punct("]")?;
+        return address(cur, params);
     }
     if first.is_punct("!") {
         cur.next();
         let tok = cur.expect_word("a predicate")?;
-        return match predicate_word(tok.text, tok.span) {
+        return match any_predicate_word(tok.text, tok.span, params) {
             Some(p) => Ok(Parsed::Pred(PredSrc {
                 pred: p?,
                 negate: true,
@@ -332,7 +507,9 @@ fn operand<'a>(cur: &mut Cursor<'_, 'a>, params: &Params) -> Result<Parsed<'a>, 
             offset,
             modifier,
         }
-    } else if let Some(r) = register_word(tok.text, tok.span) {
+    } else if let Some(r) =
+        register_word(tok.text, tok.span).or_else(|| params.uniform.reg_word(tok.text, tok.span))
+    {
         cur.next();
         let (reg, pair) = r?;
         Parsed::Reg {
@@ -351,7 +528,7 @@ fn operand<'a>(cur: &mut Cursor<'_, 'a>, params: &Params) -> Result<Parsed<'a>, 
         return immediate(cur);
     } else if modifier != SrcMod::None {
         return Err(cur.error_expected("a register or c[..][..] after the modifier"));
-    } else if let Some(p) = predicate_word(tok.text, tok.span) {
+    } else if let Some(p) = any_predicate_word(tok.text, tok.span, params) {
         cur.next();
         Parsed::Pred(PredSrc {
             pred: p?,
@@ -370,12 +547,6 @@ fn operand<'a>(cur: &mut Cursor<'_, 'a>, params: &Params) -> Result<Parsed<'a>, 
         };
         cur.next();
         Parsed::Special(SpecialName::Sr(*sr))
-    } else if is_uniform(&upper) {
-        return Err(SyntaxError::new(
-            tok.span,
-            format!("uniform registers (`{}`) are not supported", tok.text),
-        )
-        .expected("a register R0..R254, RZ, or a c[0x0][..] operand"));
     } else {
         cur.next();
         Parsed::Name(tok.text)
@@ -418,7 +589,25 @@ fn const_ref(cur: &mut Cursor, params: &Params) -> Result<(u8, u32), SyntaxError
     cur.expect_punct("[")?;
     let mut offset: i128;
     let mut span;
-    if let Some(tok) = cur
+    let rz = cur
+        .peek()
+        .filter(|t| t.is_word())
+        .and_then(|t| register_word(t.text, t.span))
+        .and_then(Result::ok);
+    if let Some((reg, _)) = rz {
+        // `c[0x0][RZ]` (`LDC R4, c[0x0][RZ]` reads the block size) is offset 0; an index
+        // register is an indexed constant read.
+        let tok = cur.next().map(|t| t.span).unwrap_or_default();
+        if !reg.is_rz() {
+            return Err(SyntaxError::new(
+                tok,
+                "register-indexed constant-bank reads (`c[0x0][Rn]`) are not supported",
+            )
+            .expected("c[0x0][RZ + offset] or c[0x0][offset]"));
+        }
+        offset = 0;
+        span = tok;
+    } else if let Some(tok) = cur
         .peek()
         .filter(|t| t.is_word() && super::super::program::number_word(t.text).is_none())
     {
@@ -476,41 +665,77 @@ fn const_ref(cur: &mut Cursor, params: &Params) -> Result<(u8, u32), SyntaxError
     Ok((bank, offset))
 }
 
-/// `[Ra]`, `[Ra + imm]`, `[Ra - imm]`, `[imm]`, `[R2.64 + imm]`.
-fn address<'a>(cur: &mut Cursor<'_, 'a>) -> Result<Parsed<'a>, SyntaxError> {
+/// `[Ra]`, `[Ra + imm]`, `[Ra - imm]`, `[imm]`, `[R2.64 + imm]`, and the forms with a scaled
+/// base and a second register: `[R2.X4+URZ]`, `[R0+UR4+0x10]`, `[UR4+0x8]`, `[R2.64+UR4]`.
+fn address<'a>(cur: &mut Cursor<'_, 'a>, params: &Params) -> Result<Parsed<'a>, SyntaxError> {
     let open = cur.expect_punct("[")?;
-    let mut base = None;
-    if let Some(tok) = cur.peek().filter(|t| t.is_word()) {
-        if let Some(r) = register_word(tok.text, tok.span) {
-            cur.next();
-            base = Some(r?);
-        } else if is_uniform(&tok.text.to_ascii_uppercase()) {
-            return Err(SyntaxError::new(
-                tok.span,
-                format!("uniform registers (`{}`) are not supported", tok.text),
-            )
-            .expected("a register R0..R254 or RZ"));
-        } else if super::super::program::number_word(tok.text).is_none() {
-            return Err(SyntaxError::new(
-                tok.span,
-                format!("expected a register or an offset, found `{}`", tok.text),
-            )
-            .expected("`[Ra + offset]` or `[offset]`"));
-        }
-    }
+    let mut regs: Vec<(Reg, bool, u8)> = Vec::new();
     let mut offset: i128 = 0;
-    if base.is_none() {
-        if cur.is_punct("]") {
+    let mut first = true;
+    loop {
+        let minus = if first || cur.eat_punct("+").is_some() {
+            false
+        } else if cur.eat_punct("-").is_some() {
+            true
+        } else {
+            break;
+        };
+        first = false;
+        if let Some(tok) = cur.peek().filter(|t| t.is_word()) {
+            if super::super::program::number_word(tok.text).is_none() {
+                let (text, scale) = split_scale(tok.text);
+                let vector = register_word(text, tok.span);
+                let is_vector = vector.is_some();
+                let reg = vector.or_else(|| params.uniform.reg_word(text, tok.span));
+                if is_vector && !regs.is_empty() {
+                    return Err(SyntaxError::new(
+                        tok.span,
+                        "the second register of an address is a uniform register",
+                    )
+                    .expected("`[Ra + URb]`"));
+                }
+                let Some(reg) = reg else {
+                    return Err(SyntaxError::new(
+                        tok.span,
+                        format!("expected a register or an offset, found `{}`", tok.text),
+                    )
+                    .expected("`[Ra + offset]` or `[offset]`"));
+                };
+                let (reg, pair) = reg?;
+                if minus {
+                    return Err(
+                        SyntaxError::new(tok.span, "a register cannot be subtracted")
+                            .expected("`+`"),
+                    );
+                }
+                if regs.len() == 2 {
+                    return Err(
+                        SyntaxError::new(tok.span, "an address has at most two registers")
+                            .expected("an immediate offset"),
+                    );
+                }
+                if scale != 0 && !regs.is_empty() {
+                    return Err(
+                        SyntaxError::new(tok.span, "only the first register is scaled")
+                            .expected("`[Ra.X4 + URb]`"),
+                    );
+                }
+                cur.next();
+                regs.push((reg, pair, scale));
+                continue;
+            }
+        }
+        if cur.is_punct("]") && regs.is_empty() && offset == 0 {
             return Err(
                 SyntaxError::new(open, "empty address").expected("`[Ra + offset]` or `[offset]`")
             );
         }
-        offset = int_offset(cur)?;
-    } else if cur.is_punct("+") || cur.is_punct("-") {
-        let minus = cur.is_punct("-");
-        cur.next();
         let v = int_offset(cur)?;
-        offset = if minus { -v } else { v };
+        offset = if minus {
+            offset.saturating_sub(v)
+        } else {
+            offset.saturating_add(v)
+        };
     }
     if !cur.is_punct("]") {
         return Err(cur.error_expected("`+ offset`, `- offset` or `]`"));
@@ -519,19 +744,30 @@ fn address<'a>(cur: &mut Cursor<'_, 'a>) -> Result<Parsed<'a>, SyntaxError> {
     let offset = i64::try_from(offset).map_err(|_| {
         SyntaxError::new(join(open, close), "the address offset does not fit 64 bits")
     })?;
-    Ok(Parsed::Mem { base, offset })
+    let mut regs = regs.into_iter();
+    let base = regs.next();
+    let index = regs.next().map(|(r, pair, _)| (r, pair));
+    Ok(Parsed::Mem {
+        base: base.map(|(r, pair, _)| (r, pair)),
+        offset,
+        scale: base.map_or(0, |(_, _, s)| s),
+        index,
+    })
+}
+
+/// A register word without its `.X4`/`.X8`/`.X16` suffix, and the shift that suffix means.
+fn split_scale(text: &str) -> (&str, u8) {
+    for (suffix, shift) in [(".X4", 2), (".X8", 3), (".X16", 4)] {
+        if text.len() > suffix.len()
+            && text[text.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+        {
+            return (&text[..text.len() - suffix.len()], shift);
+        }
+    }
+    (text, 0)
 }
 
 fn int_offset(cur: &mut Cursor) -> Result<i128, SyntaxError> {
-    if let Some(tok) = cur.peek().filter(|t| t.is_word()) {
-        if register_word(tok.text, tok.span).is_some() || is_uniform(&tok.text.to_ascii_uppercase())
-        {
-            return Err(
-                SyntaxError::new(tok.span, "an address has at most one register")
-                    .expected("an immediate offset"),
-            );
-        }
-    }
     let (lit, span) = number(cur)?;
     match lit.value {
         Scalar::Int(v) => Ok(v),
@@ -712,7 +948,15 @@ pub fn is_pred(op: &RawOperand) -> bool {
         first = toks.next();
     }
     op.toks.len() <= 2
-        && first.is_some_and(|t| t.is_word() && predicate_word(t.text, t.span).is_some())
+        && first.is_some_and(|t| {
+            let upper = t.text.to_ascii_uppercase();
+            t.is_word()
+                && (predicate_word(t.text, t.span).is_some()
+                    || upper == "UPT"
+                    || upper
+                        .strip_prefix("UP")
+                        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())))
+        })
 }
 
 /// A source: register, immediate or `c[][]`, with the modifiers `mods` allows.
@@ -778,17 +1022,37 @@ pub fn want_address(
     allow_pair: bool,
 ) -> Result<crate::ir::Address, SyntaxError> {
     match parse_operand(op, params)? {
-        Parsed::Mem { base, offset } => {
+        Parsed::Mem {
+            base,
+            offset,
+            scale,
+            index,
+        } => {
+            if let Some((_, true)) = base.filter(|_| !allow_pair) {
+                return Err(SyntaxError::new(
+                    op.span,
+                    "this address takes a 32-bit register; remove `.64`",
+                )
+                .expected("`[Ra + offset]`"));
+            }
+            let width = |pair: bool| if pair || pair_base { 64 } else { 32 };
+            let index = index.filter(|(r, _)| !r.is_rz());
+            if scale != 0 || index.is_some() {
+                let (base, base_pair) = base.unwrap_or((Reg::RZ, false));
+                let (index, index_pair) = index.unwrap_or((Reg::RZ, false));
+                return Ok(crate::ir::Address::Indexed(crate::ir::IndexedAddress {
+                    base,
+                    base_bits: width(base_pair),
+                    scale,
+                    index,
+                    // A uniform index beside a 64-bit base is a pair only when written `.64`.
+                    index_bits: if index_pair { 64 } else { 32 },
+                    offset,
+                }));
+            }
             let (base, bits) = match base {
-                None => (None, if pair_base { 64 } else { 32 }),
-                Some((_, true)) if !allow_pair => {
-                    return Err(SyntaxError::new(
-                        op.span,
-                        "this address takes a 32-bit register; remove `.64`",
-                    )
-                    .expected("`[Ra + offset]`"))
-                }
-                Some((reg, pair)) => (Some(reg), if pair || pair_base { 64 } else { 32 }),
+                None => (None, width(false)),
+                Some((reg, pair)) => (Some(reg), width(pair)),
             };
             Ok(crate::ir::Address::Linear(crate::ir::LinearAddress {
                 base,

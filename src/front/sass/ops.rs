@@ -8,12 +8,14 @@
 use super::super::lexer::{end_of, join, sub_span, SyntaxError, Token};
 use super::super::program::number_word;
 use super::operands::{
-    imm_bits, is_pred, parse_operand, predicate_word, split_operands, want_address, want_pred_dst,
-    want_pred_src, want_reg, want_src, ImmKind, Mods, Params, Parsed, RawOperand, SpecialName,
+    any_predicate_word, imm_bits, is_pred, parse_operand, split_operands, want_address,
+    want_pred_dst, want_pred_src, want_reg, want_src, ImmKind, Mods, Params, Parsed, RawOperand,
+    SpecialName,
 };
 use crate::ir::{
     AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Guard, ImadMode, MemAccess, MemOrder, Op, Operand,
-    Pred, PredSrc, Reg, Round, Scalar, Scope, ShfInst, Space, Span, Src, Ty, UnOp, VoteMode,
+    Pred, PredSrc, Reg, Round, Scalar, Scope, ShfInst, ShflMode, Space, Span, Src, Ty, UnOp,
+    VoteMode,
 };
 use std::collections::HashMap;
 
@@ -38,9 +40,72 @@ pub struct Lowered {
 
 /// The mnemonics this front-end accepts.
 pub const MNEMONICS: &[&str] = &[
-    "ATOMS", "ATOMG", "ATOM", "RED", "MOV", "MOV32I", "S2R", "CS2R", "IADD3", "IMAD", "LEA", "SHF",
-    "LOP3", "ISETP", "SEL", "POPC", "VOTE", "LDS", "STS", "LDG", "STG", "FADD", "FMUL", "I2F",
-    "F2I", "BRA", "EXIT", "BAR", "MEMBAR", "ERRBAR", "CCTL", "NOP",
+    "ATOMS",
+    "ATOMG",
+    "ATOM",
+    "RED",
+    "REDG",
+    "MOV",
+    "MOV32I",
+    "UMOV",
+    "R2UR",
+    "S2R",
+    "S2UR",
+    "CS2R",
+    "LDC",
+    "ULDC",
+    "IADD3",
+    "UIADD3",
+    "VIADD",
+    "IMAD",
+    "UIMAD",
+    "LEA",
+    "ULEA",
+    "SHF",
+    "USHF",
+    "LOP3",
+    "ULOP3",
+    "PLOP3",
+    "UPLOP3",
+    "ISETP",
+    "UISETP",
+    "SEL",
+    "USEL",
+    "POPC",
+    "UPOPC",
+    "FLO",
+    "UFLO",
+    "PRMT",
+    "UPRMT",
+    "VOTE",
+    "VOTEU",
+    "SHFL",
+    "REDUX",
+    "LDS",
+    "STS",
+    "LDG",
+    "STG",
+    "LD",
+    "ST",
+    "FADD",
+    "FMUL",
+    "HFMA2",
+    "HADD2",
+    "HMUL2",
+    "I2F",
+    "F2I",
+    "BRA",
+    "EXIT",
+    "BAR",
+    "MEMBAR",
+    "ERRBAR",
+    "CGAERRBAR",
+    "CCTL",
+    "BSSY",
+    "BSYNC",
+    "WARPSYNC",
+    "YIELD",
+    "NOP",
 ];
 
 /// A modifier group: at most one of `choices` (upper case, without the dot).
@@ -68,7 +133,7 @@ const RED_OPS: &[&str] = &[
 ];
 const GLOBAL_ATOMIC_TYPES: &[&str] = &["U32", "S32", "U64", "S64", "32", "64", "F32", "F64"];
 const ROUNDINGS: &[&str] = &["RN", "RZ", "RM", "RP"];
-const STRONG: &[&str] = &["STRONG.CTA", "STRONG.GPU", "STRONG.SYS"];
+const STRONG: &[&str] = &["STRONG.CTA", "STRONG.SM", "STRONG.GPU", "STRONG.SYS"];
 const LOAD_SIZES: &[&str] = &["U8", "S8", "U16", "S16", "32", "U32", "64"];
 const ISETP_CMPS: &[&str] = &["EQ", "NE", "LT", "LE", "GT", "GE"];
 const BOOL_OPS: &[&str] = &["AND", "OR", "XOR"];
@@ -82,7 +147,8 @@ fn atomic_op(name: &str) -> AtomicOp {
 
 fn scope_of(strong: &str) -> Scope {
     match strong {
-        "STRONG.CTA" => Scope::Cta,
+        // `.STRONG.SM` is what ptxas prints for CTA scope (a CTA runs on one SM).
+        "STRONG.CTA" | "STRONG.SM" => Scope::Cta,
         "STRONG.SYS" => Scope::Sys,
         _ => Scope::Gpu,
     }
@@ -117,7 +183,7 @@ pub fn lower(toks: &[Token], ctx: &Ctx) -> Result<Lowered, SyntaxError> {
                     .expected("P0..P6 or PT"),
             );
         };
-        let pred = match predicate_word(p.text, p.span) {
+        let pred = match any_predicate_word(p.text, p.span, ctx.params) {
             Some(r) => r?,
             None => {
                 return Err(
@@ -213,21 +279,44 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         match self.opcode.as_str() {
             "ATOMS" => self.atoms(),
             "ATOMG" | "ATOM" => self.global_atomic(false),
-            "RED" => self.global_atomic(true),
-            "MOV" | "MOV32I" => self.mov(),
-            "S2R" => self.s2r(),
+            "RED" | "REDG" => self.global_atomic(true),
+            "MOV" | "MOV32I" | "UMOV" | "R2UR" => self.mov(),
+            "S2R" | "S2UR" => self.s2r(),
+            "LDC" | "ULDC" => self.ldc(),
+            "VIADD" => self.viadd(),
+            "FLO" | "UFLO" => self.flo(),
+            "PRMT" | "UPRMT" => self.prmt(),
+            "SHFL" => self.shfl(),
+            "REDUX" => self.redux(),
+            "HFMA2" | "HADD2" | "HMUL2" => self.half2(),
+            "PLOP3" | "UPLOP3" => self.plop3(),
+            // Convergence barriers and scheduling hints. atomjit's scheduler reconverges a
+            // diverged warp at the immediate post-dominator of the branch (docs/execution-model.md),
+            // which is where ptxas places the `BSYNC` of a `BSSY` region; `WARPSYNC` waits until
+            // the named lanes have converged, which they have whenever execution reaches it in
+            // that model; `YIELD` only lets other warps run (the scheduler already interleaves
+            // warps at backward branches). They change no value, so they lower to no-ops.
+            "BSSY" | "BSYNC" | "WARPSYNC" | "YIELD" => {
+                let _ =
+                    self.classify(&[group("mask form", &["ALL", "EXCLUSIVE", "COLLECTIVE"])])?;
+                Ok(Op::Nop)
+            }
+            // The cluster error barrier: with clusters of one CTA there is nothing to wait for.
+            "CGAERRBAR" => self.no_operands(Op::Nop),
             "CS2R" => self.cs2r(),
-            "IADD3" => self.iadd3(),
-            "IMAD" => self.imad(),
-            "LEA" => self.lea(),
-            "SHF" => self.shf(),
-            "LOP3" => self.lop3(),
-            "ISETP" => self.isetp(),
-            "SEL" => self.sel(),
-            "POPC" => self.popc(),
-            "VOTE" => self.vote(),
-            "LDS" | "LDG" => self.load(),
-            "STS" | "STG" => self.store(),
+            // The uniform datapath's ops compute exactly as their vector twins; their registers
+            // are uniform slots (`ir::Uniform`), which the backends broadcast.
+            "IADD3" | "UIADD3" => self.iadd3(),
+            "IMAD" | "UIMAD" => self.imad(),
+            "LEA" | "ULEA" => self.lea(),
+            "SHF" | "USHF" => self.shf(),
+            "LOP3" | "ULOP3" => self.lop3(),
+            "ISETP" | "UISETP" => self.isetp(),
+            "SEL" | "USEL" => self.sel(),
+            "POPC" | "UPOPC" => self.popc(),
+            "VOTE" | "VOTEU" => self.vote(),
+            "LDS" | "LDG" | "LD" => self.load(),
+            "STS" | "STG" | "ST" => self.store(),
             "FADD" | "FMUL" => self.float_binary(),
             "I2F" => self.i2f(),
             "F2I" => self.f2i(),
@@ -398,6 +487,45 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
     // -----------------------------------------------------------------------------------------
     // atomics
 
+    /// `ATOMS.POPC.INC.32 RZ, [address]`: what ptxas emits for `atomicAdd(&shared, 1)` whose
+    /// result is unused. The executing lanes that name one address add their count to it (the
+    /// population count of their mask, hence the name), which leaves memory exactly as every
+    /// lane adding 1 does; that is how it lowers. The form that returns values (`Rd` not
+    /// `RZ`) is not documented and is rejected.
+    fn atoms_popc_inc(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("population count", &["POPC"]),
+            group("operation", &["INC"]),
+            group("size", &["32", "U32"]),
+        ])?;
+        self.required(&m, 1, "operation (.INC)")?;
+        self.count(2, 2, "RZ, [Ra + ImmS24]")?;
+        let dst = self.reg(0, "RZ")?;
+        if !dst.is_rz() {
+            return Err(SyntaxError::new(
+                self.ops[0].span,
+                "ATOMS.POPC.INC with a result register is not supported",
+            )
+            .expected("RZ"));
+        }
+        let addr = want_address(&self.ops[1], self.params(), false, false)?;
+        Ok(Op::Atomic(Box::new(AtomicInst {
+            access: MemAccess {
+                space: Space::Shared,
+                ty: Ty::U32,
+                order: MemOrder::Relaxed,
+                scope: Scope::Cta,
+                addr,
+            },
+            op: AtomicOp::Add,
+            dst,
+            src: Operand::Imm(1),
+            src2: None,
+            spin: false,
+            ftz: false,
+        })))
+    }
+
     /// `ATOMS.op{.sz} Rd, [Ra + ImmS24], Rb` and `ATOMS.CAS/.CAST{.SPIN}{.sz} Rd, [..], Rb, Rc`
     /// (`000_6d05a8552870c0ae.txt`). ATOMS has no memory-order modifiers: the document only
     /// promises atomicity ("without intervening accesses to that memory location by other
@@ -405,6 +533,9 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
     /// `cta`. Encoding restrictions (immediate alignment and range, op×size, register pairs)
     /// are checked by validation, so the exact immediate and registers are kept here.
     fn atoms(&self) -> Result<Op, SyntaxError> {
+        if self.mods.iter().any(|(m, _)| m == "POPC") {
+            return self.atoms_popc_inc();
+        }
         let m = self.classify(&[
             group("operation", ATOMS_OPS),
             group("fast-fail option", &["SPIN"]),
@@ -545,13 +676,24 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             self.count(2, 2, "[Ra.64 + offset], Rb")?;
             (Reg::RZ, 0)
         } else {
+            // The predicate destination reports that the memory system performed the
+            // operation: ptxas tests it after a generic `ATOM` whose address may fall in the
+            // shared window, where some forms (64-bit CAS) are not atomic in hardware, and then
+            // runs a fallback. atomjit performs every form atomically at every address, so the
+            // predicate is always true (lowered as a separate `SetP` would need a second
+            // instruction; instead it is checked here to be PT or a plain predicate and
+            // recorded as always set by the front-end below).
             let has_pred = self.ops.first().is_some_and(is_pred);
             if has_pred {
                 let p = want_pred_src(&self.ops[0], self.params(), "PT")?;
                 if p != PredSrc::TRUE {
                     return Err(SyntaxError::new(
                         self.ops[0].span,
-                        format!("predicate destination of {} is not supported", self.opcode),
+                        format!(
+                            "the predicate destination of {} (set when the hardware performed \
+                             the operation) is not supported yet",
+                            self.opcode
+                        ),
                     )
                     .expected("PT"));
                 }
@@ -573,9 +715,16 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         } else {
             None
         };
+        // `ATOM`/`RED` address the generic space (a pointer into the shared window works);
+        // `ATOMG`/`REDG` the global space.
+        let space = if matches!(self.opcode.as_str(), "ATOM" | "RED") {
+            Space::Generic
+        } else {
+            Space::Global
+        };
         Ok(Op::Atomic(Box::new(AtomicInst {
             access: MemAccess {
-                space: Space::Global,
+                space,
                 ty,
                 order: MemOrder::Relaxed,
                 scope,
@@ -744,12 +893,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             group("extended (carry-in)", &["X"]),
         ])?;
         if m[2].is_some() {
-            return Err(self.modifier_error(
-                &m,
-                2,
-                "IMAD.X (multiply-add with carry-in) is not supported",
-                "IMAD without .X",
-            ));
+            return self.imad_x(&m);
         }
         let mode = match m[0].map(|(c, _)| c) {
             Some("WIDE") => ImadMode::Wide,
@@ -774,6 +918,35 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             a,
             b,
             c,
+        })
+    }
+
+    /// `IMAD.X Rd, Ra, Rb, Rc, Pp`: `Ra * Rb + Rc + Pp`. ptxas uses it with a zero factor
+    /// (`IMAD.X R13, RZ, RZ, c[0x0][0x16c], P0`) as the high word of a 64-bit addition, which
+    /// is `IADD3.X`; a nonzero product with carry-in is not supported.
+    fn imad_x(&self, m: &Chosen) -> Result<Op, SyntaxError> {
+        if m[0].is_some() {
+            return Err(self.modifier_error(m, 0, "IMAD.X takes no mode", "IMAD.X"));
+        }
+        self.count(5, 5, "Rd, Ra, Rb, Rc, Pp")?;
+        let dst = self.reg(0, "Rd (a register)")?;
+        let a = self.src(1, ImmKind::Int32, Mods::IntNeg, "Ra")?;
+        let b = self.src(2, ImmKind::Int32, Mods::IntNeg, "Rb")?;
+        let zero = |s: &Src| matches!(s.operand, Operand::Imm(0)) || s.operand == Operand::ZERO;
+        if !zero(&a) && !zero(&b) {
+            return Err(SyntaxError::new(
+                self.ops[1].span,
+                "IMAD.X with a nonzero product is not supported",
+            )
+            .expected("IMAD.X Rd, RZ, RZ, Rc, Pp"));
+        }
+        Ok(Op::IAdd3 {
+            dst,
+            carry_out: [Pred::PT, Pred::PT],
+            a: self.src(3, ImmKind::Int32, Mods::IntNegNot, "Rc")?,
+            b: Src::plain(Operand::ZERO),
+            c: Src::plain(Operand::ZERO),
+            carry_in: [self.pred_src(4, "Pp (a predicate)")?, PredSrc::FALSE],
         })
     }
 
@@ -919,14 +1092,9 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             group("combining operation", BOOL_OPS),
             group("extended (64-bit chain)", &["EX"]),
         ])?;
-        if m[3].is_some() {
-            return Err(self.modifier_error(
-                &m,
-                3,
-                "ISETP.EX (extended comparison) is not supported",
-                "ISETP without .EX",
-            ));
-        }
+        // `.EX` chains the comparison of the low words (the last predicate operand) into a
+        // comparison of wider values: `ir::Op::SetP`'s `chain`.
+        let extended = m[3].is_some();
         let cmp_name = self.required(&m, 0, "comparison (one of .EQ .NE .LT .LE .GT .GE)")?;
         let cmp = CmpOp::from_name(&cmp_name.to_ascii_lowercase()).unwrap_or(CmpOp::Eq);
         let ty = if m[1].map(|(c, _)| c) == Some("U32") {
@@ -937,7 +1105,16 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         let combine = m[2]
             .and_then(|(c, _)| BoolOp::from_name(&c.to_ascii_lowercase()))
             .unwrap_or(BoolOp::And);
-        self.count(5, 5, "Pu, Pv, Ra, Rb, Pp")?;
+        if extended {
+            self.count(6, 6, "Pu, Pv, Ra, Rb, Pp, Pchain")?;
+        } else {
+            self.count(5, 5, "Pu, Pv, Ra, Rb, Pp")?;
+        }
+        let chain = if extended {
+            Some(self.pred_src(5, "Pchain (a predicate)")?)
+        } else {
+            None
+        };
         Ok(Op::SetP {
             cmp,
             ty,
@@ -947,6 +1124,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             a: self.src(2, ImmKind::Int32, Mods::Plain, "Ra")?,
             b: self.src(3, ImmKind::Int32, Mods::Plain, "Rb")?,
             c: self.pred_src(4, "Pp (a predicate)")?,
+            chain,
         })
     }
 
@@ -1065,7 +1243,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
 
     /// `LDS{.sz} Rd, [Ra + imm]`, `LDG.E{.sz}{.STRONG.scope|.CONSTANT} Rd, [Ra.64 + imm]`.
     fn load(&self) -> Result<Op, SyntaxError> {
-        let global = self.opcode == "LDG";
+        let global = self.opcode != "LDS";
         let (ty, order, scope, wide) = self.memory_mods(global, true)?;
         self.count(
             2,
@@ -1078,7 +1256,11 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         )?;
         let dst = self.reg(0, "Rd (a register)")?;
         let addr = want_address(&self.ops[1], self.params(), wide, global)?;
-        let space = if global { Space::Global } else { Space::Shared };
+        let space = match self.opcode.as_str() {
+            "LDS" => Space::Shared,
+            "LD" => Space::Generic,
+            _ => Space::Global,
+        };
         Ok(Op::Load {
             access: MemAccess {
                 space,
@@ -1093,7 +1275,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
 
     /// `STS{.sz} [Ra + imm], Rb`, `STG.E{.sz}{.STRONG.scope} [Ra.64 + imm], Rb`.
     fn store(&self) -> Result<Op, SyntaxError> {
-        let global = self.opcode == "STG";
+        let global = self.opcode != "STS";
         let (ty, order, scope, wide) = self.memory_mods(global, false)?;
         self.count(
             2,
@@ -1106,7 +1288,11 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         )?;
         let addr = want_address(&self.ops[0], self.params(), wide, global)?;
         let src = Operand::Reg(self.reg(1, "Rb (a register)")?);
-        let space = if global { Space::Global } else { Space::Shared };
+        let space = match self.opcode.as_str() {
+            "STS" => Space::Shared,
+            "ST" => Space::Generic,
+            _ => Space::Global,
+        };
         Ok(Op::Store {
             access: MemAccess {
                 space,
@@ -1116,6 +1302,237 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                 addr,
             },
             src,
+        })
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // constants, uniform helpers, bit and warp ops
+
+    /// `LDC{.64} Rd, c[bank][offset]` and `ULDC{.64} URd, c[bank][offset]`: a constant-bank
+    /// read into a register (or pair). `c[0x0][RZ]` is offset 0.
+    fn ldc(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[group("size", &["64", "32", "U32"])])?;
+        self.count(2, 2, "Rd, c[bank][offset]")?;
+        let ty = if m[0].map(|(c, _)| c) == Some("64") {
+            Ty::U64
+        } else {
+            Ty::U32
+        };
+        let dst = self.reg(0, "Rd (a register)")?;
+        let src = self.src(1, ImmKind::Int32, Mods::Plain, "c[bank][offset]")?;
+        if !matches!(src.operand, Operand::Const { .. }) {
+            return Err(SyntaxError::new(
+                self.ops[1].span,
+                format!("{} reads the constant bank", self.opcode),
+            )
+            .expected("c[0x0][offset]"));
+        }
+        Ok(Op::Mov {
+            ty,
+            dst,
+            src: src.operand,
+        })
+    }
+
+    /// `VIADD Rd, Ra, Rb|imm|c[][]|URb`: the 32-bit wrapping sum.
+    fn viadd(&self) -> Result<Op, SyntaxError> {
+        self.classify(&[])?;
+        self.count(3, 3, "Rd, Ra, Rb")?;
+        Ok(Op::IAdd3 {
+            dst: self.reg(0, "Rd (a register)")?,
+            carry_out: [Pred::PT, Pred::PT],
+            a: self.src(1, ImmKind::Int32, Mods::IntNegNot, "Ra")?,
+            b: self.src(2, ImmKind::Int32, Mods::IntNegNot, "Rb")?,
+            c: Src::plain(Operand::ZERO),
+            carry_in: [PredSrc::FALSE, PredSrc::FALSE],
+        })
+    }
+
+    /// `FLO{.U32|.S32}{.SH} Rd, Ra` (and `UFLO`): the position of the leading one (or of the
+    /// leading bit differing from the sign for `.S32`), `0xffffffff` if none; `.SH` gives the
+    /// shift that brings it to bit 31. `~Ra` is allowed.
+    fn flo(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("signedness", &["U32", "S32"]),
+            group("shift amount", &["SH"]),
+        ])?;
+        self.count(2, 2, "Rd, Ra")?;
+        let ty = if m[0].map(|(c, _)| c) == Some("S32") {
+            Ty::S32
+        } else {
+            Ty::U32
+        };
+        Ok(Op::Unary {
+            op: if m[1].is_some() {
+                UnOp::BfindShift
+            } else {
+                UnOp::Bfind
+            },
+            ty,
+            dst: self.reg(0, "Rd (a register)")?,
+            a: self.src(1, ImmKind::Int32, Mods::Not, "Ra")?,
+        })
+    }
+
+    /// `PRMT Rd, Ra, selector, Rb`: the general byte permute (`ir::Op::Prmt`). The mode
+    /// modifiers (`.F4E`, `.B4E`, `.RC8`, `.ECL`, `.ECR`, `.RC16`) are not implemented.
+    fn prmt(&self) -> Result<Op, SyntaxError> {
+        self.classify(&[])?;
+        self.count(4, 4, "Rd, Ra, selector, Rb")?;
+        Ok(Op::Prmt {
+            dst: self.reg(0, "Rd (a register)")?,
+            a: self.src(1, ImmKind::Int32, Mods::Plain, "Ra")?,
+            sel: self.src(2, ImmKind::Int32, Mods::Plain, "the selector")?,
+            b: self.src(3, ImmKind::Int32, Mods::Plain, "Rb")?,
+        })
+    }
+
+    /// `SHFL.IDX|UP|DOWN|BFLY Pd, Rd, Ra, b, c` (`ir::Op::Shfl`; `c` packs the clamp and the
+    /// segment mask exactly as PTX `shfl.sync`'s `c`).
+    fn shfl(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[group("mode", &["IDX", "UP", "DOWN", "BFLY"])])?;
+        let mode = match self.required(&m, 0, "mode (.IDX .UP .DOWN or .BFLY)")? {
+            "UP" => ShflMode::Up,
+            "DOWN" => ShflMode::Down,
+            "BFLY" => ShflMode::Bfly,
+            _ => ShflMode::Idx,
+        };
+        self.count(5, 5, "Pd, Rd, Ra, b, c")?;
+        Ok(Op::Shfl {
+            mode,
+            dst_pred: self.pred_dst(0, "Pd (a predicate)")?,
+            dst: self.reg(1, "Rd (a register)")?,
+            a: Operand::Reg(self.reg(2, "Ra (a register)")?),
+            b: self.src(3, ImmKind::Int32, Mods::Plain, "b")?,
+            c: self.src(4, ImmKind::Int32, Mods::Plain, "c")?,
+        })
+    }
+
+    /// `REDUX{.SUM|.MIN|.MAX|.AND|.OR|.XOR}{.S32} URd, Ra`: the warp reduction over the
+    /// executing lanes (`ir::Op::Redux`); without an operation it is `.AND`, unsigned unless
+    /// `.S32`.
+    fn redux(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("operation", &["SUM", "MIN", "MAX", "AND", "OR", "XOR"]),
+            group("signedness", &["S32", "U32"]),
+        ])?;
+        self.count(2, 2, "URd, Ra")?;
+        let op = match m[0].map(|(c, _)| c) {
+            Some("SUM") => BinOp::Add,
+            Some("MIN") => BinOp::Min,
+            Some("MAX") => BinOp::Max,
+            Some("OR") => BinOp::Or,
+            Some("XOR") => BinOp::Xor,
+            _ => BinOp::And,
+        };
+        let ty = if m[1].map(|(c, _)| c) == Some("S32") {
+            Ty::S32
+        } else {
+            Ty::U32
+        };
+        Ok(Op::Redux {
+            op,
+            ty,
+            dst: self.reg(0, "URd (a register)")?,
+            src: Operand::Reg(self.reg(1, "Ra (a register)")?),
+        })
+    }
+
+    /// `HFMA2{.MMA}{.BF16_V2} Rd, Ra, Rb, Rc` / `HADD2 Rd, Ra, Rb` / `HMUL2 Rd, Ra, Rb` on
+    /// packed half pairs (`.MMA` only selects the execution unit). An immediate pair is
+    /// written as two numbers, high half first (`HFMA2.MMA R7, -RZ, RZ, 0, 5.96e-08` makes
+    /// `R7 = 0x00000001`).
+    fn half2(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("unit", &["MMA"]),
+            group("format", &["BF16_V2", "F32"]),
+            group("flush-to-zero", &["FTZ"]),
+            group("rounding", &["RN"]),
+        ])?;
+        if m[1].is_some_and(|(c, _)| c == "F32") || m[2].is_some() {
+            return Err(self.modifier_error(
+                &m,
+                if m[2].is_some() { 2 } else { 1 },
+                "this half-precision form is not supported",
+                "HFMA2/HADD2/HMUL2 on .F16 or .BF16_V2 pairs",
+            ));
+        }
+        let ty = if m[1].is_some() {
+            Ty::BF16x2
+        } else {
+            Ty::F16x2
+        };
+        let fmt = if ty == Ty::BF16x2 {
+            crate::ir::FloatFormat::BF16
+        } else {
+            crate::ir::FloatFormat::F16
+        };
+        // Operands: registers, or an immediate pair written as two numbers.
+        let mut srcs = Vec::new();
+        let mut i = 1;
+        while i < self.ops.len() {
+            let parsed = parse_operand(&self.ops[i], self.params())?;
+            if let (Parsed::Imm(hi), Some(next)) = (&parsed, self.ops.get(i + 1)) {
+                if let Parsed::Imm(lo) = parse_operand(next, self.params())? {
+                    let half = |imm: &super::operands::Imm, span| -> Result<u64, SyntaxError> {
+                        let bits = imm_bits(imm, ImmKind::F32, span)?;
+                        let x = f64::from(f32::from_bits(bits as u32));
+                        Ok(fmt.from_f64(x, Round::Nearest))
+                    };
+                    let packed = half(hi, self.ops[i].span)? << 16 | half(&lo, next.span)?;
+                    srcs.push(Src::plain(Operand::Imm(packed)));
+                    i += 2;
+                    continue;
+                }
+            }
+            srcs.push(self.src(i, ImmKind::Int32, Mods::FloatNegAbs, "a source")?);
+            i += 1;
+        }
+        let dst = self.reg(0, "Rd (a register)")?;
+        let want = if self.opcode == "HFMA2" { 3 } else { 2 };
+        if srcs.len() != want {
+            return Err(SyntaxError::new(
+                self.end,
+                format!("`{}` takes {want} sources", self.full),
+            )
+            .expected("Rd, Ra, Rb{, Rc}"));
+        }
+        // `a + b` is `a * 1 + b`, `a * b` is `a * b + (-0)`: one rounding either way.
+        let one = Src::plain(Operand::Imm(fmt.from_f64(1.0, Round::Nearest) * 0x1_0001));
+        let neg_zero = Src::plain(Operand::Imm(fmt.sign_mask() * 0x1_0001));
+        let (a, b, c) = match self.opcode.as_str() {
+            "HADD2" => (srcs[0], one, srcs[1]),
+            "HMUL2" => (srcs[0], srcs[1], neg_zero),
+            _ => (srcs[0], srcs[1], srcs[2]),
+        };
+        Ok(Op::Fma {
+            ty,
+            dst,
+            a,
+            b,
+            c,
+            round: Round::Nearest,
+            ftz: false,
+        })
+    }
+
+    /// `PLOP3.LUT Pu, Pv, Pa, Pb, Pc, lut, lut2` (`ir::Op::PredLut`).
+    fn plop3(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[group("truth table", &["LUT"])])?;
+        self.required(&m, 0, "truth table (.LUT)")?;
+        self.count(7, 7, "Pu, Pv, Pa, Pb, Pc, lut, lut2")?;
+        Ok(Op::PredLut {
+            dst: [
+                self.pred_dst(0, "Pu (a predicate)")?,
+                self.pred_dst(1, "Pv (a predicate)")?,
+            ],
+            a: self.pred_src(2, "Pa (a predicate)")?,
+            b: self.pred_src(3, "Pb (a predicate)")?,
+            c: self.pred_src(4, "Pc (a predicate)")?,
+            lut: [
+                self.small_imm(5, 0xff, "the truth table")? as u8,
+                self.small_imm(6, 0xff, "the second truth table")? as u8,
+            ],
         })
     }
 

@@ -338,11 +338,16 @@ fn atoms_errors() {
         11,
         "register `R300` does not exist",
     );
-    err_at("ATOMS.ADD R0, [R1 + R2], R3", 1, 21, "at most one register");
+    err_at(
+        "ATOMS.ADD R0, [R1 + R2], R3",
+        1,
+        21,
+        "the second register of an address is a uniform register",
+    );
     err_at("ATOMS.ADD R0, [], R3", 1, 15, "empty address");
     err_at("ATOMS.ADD R0, [R1, R3", 1, 15, "unclosed `[`");
     err_at("ATOMS.ADD R0, [R1 R3], R2", 1, 19, "expected `+ offset`");
-    err_at("ATOMS.ADD R0, [UR4], R3", 1, 16, "uniform registers");
+    err_at("ATOMS.ADD R0, [UR64], R3", 1, 16, "does not exist");
     err_at(
         "ATOMS.ADD -R0, [R1], R3",
         1,
@@ -428,6 +433,12 @@ fn gatom(
         spin: false,
         ftz,
     }
+}
+
+/// `a` in the generic space (SASS `ATOM`/`RED`).
+fn generic(mut a: AtomicInst) -> AtomicInst {
+    a.access.space = Space::Generic;
+    a
 }
 
 #[test]
@@ -545,10 +556,10 @@ fn atomg_forms() {
             offset: 0
         })
     );
-    // Generic ATOM is lowered to global memory.
+    // ATOM addresses the generic space (ATOMG the global one).
     assert_eq!(
         atomic("ATOM.E.AND.STRONG.GPU PT, RZ, [R2.64], R4"),
-        gatom(
+        generic(gatom(
             AtomicOp::And,
             Ty::U32,
             Scope::Gpu,
@@ -557,7 +568,7 @@ fn atomg_forms() {
             4,
             None,
             false
-        )
+        ))
     );
     assert_eq!(
         atomic("ATOMG.E.OR.STRONG.GPU PT, R0, [R2.64], R4").op,
@@ -569,7 +580,7 @@ fn atomg_forms() {
 fn red_forms() {
     assert_eq!(
         atomic("RED.E.ADD.STRONG.GPU [R4.64], R11 ;"),
-        gatom(
+        generic(gatom(
             AtomicOp::Add,
             Ty::U32,
             Scope::Gpu,
@@ -578,11 +589,11 @@ fn red_forms() {
             11,
             None,
             false
-        )
+        ))
     );
     assert_eq!(
         atomic("RED.E.ADD.F32.FTZ.RN.STRONG.GPU [R2.64], R5"),
-        gatom(
+        generic(gatom(
             AtomicOp::Add,
             Ty::F32,
             Scope::Gpu,
@@ -591,6 +602,20 @@ fn red_forms() {
             5,
             None,
             true
+        ))
+    );
+    // REDG is the global-space reduction sm_90 prints.
+    assert_eq!(
+        atomic("REDG.E.ADD.STRONG.GPU desc[UR4][R2.64], R9"),
+        gatom(
+            AtomicOp::Add,
+            Ty::U32,
+            Scope::Gpu,
+            Reg::RZ,
+            global(2, 0),
+            9,
+            None,
+            false
         )
     );
     assert_eq!(
@@ -611,13 +636,13 @@ fn global_atomic_errors() {
         "ATOMG.E.ADD.STRONG.GPU P0, R0, [R2.64], R5",
         1,
         24,
-        "predicate destination of ATOMG is not supported",
+        "predicate destination of ATOMG",
     );
     err_at(
         "ATOMG.E.ADD.STRONG.GPU !PT, R0, [R2.64], R5",
         1,
         24,
-        "predicate destination of ATOMG is not supported",
+        "predicate destination of ATOMG",
     );
     err_at(
         "ATOMG.E.ADD.U32.FTZ PT, R0, [R2.64], R5",
@@ -979,7 +1004,20 @@ fn imad_forms() {
             }
         )
     );
-    err_at("IMAD.X R0, R1, R2, R3", 1, 6, "IMAD.X");
+    // IMAD.X with a zero product is the high word of a 64-bit add: `Rc + Pp`.
+    assert_eq!(
+        op("IMAD.X R13, RZ, RZ, R3, P0"),
+        Op::IAdd3 {
+            dst: r(13),
+            carry_out: [Pred::PT, Pred::PT],
+            a: rs(3),
+            b: rz(),
+            c: rz(),
+            carry_in: [p(0), PredSrc::FALSE],
+        }
+    );
+    err_at("IMAD.X R0, R1, R2, R3, P0", 1, 12, "nonzero product");
+    err_at("IMAD.X R0, R1, R2, R3", 1, 22, "too few operands");
     err_at(
         "IMAD.WIDE.HI R0, R1, R2, R3",
         1,
@@ -1214,7 +1252,8 @@ fn isetp_forms() {
             dst2: Pred::PT,
             a: rs(0),
             b: rs(1),
-            c: PredSrc::TRUE
+            c: PredSrc::TRUE,
+            chain: None,
         }
     );
     let cmps = [
@@ -1244,7 +1283,8 @@ fn isetp_forms() {
                         dst2: Pred(2),
                         a: rs(3),
                         b: imm(0x200),
-                        c: notp(4)
+                        c: notp(4),
+                        chain: None,
                     },
                     "{text}"
                 );
@@ -1259,7 +1299,27 @@ fn isetp_forms() {
         }
     ));
     err_at("ISETP.AND P0, PT, R0, RZ, PT", 1, 1, "needs an comparison");
-    err_at("ISETP.NE.EX.AND P0, PT, R0, RZ, PT", 1, 10, "ISETP.EX");
+    // `.EX` chains the low words' result (the last operand) into a 64-bit comparison.
+    assert_eq!(
+        op("ISETP.GT.U32.AND.EX P0, PT, R9, R5, PT, P1"),
+        Op::SetP {
+            cmp: CmpOp::Gt,
+            ty: Ty::U32,
+            combine: BoolOp::And,
+            dst: Pred(0),
+            dst2: Pred::PT,
+            a: rs(9),
+            b: rs(5),
+            c: PredSrc::TRUE,
+            chain: Some(p(1)),
+        }
+    );
+    err_at(
+        "ISETP.NE.EX.AND P0, PT, R0, RZ, PT",
+        1,
+        35,
+        "too few operands",
+    );
     err_at(
         "ISETP.NE.AND !P0, PT, R0, RZ, PT",
         1,
@@ -2281,5 +2341,315 @@ mod fuzz {
             let _ = crate::front::program::parse_param_decl(&s);
             let _ = crate::front::program::parse_dims(&s);
         }
+    }
+}
+
+// ---- what ptxas 12.9 prints for sm_80 and sm_90 (issue 10) -----------------------------------
+
+/// A kernel whose text names R0..R9 and P0..P1 (so `UR0` is slot 10 and `UP0` predicate 2)
+/// followed by `line`; returns the kernel.
+fn with_uniform(line: &str) -> Kernel {
+    kernel(&format!(
+        "MOV R9, RZ ;\nISETP.EQ.AND P1, PT, R0, RZ, PT ;\n{line} ;\nEXIT ;"
+    ))
+}
+
+#[test]
+fn uniform_registers_follow_the_vector_files() {
+    let k = with_uniform("UIADD3 UR4, UR5, 0x1, URZ");
+    assert_eq!(k.uniform.regs.start, 10);
+    assert_eq!(k.uniform.preds.start, 2);
+    assert_eq!(
+        k.insts[2].op,
+        Op::IAdd3 {
+            dst: r(14),
+            carry_out: [Pred::PT, Pred::PT],
+            a: rs(15),
+            b: imm(1),
+            c: rz(),
+            carry_in: [PredSrc::FALSE, PredSrc::FALSE],
+        }
+    );
+    assert!(k.uniform.has_reg(r(14)) && !k.uniform.has_reg(r(9)));
+    // A uniform predicate as a destination and as a guard.
+    let k = kernel("ISETP.EQ.AND P0, PT, R3, RZ, PT ;\nUISETP.NE.AND UP0, UPT, UR6, URZ, UPT ;\n@UP0 EXIT ;\nEXIT ;");
+    let up0 = Pred(k.uniform.preds.start);
+    match &k.insts[1].op {
+        Op::SetP { dst, dst2, c, .. } => {
+            assert_eq!((*dst, *dst2, *c), (up0, Pred::PT, PredSrc::TRUE));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(k.insts[2].guard.pred, up0);
+    // A kernel without uniform registers has no uniform file.
+    assert!(kernel("MOV R0, RZ ;\nEXIT ;").uniform.is_empty());
+    err_at("UMOV UR64, 0x1\nEXIT", 1, 6, "does not exist");
+    // A uniform register as an address base is its slot.
+    let k = with_uniform("ATOMS.ADD R0, [UR4+0x8], R3");
+    match &k.insts[2].op {
+        Op::Atomic(a) => assert_eq!(a.access.addr, shared(Some(r(14)), 8)),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn constant_bank_loads_and_uniform_moves() {
+    let k = with_uniform("ULDC.64 UR4, c[0x0][0x118]");
+    assert_eq!(
+        k.insts[2].op,
+        Op::Mov {
+            ty: Ty::U64,
+            dst: r(14),
+            src: Operand::Const {
+                bank: 0,
+                offset: 0x118
+            }
+        }
+    );
+    assert_eq!(
+        op("LDC R4, c[0x0][RZ]"),
+        Op::Mov {
+            ty: Ty::U32,
+            dst: r(4),
+            src: Operand::Const { bank: 0, offset: 0 }
+        }
+    );
+    assert_eq!(
+        op("LDC.64 R2, c[0x0][0x210]"),
+        Op::Mov {
+            ty: Ty::U64,
+            dst: r(2),
+            src: Operand::Const {
+                bank: 0,
+                offset: 0x210
+            }
+        }
+    );
+    err_at("LDC R4, c[0x0][R2]", 1, 16, "register-indexed");
+    err_at("LDC R4, R2", 1, 9, "reads the constant bank");
+    let k = with_uniform("S2UR UR5, SR_CgaCtaId");
+    assert_eq!(
+        k.insts[2].op,
+        Op::ReadSpecial {
+            dst: r(15),
+            sr: SpecialReg::ClusterCtaRank
+        }
+    );
+    assert_eq!(
+        op("S2R R0, SR_LTMASK"),
+        Op::ReadSpecial {
+            dst: r(0),
+            sr: SpecialReg::LanemaskLt
+        }
+    );
+    // R2UR / MOV between the files are moves.
+    let k = with_uniform("R2UR UR4, R2");
+    assert_eq!(
+        k.insts[2].op,
+        Op::Mov {
+            ty: Ty::U32,
+            dst: r(14),
+            src: reg(2)
+        }
+    );
+}
+
+#[test]
+fn addresses_with_scale_uniform_index_and_descriptor() {
+    let k = with_uniform("ATOMS.POPC.INC.32 RZ, [R2.X4+URZ]");
+    match &k.insts[2].op {
+        Op::Atomic(a) => {
+            assert_eq!(a.op, AtomicOp::Add);
+            assert_eq!(a.src, Operand::Imm(1));
+            assert_eq!(a.dst, Reg::RZ);
+            assert_eq!(
+                a.access.addr,
+                Address::Indexed(IndexedAddress {
+                    base: r(2),
+                    base_bits: 32,
+                    scale: 2,
+                    index: Reg::RZ,
+                    index_bits: 32,
+                    offset: 0,
+                })
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // `[R6+URZ]` is the plain base form.
+    let k = with_uniform("LDS R9, [R6+URZ]");
+    match &k.insts[2].op {
+        Op::Load { access, .. } => assert_eq!(access.addr, shared(Some(r(6)), 0)),
+        other => panic!("{other:?}"),
+    }
+    let k = with_uniform("LDS R9, [R0+UR4+0x10]");
+    match &k.insts[2].op {
+        Op::Load { access, .. } => assert_eq!(
+            access.addr,
+            Address::Indexed(IndexedAddress {
+                base: r(0),
+                base_bits: 32,
+                scale: 0,
+                index: r(14),
+                index_bits: 32,
+                offset: 0x10,
+            })
+        ),
+        other => panic!("{other:?}"),
+    }
+    // A memory descriptor does not change the address.
+    match op("LDG.E R2, desc[UR6][R2.64+0x80]") {
+        Op::Load { access, .. } => assert_eq!(access.addr, global(2, 0x80)),
+        other => panic!("{other:?}"),
+    }
+    err_at("LDG.E R2, desc[R6][R2.64]", 1, 16, "uniform register");
+    err_at(
+        "ATOMS.POPC.INC.32 R3, [R2]",
+        1,
+        19,
+        "with a result register is not supported",
+    );
+    // The generic loads of sm_80 (`LD.E`) and their strong forms.
+    match op("LD.E.64.STRONG.SYS R14, [R6.64+0x10]") {
+        Op::Load { access, dst } => {
+            assert_eq!(dst, r(14));
+            assert_eq!(access.space, Space::Generic);
+            assert_eq!(access.ty, Ty::U64);
+            assert_eq!(
+                (access.order, access.scope),
+                (MemOrder::Relaxed, Scope::Sys)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        atomic("ATOMG.E.CAS.STRONG.SM PT, R3, [R2], R6, R7")
+            .access
+            .scope,
+        Scope::Cta
+    );
+}
+
+#[test]
+fn warp_bit_and_half_ops() {
+    assert_eq!(
+        op("SHFL.IDX PT, R3, R2, R5, 0x1f"),
+        Op::Shfl {
+            mode: ShflMode::Idx,
+            dst: r(3),
+            dst_pred: Pred::PT,
+            a: reg(2),
+            b: rs(5),
+            c: imm(0x1f),
+        }
+    );
+    assert_eq!(
+        op("SHFL.BFLY P0, R3, R2, 0x1, 0x1f").clone(),
+        Op::Shfl {
+            mode: ShflMode::Bfly,
+            dst: r(3),
+            dst_pred: Pred(0),
+            a: reg(2),
+            b: imm(1),
+            c: imm(0x1f),
+        }
+    );
+    let k = with_uniform("REDUX.SUM UR5, R0");
+    assert_eq!(
+        k.insts[2].op,
+        Op::Redux {
+            op: BinOp::Add,
+            ty: Ty::U32,
+            dst: r(15),
+            src: reg(0)
+        }
+    );
+    let k = with_uniform("REDUX.MIN.S32 UR5, R0");
+    assert!(matches!(
+        k.insts[2].op,
+        Op::Redux {
+            op: BinOp::Min,
+            ty: Ty::S32,
+            ..
+        }
+    ));
+    let k = with_uniform("REDUX UR5, R0");
+    assert!(matches!(k.insts[2].op, Op::Redux { op: BinOp::And, .. }));
+    let k = with_uniform("UFLO.U32 UR5, UR4");
+    assert_eq!(
+        k.insts[2].op,
+        Op::Unary {
+            op: UnOp::Bfind,
+            ty: Ty::U32,
+            dst: r(15),
+            a: rs(14)
+        }
+    );
+    assert!(matches!(
+        op("FLO.U32.SH R0, ~R1"),
+        Op::Unary {
+            op: UnOp::BfindShift,
+            ..
+        }
+    ));
+    assert_eq!(
+        op("PRMT R0, R1, 0x7531, R2"),
+        Op::Prmt {
+            dst: r(0),
+            a: rs(1),
+            sel: imm(0x7531),
+            b: rs(2)
+        }
+    );
+    assert_eq!(
+        op("VIADD R7, R7, 0x1"),
+        Op::IAdd3 {
+            dst: r(7),
+            carry_out: [Pred::PT, Pred::PT],
+            a: rs(7),
+            b: imm(1),
+            c: rz(),
+            carry_in: [PredSrc::FALSE, PredSrc::FALSE],
+        }
+    );
+    // HFMA2.MMA as a move: -0 * 0 + (0, 2^-24) = 0x0000_0001 (first immediate is the high half).
+    assert_eq!(
+        op("HFMA2.MMA R7, -RZ, RZ, 0, 5.9604644775390625e-08"),
+        Op::Fma {
+            ty: Ty::F16x2,
+            dst: r(7),
+            a: Src {
+                operand: Operand::ZERO,
+                modifier: SrcMod::Neg
+            },
+            b: rz(),
+            c: imm(1),
+            round: Round::Nearest,
+            ftz: false,
+        }
+    );
+    assert!(matches!(
+        op("HADD2.BF16_V2 R0, R1, R2"),
+        Op::Fma { ty: Ty::BF16x2, .. }
+    ));
+    assert_eq!(
+        op("PLOP3.LUT P0, PT, P1, P2, PT, 0x80, 0x8"),
+        Op::PredLut {
+            dst: [Pred(0), Pred::PT],
+            a: p(1),
+            b: p(2),
+            c: PredSrc::TRUE,
+            lut: [0x80, 0x8],
+        }
+    );
+    // Convergence barriers and scheduling hints are no-ops.
+    for text in [
+        "BSSY B0, `(.L_x_3)",
+        "BSYNC B0",
+        "WARPSYNC 0xffffffff",
+        "YIELD",
+        "WARPSYNC.ALL",
+    ] {
+        assert_eq!(op(text), Op::Nop, "{text}");
     }
 }

@@ -181,6 +181,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// `ISETP`/`FSETP`/`setp`: `dst = cmp(a, b) combine c`, `dst2 = !cmp(a, b) combine c`.
     #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn translate_setp(
         &mut self,
         exec: Value,
@@ -190,7 +191,20 @@ impl<'a, 'f> Translator<'a, 'f> {
         [dst, dst2]: [Pred; 2],
         [a, b]: [Src; 2],
         c: PredSrc,
+        chain: Option<PredSrc>,
     ) -> Result<(), JitError> {
+        if let Some(low) = chain {
+            return self.translate_setp_chained(
+                exec,
+                cmp,
+                ty,
+                combine,
+                [dst, dst2],
+                [a, b],
+                c,
+                low,
+            );
+        }
         let cc = if ty.is_float() {
             None
         } else {
@@ -223,6 +237,85 @@ impl<'a, 'f> Translator<'a, 'f> {
             Ok(vec![t.b.ins().bor(acc[0], bit)])
         })?;
         let rm = r[0];
+        let not_rm = self.b.ins().bnot(rm);
+        let d1 = self.bool_op(combine, rm, cm);
+        let d2 = self.bool_op(combine, not_rm, cm);
+        self.write_pred(dst, exec, d1)?;
+        self.write_pred(dst2, exec, d2)?;
+        Ok(())
+    }
+
+    /// `ISETP.EX`: the chained comparison of [`crate::sem::alu::compare_chained`], computed as
+    /// lane masks: the strict (or equality) comparison and the equality of the high words, then
+    /// combined with the low words' result.
+    #[allow(clippy::too_many_arguments)]
+    fn translate_setp_chained(
+        &mut self,
+        exec: Value,
+        cmp: CmpOp,
+        ty: Ty,
+        combine: BoolOp,
+        [dst, dst2]: [Pred; 2],
+        [a, b]: [Src; 2],
+        c: PredSrc,
+        low: PredSrc,
+    ) -> Result<(), JitError> {
+        let signed = ty.is_signed_int();
+        let main_cmp = match cmp {
+            CmpOp::Lt | CmpOp::Le => CmpOp::Lt,
+            CmpOp::Gt | CmpOp::Ge => CmpOp::Gt,
+            CmpOp::Eq => CmpOp::Eq,
+            CmpOp::Ne => CmpOp::Ne,
+            CmpOp::Equ
+            | CmpOp::Neu
+            | CmpOp::Ltu
+            | CmpOp::Leu
+            | CmpOp::Gtu
+            | CmpOp::Geu
+            | CmpOp::Num
+            | CmpOp::Nan => {
+                return Err(self.internal("chained comparison on a float-only predicate"))
+            }
+        };
+        let cc = int_cc(main_cmp, signed)
+            .ok_or_else(|| self.internal("chained comparison without an integer condition"))?;
+        let zero = self.iconst(I32, 0);
+        let masks = self.lane_loop(exec, &[zero, zero], |t, lane, acc| {
+            let va = t.read_src(lane, &a, ty)?;
+            let vb = t.read_src(lane, &b, ty)?;
+            let va = t.narrow(va, ty);
+            let vb = t.narrow(vb, ty);
+            let main = t.b.ins().icmp(cc, va, vb);
+            let equal = t.b.ins().icmp(IntCC::Equal, va, vb);
+            let main = t.bool_to_lane_bit(main, lane);
+            let equal = t.bool_to_lane_bit(equal, lane);
+            Ok(vec![
+                t.b.ins().bor(acc[0], main),
+                t.b.ins().bor(acc[1], equal),
+            ])
+        })?;
+        let (main, equal) = (masks[0], masks[1]);
+        let chain = self.pred_mask(low)?;
+        let rm = match cmp {
+            CmpOp::Eq => self.b.ins().band(main, chain),
+            CmpOp::Ne => self.b.ins().bor(main, chain),
+            CmpOp::Lt
+            | CmpOp::Le
+            | CmpOp::Gt
+            | CmpOp::Ge
+            | CmpOp::Equ
+            | CmpOp::Neu
+            | CmpOp::Ltu
+            | CmpOp::Leu
+            | CmpOp::Gtu
+            | CmpOp::Geu
+            | CmpOp::Num
+            | CmpOp::Nan => {
+                let tie = self.b.ins().band(equal, chain);
+                self.b.ins().bor(main, tie)
+            }
+        };
+        let cm = self.pred_mask(c)?;
         let not_rm = self.b.ins().bnot(rm);
         let d1 = self.bool_op(combine, rm, cm);
         let d2 = self.bool_op(combine, not_rm, cm);

@@ -106,7 +106,10 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// The address `access` names for one lane, as an i64: the IR's [`LinearForm`] of the
     /// address in its space, as generated code.
     fn lane_address(&mut self, lane: &Lane, access: &MemAccess) -> Result<Value, JitError> {
-        let Address::Linear(addr) = &access.addr;
+        let addr = match &access.addr {
+            Address::Linear(addr) => addr,
+            Address::Indexed(x) => return Ok(self.indexed_address(lane, access.space, x)),
+        };
         Ok(match addr.form(access.space) {
             LinearForm::Absolute(a) => self.iconst(I64, a as i64),
             LinearForm::Wrap32 { base, offset } => {
@@ -124,6 +127,34 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.b.ins().iadd_imm_s(v, offset as i64)
             }
         })
+    }
+
+    /// [`crate::ir::IndexedAddress::eval`] in generated code.
+    fn indexed_address(
+        &mut self,
+        lane: &Lane,
+        space: Space,
+        x: &crate::ir::IndexedAddress,
+    ) -> Value {
+        let word = |t: &mut Self, r: crate::ir::Reg, bits: u8| {
+            if bits == 64 {
+                t.read_reg64(lane, r)
+            } else {
+                let v = t.read_reg32(lane, r);
+                t.b.ins().uextend(I64, v)
+            }
+        };
+        let base = word(self, x.base, x.base_bits);
+        let index = word(self, x.index, x.index_bits);
+        let scaled = self.b.ins().ishl_imm_s(base, i64::from(x.scale));
+        let sum = self.b.ins().iadd(scaled, index);
+        let sum = self.b.ins().iadd_imm_s(sum, x.offset);
+        if space == Space::Shared {
+            let low = self.b.ins().ireduce(I32, sum);
+            self.b.ins().uextend(I64, low)
+        } else {
+            sum
+        }
     }
 
     /// Checks an access of `size` bytes at device address `addr` in `space` (alignment, then

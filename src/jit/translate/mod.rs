@@ -662,8 +662,9 @@ impl<'a, 'f> Translator<'a, 'f> {
                 a,
                 b,
                 c,
+                chain,
             } => self.per_lane(g, |t, e| {
-                t.translate_setp(e, cmp, ty, combine, [dst, dst2], [a, b], c)
+                t.translate_setp(e, cmp, ty, combine, [dst, dst2], [a, b], c, chain)
             }),
             &Op::PredLogic { op, dst, a, b } => {
                 self.per_lane(g, |t, e| t.translate_pred_logic(e, op, dst, [a, b]))

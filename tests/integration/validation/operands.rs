@@ -457,21 +457,9 @@ fn memory_spaces() {
         Address::absolute(0x10),
     )));
     assert_only(&errs, 0, rules::CONST_READ_ONLY, "read only");
-    // Generic addresses are PTX only.
-    let errs = errors(&sass1(load(Space::Generic, Ty::U32, 0, wide(2, 0))));
-    assert_only(
-        &errs,
-        0,
-        rules::GENERIC_PTX_ONLY,
-        "SASS has no generic address space",
-    );
-    let errs = errors(&sass1(store(Space::Generic, Ty::U32, reg(0), wide(2, 0))));
-    assert_only(
-        &errs,
-        0,
-        rules::GENERIC_PTX_ONLY,
-        "SASS has no generic address space",
-    );
+    // Generic addresses exist in SASS too (`LD`/`ST` on sm_70 and later).
+    valid(&sass1(load(Space::Generic, Ty::U32, 0, wide(2, 0))));
+    valid(&sass1(store(Space::Generic, Ty::U32, reg(0), wide(2, 0))));
     valid(
         &ptx()
             .op(load(Space::Generic, Ty::U32, 0, wide(2, 0)))

@@ -163,6 +163,7 @@ impl Rng {
                 a: self.src(),
                 b: self.src(),
                 c: self.pred_src(),
+                chain: None,
             },
             11 => Op::PredLogic {
                 op: self.pick(BoolOp::ALL),
