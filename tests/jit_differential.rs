@@ -736,6 +736,7 @@ impl Gen {
             src2: c,
             spin,
             ftz: size.ftz,
+            performed: Pred::PT,
         };
         self.push_guarded(g, Op::Atomic(Box::new(inst)));
     }

@@ -36,7 +36,7 @@
 //! other op the interpreter applies the same grouping.
 
 use super::memory::{effective_address, locate};
-use super::{for_lanes, read_operand, write_reg_words, LaneFault};
+use super::{for_lanes, read_operand, write_pred, write_reg_words, LaneFault};
 use crate::exec::memory::Region;
 use crate::exec::{CtaEnv, WarpState};
 use crate::ir::{resolve, AtomicInst, AtomicOp, Space, Ty};
@@ -223,6 +223,8 @@ pub fn execute_atomic(
             to_register(ty, atomic_result(inst.op, outcome))
         };
         write_reg_words(warp, inst.dst, lane, result as u128, words);
+        // `AtomicInst::performed`: atomjit performs every form at every address.
+        write_pred(warp, inst.performed, lane, true);
         Ok(())
     })
 }

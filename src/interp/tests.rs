@@ -133,6 +133,7 @@ fn atomic(
         src2: c,
         spin,
         ftz,
+        performed: Pred::PT,
     }))
 }
 
@@ -2367,6 +2368,7 @@ fn generic_ftz_applies_only_where_the_address_resolves_to_global() {
         src2: None,
         spin: false,
         ftz: true,
+        performed: Pred::PT,
     };
     assert!(atomic::effective_ftz(&generic(GLOBAL_BASE), GLOBAL_BASE));
     assert!(!atomic::effective_ftz(

@@ -412,6 +412,7 @@ pub fn atomic(
         src2,
         spin: false,
         ftz: false,
+        performed: Pred::PT,
     }))
 }
 

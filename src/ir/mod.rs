@@ -835,6 +835,13 @@ pub struct AtomicInst {
     /// results to sign-preserving zero on global memory but supports subnormal inputs and
     /// results and doesn't flush them to zero on shared memory."
     pub ftz: bool,
+    /// SASS's predicate destination of `ATOM`/`ATOMG` (`ATOM.E.ADD.64 P0, RZ, [R6.64], R4`):
+    /// unless PT, it receives true in every executing lane. The hardware sets it when the
+    /// memory system performed the operation, and ptxas follows a false result with a
+    /// fallback (a CAS loop in shared memory for a generic address in the shared window);
+    /// atomjit performs every form atomically at every address, so the fallback is never
+    /// needed and the predicate is always true.
+    pub performed: Pred,
 }
 
 /// Special registers readable with [`Op::ReadSpecial`].

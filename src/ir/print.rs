@@ -311,6 +311,9 @@ fn atomic(a: &AtomicInst) -> String {
     if let Some(c) = &a.src2 {
         let _ = write!(s, ", {}", operand(c, m.ty));
     }
+    if !a.performed.is_pt() {
+        let _ = write!(s, " performed={}", pred(a.performed));
+    }
     s
 }
 

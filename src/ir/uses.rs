@@ -529,6 +529,7 @@ impl Op {
                 }
                 a.access.addr.for_each_source(&mut f);
                 f(Use::Dst { reg: a.dst, words });
+                f(Use::PredDst(a.performed));
             }
         }
     }

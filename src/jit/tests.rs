@@ -106,6 +106,7 @@ impl KernelBuilder {
             src2: c,
             spin: false,
             ftz: false,
+            performed: Pred::PT,
         })))
     }
 
@@ -602,6 +603,7 @@ fn cast_spin_lets_the_lowest_lane_of_each_bank_attempt() {
             src2: Some(reg(5)),
             spin: true,
             ftz: false,
+            performed: Pred::PT,
         })))
         .exit();
     let world = World::new(64, 256);
@@ -833,6 +835,7 @@ fn global_float_add_ftz_and_f64_and_64bit_min_max() {
         src2: None,
         spin: false,
         ftz: true,
+        performed: Pred::PT,
     })));
     b.atom(
         Space::Global,
@@ -1834,6 +1837,7 @@ fn generic_float_add_flushes_only_on_global_addresses() {
         src2: None,
         spin: false,
         ftz: true,
+        performed: Pred::PT,
     })))
     .exit();
     let world = World::new(64, 64);

@@ -123,7 +123,7 @@ pub const SASS_SHARED: AtomicTable = AtomicTable {
 const SASS_GLOBAL_ROWS: &[Row] = &[
     row(
         AtomicOp::Add,
-        &[U32, S32, U64, F32_FTZ, F64],
+        &[U32, S32, U64, F32_FTZ, F64, F16X2, BF16X2],
         rules::ATOMG_ROW_ADD,
     ),
     row(

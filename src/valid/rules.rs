@@ -103,7 +103,7 @@ pub const SHARED_WINDOW: &str =
 /// leaves open (INC, DEC, AND, OR, XOR, EXCH, CAS) follow the `ATOMS` (000) and `SUATOM` (004)
 /// tables.
 pub const ATOMG_ROW_ADD: &str =
-    "issue 2 (SASS global atomics): \"RED.E.<op>.STRONG.<scope> ... with ADD (U32 S32 U64 F32.FTZ.RN F64.RN)\"";
+    "issue 2 (SASS global atomics): \"RED.E.<op>.STRONG.<scope> ... with ADD (U32 S32 U64 F32.FTZ.RN F64.RN)\"; issue 10: ptxas 12.9 also emits ADD.F16x2.RN and ADD.BF16x2.RN (atomicAdd on __half2/__nv_bfloat162)";
 pub const ATOMG_ROW_MINMAX: &str =
     "issue 2 (SASS global atomics): \"RED.E.<op>.STRONG.<scope> ... MIN/MAX (U32 S32 U64 S64)\"";
 pub const ATOMG_ROW_INC: &str = concat!(

@@ -2584,5 +2584,6 @@ fn lower_atom(
         src2,
         spin: false,
         ftz,
+        performed: Pred::PT,
     })))
 }

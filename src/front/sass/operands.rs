@@ -806,6 +806,9 @@ pub enum ImmKind {
     /// A 32-bit float: decimal values are rounded to f32 (correctly, from the text), hex
     /// immediates are the raw bits.
     F32,
+    /// A 64-bit float (`DADD R6, R4, 0.25`): decimal values are rounded to f64 from the text;
+    /// a hex immediate is the raw 64-bit pattern.
+    F64,
 }
 
 fn kind_error(op: &RawOperand, parsed: &Parsed, what: &str) -> SyntaxError {
@@ -838,6 +841,25 @@ pub fn imm_bits(imm: &Imm, kind: ImmKind, span: Span) -> Result<u64, SyntaxError
                     format!("immediate {v} does not fit 64 bits"),
                 ))
             }
+        }
+        (ImmKind::F64, Scalar::Int(v)) if imm.lit.hex => u64::try_from(v).map_err(|_| {
+            SyntaxError::new(span, "a hex double immediate is the raw 64-bit pattern")
+                .expected("0x0..=0xffffffffffffffff")
+        }),
+        (ImmKind::F64, value) => {
+            let lower = imm.text.to_ascii_lowercase();
+            let magnitude: f64 = match lower.as_str() {
+                "inf" | "infinity" => f64::INFINITY,
+                "nan" | "qnan" => f64::from_bits(0x7fff_ffff_ffff_ffff),
+                _ => match value {
+                    Scalar::Int(v) => v.unsigned_abs() as f64,
+                    Scalar::Float(_) => lower.parse::<f64>().map_err(|_| {
+                        SyntaxError::new(span, format!("malformed float immediate `{}`", imm.text))
+                    })?,
+                },
+            };
+            let sign = if imm.negative { 1u64 << 63 } else { 0 };
+            Ok(magnitude.to_bits() | sign)
         }
         (ImmKind::Int32 | ImmKind::Int64, Scalar::Float(_)) => Err(SyntaxError::new(
             span,

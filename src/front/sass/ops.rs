@@ -14,8 +14,8 @@ use super::operands::{
 };
 use crate::ir::{
     AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Guard, ImadMode, MemAccess, MemOrder, Op, Operand,
-    Pred, PredSrc, Reg, Round, Scalar, Scope, ShfInst, ShflMode, Space, Span, Src, Ty, UnOp,
-    VoteMode,
+    Pred, PredSrc, Reg, Round, Scalar, Scope, ShfInst, ShflMode, Space, Span, Src, SrcMod, Ty,
+    UnOp, VoteMode,
 };
 use std::collections::HashMap;
 
@@ -131,7 +131,9 @@ const ATOMG_OPS: &[&str] = &[
 const RED_OPS: &[&str] = &[
     "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH",
 ];
-const GLOBAL_ATOMIC_TYPES: &[&str] = &["U32", "S32", "U64", "S64", "32", "64", "F32", "F64"];
+const GLOBAL_ATOMIC_TYPES: &[&str] = &[
+    "U32", "S32", "U64", "S64", "32", "64", "F32", "F64", "F16X2", "BF16X2",
+];
 const ROUNDINGS: &[&str] = &["RN", "RZ", "RM", "RP"];
 const STRONG: &[&str] = &["STRONG.CTA", "STRONG.SM", "STRONG.GPU", "STRONG.SYS"];
 const LOAD_SIZES: &[&str] = &["U8", "S8", "U16", "S16", "32", "U32", "64"];
@@ -317,8 +319,47 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             "VOTE" | "VOTEU" => self.vote(),
             "LDS" | "LDG" | "LD" => self.load(),
             "STS" | "STG" | "ST" => self.store(),
-            "FADD" | "FMUL" => self.float_binary(),
-            "I2F" => self.i2f(),
+            "FADD" | "FMUL" | "FFMA" | "DADD" | "DMUL" | "DFMA" => self.float_binary(),
+            "FSETP" | "DSETP" => self.float_setp(),
+            "IMNMX" | "FMNMX" => self.min_max(),
+            "MATCH" => self.match_op(),
+            "BREV" | "UBREV" => {
+                self.classify(&[])?;
+                self.count(2, 2, "Rd, Ra")?;
+                Ok(Op::Unary {
+                    op: UnOp::Brev,
+                    ty: Ty::U32,
+                    dst: self.reg(0, "Rd (a register)")?,
+                    a: self.src(1, ImmKind::Int32, Mods::Plain, "Ra")?,
+                })
+            }
+            "FSEL" => {
+                self.classify(&[])?;
+                self.count(4, 4, "Rd, Ra, Rb, Pp")?;
+                Ok(Op::Select {
+                    ty: Ty::U32,
+                    dst: self.reg(0, "Rd (a register)")?,
+                    a: self.src(1, ImmKind::F32, Mods::Plain, "Ra")?,
+                    b: self.src(2, ImmKind::F32, Mods::Plain, "Rb")?,
+                    pred: self.pred_src(3, "Pp (a predicate)")?,
+                })
+            }
+            // `NANOSLEEP` suspends the thread for about the given time, a hint with no effect on
+            // values; `BREAK Bn` takes the executing lanes out of convergence barrier `Bn` so a
+            // later `BSYNC Bn` does not wait for them, and `BSYNC` is a no-op here (above).
+            "NANOSLEEP" | "BREAK" => {
+                let _ = self.classify(&[group("form", &["SYNCS"])])?;
+                Ok(Op::Nop)
+            }
+            // `I2FP` is sm_86+'s integer-to-float on the FMA pipe: the same conversion.
+            "I2F" | "I2FP" => self.i2f(),
+            "MUFU" => Err(SyntaxError::new(
+                self.opcode_span,
+                "MUFU (the multi-function unit: reciprocal, square root, sine...) computes \
+                 hardware approximations whose exact results NVIDIA does not document, so atomjit \
+                 cannot reproduce them bit for bit",
+            )
+            .expected("exact arithmetic (e.g. compile with -prec-div=true, or avoid division)")),
             "F2I" => self.f2i(),
             "BRA" => self.bra(),
             "EXIT" => self.no_operands(Op::Exit),
@@ -523,6 +564,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             src2: None,
             spin: false,
             ftz: false,
+            performed: Pred::PT,
         })))
     }
 
@@ -597,6 +639,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             src2,
             spin,
             ftz: false,
+            performed: Pred::PT,
         })))
     }
 
@@ -644,6 +687,8 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             Some("U64" | "64") => Ty::U64,
             Some("S64") => Ty::S64,
             Some("F32") => Ty::F32,
+            Some("F16X2") => Ty::F16x2,
+            Some("BF16X2") => Ty::BF16x2,
             Some(_) => Ty::F64,
         };
         let ftz = m[3].is_some();
@@ -655,8 +700,8 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                 return Err(self.modifier_error(
                     &m,
                     4,
-                    ".RN applies to .F32 and .F64 only",
-                    ".F32.RN or .F64.RN",
+                    ".RN applies to the float types only",
+                    ".F32.RN, .F64.RN, .F16x2.RN or .BF16x2.RN",
                 ))
             }
             Some("RN") | None => {}
@@ -672,31 +717,15 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         let scope = m[5].map(|(c, _)| scope_of(c)).unwrap_or(Scope::Gpu);
         let wide_address = m[0].is_some();
         let compare = op == AtomicOp::Cas;
+        let mut performed = Pred::PT;
         let (dst, rest) = if reduction {
             self.count(2, 2, "[Ra.64 + offset], Rb")?;
             (Reg::RZ, 0)
         } else {
-            // The predicate destination reports that the memory system performed the
-            // operation: ptxas tests it after a generic `ATOM` whose address may fall in the
-            // shared window, where some forms (64-bit CAS) are not atomic in hardware, and then
-            // runs a fallback. atomjit performs every form atomically at every address, so the
-            // predicate is always true (lowered as a separate `SetP` would need a second
-            // instruction; instead it is checked here to be PT or a plain predicate and
-            // recorded as always set by the front-end below).
+            // The predicate destination (`ir::AtomicInst::performed`): always true here.
             let has_pred = self.ops.first().is_some_and(is_pred);
             if has_pred {
-                let p = want_pred_src(&self.ops[0], self.params(), "PT")?;
-                if p != PredSrc::TRUE {
-                    return Err(SyntaxError::new(
-                        self.ops[0].span,
-                        format!(
-                            "the predicate destination of {} (set when the hardware performed \
-                             the operation) is not supported yet",
-                            self.opcode
-                        ),
-                    )
-                    .expected("PT"));
-                }
+                performed = self.pred_dst(0, "Pp (the performed predicate)")?;
             }
             let first = usize::from(has_pred);
             let form = if compare {
@@ -736,6 +765,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             src2,
             spin: false,
             ftz,
+            performed,
         })))
     }
 
@@ -933,18 +963,26 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         let a = self.src(1, ImmKind::Int32, Mods::IntNeg, "Ra")?;
         let b = self.src(2, ImmKind::Int32, Mods::IntNeg, "Rb")?;
         let zero = |s: &Src| matches!(s.operand, Operand::Imm(0)) || s.operand == Operand::ZERO;
-        if !zero(&a) && !zero(&b) {
+        let one = |s: &Src| s.operand == Operand::Imm(1) && s.modifier == SrcMod::None;
+        // `Ra * 1` (`IMAD.X R11, R3, 0x1, R9, P0`) is `Ra`; a zero factor drops the product.
+        let product = if zero(&a) || zero(&b) {
+            Src::plain(Operand::ZERO)
+        } else if one(&b) {
+            a
+        } else if one(&a) {
+            b
+        } else {
             return Err(SyntaxError::new(
                 self.ops[1].span,
-                "IMAD.X with a nonzero product is not supported",
+                "IMAD.X with a product other than `Ra * 1` or zero is not supported",
             )
-            .expected("IMAD.X Rd, RZ, RZ, Rc, Pp"));
-        }
+            .expected("IMAD.X Rd, RZ, RZ, Rc, Pp or IMAD.X Rd, Ra, 0x1, Rc, Pp"));
+        };
         Ok(Op::IAdd3 {
             dst,
             carry_out: [Pred::PT, Pred::PT],
-            a: self.src(3, ImmKind::Int32, Mods::IntNegNot, "Rc")?,
-            b: Src::plain(Operand::ZERO),
+            a: product,
+            b: self.src(3, ImmKind::Int32, Mods::IntNegNot, "Rc")?,
             c: Src::plain(Operand::ZERO),
             carry_in: [self.pred_src(4, "Pp (a predicate)")?, PredSrc::FALSE],
         })
@@ -1558,7 +1596,34 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         if m[2].is_some() {
             return Err(self.modifier_error(&m, 2, ".SAT is not supported", "no .SAT"));
         }
-        let op = if self.opcode == "FADD" {
+        let double = self.opcode.starts_with('D');
+        let (ty, kind) = if double {
+            (Ty::F64, ImmKind::F64)
+        } else {
+            (Ty::F32, ImmKind::F32)
+        };
+        if double && m[0].is_some() {
+            return Err(self.modifier_error(
+                &m,
+                0,
+                ".FTZ applies to FADD/FMUL/FFMA only",
+                "no .FTZ",
+            ));
+        }
+        let ftz = m[0].is_some();
+        if matches!(self.opcode.as_str(), "FFMA" | "DFMA") {
+            self.count(4, 4, "Rd, Ra, Rb, Rc")?;
+            return Ok(Op::Fma {
+                ty,
+                dst: self.reg(0, "Rd (a register)")?,
+                a: self.src(1, kind, Mods::FloatNegAbs, "Ra")?,
+                b: self.src(2, kind, Mods::FloatNegAbs, "Rb")?,
+                c: self.src(3, kind, Mods::FloatNegAbs, "Rc")?,
+                round: Round::Nearest,
+                ftz,
+            });
+        }
+        let op = if matches!(self.opcode.as_str(), "FADD" | "DADD") {
             BinOp::Add
         } else {
             BinOp::Mul
@@ -1566,21 +1631,139 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         self.count(3, 3, "Rd, Ra, Rb")?;
         Ok(Op::Binary {
             op,
-            ty: Ty::F32,
+            ty,
             dst: self.reg(0, "Rd (a register)")?,
-            a: self.src(1, ImmKind::F32, Mods::FloatNegAbs, "Ra")?,
-            b: self.src(2, ImmKind::F32, Mods::FloatNegAbs, "Rb")?,
-            ftz: m[0].is_some(),
+            a: self.src(1, kind, Mods::FloatNegAbs, "Ra")?,
+            b: self.src(2, kind, Mods::FloatNegAbs, "Rb")?,
+            ftz,
+        })
+    }
+
+    /// `FSETP.cmp.bool{.FTZ} Pu, Pv, Ra, Rb, Pp` and `DSETP...`: IEEE comparisons (the
+    /// `...U` forms are true for unordered inputs, `NUM`/`NAN` test for NaNs).
+    fn float_setp(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group(
+                "comparison",
+                &[
+                    "EQ", "NE", "LT", "LE", "GT", "GE", "EQU", "NEU", "LTU", "LEU", "GTU", "GEU",
+                    "NUM", "NAN",
+                ],
+            ),
+            group("combining operation", BOOL_OPS),
+            group("flush-to-zero", &["FTZ"]),
+        ])?;
+        let cmp_name = self.required(&m, 0, "comparison")?;
+        let cmp = CmpOp::from_name(&cmp_name.to_ascii_lowercase()).unwrap_or(CmpOp::Eq);
+        let combine = m[1]
+            .and_then(|(c, _)| BoolOp::from_name(&c.to_ascii_lowercase()))
+            .unwrap_or(BoolOp::And);
+        if m[2].is_some() {
+            return Err(self.modifier_error(&m, 2, "FSETP.FTZ is not supported", "no .FTZ"));
+        }
+        let (ty, kind) = if self.opcode == "DSETP" {
+            (Ty::F64, ImmKind::F64)
+        } else {
+            (Ty::F32, ImmKind::F32)
+        };
+        self.count(5, 5, "Pu, Pv, Ra, Rb, Pp")?;
+        Ok(Op::SetP {
+            cmp,
+            ty,
+            combine,
+            dst: self.pred_dst(0, "Pu (a predicate)")?,
+            dst2: self.pred_dst(1, "Pv (a predicate)")?,
+            a: self.src(2, kind, Mods::FloatNegAbs, "Ra")?,
+            b: self.src(3, kind, Mods::FloatNegAbs, "Rb")?,
+            c: self.pred_src(4, "Pp (a predicate)")?,
+            chain: None,
+        })
+    }
+
+    /// `IMNMX{.U32} Rd, Ra, Rb, Pp` and `FMNMX Rd, Ra, Rb, Pp`: the minimum where `Pp` holds,
+    /// the maximum where it does not (`PT` is min, `!PT` max).
+    fn min_max(&self) -> Result<Op, SyntaxError> {
+        let float = self.opcode == "FMNMX";
+        let m = self.classify(&[
+            group("signedness", if float { &[] } else { &["U32", "S32"] }),
+            group("flush-to-zero", if float { &["FTZ"] } else { &[] }),
+        ])?;
+        if m[1].is_some() {
+            return Err(self.modifier_error(&m, 1, "FMNMX.FTZ is not supported", "no .FTZ"));
+        }
+        self.count(4, 4, "Rd, Ra, Rb, Pp")?;
+        let (ty, kind, mods) = if float {
+            (Ty::F32, ImmKind::F32, Mods::FloatNegAbs)
+        } else if m[0].map(|(c, _)| c) == Some("U32") {
+            (Ty::U32, ImmKind::Int32, Mods::Plain)
+        } else {
+            (Ty::S32, ImmKind::Int32, Mods::Plain)
+        };
+        let op = match self.pred_src(3, "Pp (PT for min, !PT for max)")? {
+            PredSrc::TRUE => BinOp::Min,
+            PredSrc::FALSE => BinOp::Max,
+            _ => {
+                return Err(SyntaxError::new(
+                    self.ops[3].span,
+                    "a min/max selected per lane by a predicate is not supported",
+                )
+                .expected("PT (min) or !PT (max)"))
+            }
+        };
+        Ok(Op::Binary {
+            op,
+            ty,
+            dst: self.reg(0, "Rd (a register)")?,
+            a: self.src(1, kind, mods, "Ra")?,
+            b: self.src(2, kind, mods, "Rb")?,
+            ftz: false,
+        })
+    }
+
+    /// `MATCH.ANY{.U64} Rd, Ra` and `MATCH.ALL{.U64} Pp, Rd, Ra` (`ir::Op::Match`).
+    fn match_op(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("mode", &["ANY", "ALL"]),
+            group("size", &["U32", "U64", "32", "64"]),
+        ])?;
+        let all = self.required(&m, 0, "mode (.ANY or .ALL)")? == "ALL";
+        let ty = if matches!(m[1].map(|(c, _)| c), Some("U64" | "64")) {
+            Ty::B64
+        } else {
+            Ty::B32
+        };
+        let first = if all {
+            self.count(3, 3, "Pp, Rd, Ra")?;
+            1
+        } else {
+            self.count(2, 2, "Rd, Ra")?;
+            0
+        };
+        Ok(Op::Match {
+            all,
+            ty,
+            dst: self.reg(first, "Rd (a register)")?,
+            dst_pred: if all {
+                self.pred_dst(0, "Pp (a predicate)")?
+            } else {
+                Pred::PT
+            },
+            src: Operand::Reg(self.reg(first + 1, "Ra (a register)")?),
         })
     }
 
     /// `I2F{.F32}{.U32|.S32}{.RN|.RZ|.RM|.RP} Rd, Ra`: integer (signed by default) to f32.
     fn i2f(&self) -> Result<Op, SyntaxError> {
         let m = self.classify(&[
-            group("result type", &["F32"]),
+            group("result type", &["F32", "F64"]),
             group("source type", &["U32", "S32"]),
             group("rounding", ROUNDINGS),
         ])?;
+        let dst_ty = if m[0].map(|(c, _)| c) == Some("F64") {
+            Ty::F64
+        } else {
+            Ty::F32
+        };
         let src_ty = if m[1].map(|(c, _)| c) == Some("U32") {
             Ty::U32
         } else {
@@ -1589,7 +1772,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         let round = m[2].map(|(c, _)| round_of(c)).unwrap_or(Round::Nearest);
         self.count(2, 2, "Rd, Ra")?;
         Ok(Op::Convert {
-            dst_ty: Ty::F32,
+            dst_ty,
             src_ty,
             round,
             ftz: false,

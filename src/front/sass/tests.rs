@@ -124,6 +124,7 @@ fn atoms(
         src2,
         spin,
         ftz: false,
+        performed: Pred::PT,
     }
 }
 
@@ -432,6 +433,7 @@ fn gatom(
         src2,
         spin: false,
         ftz,
+        performed: Pred::PT,
     }
 }
 
@@ -633,16 +635,10 @@ fn red_forms() {
 #[test]
 fn global_atomic_errors() {
     err_at(
-        "ATOMG.E.ADD.STRONG.GPU P0, R0, [R2.64], R5",
+        "ATOMG.E.ADD.STRONG.GPU !P0, R0, [R2.64], R5",
         1,
         24,
-        "predicate destination of ATOMG",
-    );
-    err_at(
-        "ATOMG.E.ADD.STRONG.GPU !PT, R0, [R2.64], R5",
-        1,
-        24,
-        "predicate destination of ATOMG",
+        "cannot be negated",
     );
     err_at(
         "ATOMG.E.ADD.U32.FTZ PT, R0, [R2.64], R5",
@@ -654,7 +650,7 @@ fn global_atomic_errors() {
         "ATOMG.E.ADD.U32.RN PT, R0, [R2.64], R5",
         1,
         17,
-        ".RN applies to .F32 and .F64 only",
+        ".RN applies to the float types only",
     );
     err_at(
         "ATOMG.E.ADD.F32.RZ PT, R0, [R2.64], R5",
@@ -1010,13 +1006,24 @@ fn imad_forms() {
         Op::IAdd3 {
             dst: r(13),
             carry_out: [Pred::PT, Pred::PT],
-            a: rs(3),
-            b: rz(),
+            a: rz(),
+            b: rs(3),
             c: rz(),
             carry_in: [p(0), PredSrc::FALSE],
         }
     );
-    err_at("IMAD.X R0, R1, R2, R3, P0", 1, 12, "nonzero product");
+    assert_eq!(
+        op("IMAD.X R11, R3, 0x1, R9, P0"),
+        Op::IAdd3 {
+            dst: r(11),
+            carry_out: [Pred::PT, Pred::PT],
+            a: rs(3),
+            b: rs(9),
+            c: rz(),
+            carry_in: [p(0), PredSrc::FALSE],
+        }
+    );
+    err_at("IMAD.X R0, R1, R2, R3, P0", 1, 12, "product other than");
     err_at("IMAD.X R0, R1, R2, R3", 1, 22, "too few operands");
     err_at(
         "IMAD.WIDE.HI R0, R1, R2, R3",
@@ -1663,7 +1670,18 @@ fn conversions() {
         f2i(Ty::S32, Round::Down, false)
     );
     assert_eq!(op("F2I.U32.CEIL R5, R4"), f2i(Ty::U32, Round::Up, false));
-    err_at("I2F.F64 R4, R0", 1, 5, "unknown modifier `.F64`");
+    assert_eq!(
+        op("I2F.F64.U32 R4, R0"),
+        Op::Convert {
+            dst_ty: Ty::F64,
+            src_ty: Ty::U32,
+            round: Round::Nearest,
+            ftz: false,
+            dst: r(4),
+            a: rs(0),
+        }
+    );
+    err_at("I2F.F16 R4, R0", 1, 5, "unknown modifier `.F16`");
     err_at("F2I.RN R5, R4", 1, 5, "unknown modifier `.RN`");
     err_at("I2F R4, 1.5", 1, 9, "float immediate in an integer operand");
 }
@@ -2650,6 +2668,110 @@ fn warp_bit_and_half_ops() {
         "YIELD",
         "WARPSYNC.ALL",
     ] {
+        assert_eq!(op(text), Op::Nop, "{text}");
+    }
+}
+
+#[test]
+fn float_compare_min_max_and_match_forms() {
+    assert_eq!(
+        op("DADD R10, R8, 0.25"),
+        Op::Binary {
+            op: BinOp::Add,
+            ty: Ty::F64,
+            dst: r(10),
+            a: rs(8),
+            b: imm(0.25f64.to_bits()),
+            ftz: false,
+        }
+    );
+    assert_eq!(
+        op("DFMA R4, R2, -R6, 1"),
+        Op::Fma {
+            ty: Ty::F64,
+            dst: r(4),
+            a: rs(2),
+            b: Src {
+                operand: reg(6),
+                modifier: SrcMod::Neg
+            },
+            c: imm(1.0f64.to_bits()),
+            round: Round::Nearest,
+            ftz: false,
+        }
+    );
+    assert!(matches!(
+        op("FFMA.FTZ R0, R1, 2, R3"),
+        Op::Fma {
+            ty: Ty::F32,
+            ftz: true,
+            ..
+        }
+    ));
+    assert_eq!(
+        op("FSETP.GEU.AND P0, PT, R2, 0.5, PT"),
+        Op::SetP {
+            cmp: CmpOp::Geu,
+            ty: Ty::F32,
+            combine: BoolOp::And,
+            dst: Pred(0),
+            dst2: Pred::PT,
+            a: rs(2),
+            b: imm(u64::from(0.5f32.to_bits())),
+            c: PredSrc::TRUE,
+            chain: None,
+        }
+    );
+    assert!(matches!(
+        op("IMNMX.U32 R11, R11, R14, PT"),
+        Op::Binary {
+            op: BinOp::Min,
+            ty: Ty::U32,
+            ..
+        }
+    ));
+    assert!(matches!(
+        op("IMNMX R4, R11, R4, !PT"),
+        Op::Binary {
+            op: BinOp::Max,
+            ty: Ty::S32,
+            ..
+        }
+    ));
+    err_at("IMNMX R4, R11, R4, P0", 1, 20, "selected per lane");
+    assert_eq!(
+        op("MATCH.ALL P4, R9, R3"),
+        Op::Match {
+            all: true,
+            ty: Ty::B32,
+            dst: r(9),
+            dst_pred: Pred(4),
+            src: reg(3)
+        }
+    );
+    assert!(matches!(
+        op("MATCH.ANY.U64 R5, R8"),
+        Op::Match {
+            all: false,
+            ty: Ty::B64,
+            ..
+        }
+    ));
+    // The predicate destination of ATOM is the "performed" flag.
+    let a = atomic("ATOM.E.ADD.64.STRONG.GPU P0, RZ, [R6.64], R4");
+    assert_eq!((a.performed, a.access.space), (Pred(0), Space::Generic));
+    assert_eq!(
+        atomic("ATOMG.E.ADD.STRONG.GPU PT, R0, [R2.64], R5").performed,
+        Pred::PT
+    );
+    assert_eq!(
+        atomic("ATOM.E.ADD.F16x2.RN.STRONG.GPU PT, RZ, [R2.64], R5")
+            .access
+            .ty,
+        Ty::F16x2
+    );
+    err_at("MUFU.RCP R0, R1", 1, 1, "hardware approximations");
+    for text in ["NANOSLEEP 0x40", "NANOSLEEP R0", "BREAK B1"] {
         assert_eq!(op(text), Op::Nop, "{text}");
     }
 }

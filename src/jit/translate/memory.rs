@@ -551,6 +551,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         if !spin && self.fused.is_none() {
             self.count_atomics(a.op, exec);
         }
+        if !a.performed.is_pt() {
+            // `ir::AtomicInst::performed`: always true in the executing lanes.
+            self.write_pred(a.performed, exec, exec)?;
+        }
         Ok(Flow::Next(self.mask))
     }
 

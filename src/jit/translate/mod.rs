@@ -1449,7 +1449,7 @@ fn fusion_of(inst: &Inst) -> Fusion {
             ..
         } if !alu::is_slow_convert(*dst_ty, *src_ty, *round) => Fusion::Alu,
         Op::Load { access, .. } | Op::Store { access, .. } if plain(access.order) => Fusion::Memory,
-        Op::Atomic(a) if !a.spin => Fusion::Memory,
+        Op::Atomic(a) if !a.spin && a.performed.is_pt() => Fusion::Memory,
         Op::Nop
         | Op::Convert { .. }
         | Op::Vote { .. }

@@ -239,6 +239,7 @@ impl Rng {
                 },
                 spin: self.below(2) == 0,
                 ftz: self.below(2) == 0,
+                performed: Pred::PT,
             })),
             20 => Op::Fence {
                 order: self.order(),
