@@ -257,7 +257,6 @@ INSN = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*(?:\
 def operand_shape(op):
     """An operand with registers and numbers replaced by their kinds."""
     op = re.sub(r"\.reuse\b", "", op.strip())
-    op = re.sub(r"`\([^)]*\)", "L", op)                    # nvdisasm label
     op = re.sub(r"\bSR_\w+(\.\w+)?", "SR", op)
     op = re.sub(r"\bURZ\b", "URZ", op)
     op = re.sub(r"\bUR\d+\b", "UR", op)
