@@ -267,7 +267,7 @@ def operand_shape(op):
     # Numbers, but not register suffixes such as the .64 of R2.64.
     op = re.sub(r"(?<![\w.])-?(0x[0-9a-fA-F]+|\d+(\.\d+)?(e[+-]?\d+)?|\+?QNAN|\+?INF)\b",
                 "I", op)
-    return op.replace(" ", "")
+    return re.sub(r"\s+", " ", op)
 
 
 def split_operands(text):
