@@ -1065,6 +1065,7 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
             },
         ],
         expects: Vec::new(),
+        ..LaunchSpec::default()
     };
     let kernel = Kernel {
         name: format!("gen{seed:x}"),

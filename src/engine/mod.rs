@@ -58,9 +58,7 @@ pub use status::ExitStatus;
 use crate::exec::{self, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, WarpRunner};
 use crate::front::{self, LaunchText, ParseError};
 use crate::interp::Interpreter;
-use crate::ir::{
-    Dialect, Expect, Init, Kernel, ParamKind, Program, Scalar, Ty, CBANK_NCTAID, CBANK_NTID,
-};
+use crate::ir::{Dialect, Expect, Init, Kernel, ParamKind, Program, Scalar, Ty};
 use crate::valid::{self, KernelInfo, ValidationErrors};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -258,19 +256,32 @@ impl Engine {
                 return Err(Error::Parse(first.clone()));
             }
         }
-        self.load_checked(launched.program, launched.unbound)
+        // A listing none of whose kernels can run is an error when it is loaded to run (the
+        // first kernel's report); inspecting it (`check`) shows every report.
+        if launch.is_some() && launched.broken.iter().all(Option::is_some) {
+            if let Some(e) = launched.cannot_run(file_name, 0) {
+                return Err(Error::Parse(e));
+            }
+        }
+        let unbound = (0..launched.program.kernels.len())
+            .map(|i| launched.cannot_run(file_name, i))
+            .collect();
+        let broken = launched.broken;
+        self.load_checked(launched.program, unbound, broken)
     }
 
     /// Validates an already parsed program (every kernel counts as bound).
     pub fn load_program(&self, program: Program) -> Result<Module, Error> {
         let unbound = vec![None; program.kernels.len()];
-        self.load_checked(program, unbound)
+        let broken = vec![None; program.kernels.len()];
+        self.load_checked(program, unbound, broken)
     }
 
     fn load_checked(
         &self,
         program: Program,
         unbound: Vec<Option<ParseError>>,
+        broken: Vec<Option<front::sass::Broken>>,
     ) -> Result<Module, Error> {
         let mut infos = Vec::with_capacity(program.kernels.len());
         for kernel in &program.kernels {
@@ -286,6 +297,7 @@ impl Engine {
             program: Arc::new(program),
             infos,
             unbound,
+            broken,
             compiled,
         })
     }
@@ -302,6 +314,9 @@ pub struct Module {
     /// ([`front::Launched::unbound`]). The binding is recorded here, beside the program, rather
     /// than in the IR: the kernel itself is valid, only this launch of it is incomplete.
     unbound: Vec<Option<ParseError>>,
+    /// Per kernel: a listing's entry with instructions atomjit cannot lower (its `unbound`
+    /// entry is then the error running it gives).
+    broken: Vec<Option<front::sass::Broken>>,
     compiled: Vec<OnceLock<Compiled>>,
 }
 
@@ -410,6 +425,13 @@ impl Module {
     /// unbound: the error [`Module::run`] and [`Module::prepare`] return for it.
     pub fn unbound(&self, name: &str) -> Result<Option<&ParseError>, Error> {
         Ok(self.unbound[self.index_of(name)?].as_ref())
+    }
+
+    /// Why kernel `name` of a listing cannot run: every instruction form atomjit could not
+    /// lower, with counts (`atomjit check` prints it). Running it is an [`Error::Unbound`] with
+    /// the same report.
+    pub fn broken(&self, name: &str) -> Result<Option<&front::sass::Broken>, Error> {
+        Ok(self.broken[self.index_of(name)?].as_ref())
     }
 
     /// The backend's prepared form of kernel `name` (compiled once, then reused).
@@ -529,16 +551,16 @@ impl Module {
             b.address = addr;
         }
 
-        // Constant bank 0: geometry, then parameters at their declared offsets.
+        // Constant bank 0: the architecture's ABI area (geometry, windows, sizes), then the
+        // parameters at their declared offsets.
         let cbank_len = valid::cbank_bytes(spec);
         let mut cbank = vec![0u8; cbank_len as usize];
+        let dynamic_shared = shared_bytes.saturating_sub(spec.static_shared);
+        let abi = spec.layout.abi_area(block, grid, dynamic_shared);
+        cbank[..abi.len()].copy_from_slice(&abi);
         let mut put = |off: usize, raw: u64, size: usize| {
             cbank[off..off + size].copy_from_slice(&raw.to_le_bytes()[..size])
         };
-        for d in 0..3 {
-            put((CBANK_NTID + 4 * d as u32) as usize, block[d] as u64, 4);
-            put((CBANK_NCTAID + 4 * d as u32) as usize, grid[d] as u64, 4);
-        }
         let mut next_buffer = addresses.iter();
         for p in &spec.params {
             let (raw, size) = match &p.kind {

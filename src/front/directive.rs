@@ -17,8 +17,15 @@ use super::program::{
 use crate::ir::{Expect, ParamDecl, ParamKind, Span};
 
 /// The launch directives, as written.
-pub const LAUNCH_DIRECTIVES: [&str; 6] =
-    [".grid", ".block", ".shared", ".buffer", ".param", ".expect"];
+pub const LAUNCH_DIRECTIVES: [&str; 7] = [
+    ".grid",
+    ".block",
+    ".shared",
+    ".static_shared",
+    ".buffer",
+    ".param",
+    ".expect",
+];
 
 /// True if `word` (case-insensitive) is one of [`LAUNCH_DIRECTIVES`].
 pub fn is_launch_directive(word: &str) -> bool {
@@ -37,6 +44,9 @@ pub enum Directive {
     /// `.shared BYTES`, not yet checked against the window: a PTX launch adds the entry's
     /// static variables first. `span` covers the number.
     Shared { bytes: u64, span: Span },
+    /// `.static_shared BYTES`: the kernel's static shared variables (what a SASS listing does
+    /// not say; a PTX entry's own `.shared` declarations must agree). `span` covers the number.
+    StaticShared { bytes: u64, span: Span },
     /// `.buffer NAME TY[LEN] = INIT` or `.param NAME TY = VALUE`: the declaration (its span is
     /// the whole directive, its constant-bank offset not yet assigned) and where its name is.
     Decl { decl: ParamDecl, name_span: Span },
@@ -68,6 +78,10 @@ pub fn parse(word: &Token, args: &[Token], source: &str) -> Result<Option<Direct
         ".shared" => {
             let (bytes, span) = unsigned(&mut cur, "the shared-memory size")?;
             Directive::Shared { bytes, span }
+        }
+        ".static_shared" => {
+            let (bytes, span) = unsigned(&mut cur, "the static shared-memory size")?;
+            Directive::StaticShared { bytes, span }
         }
         ".buffer" => {
             let b = buffer_decl(&mut cur)?;

@@ -44,7 +44,7 @@ use super::lexer::{lex, SyntaxError, Token};
 use super::program::{assign_cbank_offsets, check_expect_in, check_shared, ByName};
 use super::ptx::{EntryInfo, EntryParam};
 use super::ParseError;
-use crate::ir::{Kernel, ParamDecl, ParamKind, Program, Span, Ty, PARAM_BASE, SHARED_WINDOW_BYTES};
+use crate::ir::{Kernel, ParamDecl, ParamKind, Program, Span, Ty, SHARED_WINDOW_BYTES};
 use std::collections::{HashMap, HashSet};
 
 /// One source of launch directives.
@@ -251,7 +251,10 @@ fn apply_to_kernel(
     launch: &LaunchText,
 ) -> Result<Option<ParseError>, ParseError> {
     let mut spec = kernel.launch.clone();
-    let mut seen: [Option<Span>; 3] = [None; 3];
+    let mut seen: [Option<Span>; 4] = [None; 4];
+    // `.shared` and `.static_shared`: the bytes, the source's name and the number's span.
+    let mut dynamic: Option<(u64, &str, Span)> = None;
+    let mut static_decl: Option<(u64, &str, Span)> = None;
     let mut added: Vec<(ParamDecl, usize)> = Vec::new();
     // Every parameter name so far: the kernel's own and the launch's.
     let mut names: HashSet<String> = spec.params.iter().map(|p| p.name.clone()).collect();
@@ -275,6 +278,7 @@ fn apply_to_kernel(
             Directive::Grid { .. } => Some(0),
             Directive::Block { .. } => Some(1),
             Directive::Shared { .. } => Some(2),
+            Directive::StaticShared { .. } => Some(3),
             Directive::Decl { .. } | Directive::Expect { .. } => None,
         };
         if let Some(i) = slot {
@@ -292,29 +296,8 @@ fn apply_to_kernel(
         match parsed {
             Directive::Grid { dims, .. } => spec.grid = dims,
             Directive::Block { dims, .. } => spec.block = dims,
-            Directive::Shared { bytes, span } => {
-                let total = match params {
-                    KernelParams::Declared => bytes,
-                    KernelParams::Entry(info) => {
-                        let base = info.dynamic_base.unwrap_or(info.static_shared) as u64;
-                        base.saturating_add(bytes)
-                    }
-                };
-                spec.shared_bytes = check_shared(total).map_err(|m| {
-                    err(
-                        file,
-                        span,
-                        if total == bytes {
-                            m
-                        } else {
-                            format!(
-                                "{m} (the kernel's static .shared variables take {} bytes before the dynamic memory; at most {SHARED_WINDOW_BYTES})",
-                                total - bytes
-                            )
-                        },
-                    )
-                })?;
-            }
+            Directive::Shared { bytes, span } => dynamic = Some((bytes, file, span)),
+            Directive::StaticShared { bytes, span } => static_decl = Some((bytes, file, span)),
             Directive::Decl { decl, name_span } => {
                 check_new_name(&mut names, &decl.name, name_span, file)?;
                 last_param_at = Some((d.source, decl.span));
@@ -324,10 +307,39 @@ fn apply_to_kernel(
         }
     }
 
+    apply_shared(&mut spec, kernel, params, dynamic, static_decl)?;
     match params {
         KernelParams::Declared => {
+            let none_added = added.is_empty();
             spec.params.extend(added.into_iter().map(|(p, _)| p));
-            assign_cbank_offsets(&mut spec.params);
+            assign_cbank_offsets(&mut spec.params, spec.layout.param_base());
+            // A listing's code says how far its parameters reach.
+            let reads = u64::from(spec.cbank_reads);
+            let end = spec.params_end();
+            if reads > end {
+                let base = spec.layout.param_base();
+                let message = format!(
+                    "kernel `{}` reads constant bank 0 up to {reads:#x} ({} bytes of parameters from c[0x0][{base:#x}] on, for {}) but the launch binds parameters up to {end:#x} only",
+                    kernel.name,
+                    reads - u64::from(base),
+                    spec.layout
+                );
+                let e = ParseError {
+                    expected: Some(
+                        "a --buffer (a pointer) or --param line per parameter, in order".into(),
+                    ),
+                    ..match last_param_at {
+                        Some((s, span)) if !none_added => {
+                            err(&launch.sources[s].name, span, message)
+                        }
+                        _ => err(file_name, kernel.span, message),
+                    }
+                };
+                if none_added {
+                    return Ok(Some(e));
+                }
+                return Err(e);
+            }
         }
         KernelParams::Entry(info) if added.is_empty() && !info.params.is_empty() => {
             return Ok(Some(count_mismatch(
@@ -350,6 +362,91 @@ fn apply_to_kernel(
     spec.expects.extend(expects.into_iter().map(|(e, _)| e));
     kernel.launch = spec;
     Ok(None)
+}
+
+/// Applies `.shared` (the dynamic bytes) and `.static_shared` (the kernel's static variables)
+/// to `spec`. The window is the layout's reserved bytes, the static bytes, then the dynamic
+/// bytes. For a PTX entry the static bytes are its `.shared` variables, which a
+/// `.static_shared` line must match; for SASS a `.static_shared` line gives them (a listing
+/// that states its `.nv.shared` size must agree), and a `.shared` line alone keeps the
+/// kernel's static part.
+fn apply_shared(
+    spec: &mut crate::ir::LaunchSpec,
+    kernel: &Kernel,
+    params: &KernelParams,
+    dynamic: Option<(u64, &str, Span)>,
+    static_decl: Option<(u64, &str, Span)>,
+) -> Result<(), ParseError> {
+    if dynamic.is_none() && static_decl.is_none() {
+        return Ok(());
+    }
+    let reserved = u64::from(spec.layout.reserved_shared());
+    let old_static = u64::from(spec.static_shared);
+    let old_dynamic = u64::from(spec.dynamic_shared());
+    let static_total = match (params, static_decl) {
+        (KernelParams::Entry(info), Some((bytes, file, span))) => {
+            if bytes != u64::from(info.static_shared) {
+                return Err(ParseError {
+                    expected: Some(format!(".static_shared {}", info.static_shared)),
+                    ..err(
+                        file,
+                        span,
+                        format!(
+                            "kernel `{}` declares {} bytes of static .shared variables, not {bytes}",
+                            kernel.name, info.static_shared
+                        ),
+                    )
+                });
+            }
+            u64::from(info.dynamic_base.unwrap_or(info.static_shared))
+        }
+        (KernelParams::Entry(info), None) => {
+            u64::from(info.dynamic_base.unwrap_or(info.static_shared))
+        }
+        (KernelParams::Declared, Some((bytes, file, span))) => {
+            let total = reserved.saturating_add(bytes);
+            if old_static > reserved && total != old_static {
+                return Err(ParseError {
+                    expected: Some(format!(".static_shared {}", old_static - reserved)),
+                    ..err(
+                        file,
+                        span,
+                        format!(
+                            "kernel `{}` has {} bytes of static shared memory (its listing says so), not {bytes}",
+                            kernel.name,
+                            old_static - reserved
+                        ),
+                    )
+                });
+            }
+            total
+        }
+        (KernelParams::Declared, None) => old_static,
+    };
+    let (dynamic_bytes, at) = match (dynamic, static_decl) {
+        (Some((bytes, file, span)), _) => (bytes, Some((file, span))),
+        (None, Some((_, file, span))) => (old_dynamic, Some((file, span))),
+        (None, None) => (old_dynamic, None),
+    };
+    let total = static_total.saturating_add(dynamic_bytes);
+    let (file, span) = at.unwrap_or(("", kernel.span));
+    spec.shared_bytes = check_shared(total).map_err(|m| {
+        err(
+            file,
+            span,
+            match (static_total, params) {
+                (0, _) => m,
+                (_, KernelParams::Entry(_)) => format!(
+                    "{m} (the kernel's static .shared variables take {static_total} bytes before the dynamic memory; at most {SHARED_WINDOW_BYTES})"
+                ),
+                (_, KernelParams::Declared) => format!(
+                    "{m} (the kernel's reserved and static shared memory take {static_total} bytes before the dynamic memory; at most {SHARED_WINDOW_BYTES})"
+                ),
+            },
+        )
+    })?;
+    spec.static_shared = static_total as u32;
+    Ok(())
 }
 
 /// Records a new parameter name; an error if `names` already has it.
@@ -462,9 +559,10 @@ fn bind(
         }
         out.push(decl);
     }
-    assign_cbank_offsets(&mut out);
+    let base = kernel.launch.layout.param_base();
+    assign_cbank_offsets(&mut out, base);
     for (decl, param) in out.iter().zip(&info.params) {
-        let want = PARAM_BASE + param.offset;
+        let want = base + param.offset;
         if decl.cbank_offset != want {
             return Err(err(
                 file_name,

@@ -7,7 +7,8 @@
 //! * [`program`]: the dialect-neutral program-file parts (buffers, parameters, expectations,
 //!   numbers, the SASS kernel's launch builder) and the string helpers the engine's overrides
 //!   use.
-//! * [`sass`]: the SASS dialect (Volta–Ampere syntax).
+//! * [`sass`]: the SASS dialect (Volta–Hopper syntax): program files and whole
+//!   `cuobjdump -sass` / `nvdisasm` listings.
 //! * [`ptx`]: the PTX dialect (PTX ISA 2.x–8.x as nvcc writes it).
 //! * [`launch`]: launch directives from outside the program file (a sidecar file, the command
 //!   line), bound to a PTX entry's `.param` list or appended to a SASS kernel's declarations.
@@ -101,6 +102,27 @@ pub struct Launched {
     /// program file. `None` for every bound kernel (entries without parameters are trivially
     /// bound; SASS kernels always are).
     pub unbound: Vec<Option<ParseError>>,
+    /// Per kernel, in program order: `Some(report)` for a listing's entry with instructions
+    /// atomjit cannot lower (every failing form, counted). It is a placeholder kernel (one
+    /// `EXIT`) that must not run; the listing's other kernels can.
+    pub broken: Vec<Option<sass::Broken>>,
+}
+
+impl Launched {
+    /// Why kernel `index` cannot run, as an error at the kernel: its broken report or its
+    /// unbound launch.
+    pub fn cannot_run(&self, file_name: &str, index: usize) -> Option<ParseError> {
+        if let Some(Some(b)) = self.broken.get(index) {
+            let first = b.first_error();
+            return Some(ParseError {
+                file: file_name.to_string(),
+                span: first.span,
+                message: b.to_string().trim_end().to_string(),
+                expected: None,
+            });
+        }
+        self.unbound.get(index).cloned().flatten()
+    }
 }
 
 /// Parses a program file and applies launch directives from outside it (see [`launch`]): for
@@ -114,8 +136,14 @@ pub fn parse_with_launch(
     dialect: Dialect,
     launch: &LaunchText,
 ) -> Result<Launched, ParseError> {
+    let mut broken = Vec::new();
     let (mut program, entries) = match dialect {
-        Dialect::Sass => (parse(file_name, source, dialect)?, None),
+        Dialect::Sass => {
+            let parsed = sass::parse_file(file_name, source)
+                .map_err(|e| ParseError::from_syntax(file_name, e))?;
+            broken = parsed.broken;
+            (parsed.program, None)
+        }
         Dialect::Ptx => {
             let (program, entries) = ptx::parse_module(file_name, source)
                 .map_err(|e| ParseError::from_syntax(file_name, e))?;
@@ -124,7 +152,12 @@ pub fn parse_with_launch(
         Dialect::Visa => return Err(unsupported(file_name, dialect)),
     };
     let unbound = launch::apply(&mut program, file_name, entries.as_deref(), launch)?;
-    Ok(Launched { program, unbound })
+    broken.resize(program.kernels.len(), None);
+    Ok(Launched {
+        program,
+        unbound,
+        broken,
+    })
 }
 
 fn unsupported(file_name: &str, dialect: Dialect) -> ParseError {

@@ -34,7 +34,8 @@
 //!
 //! `c[0x0][0x0]`, `0x4`, `0x8` hold the block size x, y, z and `0xc`, `0x10`, `0x14` the grid
 //! size x, y, z. Buffers (as 8-byte device addresses) and `.param` scalars follow from
-//! `c[0x0][0x160]` ([`PARAM_BASE`]) on, in declaration order, each naturally aligned
+//! `c[0x0][0x160]` ([`crate::ir::PARAM_BASE`]; a listing's architecture may move it, see
+//! [`crate::ir::CbankLayout`]) on, in declaration order, each naturally aligned
 //! ([`assign_cbank_offsets`]). Code may also name them: `c[0x0][NAME]`, `c[0x0][NAME+0x4]`.
 //!
 //! # Expectations
@@ -49,8 +50,8 @@
 use super::directive::{self, Directive, LAUNCH_DIRECTIVES};
 use super::lexer::{join, lex, Cursor, SyntaxError, TokKind, Token};
 use crate::ir::{
-    CmpOp, Expect, ExpectLhs, ExpectRhs, Init, LaunchSpec, ParamDecl, ParamKind, Scalar, Span, Ty,
-    MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ, PARAM_BASE, SHARED_WINDOW_BYTES,
+    CbankLayout, CmpOp, Expect, ExpectLhs, ExpectRhs, Init, LaunchSpec, ParamDecl, ParamKind,
+    Scalar, Span, Ty, MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ, SHARED_WINDOW_BYTES,
 };
 use crate::valid::{self, LaunchLimit};
 use std::collections::HashMap;
@@ -650,10 +651,11 @@ pub fn param_decl(cur: &mut Cursor) -> Result<ScalarParamDecl, SyntaxError> {
     })
 }
 
-/// Gives each parameter its constant-bank offset: from [`PARAM_BASE`] on, in order, each
-/// aligned to its size (a buffer is an 8-byte device address, a scalar its type's size).
-pub fn assign_cbank_offsets(params: &mut [ParamDecl]) {
-    let mut next = PARAM_BASE as u64;
+/// Gives each parameter its constant-bank offset: from `base` (the kernel layout's
+/// [`crate::ir::CbankLayout::param_base`]) on, in order, each aligned to its size (a buffer is
+/// an 8-byte device address, a scalar its type's size).
+pub fn assign_cbank_offsets(params: &mut [ParamDecl], base: u32) {
+    let mut next = u64::from(base);
     for p in params.iter_mut() {
         let size = p.cbank_size().max(1) as u64;
         let offset = next.div_ceil(size) * size;
@@ -937,6 +939,11 @@ pub struct LaunchBuilder {
     grid_at: Option<Span>,
     block_at: Option<Span>,
     shared_at: Option<Span>,
+    /// `.shared` (the bytes after the static ones) and `.static_shared`, with where their
+    /// numbers are; the window is computed by [`LaunchBuilder::finish`].
+    dynamic: Option<(u64, Span)>,
+    static_shared: Option<(u64, Span)>,
+    static_at: Option<Span>,
     expect_spans: Vec<ExpectSpans>,
     /// `spec.params` by name, for the duplicate check.
     param_index: HashMap<String, usize>,
@@ -945,6 +952,35 @@ pub struct LaunchBuilder {
 impl LaunchBuilder {
     pub fn new() -> LaunchBuilder {
         LaunchBuilder::default()
+    }
+
+    /// Sets the constant-bank layout (a pasted listing's `.headerflags` names its architecture).
+    pub fn set_layout(&mut self, layout: CbankLayout) {
+        self.spec.layout = layout;
+    }
+
+    /// A listing's `.nv.shared.NAME` size: the reserved and static shared bytes together.
+    pub fn set_listing_shared(&mut self, bytes: u64, span: Span) -> Result<(), SyntaxError> {
+        let reserved = u64::from(self.spec.layout.reserved_shared());
+        let Some(own) = bytes.checked_sub(reserved) else {
+            return Err(SyntaxError::new(
+                span,
+                format!(
+                    "{bytes} bytes of shared memory are fewer than the {reserved} bytes {} reserves",
+                    self.spec.layout
+                ),
+            ));
+        };
+        self.static_shared = Some((own, span));
+        Ok(())
+    }
+
+    /// A builder for a kernel compiled for `layout` (a listing's architecture): parameters
+    /// start at its parameter base and its reserved shared bytes come first in the window.
+    pub fn with_layout(layout: CbankLayout) -> LaunchBuilder {
+        let mut b = LaunchBuilder::default();
+        b.spec.layout = layout;
+        b
     }
 
     /// Applies one directive. `directive` is its word (`.grid`), `args` the tokens after it up
@@ -984,8 +1020,13 @@ impl LaunchBuilder {
             }
             Directive::Shared { bytes, span } => {
                 once(&mut self.shared_at)?;
-                self.spec.shared_bytes =
-                    check_shared(bytes).map_err(|m| SyntaxError::new(span, m))?;
+                check_shared(bytes).map_err(|m| SyntaxError::new(span, m))?;
+                self.dynamic = Some((bytes, span));
+            }
+            Directive::StaticShared { bytes, span } => {
+                once(&mut self.static_at)?;
+                check_shared(bytes).map_err(|m| SyntaxError::new(span, m))?;
+                self.static_shared = Some((bytes, span));
             }
             Directive::Decl { decl, name_span } => {
                 self.check_new_name(&decl.name, name_span)?;
@@ -1013,9 +1054,32 @@ impl LaunchBuilder {
     }
 
     /// Assigns constant-bank offsets and checks every expectation against the buffers.
+    ///
+    /// The shared window is the layout's reserved bytes, then `.static_shared`, then `.shared`
+    /// (for a program file without `.static_shared`, `.shared` is the window).
     pub fn finish(self) -> Result<LaunchSpec, SyntaxError> {
         let mut spec = self.spec;
-        assign_cbank_offsets(&mut spec.params);
+        let reserved = u64::from(spec.layout.reserved_shared());
+        let (static_bytes, static_span) = self.static_shared.unwrap_or((0, Span::default()));
+        let (dynamic, dynamic_span) = self.dynamic.unwrap_or((0, static_span));
+        let static_total = reserved + static_bytes;
+        let window = static_total + dynamic;
+        spec.shared_bytes = check_shared(window).map_err(|m| {
+            SyntaxError::new(
+                if self.dynamic.is_some() {
+                    dynamic_span
+                } else {
+                    static_span
+                },
+                if window == dynamic {
+                    m
+                } else {
+                    format!("{m} (with {static_total} reserved and static bytes before it)")
+                },
+            )
+        })?;
+        spec.static_shared = static_total as u32;
+        assign_cbank_offsets(&mut spec.params, spec.layout.param_base());
         let params = ByName::params(&spec.params);
         for (e, spans) in spec.expects.iter().zip(&self.expect_spans) {
             check_expect_spanned(e, spans, &params)?;
@@ -1306,7 +1370,7 @@ mod tests {
             scalar_param("e", Ty::U8),
             scalar_param("f", Ty::F64),
         ];
-        assign_cbank_offsets(&mut params);
+        assign_cbank_offsets(&mut params, crate::ir::PARAM_BASE);
         let offsets: Vec<u32> = params.iter().map(|p| p.cbank_offset).collect();
         assert_eq!(offsets, [0x160, 0x168, 0x170, 0x174, 0x178, 0x180]);
     }

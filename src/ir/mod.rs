@@ -66,6 +66,7 @@ macro_rules! op_enum {
 
 mod access;
 pub mod build;
+mod layout;
 pub mod limits;
 mod ops;
 pub mod print;
@@ -75,6 +76,7 @@ mod uses;
 pub use print::{print_inst, print_kernel, print_program};
 
 pub use access::*;
+pub use layout::{CbankField, CbankLayout, STACK_TOP};
 pub use limits::{MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ, SHARED_WINDOW_BYTES};
 pub use ops::*;
 pub use types::*;

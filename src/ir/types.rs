@@ -1,6 +1,6 @@
 //! Value types and the launch description a program file declares.
 
-use super::{CmpOp, Span};
+use super::{CbankLayout, CmpOp, Span};
 use std::fmt;
 
 op_enum! {
@@ -233,10 +233,23 @@ pub struct LaunchSpec {
     pub grid: [u32; 3],
     /// Threads per CTA dimension (`.block X[,Y[,Z]]`), default 32,1,1; product at most 1024.
     pub block: [u32; 3],
-    /// Shared-memory bytes per CTA (`.shared N`), default 0; at most 16 MiB.
+    /// Shared-memory bytes per CTA (`.shared N`), default 0; at most 16 MiB: the whole window,
+    /// reserved, static and dynamic parts together.
     pub shared_bytes: u32,
+    /// The bytes of the window before the dynamic shared memory: the architecture's reserved
+    /// bytes and the kernel's static variables (a PTX entry's `.shared` variables, a listing's
+    /// `.static_shared`). `shared_bytes - static_shared` is `%dynamic_smem_size`; 0 for SASS
+    /// program files, whose `.shared` is the window.
+    pub static_shared: u32,
+    /// The constant-bank layout of the architecture the kernel was compiled for.
+    pub layout: CbankLayout,
+    /// Where the kernel's own reads of constant bank 0 end (0: not recorded). A listing
+    /// declares no parameters, so its code says how far they reach: the launch must bind
+    /// parameters up to here, and the bank is at least this long.
+    pub cbank_reads: u32,
     /// Buffers and scalar parameters in declaration order; they occupy the constant bank from
-    /// [`PARAM_BASE`] on, naturally aligned (a buffer is its 8-byte device address).
+    /// the layout's [`CbankLayout::param_base`] on, naturally aligned (a buffer is its 8-byte
+    /// device address).
     pub params: Vec<ParamDecl>,
     /// `.expect` lines, checked after the launch in order.
     pub expects: Vec<Expect>,
@@ -248,15 +261,36 @@ impl Default for LaunchSpec {
             grid: [1, 1, 1],
             block: [32, 1, 1],
             shared_bytes: 0,
+            static_shared: 0,
+            layout: CbankLayout::default(),
+            cbank_reads: 0,
             params: Vec::new(),
             expects: Vec::new(),
         }
     }
 }
 
-/// Offset in constant bank 0 of the first kernel parameter (Volta–Ampere ABI).
+impl LaunchSpec {
+    /// Where the parameters end: past the last one, or the parameter base if there are none.
+    pub fn params_end(&self) -> u64 {
+        self.params
+            .iter()
+            .map(|p| u64::from(p.cbank_offset) + u64::from(p.cbank_size()))
+            .max()
+            .unwrap_or(0)
+            .max(u64::from(self.layout.param_base()))
+    }
+
+    /// `%dynamic_smem_size`: the window after the reserved and static parts.
+    pub fn dynamic_shared(&self) -> u32 {
+        self.shared_bytes.saturating_sub(self.static_shared)
+    }
+}
+
+/// Offset in constant bank 0 of the first kernel parameter in the default (sm_70–sm_89) layout,
+/// [`CbankLayout::SM80`]; a kernel's own is `launch.layout.param_base()`.
 pub const PARAM_BASE: u32 = 0x160;
-/// Constant bank offsets of the launch geometry: block size x, y, z then grid size x, y, z.
+/// Constant bank offset of the block size x, y, z (every layout).
 pub const CBANK_NTID: u32 = 0x0;
 /// Constant bank offset of the grid size x, y, z.
 pub const CBANK_NCTAID: u32 = 0xc;

@@ -15,7 +15,7 @@
 //! * **Launch** (`launch.rs`): block dimensions at least 1 with at most 1024 threads, grid
 //!   dimensions at least 1 with x below 2^31 and y, z at most 65535, shared size at most 16 MiB;
 //!   the warp size fits the dialect; parameters lie naturally aligned and disjoint in constant
-//!   bank 0 from [`crate::ir::PARAM_BASE`] on.
+//!   bank 0 from the kernel's layout's parameter base on ([`crate::ir::CbankLayout`]).
 //! * **Atomics** (`atomics.rs`): the op and size are in the `(dialect, space)` op×size table
 //!   (`ATOMS` exactly per `000_6d05a8552870c0ae.txt`); `src2` is present exactly for CAS, CAST
 //!   and FCMPWR; `spin` only on shared CAST; in SASS, Rb and Rc are registers, the `ATOMS`
@@ -57,7 +57,7 @@ pub use launch::{
     LaunchProblem,
 };
 
-use crate::ir::{Control, Dialect, Inst, Kernel, LaunchSpec, Op, Span, PARAM_BASE};
+use crate::ir::{Control, Dialect, Inst, Kernel, LaunchSpec, Op, Span};
 use std::fmt;
 
 /// The validator's proof: facts about a kernel that passed validation, which backends and the
@@ -285,17 +285,13 @@ pub(crate) fn fmt_offset(off: i64) -> String {
     }
 }
 
-/// The bytes of constant bank 0 a kernel may read: the whole ABI area below
-/// [`PARAM_BASE`] (the launch geometry at `0x0..0x18`; the rest reads as zero, so that
-/// cuobjdump listings such as `MOV R1, c[0x0][0x28]` run), then the parameters' extent.
+/// The bytes of constant bank 0 a kernel may read: the whole ABI area below its layout's
+/// parameter base ([`crate::ir::CbankLayout`]: the launch geometry, the windows, the stack
+/// pointer, the descriptor; the words no field names read as zero), then the parameters'
+/// extent (at least [`LaunchSpec::cbank_reads`]).
 pub fn cbank_bytes(launch: &LaunchSpec) -> u32 {
-    let params_end = launch
-        .params
-        .iter()
-        .map(|p| u64::from(p.cbank_offset) + u64::from(p.cbank_size()))
-        .max()
-        .unwrap_or(0);
-    u32::try_from(params_end.max(u64::from(PARAM_BASE))).unwrap_or(u32::MAX)
+    let end = launch.params_end().max(u64::from(launch.cbank_reads));
+    u32::try_from(end).unwrap_or(u32::MAX)
 }
 
 /// Checks `kernel` and computes its [`KernelInfo`].
@@ -369,11 +365,11 @@ fn check_kernel(d: &mut Diagnostics, kernel: &Kernel) {
     }
 }
 
-/// Parameters sit in constant bank 0 from `PARAM_BASE` on, naturally aligned, without overlap
-/// (the front-end assigns the offsets; a violation is a front-end bug).
+/// Parameters sit in constant bank 0 from the layout's parameter base on, naturally aligned,
+/// without overlap (the front-end assigns the offsets; a violation is a front-end bug).
 fn check_params(d: &mut Diagnostics, launch: &LaunchSpec) {
-    const RULE: &str = "issue 2 (program files): \"buffers and `.param` scalars from `c[0x0][0x160]` on, in declaration order, naturally aligned (a buffer is its 64-bit device address)\"";
-    let mut prev_end: u64 = u64::from(PARAM_BASE);
+    const RULE: &str = "issue 2 (program files): \"buffers and `.param` scalars from `c[0x0][0x160]` on, in declaration order, naturally aligned (a buffer is its 64-bit device address)\"; issue 10: the base follows the architecture (`c[0x0][0x210]` on sm_90)";
+    let mut prev_end: u64 = u64::from(launch.layout.param_base());
     for p in &launch.params {
         let size = p.cbank_size();
         let start = u64::from(p.cbank_offset);

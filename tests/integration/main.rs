@@ -9,6 +9,7 @@ mod programs;
 mod progress;
 mod ptx;
 mod reuse;
+mod sass_listing;
 mod traps;
 mod validation;
 

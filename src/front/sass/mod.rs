@@ -20,11 +20,15 @@
 //! instruction reads or writes (both words of 64-bit pairs count; RZ does not) and
 //! `num_preds` one more than the highest predicate (PT does not count).
 
+mod broken;
+mod calls;
+mod listing;
 mod operands;
 mod ops;
 #[cfg(test)]
 #[allow(clippy::wildcard_enum_match_arm)] // a test matches the variant it expects
 mod tests;
+mod unemulated;
 
 use super::directive::{is_launch_directive, LAUNCH_DIRECTIVES};
 use super::lexer::{end_of, join, lex, SyntaxError, TokKind, Token};
@@ -32,7 +36,9 @@ use super::program::{is_identifier, LaunchBuilder};
 use crate::ir::{Dialect, Inst, Kernel, Program, Span};
 use std::collections::HashMap;
 
+pub use broken::{Broken, FormCount};
 pub use ops::MNEMONICS;
+pub use unemulated::UNEMULATED;
 
 /// One statement's tokens (without `;` and newline) and the address prefix before it.
 struct Statement<'a> {
@@ -54,6 +60,10 @@ struct KernelDraft<'s, 'a> {
     /// Label name to where it is defined (the duplicate check).
     label_at: HashMap<&'a str, Span>,
     insts: Vec<PendingInst<'s, 'a>>,
+    /// Listings: whether the function is a kernel entry (a non-entry function is only a call
+    /// target), and the labels that start a function of their own (`.type NAME,@function`).
+    entry: bool,
+    function_labels: Vec<String>,
 }
 
 impl KernelDraft<'_, '_> {
@@ -65,6 +75,8 @@ impl KernelDraft<'_, '_> {
             labels: Vec::new(),
             label_at: HashMap::new(),
             insts: Vec::new(),
+            entry: true,
+            function_labels: Vec::new(),
         }
     }
 }
@@ -77,8 +89,30 @@ struct Drafts<'s, 'a> {
 
 /// Parses a SASS program file.
 pub fn parse_program(file_name: &str, source: &str) -> Result<Program, SyntaxError> {
+    let parsed = parse_file(file_name, source)?;
+    // A program file stops at its first error; a listing's broken entries are reported whole.
+    if let Some(Some(broken)) = parsed.broken.into_iter().find(Option::is_some) {
+        return Err(broken.first_error());
+    }
+    Ok(parsed.program)
+}
+
+/// A SASS file parsed: the program, and per kernel (in program order) what keeps it from
+/// running, if anything (see [`Broken`]).
+pub struct ParsedFile {
+    pub program: Program,
+    pub broken: Vec<Option<Broken>>,
+}
+
+/// Parses a SASS file: a program file, or a whole `cuobjdump -sass` / `nvdisasm` listing
+/// ([`listing`]). In a listing, an entry with instructions atomjit cannot lower does not stop
+/// the others: it gets a placeholder kernel (one `EXIT`) and a [`Broken`] report.
+pub fn parse_file(file_name: &str, source: &str) -> Result<ParsedFile, SyntaxError> {
     let toks = lex(source)?;
     let statements = split_statements(&toks);
+    if listing::is_listing(&statements) {
+        return listing::parse(file_name, source, &statements);
+    }
     let has_kernel_directive = statements.iter().any(|s| {
         s.toks
             .first()
@@ -130,6 +164,24 @@ pub fn parse_program(file_name: &str, source: &str) -> Result<Program, SyntaxErr
             toks = &toks[2..];
         }
         let Some(first) = toks.first() else { continue };
+        if listing::is_terminator(toks) {
+            // The `..........` that ends a pasted cuobjdump function.
+            continue;
+        }
+        if first.is_word() && first.text.eq_ignore_ascii_case(".headerflags") {
+            // A pasted cuobjdump header: its architecture decides the constant-bank layout.
+            let layout = listing::headerflags_layout(toks)?;
+            let draft = current(
+                &mut drafts.list,
+                has_kernel_directive,
+                first.span,
+                "`.headerflags`",
+            )?;
+            if let Some(layout) = layout {
+                draft.launch.set_layout(layout);
+            }
+            continue;
+        }
         if first.is_word() && first.text.starts_with('.') {
             directive(&mut drafts, has_kernel_directive, toks, source)?;
         } else {
@@ -160,13 +212,24 @@ pub fn parse_program(file_name: &str, source: &str) -> Result<Program, SyntaxErr
         .expected("`.kernel NAME` or an instruction"));
     }
     let mut kernels = Vec::with_capacity(drafts.len());
-    for draft in drafts {
-        kernels.push(finish_kernel(draft, source)?);
+    let mut broken = Vec::with_capacity(drafts.len());
+    for index in 0..drafts.len() {
+        let (kernel, errors) = finish_kernel(&drafts, index, source)?;
+        // A program file stops at its first error (only a listing's kernels are reported
+        // whole).
+        if let Some(b) = errors {
+            return Err(b.first_error());
+        }
+        broken.push(None);
+        kernels.push(kernel);
     }
-    Ok(Program {
-        source_name: file_name.to_string(),
-        source: source.to_string(),
-        kernels,
+    Ok(ParsedFile {
+        program: Program {
+            source_name: file_name.to_string(),
+            source: source.to_string(),
+            kernels,
+        },
+        broken,
     })
 }
 
@@ -285,7 +348,16 @@ fn directive<'s, 'a>(
     draft.launch.apply(&d, &toks[1..], source)
 }
 
-fn finish_kernel(draft: KernelDraft, source: &str) -> Result<Kernel, SyntaxError> {
+/// Lowers function `index` of `drafts` into a kernel, with the subroutines it calls inlined
+/// ([`calls`]). An error in the kernel's launch directives is an error of the file; errors in
+/// instructions are collected: the kernel is then a placeholder and the [`Broken`] report says
+/// why.
+fn finish_kernel(
+    drafts: &[KernelDraft],
+    index: usize,
+    source: &str,
+) -> Result<(Kernel, Option<Broken>), SyntaxError> {
+    let draft = &drafts[index];
     if draft.insts.is_empty() {
         return Err(SyntaxError::new(
             draft.span,
@@ -293,72 +365,85 @@ fn finish_kernel(draft: KernelDraft, source: &str) -> Result<Kernel, SyntaxError
         )
         .expected("at least one instruction (e.g. `EXIT ;`)"));
     }
-    let launch = draft.launch.finish()?;
-    let labels: HashMap<String, u32> = draft
-        .labels
-        .iter()
-        .map(|(n, pc, _)| (n.clone(), *pc))
-        .collect();
-    let mut addresses: HashMap<u64, Vec<u32>> = HashMap::new();
-    for (pc, inst) in draft.insts.iter().enumerate() {
-        if let Some(a) = inst.address {
-            addresses.entry(a).or_default().push(pc as u32);
-        }
-    }
+    let launch = draft.launch.clone().finish()?;
+    // Uniform registers go after every vector register and predicate any function of the
+    // file names (inlined subroutines included).
     let uniform = operands::UniformBase::after(
-        draft
-            .insts
+        drafts
             .iter()
+            .flat_map(|d| d.insts.iter())
             .flat_map(|i| i.toks.iter())
             .filter(|t| t.is_word())
             .map(|t| t.text),
     );
     let params = operands::Params::new(&launch.params, uniform);
-    let ctx = ops::Ctx {
-        params: &params,
-        labels: &labels,
-        addresses: &addresses,
-        num_insts: draft.insts.len() as u32,
-        source,
-    };
-    let mut insts = Vec::with_capacity(draft.insts.len());
-    for pending in &draft.insts {
-        let lowered = ops::lower(pending.toks, &ctx)?;
-        let (first, last) = (
-            pending.toks[0].span,
-            pending.toks[pending.toks.len() - 1].span,
-        );
-        let span = join(first, last);
-        let text = source
-            .get(span.start as usize..span.end as usize)
-            .unwrap_or("")
-            .to_string();
-        insts.push(Inst {
-            op: lowered.op,
-            guard: lowered.guard,
-            span,
-            text,
-            sched: lowered.sched,
-        });
+    let lowered = calls::lower_kernel(drafts, index, &params, source);
+    if !lowered.errors.is_empty() {
+        let broken = Broken::new(&draft.name, draft.span, lowered.errors);
+        let exit = Inst {
+            op: crate::ir::Op::Exit,
+            guard: crate::ir::Guard::ALWAYS,
+            span: draft.span,
+            text: "EXIT".to_string(),
+            sched: Vec::new(),
+        };
+        let kernel = Kernel {
+            name: draft.name.clone(),
+            dialect: Dialect::Sass,
+            warp_size: 32,
+            insts: vec![exit],
+            labels: Vec::new(),
+            num_regs: 0,
+            num_preds: 0,
+            uniform: Default::default(),
+            launch,
+            span: draft.span,
+        };
+        return Ok((kernel, Some(broken)));
     }
+    let insts = lowered.insts;
+    let labels = lowered.labels;
     let (num_regs, num_preds) = crate::ir::register_counts(&insts);
     // The uniform file exists if any instruction names a uniform register or predicate.
     let uses_uniform = (uniform.reg < 255 && num_regs > u32::from(uniform.reg))
         || num_preds > u32::from(uniform.pred);
-    Ok(Kernel {
-        name: draft.name,
-        dialect: Dialect::Sass,
-        warp_size: 32,
-        insts,
-        labels: draft.labels.into_iter().map(|(n, pc, _)| (n, pc)).collect(),
-        num_regs,
-        num_preds,
-        uniform: if uses_uniform {
-            uniform.ranges()
-        } else {
-            Default::default()
+    Ok((
+        Kernel {
+            name: draft.name.clone(),
+            dialect: Dialect::Sass,
+            warp_size: 32,
+            insts,
+            labels,
+            num_regs,
+            num_preds,
+            uniform: if uses_uniform {
+                uniform.ranges()
+            } else {
+                Default::default()
+            },
+            launch,
+            span: draft.span,
         },
-        launch,
-        span: draft.span,
+        None,
+    ))
+}
+
+/// One instruction of a kernel as lowered: the op, or why it could not be.
+fn lower_one(toks: &[Token], ctx: &ops::Ctx, source: &str) -> Result<Inst, SyntaxError> {
+    if let Some(feature) = unemulated::check(toks) {
+        return Err(feature);
+    }
+    let lowered = ops::lower(toks, ctx)?;
+    let span = join(toks[0].span, toks[toks.len() - 1].span);
+    let text = source
+        .get(span.start as usize..span.end as usize)
+        .unwrap_or("")
+        .to_string();
+    Ok(Inst {
+        op: lowered.op,
+        guard: lowered.guard,
+        span,
+        text,
+        sched: lowered.sched,
     })
 }
