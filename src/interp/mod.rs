@@ -62,7 +62,7 @@ mod tests;
 
 use crate::exec::{CtaEnv, GroupExit, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE};
 use crate::ir::{
-    ImadMode, Inst, Op, Operand, Pred, PredMove, PredSrc, Reg, Space, SpecialReg, Src, Ty, VoteMode,
+    Inst, Op, Operand, Pred, PredMove, PredSrc, Reg, Space, SpecialReg, Src, Ty, VoteMode,
 };
 use crate::sem;
 
@@ -275,12 +275,16 @@ fn step(
             ref b,
             ref c,
         } => for_lanes(exec, |lane| {
-            let wide = mode == ImadMode::Wide;
             let a = read_src(warp, env, a, Ty::U32, lane)? as u32;
             let b = read_src(warp, env, b, Ty::U32, lane)? as u32;
-            let c = read_src(warp, env, c, if wide { Ty::U64 } else { Ty::U32 }, lane)?;
+            let c_ty = if mode.addend_words() == 2 {
+                Ty::U64
+            } else {
+                Ty::U32
+            };
+            let c = read_src(warp, env, c, c_ty, lane)?;
             let result = sem::alu::imad(mode, signed, a, b, c);
-            write_reg_words(warp, dst, lane, result as u128, mode.words());
+            write_reg_words(warp, dst, lane, result as u128, mode.dst_words());
             Ok(())
         })?,
         &Op::Lea {
@@ -539,6 +543,15 @@ fn step(
             // Validation guarantees a float type.
             let value = sem::float::fma_ty(ty, a, b, c, round, ftz).unwrap_or(0);
             write_reg_words(warp, dst, lane, value as u128, ty.regs());
+            Ok(())
+        })?,
+        Op::IsSpace { space, dst, addr } => for_lanes(exec, |lane| {
+            let address = addr.effective(Space::Generic, |r, words| {
+                read_reg_words(warp, r, lane, words)
+            });
+            let inside =
+                crate::ir::resolve(Space::Generic, address).map(|(s, _)| s) == Some(*space);
+            write_pred(warp, *dst, lane, inside);
             Ok(())
         })?,
         &Op::PredLut { dst, a, b, c, lut } => for_lanes(exec, |lane| {

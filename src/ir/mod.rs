@@ -434,7 +434,10 @@ pub enum Op {
     },
     /// `IMAD` family: `dst = a * b + c`.
     /// * `Lo`: 32-bit result, the low 32 bits of the product plus `c` (sign does not matter).
-    /// * `Hi`: the high 32 bits of the 64-bit product (signed if `signed`) plus `c`, mod 2^32.
+    /// * `Hi`: bits 63..32 of the 64-bit product (sign-extended if `signed`) plus the 64-bit
+    ///   pair `c`, mod 2^64: `hi32(a * b + c)`. ptxas relies on the pair: `IMAD.MOV.U32 R2,
+    ///   RZ, RZ, RZ ; IMAD.HI R4, R3, M, R2` computes `mulhi(R3, M) + R3` with the addend
+    ///   `R3:R2 = R3 << 32`.
     /// * `Wide`: 64-bit result in the pair `dst`: the 64-bit product of `a` and `b`
     ///   (sign-extended if `signed`, zero-extended otherwise) plus the 64-bit pair `c`.
     Imad {
@@ -442,13 +445,13 @@ pub enum Op {
         mode: ImadMode,
         /// Sign-extend the factors (`.HI`, `.WIDE`), rather than zero-extend them.
         signed: bool,
-        /// The destination ([`ImadMode::words`] registers).
+        /// The destination ([`ImadMode::dst_words`] registers).
         dst: Reg,
         /// The first factor.
         a: Src,
         /// The second factor.
         b: Src,
-        /// The addend ([`ImadMode::words`] registers).
+        /// The addend ([`ImadMode::addend_words`] registers).
         c: Src,
     },
     /// SASS `LEA`: `dst = (a << shift) + b` (low 32 bits); `carry_out` (unless PT) receives the
@@ -754,6 +757,18 @@ pub enum Op {
         /// Flush subnormal inputs and result (F32 only).
         ftz: bool,
     },
+    /// Whether a generic address lies in a space's window (SASS `QSPC.E.S`, PTX
+    /// `isspacep.shared`/`.global`): `dst` receives true where `addr`, evaluated as a generic
+    /// address, resolves to `space` ([`resolve`]); `space` is [`Space::Shared`] or
+    /// [`Space::Global`].
+    IsSpace {
+        /// The window asked about.
+        space: Space,
+        /// The result.
+        dst: Pred,
+        /// The generic address.
+        addr: Address,
+    },
     /// SASS `PLOP3.LUT`: `dst[i] = lut[i][(a<<2)|(b<<1)|c]` of the three predicate inputs
     /// (the truth-table convention of [`Op::Lop3`]: `a = 0xF0`, `b = 0xCC`, `c = 0xAA`).
     PredLut {
@@ -775,8 +790,10 @@ pub enum Op {
 /// The shifted value is `(hi:lo) << s` with `left`, otherwise `(hi:lo) >> s` (arithmetic,
 /// i.e. filling with bit 63, if `ty` is signed). The result is one 32-bit word of it: the high
 /// word (bits 63..32) with `high` (`.HI`), otherwise the low word (bits 31..0). The amount `s`
-/// is the `shift` operand: for 32-bit types clamped to 32 (SASS `SHF` clamps unless `.W`, i.e.
-/// `wrap`, masks it to 0..=31); for 64-bit types masked to 0..=63. So:
+/// is the `shift` operand, clamped to the type's width (32 or 64) unless `.W` (`wrap`) masks it
+/// to 0..=31 or 0..=63; a shift by 64 gives 0 (the sign fill for an arithmetic right shift).
+/// ptxas relies on the clamp: its 64-bit rotate `(x << n) + (x >> (64 - n))` with
+/// `SHF.R.U64` is exact for `n = 0` only if the shift by 64 gives 0. So:
 /// * `SHF.L.U32 Rd, Ra, 0x2, RZ` is `Ra << 2`; `SHF.L.W.U32.HI Rd, Rlo, s, Rhi` is the PTX
 ///   funnel shift `shf.l.wrap` (high word of `(Rhi:Rlo) << (s & 31)`);
 /// * `SHF.R.U32.HI Rd, RZ, 0x1e, Ra` is `Ra >> 30`; `SHF.R.S32.HI Rd, RZ, 0x1f, Ra` is
@@ -788,7 +805,8 @@ pub enum Op {
 pub struct ShfInst {
     /// `.L` (left), else `.R`.
     pub left: bool,
-    /// `.W`: the amount is masked to 0..=31 instead of clamped to 32 (32-bit types).
+    /// `.W`: the amount is masked to 0..=31 (0..=63 for 64-bit types) instead of clamped to the
+    /// width.
     pub wrap: bool,
     /// `.HI`: the result is the high word of the shifted value, else the low word.
     pub high: bool,
@@ -915,7 +933,7 @@ pub enum Round {
 pub enum ImadMode {
     /// The low 32 bits of the product, plus `c`.
     Lo,
-    /// The high 32 bits of the 64-bit product, plus `c`.
+    /// The high 32 bits of the 64-bit product plus the 64-bit `c`.
     Hi,
     /// The 64-bit product plus the 64-bit `c`.
     Wide,

@@ -636,6 +636,9 @@ fn op_text(k: &Kernel, op: &Op) -> String {
             src(b, *ty),
             src(c, *ty)
         ),
+        Op::IsSpace { space, dst, addr } => {
+            format!("isspacep.{space} {}, {}", pred(*dst), address(addr))
+        }
         Op::PredLut { dst, a, b, c, lut } => format!(
             "plop3 {}, {}, {}, {}, {} lut={:#04x},{:#04x}",
             pred(dst[0]),
@@ -766,7 +769,7 @@ loop:
     1: @!P0 atom.shared.cast.u32.relaxed.cta.spin R2, [R1-0x190], R4, R5 {&req_6} {?WAIT4_END_GROUP}
     2: atom.shared.add.u32.relaxed.cta RZ, [0x10], R8
     3: atom.global.add.f32.relaxed.sys.ftz R6, [R2.64+0x10], R5
-    4: atom.global.add.u32.relaxed.gpu RZ, [R4.64], R11
+    4: atom.generic.add.u32.relaxed.gpu RZ, [R4.64], R11
     5: mov.u32 R1, c[0x0][0x170]
     6: iadd3 R5, R2, -R5, ~RZ carry_out=(P1, PT) carry_in=(P0, !PT)
     7: imad.wide.u32 R2, R0, 0x4, c[0x0][0x160]

@@ -159,11 +159,18 @@ impl UnOp {
 }
 
 impl ImadMode {
-    /// 32-bit words of the destination and of the addend `c`: a pair for `Wide`, else one.
-    pub fn words(self) -> u16 {
+    /// 32-bit words of the destination: a pair for `Wide`, else one.
+    pub fn dst_words(self) -> u16 {
         match self {
             ImadMode::Wide => 2,
             ImadMode::Lo | ImadMode::Hi => 1,
+        }
+    }
+    /// 32-bit words of the addend `c`: a pair for `Wide` and `Hi`, one for `Lo`.
+    pub fn addend_words(self) -> u16 {
+        match self {
+            ImadMode::Wide | ImadMode::Hi => 2,
+            ImadMode::Lo => 1,
         }
     }
 }
@@ -289,10 +296,10 @@ impl Op {
             } => {
                 f(src(a.operand, 1));
                 f(src(b.operand, 1));
-                f(src(c.operand, mode.words()));
+                f(src(c.operand, mode.addend_words()));
                 f(Use::Dst {
                     reg: *dst,
-                    words: mode.words(),
+                    words: mode.dst_words(),
                 });
             }
             Op::Lea {
@@ -493,6 +500,10 @@ impl Op {
                     words: ty.regs(),
                 });
             }
+            Op::IsSpace { dst, addr, .. } => {
+                addr.for_each_source(&mut f);
+                f(Use::PredDst(*dst));
+            }
             Op::PredLut { dst, a, b, c, .. } => {
                 f(Use::PredSrc(a.pred));
                 f(Use::PredSrc(b.pred));
@@ -639,7 +650,8 @@ impl Op {
             | Op::Bfe { .. }
             | Op::Bfi { .. }
             | Op::Fma { .. }
-            | Op::PredLut { .. } => Control::Next,
+            | Op::PredLut { .. }
+            | Op::IsSpace { .. } => Control::Next,
         }
     }
 }
@@ -710,7 +722,14 @@ mod tests {
         assert_eq!(UnOp::Popc.result_words(Ty::U64), 1);
         assert_eq!(UnOp::Clz.result_words(Ty::U64), 1);
         assert_eq!(UnOp::Brev.result_words(Ty::U64), 2);
-        assert_eq!((ImadMode::Wide.words(), ImadMode::Lo.words()), (2, 1));
+        assert_eq!(
+            (ImadMode::Wide.dst_words(), ImadMode::Lo.dst_words()),
+            (2, 1)
+        );
+        assert_eq!(
+            (ImadMode::Hi.dst_words(), ImadMode::Hi.addend_words()),
+            (1, 2)
+        );
     }
 
     #[test]

@@ -300,7 +300,7 @@ pub fn iadd3(terms: [u64; 3], carry_in: [bool; 2]) -> (u32, [bool; 2]) {
 }
 
 /// SASS `IMAD`: `a * b + c` (operands already modified). `Lo`/`Hi` return 32 bits; `Wide`
-/// returns the 64-bit value (`c` is the 64-bit pair).
+/// returns the 64-bit value. `c` is the 64-bit pair for `Wide` and `Hi`.
 #[inline]
 pub fn imad(mode: ImadMode, signed: bool, a: u32, b: u32, c: u64) -> u64 {
     let product: u64 = if signed {
@@ -310,7 +310,7 @@ pub fn imad(mode: ImadMode, signed: bool, a: u32, b: u32, c: u64) -> u64 {
     };
     match mode {
         ImadMode::Lo => (product as u32).wrapping_add(c as u32) as u64,
-        ImadMode::Hi => ((product >> 32) as u32).wrapping_add(c as u32) as u64,
+        ImadMode::Hi => product.wrapping_add(c) >> 32,
         ImadMode::Wide => product.wrapping_add(c),
     }
 }
@@ -337,20 +337,20 @@ pub fn lea(hi: bool, a: u32, b_term: u64, c: u32, shift: u8, carry_in: bool) -> 
 /// the shifted value if `high`, else the low word.
 #[inline]
 pub fn shf(inst: &ShfInst, lo: u32, shift: u32, hi: u32) -> u32 {
-    let amount = if inst.ty.bits() == 64 {
-        shift & 63
-    } else if inst.wrap {
-        shift & 31
+    let bits = inst.ty.bits().max(32);
+    let amount = if inst.wrap {
+        shift & (bits - 1)
     } else {
-        shift.min(32)
+        shift.min(bits)
     };
+    // In 128 bits a shift by 64 is defined: 0 (left, logical right) or the sign fill.
     let value = (hi as u64) << 32 | lo as u64;
     let shifted = if inst.left {
-        value << amount
+        ((value as u128) << amount) as u64
     } else if inst.ty.is_signed_int() {
-        ((value as i64) >> amount) as u64
+        ((value as i64 as i128) >> amount) as u64
     } else {
-        value >> amount
+        ((value as u128) >> amount) as u64
     };
     if inst.high {
         (shifted >> 32) as u32
@@ -482,12 +482,19 @@ mod tests {
     #[test]
     fn imad_modes() {
         assert_eq!(imad(ImadMode::Lo, false, 0xffff_ffff, 2, 5), 3);
-        assert_eq!(imad(ImadMode::Hi, false, 0xffff_ffff, 2, 5), 6);
+        // `Hi` adds the 64-bit pair `c` to the whole product, then takes the high word.
+        assert_eq!(imad(ImadMode::Hi, false, 0xffff_ffff, 2, 5 << 32), 6);
         assert_eq!(
-            imad(ImadMode::Hi, true, 0xffff_ffff, 2, 5),
+            imad(ImadMode::Hi, true, 0xffff_ffff, 2, 5 << 32),
             4,
             "-1 * 2 = -2: high word is -1, + 5"
         );
+        // The low half of `c` carries into the high word: 0xffff_fffe + 2 overflows.
+        assert_eq!(imad(ImadMode::Hi, false, 0xffff_ffff, 2, 2), 2);
+        // The division-by-7 step ptxas emits: mulhi(x, 0x92492493) + x with c = x:0.
+        let x = 700u32;
+        let q = imad(ImadMode::Hi, true, x, 0x9249_2493, u64::from(x) << 32) as u32;
+        assert_eq!(((q as i32 >> 2) + (q >> 31) as i32) as u32, 100);
         assert_eq!(
             imad(ImadMode::Wide, false, 0xffff_ffff, 0xffff_ffff, 1),
             0xffff_fffe_0000_0002
@@ -587,8 +594,21 @@ mod tests {
         assert_eq!(shf(&shf_inst(true, false, false, Ty::U32), 1, 33, 0), 0);
         assert_eq!(shf(&shf_inst(true, false, true, Ty::U32), 1, 40, 0), 1);
         assert_eq!(shf(&shf_inst(true, true, false, Ty::U32), 1, 33, 0), 2);
-        // 64-bit types mask to 0..63.
-        assert_eq!(shf(&shf_inst(true, false, true, Ty::U64), 1, 64 + 33, 0), 2);
+        // 64-bit types clamp to 64 (0, or the sign fill), or mask to 0..63 with `.W`.
+        assert_eq!(shf(&shf_inst(true, false, true, Ty::U64), 1, 64 + 33, 0), 0);
+        assert_eq!(shf(&shf_inst(true, true, true, Ty::U64), 1, 64 + 33, 0), 2);
+        assert_eq!(shf(&shf_inst(false, false, false, Ty::U64), 0, 64, 0xffff_ffff), 0);
+        assert_eq!(
+            shf(&shf_inst(false, false, true, Ty::S64), 0, 100, 0x8000_0000),
+            0xffff_ffff
+        );
+        // ptxas's rotate idiom (x << n) + (x >> (64 - n)) for n = 0, x = ~1: the right shift by
+        // 64 must contribute nothing.
+        let x: u64 = !1;
+        let (lo, hi) = (x as u32, (x >> 32) as u32);
+        let right_lo = shf(&shf_inst(false, false, false, Ty::U64), lo, 64, hi);
+        let left_lo = shf(&shf_inst(true, false, false, Ty::U32), lo, 0, 0);
+        assert_eq!(right_lo.wrapping_add(left_lo), lo);
     }
 
     #[test]

@@ -206,6 +206,12 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
             }
         }
         Op::PredLut { .. } => {}
+        Op::IsSpace { space, .. } => {
+            if !matches!(space, Space::Shared | Space::Global) {
+                let what = format!("isspacep asks about the {} space", space.name());
+                d.error(pc, inst, what, rules::IS_SPACE);
+            }
+        }
         Op::Unary { op, ty, a, .. } => {
             let (ok, rule) = match op {
                 UnOp::Not

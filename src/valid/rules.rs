@@ -284,6 +284,10 @@ pub const SETP_CHAIN_INT: &str = ir_contract!(
     "src/ir/mod.rs Op::SetP",
     "With `chain` (SASS `ISETP.EX`, integer types only)"
 );
+pub const IS_SPACE: &str = ir_contract!(
+    "src/ir/mod.rs Op::IsSpace",
+    "`space` is [`Space::Shared`] or [`Space::Global`]."
+);
 pub const MUL_WIDE: &str = ir_contract!(
     "src/ir/ops.rs BinOp::MulWide",
     "Double-width product: the destination is twice the type's width (a pair for 32-bit)."

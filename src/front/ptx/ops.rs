@@ -1552,7 +1552,9 @@ fn lower_mad(
     let a = lw.src_plain(&ops[1], ty)?;
     let b = lw.src_plain(&ops[2], ty)?;
     let c = lw.src_plain(&ops[3], res_ty)?;
-    if ty.bits() == 32 {
+    // `mad.hi` adds a 32-bit `c` to the high half; `ImadMode::Hi` adds a 64-bit pair to the
+    // whole product (SASS `IMAD.HI`), so `.hi` takes the two-op path.
+    if ty.bits() == 32 && imad_mode != ImadMode::Hi {
         return Lowered::one(Op::Imad {
             mode: imad_mode,
             signed: ty.is_signed_int(),

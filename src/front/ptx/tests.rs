@@ -707,9 +707,10 @@ fn integer_and_float_arithmetic() {
         one("mad.lo.s32 %r1, %r2, %r3, %r4;"),
         "imad.lo.s32 R0, R1, R2, R3"
     );
+    // `mad.hi` adds a 32-bit `c` to the high half: a multiply-high, then an add.
     assert_eq!(
-        one("mad.hi.u32 %r1, %r2, %r3, %r4;"),
-        "imad.hi.u32 R0, R1, R2, R3"
+        lowered("mad.hi.u32 %r1, %r2, %r3, %r4;"),
+        ["mulhi.u32 R4, R1, R2", "add.u32 R0, R4, R3"]
     );
     assert_eq!(
         one("mad.wide.u32 %rd1, %r1, %r2, %rd2;"),

@@ -85,7 +85,8 @@ impl UniformBase {
             }
         }
         UniformBase {
-            reg: regs,
+            // Even, so that uniform pairs (`UR4:UR5`) start at even slots like vector pairs.
+            reg: regs.next_multiple_of(2),
             pred: preds,
         }
     }

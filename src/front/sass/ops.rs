@@ -323,6 +323,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             "FSETP" | "DSETP" => self.float_setp(),
             "IMNMX" | "FMNMX" => self.min_max(),
             "MATCH" => self.match_op(),
+            "QSPC" => self.qspc(),
             "BREV" | "UBREV" => {
                 self.classify(&[])?;
                 self.count(2, 2, "Rd, Ra")?;
@@ -935,12 +936,21 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         let dst = self.reg(0, "Rd (a register)")?;
         let a = self.src(1, ImmKind::Int32, Mods::IntNeg, "Ra")?;
         let b = self.src(2, ImmKind::Int32, Mods::IntNeg, "Rb")?;
-        let c_kind = if mode == ImadMode::Wide {
+        let c_kind = if mode != ImadMode::Lo {
             ImmKind::Int64
         } else {
             ImmKind::Int32
         };
         let c = self.src(3, c_kind, Mods::IntNeg, "Rc")?;
+        // `IMAD.HI` adds the 64-bit register pair `Rc` (see `ir::Op::Imad`); ptxas writes a
+        // register there, and what an immediate or constant means in that place is not known.
+        if mode == ImadMode::Hi && !matches!(c.operand, Operand::Reg(_)) {
+            return Err(SyntaxError::new(
+                self.ops[3].span,
+                "IMAD.HI adds a 64-bit register pair; an immediate or constant addend is not supported",
+            )
+            .expected("a register (the low word of the pair) or RZ"));
+        }
         Ok(Op::Imad {
             mode,
             signed,
@@ -1717,6 +1727,46 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             a: self.src(1, kind, mods, "Ra")?,
             b: self.src(2, kind, mods, "Rb")?,
             ftz: false,
+        })
+    }
+
+    /// `QSPC.E.S Pd, RZ, [Ra.64 + imm]`: whether the generic address lies in the CTA's shared
+    /// window (`ir::Op::IsSpace`). `QSPC.E.D` asks about distributed shared memory (another
+    /// CTA's shared memory in the cluster); atomjit runs clusters of one CTA, so no address is
+    /// in it and the answer is false. `.G` (global) is the global window.
+    fn qspc(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("addressing", &["E"]),
+            group("space", &["S", "D", "G"]),
+        ])?;
+        let which = self.required(&m, 1, "address-space (.S, .D or .G)")?;
+        self.count(3, 3, "Pd, RZ, [Ra + offset]")?;
+        let dst = self.pred_dst(0, "Pd (a predicate)")?;
+        if !self.reg(1, "RZ")?.is_rz() {
+            return Err(SyntaxError::new(
+                self.ops[1].span,
+                "QSPC with a result register is not supported",
+            )
+            .expected("RZ"));
+        }
+        let addr = want_address(&self.ops[2], self.params(), m[0].is_some(), true)?;
+        Ok(match which {
+            "D" => Op::PredLogic {
+                op: BoolOp::And,
+                dst,
+                a: PredSrc::FALSE,
+                b: PredSrc::FALSE,
+            },
+            "G" => Op::IsSpace {
+                space: Space::Global,
+                dst,
+                addr,
+            },
+            _ => Op::IsSpace {
+                space: Space::Shared,
+                dst,
+                addr,
+            },
         })
     }
 

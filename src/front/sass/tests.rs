@@ -2775,3 +2775,27 @@ fn float_compare_min_max_and_match_forms() {
         assert_eq!(op(text), Op::Nop, "{text}");
     }
 }
+
+#[test]
+fn query_space() {
+    assert_eq!(
+        op("QSPC.E.S P0, RZ, [R4+0x8]"),
+        Op::IsSpace {
+            space: Space::Shared,
+            dst: Pred(0),
+            addr: global(4, 8),
+        }
+    );
+    // Distributed shared memory: clusters of one CTA have none.
+    assert_eq!(
+        op("QSPC.E.D P0, RZ, [R6]"),
+        Op::PredLogic {
+            op: BoolOp::And,
+            dst: Pred(0),
+            a: PredSrc::FALSE,
+            b: PredSrc::FALSE,
+        }
+    );
+    err_at("QSPC.E.S P0, R3, [R4]", 1, 14, "result register");
+    err_at("QSPC.E P0, RZ, [R4]", 1, 1, "needs an address-space");
+}

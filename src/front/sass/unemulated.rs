@@ -35,7 +35,6 @@ pub const UNEMULATED: &[(&str, &str)] = &[
     ("UCGABAR_ARV", "cluster barriers (barrier.cluster.arrive)"),
     ("UCGABAR_WAIT", "cluster barriers (barrier.cluster.wait)"),
     ("UCGABAR", "cluster barriers"),
-    ("CGAERRBAR", "cluster error barriers"),
     (
         "MAPA",
         "distributed shared memory (mapa: another CTA's shared window)",

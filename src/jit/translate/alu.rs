@@ -892,7 +892,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         dst: Reg,
         srcs: [Src; 3],
     ) -> Result<(), JitError> {
-        let words = mode.words();
+        let words = mode.dst_words();
         let [a, b, c] = srcs;
         self.lane_loop(exec, &[], |t, lane, _| {
             let va = t.read_src(lane, &a, Ty::U32)?;
@@ -904,13 +904,17 @@ impl<'a, 'f> Translator<'a, 'f> {
                     t.b.ins().iadd(p, vc)
                 }
                 ImadMode::Hi => {
-                    let vc = t.read_src(lane, &c, Ty::U32)?;
-                    let p = if signed {
-                        t.b.ins().smulhi(va, vb)
+                    // hi32(a * b + c) with the 64-bit pair `c`.
+                    let vc = t.read_src(lane, &c, Ty::U64)?;
+                    let (xa, xb) = if signed {
+                        (t.b.ins().sextend(I64, va), t.b.ins().sextend(I64, vb))
                     } else {
-                        t.b.ins().umulhi(va, vb)
+                        (t.b.ins().uextend(I64, va), t.b.ins().uextend(I64, vb))
                     };
-                    t.b.ins().iadd(p, vc)
+                    let p = t.b.ins().imul(xa, xb);
+                    let sum = t.b.ins().iadd(p, vc);
+                    let high = t.b.ins().ushr_imm_s(sum, 32);
+                    t.b.ins().ireduce(I32, high)
                 }
                 ImadMode::Wide => {
                     // `c` is a 64-bit pair; its modifier applies to the 64-bit value.
@@ -1030,13 +1034,20 @@ impl<'a, 'f> Translator<'a, 'f> {
             let amount = t.read_src(lane, &s.shift, Ty::U32)?;
             let hi = t.read_src(lane, &s.hi, Ty::U32)?;
             let v = t.concat(lo, hi);
-            let amount = if wide {
-                t.b.ins().band_imm_s(amount, 63)
+            // Clamped to the width unless `.W` masks it (IR docs of `ShfInst`). A 64-bit shift
+            // by 64 is computed as by 63 for the sign fill, and selected to 0 otherwise
+            // (Cranelift's 64-bit shifts take the amount mod 64).
+            let (amount, by_64) = if wide && s.wrap {
+                (t.b.ins().band_imm_s(amount, 63), None)
+            } else if wide {
+                let is_64 = t.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, amount, 64);
+                let limit = t.iconst(I32, 63);
+                (t.b.ins().umin(amount, limit), Some(is_64))
             } else if s.wrap {
-                t.b.ins().band_imm_s(amount, 31)
+                (t.b.ins().band_imm_s(amount, 31), None)
             } else {
                 let limit = t.iconst(I32, 32);
-                t.b.ins().umin(amount, limit)
+                (t.b.ins().umin(amount, limit), None)
             };
             let amount = t.b.ins().uextend(I64, amount);
             let r = if s.left {
@@ -1045,6 +1056,13 @@ impl<'a, 'f> Translator<'a, 'f> {
                 t.b.ins().sshr(v, amount)
             } else {
                 t.b.ins().ushr(v, amount)
+            };
+            let r = match by_64 {
+                Some(is_64) if s.left || !s.ty.is_signed_int() => {
+                    let zero = t.iconst(I64, 0);
+                    t.b.ins().select(is_64, zero, r)
+                }
+                Some(_) | None => r,
             };
             // `.HI` selects bits 63..32 of the shifted value, otherwise bits 31..0.
             let r = if s.high {

@@ -129,6 +129,47 @@ impl<'a, 'f> Translator<'a, 'f> {
         })
     }
 
+    /// [`crate::ir::Op::IsSpace`]: each executing lane's generic address tested against the
+    /// window of `space` (the arithmetic of [`crate::ir::resolve`]).
+    pub(super) fn translate_is_space(
+        &mut self,
+        exec: Value,
+        space: Space,
+        dst: crate::ir::Pred,
+        addr: &Address,
+    ) -> Result<(), JitError> {
+        let access = MemAccess {
+            space: Space::Generic,
+            ty: crate::ir::Ty::U32,
+            order: crate::ir::MemOrder::Weak,
+            scope: crate::ir::Scope::Cta,
+            addr: *addr,
+        };
+        let zero = self.iconst(I32, 0);
+        let mask = self.lane_loop(exec, &[zero], |t, lane, acc| {
+            let a = t.lane_address(lane, &access)?;
+            let inside = match space {
+                Space::Shared => {
+                    let offset =
+                        t.b.ins()
+                            .iadd_imm_s(a, -(crate::ir::GENERIC_SHARED_BASE as i64));
+                    t.b.ins().icmp_imm_u(
+                        IntCC::UnsignedLessThan,
+                        offset,
+                        i64::from(crate::ir::SHARED_WINDOW_BYTES),
+                    )
+                }
+                Space::Global | Space::Generic | Space::Const => {
+                    t.b.ins()
+                        .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, a, GLOBAL_BASE_I64)
+                }
+            };
+            let bit = t.bool_to_lane_bit(inside, lane);
+            Ok(vec![t.b.ins().bor(acc[0], bit)])
+        })?;
+        self.write_pred(dst, exec, mask[0])
+    }
+
     /// [`crate::ir::IndexedAddress::eval`] in generated code.
     fn indexed_address(
         &mut self,

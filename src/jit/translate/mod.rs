@@ -708,6 +708,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             | Op::Bfi { .. }
             | Op::Fma { .. }
             | Op::PredLut { .. } => Err(self.unsupported(crate::ir::print_inst(self.kernel, inst))),
+            Op::IsSpace { space, dst, addr } => {
+                self.per_lane(g, |t, e| t.translate_is_space(e, *space, *dst, addr))
+            }
         }
     }
 
@@ -1467,7 +1470,8 @@ fn fusion_of(inst: &Inst) -> Fusion {
         | Op::Bfe { .. }
         | Op::Bfi { .. }
         | Op::Fma { .. }
-        | Op::PredLut { .. } => Fusion::No,
+        | Op::PredLut { .. }
+        | Op::IsSpace { .. } => Fusion::No,
     }
 }
 
