@@ -597,7 +597,10 @@ mod tests {
         // 64-bit types clamp to 64 (0, or the sign fill), or mask to 0..63 with `.W`.
         assert_eq!(shf(&shf_inst(true, false, true, Ty::U64), 1, 64 + 33, 0), 0);
         assert_eq!(shf(&shf_inst(true, true, true, Ty::U64), 1, 64 + 33, 0), 2);
-        assert_eq!(shf(&shf_inst(false, false, false, Ty::U64), 0, 64, 0xffff_ffff), 0);
+        assert_eq!(
+            shf(&shf_inst(false, false, false, Ty::U64), 0, 64, 0xffff_ffff),
+            0
+        );
         assert_eq!(
             shf(&shf_inst(false, false, true, Ty::S64), 0, 100, 0x8000_0000),
             0xffff_ffff

@@ -90,7 +90,7 @@ fn null_global_pointer() {
 #[test]
 fn global_access_past_the_last_buffer() {
     let (t, _) = trap_of(
-        ".kernel k\n.block 1\n.buffer b u32[4] = 0\n  MOV R2, c[0x0][b] ;\n  MOV R3, c[0x0][b+0x4] ;\n  RED.E.ADD.STRONG.GPU [R2.64+0x10], R0 ;\n  EXIT ;\n",
+        ".kernel k\n.block 1\n.buffer b u32[4] = 0\n  MOV R2, c[0x0][b] ;\n  MOV R3, c[0x0][b+0x4] ;\n  REDG.E.ADD.STRONG.GPU [R2.64+0x10], R0 ;\n  EXIT ;\n",
     );
     assert_eq!(
         (t.reason, t.space, t.address, t.pc),
@@ -100,6 +100,14 @@ fn global_access_past_the_last_buffer() {
             GLOBAL_BASE + 16,
             2
         )
+    );
+    // `RED` addresses the generic space: the same fault names it.
+    let (t, _) = trap_of(
+        ".kernel k\n.block 1\n.buffer b u32[4] = 0\n  MOV R2, c[0x0][b] ;\n  MOV R3, c[0x0][b+0x4] ;\n  RED.E.ADD.STRONG.GPU [R2.64+0x10], R0 ;\n  EXIT ;\n",
+    );
+    assert_eq!(
+        (t.reason, t.space, t.address),
+        (TrapReason::AddressOutOfRange, Space::Generic, GLOBAL_BASE + 16)
     );
 }
 

@@ -1238,12 +1238,27 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
     ) -> Result<(Ty, MemOrder, Scope, bool), SyntaxError> {
         let consts: &'static [&'static str] = if global && load { &["CONSTANT"] } else { &[] };
         let e: &'static [&'static str] = if global { &["E"] } else { &[] };
+        // `LDS.U`: the address is the same in every lane (a broadcast read), a hint about the
+        // access pattern that changes no value. `.SYS` on a global load is `.STRONG.SYS`'s
+        // older spelling in sm_75 listings (`LDG.E.SYS`).
+        let uniform: &'static [&'static str] = if load && !global { &["U"] } else { &[] };
+        let sys: &'static [&'static str] = if global { &["SYS"] } else { &[] };
         let m = self.classify(&[
             group("size", LOAD_SIZES),
             group("strength", STRONG),
             group("addressing", e),
             group("cache path", consts),
+            group("uniform address", uniform),
+            group("system scope", sys),
         ])?;
+        if m[5].is_some() && m[1].is_some() {
+            return Err(self.modifier_error(
+                &m,
+                5,
+                ".SYS and .STRONG.* both give a scope",
+                "one of them",
+            ));
+        }
         let mut ty = match m[0].map(|(c, _)| c) {
             Some("U8") => Ty::U8,
             Some("S8") => Ty::S8,
@@ -1282,9 +1297,10 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                 "one of them",
             ));
         }
-        let (order, scope) = match m[1] {
-            Some((c, _)) => (MemOrder::Relaxed, scope_of(c)),
-            None => (MemOrder::Weak, if global { Scope::Gpu } else { Scope::Cta }),
+        let (order, scope) = match (m[1], m[5]) {
+            (Some((c, _)), _) => (MemOrder::Relaxed, scope_of(c)),
+            (None, Some(_)) => (MemOrder::Relaxed, Scope::Sys),
+            (None, None) => (MemOrder::Weak, if global { Scope::Gpu } else { Scope::Cta }),
         };
         Ok((ty, order, scope, m[2].is_some()))
     }

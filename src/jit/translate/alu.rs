@@ -1040,7 +1040,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             let (amount, by_64) = if wide && s.wrap {
                 (t.b.ins().band_imm_s(amount, 63), None)
             } else if wide {
-                let is_64 = t.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, amount, 64);
+                let is_64 =
+                    t.b.ins()
+                        .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, amount, 64);
                 let limit = t.iconst(I32, 63);
                 (t.b.ins().umin(amount, limit), Some(is_64))
             } else if s.wrap {
