@@ -72,7 +72,11 @@ pub fn check_const_operands(d: &mut Diagnostics, cbank_bytes: u32, pc: u32, inst
             d.error(
                 pc,
                 inst,
-                format!("c[{bank:#x}][{offset:#x}]: only constant bank 0 exists"),
+                format!(
+                    "c[{bank:#x}][{offset:#x}]: only constant bank 0 exists (ptxas puts the \
+                     kernel's literal constants in another bank, whose contents a SASS listing \
+                     does not print)"
+                ),
                 rules::CONST_OPERAND,
             );
             continue;

@@ -169,7 +169,10 @@ fn check_reports_every_unsupported_form_with_counts() {
     let mut injected = (0, 0);
     let mut function = "";
     for line in text.lines() {
-        if let Some(name) = line.strip_prefix(".text.").and_then(|l| l.strip_suffix(':')) {
+        if let Some(name) = line
+            .strip_prefix(".text.")
+            .and_then(|l| l.strip_suffix(':'))
+        {
             function = name;
         }
         if line.contains("S2R ") && function == "calls" && injected.0 < 2 {

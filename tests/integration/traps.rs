@@ -107,7 +107,11 @@ fn global_access_past_the_last_buffer() {
     );
     assert_eq!(
         (t.reason, t.space, t.address),
-        (TrapReason::AddressOutOfRange, Space::Generic, GLOBAL_BASE + 16)
+        (
+            TrapReason::AddressOutOfRange,
+            Space::Generic,
+            GLOBAL_BASE + 16
+        )
     );
 }
 

@@ -299,8 +299,20 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             // that model; `YIELD` only lets other warps run (the scheduler already interleaves
             // warps at backward branches). They change no value, so they lower to no-ops.
             "BSSY" | "BSYNC" | "WARPSYNC" | "YIELD" => {
-                let _ =
+                let m =
                     self.classify(&[group("mask form", &["ALL", "EXCLUSIVE", "COLLECTIVE"])])?;
+                if let Some(("EXCLUSIVE", span)) = m[0] {
+                    // `WARPSYNC.EXCLUSIVE Rmask` splits the warp into the groups of lanes that
+                    // name the same mask (sm_90's cooperative-groups tiles), so the collective
+                    // ops before the next `BSYNC` see one tile at a time. atomjit's scheduler
+                    // cannot split a warp by a register value yet; running it as a no-op would
+                    // give whole-warp results, so it is refused.
+                    return Err(SyntaxError::new(
+                        span,
+                        "WARPSYNC.EXCLUSIVE (splitting a warp into the lane groups of a mask) is not supported",
+                    )
+                    .expected("WARPSYNC with a whole-warp or already-converged mask"));
+                }
                 Ok(Op::Nop)
             }
             // The cluster error barrier: with clusters of one CTA there is nothing to wait for.

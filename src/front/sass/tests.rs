@@ -2670,6 +2670,8 @@ fn warp_bit_and_half_ops() {
     ] {
         assert_eq!(op(text), Op::Nop, "{text}");
     }
+    // A split by mask would be silently wrong as a no-op: refused.
+    err_at("WARPSYNC.EXCLUSIVE R5", 1, 10, "WARPSYNC.EXCLUSIVE");
 }
 
 #[test]
