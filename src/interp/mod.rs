@@ -161,6 +161,29 @@ pub fn run_group(
     }
 }
 
+/// Where a branch at `pc` sends the group `mask` when the lanes `taken` go to `target`: on as one
+/// group, or split (the scheduler then runs both parts and joins them).
+fn branch_flow(pc: u32, mask: u32, target: u32, taken: u32) -> Flow {
+    let fall = mask & !taken;
+    if fall == 0 {
+        if target <= pc {
+            Flow::Leave(GroupExit::Yield { pc: target, mask })
+        } else {
+            Flow::Continue { pc: target, mask }
+        }
+    } else if taken == 0 {
+        Flow::Continue { pc: pc + 1, mask }
+    } else {
+        Flow::Leave(GroupExit::Diverge {
+            branch_pc: pc,
+            taken_pc: target,
+            taken,
+            fall_pc: pc + 1,
+            fall,
+        })
+    }
+}
+
 /// The broadcast rule of [`crate::ir::Uniform`]: each uniform register word and predicate that
 /// `inst` wrote takes the lowest executing lane's value in every lane of the warp.
 fn broadcast_uniform(warp: &mut WarpState, uniform: &crate::ir::Uniform, inst: &Inst, exec: u32) {
@@ -579,25 +602,26 @@ fn step(
                 return Ok(Flow::Leave(GroupExit::Barrier { pc, mask, id }));
             }
         }
+        Op::BranchConverged {
+            target,
+            mask: lanes_src,
+            diverged,
+        } => {
+            if exec == 0 {
+                return Ok(next);
+            }
+            let lowest = exec.trailing_zeros() as usize;
+            let named =
+                read_src(warp, env, lanes_src, Ty::U32, lowest).map_err(|fault| LaneFault {
+                    lane: lowest as u32,
+                    fault,
+                })? as u32;
+            let converged = named & !warp.exited & !exec == 0;
+            let taken = if converged != *diverged { exec } else { 0 };
+            return Ok(branch_flow(pc, mask, *target, taken));
+        }
         &Op::Branch { target, uniform: _ } => {
-            let (taken, fall) = (exec, mask & !exec);
-            return Ok(if fall == 0 {
-                if target <= pc {
-                    Flow::Leave(GroupExit::Yield { pc: target, mask })
-                } else {
-                    Flow::Continue { pc: target, mask }
-                }
-            } else if taken == 0 {
-                next
-            } else {
-                Flow::Leave(GroupExit::Diverge {
-                    branch_pc: pc,
-                    taken_pc: target,
-                    taken,
-                    fall_pc: pc + 1,
-                    fall,
-                })
-            });
+            return Ok(branch_flow(pc, mask, target, exec));
         }
         Op::Exit => {
             warp.exited |= exec;

@@ -633,6 +633,22 @@ pub enum Op {
     },
     /// The executing lanes finish.
     Exit,
+    /// SASS `BRA.CONV` / `BRA.DIV`: a branch on whether the warp is converged with respect to
+    /// `mask` (one word; its value in the lowest executing lane counts). The warp is converged
+    /// when every lane of `mask` that has not exited executes this instruction. `BRA.CONV`
+    /// (`diverged == false`) branches when it is, `BRA.DIV` when it is not; either way every
+    /// executing lane goes the same way, so this branch never splits a group (lanes whose
+    /// guard is false fall through as for [`Op::Branch`]). ptxas tests convergence before
+    /// `__syncwarp` and the `*_sync` intrinsics, calling a software fallback when the lanes
+    /// are not converged.
+    BranchConverged {
+        /// The instruction index branched to.
+        target: u32,
+        /// The lanes that must be converged.
+        mask: Src,
+        /// `BRA.DIV`: branch when the lanes are *not* converged.
+        diverged: bool,
+    },
     /// Warp shuffle (SASS `SHFL`, PTX `shfl.sync`): each executing lane reads register `a` of
     /// a source lane `j` computed from its own lane id `l`, `b` and `c` exactly as the PTX ISA
     /// defines `shfl.sync`: with `segmask = c[12:8]`, `cval = c[4:0]`, `bval = b[4:0]`,

@@ -550,6 +550,16 @@ fn op_text(k: &Kernel, op: &Op) -> String {
             )
         }
         Op::Exit => "exit".to_string(),
+        Op::BranchConverged {
+            target,
+            mask,
+            diverged,
+        } => format!(
+            "bra.{} {}, {}",
+            if *diverged { "div" } else { "conv" },
+            src(mask, Ty::U32),
+            branch_target(k, *target)
+        ),
         Op::Shfl {
             mode,
             dst,

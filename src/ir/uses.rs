@@ -78,6 +78,12 @@ pub enum Control {
         /// The branch target (an instruction index).
         target: u32,
     },
+    /// [`Op::BranchConverged`]: the executing lanes all go to `target` or all fall through,
+    /// decided at run time; lanes whose guard is false fall through.
+    UniformBranch {
+        /// The branch target (an instruction index).
+        target: u32,
+    },
     /// [`Op::Barrier`]: the group waits, then continues at the next instruction.
     Barrier,
     /// [`Op::Exit`]: the executing lanes finish.
@@ -90,7 +96,10 @@ impl Control {
     pub fn ends_block(self) -> bool {
         match self {
             Control::Next => false,
-            Control::Branch { .. } | Control::Barrier | Control::Exit => true,
+            Control::Branch { .. }
+            | Control::UniformBranch { .. }
+            | Control::Barrier
+            | Control::Exit => true,
         }
     }
 }
@@ -241,6 +250,7 @@ impl Op {
         let src = |operand: Operand, words: u16| Use::Src { operand, words };
         match self {
             Op::Nop | Op::Fence { .. } | Op::Barrier { .. } | Op::Branch { .. } | Op::Exit => {}
+            Op::BranchConverged { mask, .. } => f(src(mask.operand, 1)),
             Op::Mov { ty, dst, src: s } => {
                 f(src(*s, ty.regs()));
                 f(Use::Dst {
@@ -621,6 +631,7 @@ impl Op {
     pub fn control(&self) -> Control {
         match self {
             Op::Branch { target, .. } => Control::Branch { target: *target },
+            Op::BranchConverged { target, .. } => Control::UniformBranch { target: *target },
             Op::Barrier { .. } => Control::Barrier,
             Op::Exit => Control::Exit,
             Op::Nop

@@ -65,6 +65,13 @@ fn successors(kernel: &Kernel, pc: usize) -> (Vec<u32>, bool) {
                 (Some(target), true, false)
             }
         }
+        Control::UniformBranch { target } => {
+            if guard.is_never() {
+                (None, true, false)
+            } else {
+                (Some(target), true, false)
+            }
+        }
         Control::Next | Control::Barrier => (None, true, false),
     };
     let exit = n as u32;

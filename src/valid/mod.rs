@@ -442,6 +442,21 @@ fn kernel_info(kernel: &Kernel, flow: &cfg::ControlFlow, cbank: u32) -> KernelIn
                     }
                 }
             }
+            Control::UniformBranch { target } => {
+                // All executing lanes go one way: only the guard can split the group.
+                if !inst.guard.is_never() {
+                    info.block_start[target as usize] = true;
+                    info.backward_branch[pc] = target as usize <= pc;
+                }
+                if !inst.guard.is_always() && !inst.guard.is_never() {
+                    let all_paths_exit = flow.succ[pc]
+                        .iter()
+                        .all(|&s| s == exit || flow.ipdom[s as usize].is_some());
+                    if all_paths_exit {
+                        info.reconverge[pc] = post_dominator[pc];
+                    }
+                }
+            }
             Control::Barrier => {
                 if let Op::Barrier { id } = inst.op {
                     info.num_barriers = info.num_barriers.max(id + 1);

@@ -415,7 +415,7 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
                 );
             }
         }
-        Op::Branch { target, .. } => {
+        Op::Branch { target, .. } | Op::BranchConverged { target, .. } => {
             if *target as usize >= kernel.insts.len() {
                 d.error(
                     pc,

@@ -1893,9 +1893,32 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
 
     /// `BRA{.U} label`, `` BRA `(.L_x_0) ``, `BRA 0x40` (a cuobjdump address).
     fn bra(&self) -> Result<Op, SyntaxError> {
-        let m = self.classify(&[group("uniform", &["U"])])?;
+        let m = self.classify(&[
+            group("uniform", &["U"]),
+            group("convergence test", &["CONV", "DIV"]),
+        ])?;
+        if let Some((test, _)) = m[1] {
+            // `BRA.CONV mask, target` / `BRA.DIV mask, target` (`ir::Op::BranchConverged`).
+            self.count(2, 2, "mask, a label or an address")?;
+            let mask = self.src(0, ImmKind::Int32, Mods::Not, "the lane mask")?;
+            let target = self.branch_target(1)?;
+            return Ok(Op::BranchConverged {
+                target,
+                mask,
+                diverged: test == "DIV",
+            });
+        }
         self.count(1, 1, "a label or an address")?;
-        let op = &self.ops[0];
+        let target = self.branch_target(0)?;
+        Ok(Op::Branch {
+            target,
+            uniform: m[0].is_some(),
+        })
+    }
+
+    /// Operand `i` as a branch target: a label, `` `(label) ``, or a cuobjdump address.
+    fn branch_target(&self, i: usize) -> Result<u32, SyntaxError> {
+        let op = &self.ops[i];
         let target = match op.toks {
             [word] if word.is_word() && number_word(word.text).is_some() => {
                 let lit = match parse_operand(op, self.params())? {
@@ -1931,10 +1954,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                 }
             },
         };
-        Ok(Op::Branch {
-            target,
-            uniform: m[0].is_some(),
-        })
+        Ok(target)
     }
 
     fn label_target(&self, name: &str, span: Span) -> Result<u32, SyntaxError> {

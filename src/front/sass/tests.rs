@@ -2801,3 +2801,37 @@ fn query_space() {
     err_at("QSPC.E.S P0, R3, [R4]", 1, 14, "result register");
     err_at("QSPC.E P0, RZ, [R4]", 1, 1, "needs an address-space");
 }
+
+#[test]
+fn convergence_branches() {
+    let k = kernel("BRA.CONV ~URZ, `(.L_x_1) ;\nNOP ;\n.L_x_1:\nEXIT ;");
+    assert_eq!(
+        k.insts[0].op,
+        Op::BranchConverged {
+            target: 2,
+            mask: Src {
+                operand: Operand::ZERO,
+                modifier: SrcMod::Not
+            },
+            diverged: false,
+        }
+    );
+    let k = kernel("UMOV UR6, 0xffff ;\n@!P1 BRA.DIV UR6, `(.L_x_1) ;\nNOP ;\n.L_x_1:\nEXIT ;");
+    match &k.insts[1].op {
+        Op::BranchConverged { diverged, .. } => assert!(*diverged),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        k.insts[1].guard,
+        Guard {
+            pred: Pred(1),
+            negate: true
+        }
+    );
+    err_at(
+        "BRA.CONV `(.L_x_1) ;\n.L_x_1:\nEXIT ;",
+        1,
+        19,
+        "too few operands",
+    );
+}

@@ -699,6 +699,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             Op::Fence { order, scope } => self.translate_fence(g, *order, *scope),
             Op::Barrier { id } => self.translate_barrier(g, *id),
             Op::Branch { target, uniform } => self.translate_branch(g, *target, *uniform),
+            Op::BranchConverged {
+                target,
+                mask,
+                diverged,
+            } => self.translate_branch_converged(g, *target, *mask, *diverged),
             Op::Exit => self.translate_exit(g),
             Op::Shfl { .. }
             | Op::Redux { .. }
@@ -1254,6 +1259,64 @@ impl<'a, 'f> Translator<'a, 'f> {
             return Ok(Flow::Done);
         }
         let taken = self.exec_mask(g)?;
+        self.branch_with(taken, target)
+    }
+
+    /// [`Op::BranchConverged`]: the executing lanes all branch when the lanes `mask` names
+    /// (the lowest executing lane's value) that have not exited all execute it (`BRA.CONV`),
+    /// or when they do not (`BRA.DIV`).
+    fn translate_branch_converged(
+        &mut self,
+        g: Guard,
+        target: u32,
+        mask: Src,
+        diverged: bool,
+    ) -> Result<Flow, JitError> {
+        if target as usize >= self.kernel.insts.len() {
+            return Err(self.internal(format!(
+                "branch target {target} is past the last instruction"
+            )));
+        }
+        if g.is_never() {
+            return Ok(Flow::Next(self.mask));
+        }
+        let exec = self.exec_mask(g)?;
+        let some_blk = self.b.create_block();
+        let decided = self.b.create_block();
+        self.b.append_block_param(decided, I32);
+        let zero = self.iconst(I32, 0);
+        self.b
+            .ins()
+            .brif(exec, some_blk, &[], decided, &[arg(zero)]);
+        self.b.switch_to_block(some_blk);
+        // One lane's read outside any lane loop: no cached register belongs to it.
+        self.reg_cache.clear();
+        let lane = self.lane_at(exec);
+        let named = self.read_src(&lane, &mask, Ty::U32)?;
+        self.reg_cache.clear();
+        let exited = self
+            .b
+            .ins()
+            .load(I32, self.flags.state, self.ctx, off::EXITED);
+        let live = self.b.ins().band_not(named, exited);
+        let missing = self.b.ins().band_not(live, exec);
+        let cc = if diverged {
+            IntCC::NotEqual
+        } else {
+            IntCC::Equal
+        };
+        let take = self.b.ins().icmp_imm_s(cc, missing, 0);
+        let zero = self.iconst(I32, 0);
+        let taken = self.b.ins().select(take, exec, zero);
+        self.b.ins().jump(decided, &[arg(taken)]);
+        self.b.switch_to_block(decided);
+        let taken = self.b.block_params(decided)[0];
+        self.branch_with(taken, target)
+    }
+
+    /// The branch of the lanes `taken` to `target` (the others of the group fall through): on
+    /// as one group, or a divergence reported to the scheduler.
+    fn branch_with(&mut self, taken: Value, target: u32) -> Result<Flow, JitError> {
         let not_taken_blk = self.b.create_block();
         let some_blk = self.b.create_block();
         let all_blk = self.b.create_block();
@@ -1409,6 +1472,12 @@ pub(super) fn resume_points(kernel: &Kernel, info: &KernelInfo) -> Vec<bool> {
                 }
                 resume[pc + 1] = true;
             }
+            Control::UniformBranch { target } => {
+                if (target as usize) <= n {
+                    resume[target as usize] = true;
+                }
+                resume[pc + 1] = true;
+            }
             Control::Barrier | Control::Exit => resume[pc + 1] = true,
             Control::Next => {}
         }
@@ -1462,6 +1531,7 @@ fn fusion_of(inst: &Inst) -> Fusion {
         | Op::Fence { .. }
         | Op::Barrier { .. }
         | Op::Branch { .. }
+        | Op::BranchConverged { .. }
         | Op::Exit
         | Op::Shfl { .. }
         | Op::Redux { .. }
