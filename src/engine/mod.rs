@@ -258,7 +258,9 @@ impl Engine {
                 return Err(Error::Parse(first.clone()));
             }
         }
-        self.load_checked(launched.program, launched.unbound)
+        let mut module = self.load_checked(launched.program, launched.unbound)?;
+        module.unsupported = launched.unsupported;
+        Ok(module)
     }
 
     /// Validates an already parsed program (every kernel counts as bound).
@@ -285,6 +287,7 @@ impl Engine {
             engine: self.clone(),
             program: Arc::new(program),
             infos,
+            unsupported: Vec::new(),
             unbound,
             compiled,
         })
@@ -302,6 +305,9 @@ pub struct Module {
     /// ([`front::Launched::unbound`]). The binding is recorded here, beside the program, rather
     /// than in the IR: the kernel itself is valid, only this launch of it is incomplete.
     unbound: Vec<Option<ParseError>>,
+    /// Per kernel (empty when not given): every construct that keeps a PTX entry from running
+    /// ([`front::Launched::unsupported`]).
+    unsupported: Vec<Vec<ParseError>>,
     compiled: Vec<OnceLock<Compiled>>,
 }
 
@@ -410,6 +416,14 @@ impl Module {
     /// unbound: the error [`Module::run`] and [`Module::prepare`] return for it.
     pub fn unbound(&self, name: &str) -> Result<Option<&ParseError>, Error> {
         Ok(self.unbound[self.index_of(name)?].as_ref())
+    }
+
+    /// Every construct that keeps kernel `name` from running, if it is a PTX entry atomjit
+    /// could not lower (empty otherwise). Such an entry is also [`Module::unbound`], with the
+    /// first of them as the reason; the module's other entries run.
+    pub fn unsupported(&self, name: &str) -> Result<&[ParseError], Error> {
+        let i = self.index_of(name)?;
+        Ok(self.unsupported.get(i).map_or(&[][..], Vec::as_slice))
     }
 
     /// The backend's prepared form of kernel `name` (compiled once, then reused).

@@ -101,6 +101,10 @@ pub struct Launched {
     /// program file. `None` for every bound kernel (entries without parameters are trivially
     /// bound; SASS kernels always are).
     pub unbound: Vec<Option<ParseError>>,
+    /// Per kernel, in program order: every construct that keeps a PTX entry from running
+    /// (empty for the entries that lowered; see [`ptx::EntryInfo::unsupported`]). Such an
+    /// entry is also unbound, with the first of them as the reason.
+    pub unsupported: Vec<Vec<ParseError>>,
 }
 
 /// Parses a program file and applies launch directives from outside it (see [`launch`]): for
@@ -124,7 +128,28 @@ pub fn parse_with_launch(
         Dialect::Visa => return Err(unsupported(file_name, dialect)),
     };
     let unbound = launch::apply(&mut program, file_name, entries.as_deref(), launch)?;
-    Ok(Launched { program, unbound })
+    let unsupported = program
+        .kernels
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            entries
+                .as_ref()
+                .and_then(|e| e.get(i))
+                .map(|info| {
+                    info.unsupported
+                        .iter()
+                        .map(|e| ParseError::from_syntax(file_name, e.clone()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    Ok(Launched {
+        program,
+        unbound,
+        unsupported,
+    })
 }
 
 fn unsupported(file_name: &str, dialect: Dialect) -> ParseError {

@@ -1,18 +1,34 @@
-//! `atomjit check FILE`: parse and validate, print each kernel's size.
+//! `atomjit check FILE`: parse and validate, print each kernel's size, and for a PTX entry
+//! that cannot run every unsupported construct with its location.
 
-use atomjit::engine::{Config, Engine, ExitStatus, Purpose};
+use atomjit::engine::{Config, Engine, Error, ExitStatus, Purpose};
 
 pub fn check(file: &str) -> ExitStatus {
     let loaded = match crate::load(&Engine::new(&Config::default()), file, &Purpose::Inspect) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
+    let mut status = ExitStatus::Ok;
     for k in &loaded.module.program().kernels {
+        let unsupported = loaded.module.unsupported(&k.name).unwrap_or(&[]);
+        if unsupported.is_empty() {
+            outln!(
+                "{file}: kernel `{}`: {} instructions, ok",
+                k.name,
+                k.insts.len()
+            );
+            continue;
+        }
         outln!(
-            "{file}: kernel `{}`: {} instructions, ok",
+            "{file}: kernel `{}`: cannot run: {} unsupported construct{}",
             k.name,
-            k.insts.len()
+            unsupported.len(),
+            if unsupported.len() == 1 { "" } else { "s" }
         );
+        for e in unsupported {
+            eprint!("{}", loaded.sources.render(&Error::Parse(e.clone())));
+        }
+        status = ExitStatus::Usage;
     }
-    ExitStatus::Ok
+    status
 }

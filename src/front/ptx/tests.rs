@@ -109,10 +109,9 @@ fn module_directive_errors() {
     assert!(e.message.contains("unknown target"), "{e:?}");
     let e = module_err(PRELUDE);
     assert!(e.message.contains("no `.entry`"), "{e:?}");
-    let e = module_err(&format!("{PRELUDE}.func f() {{ ret; }}\n"));
-    assert!(e.message.contains("device functions"), "{e:?}");
-    let e = module_err(&format!("{PRELUDE}.global .u32 g;\n"));
-    assert!(e.message.contains("module-scope `.global`"), "{e:?}");
+    // Functions and variables alone are no kernel.
+    let e = module_err(&format!("{PRELUDE}.func f() {{ ret; }}\n.global .u32 g;\n"));
+    assert!(e.message.contains("no `.entry`"), "{e:?}");
     let e = module_err(&format!(
         "{PRELUDE}.visible .entry k() {{ ret; }}\n.visible .entry k() {{ ret; }}\n"
     ));
@@ -169,7 +168,10 @@ fn parameters_are_naturally_aligned_in_constant_bank_0() {
     err_has("ld.param.u32 %r1, [p1+-4];", "outside");
     err_has("ld.global.u32 %r1, [p1];", "read it with `ld.param`");
     err_has("ld.param.u32 %r1, [%rd1];", "read by name");
-    err_has("st.param.u32 [p1], %r1;", "not a state space");
+    err_has(
+        "st.param.u32 [p1], %r1;",
+        "`st.param` writes a .param variable",
+    );
     err_has(
         "ld.relaxed.gpu.param.u32 %r1, [p1];",
         "only for .global, .shared",
@@ -538,10 +540,7 @@ fn data_movement() {
     assert_eq!(lowered("mov.b32 {%rs1, %rs2}, %r1;").len(), 2);
     err_has("mov.u32 %r1, %clock;", "`%clock` is not supported");
     err_has("mov.u64 %rd1, %tid.x;", "32-bit special register");
-    err_has(
-        "mov.u32 %r1, nothing;",
-        "not a register or a .shared variable",
-    );
+    err_has("mov.u32 %r1, nothing;", "not a register or a variable");
     err_has("mov.u32 %r1, 0x100000000;", "does not fit a 32-bit");
     err_has("mov.u32 %r1, 1.5;", "float literal cannot be a .u32");
     err_has("mov.u8 %r1, 1;", "no 8-bit types");
@@ -637,14 +636,30 @@ fn loads_and_stores_with_every_order_scope_and_space() {
         "cannot be .acq_rel",
     );
     err_has("ld.mmio.relaxed.sys.global.u32 %r1, [%rd1];", ".mmio");
-    err_has("ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];", "vector");
+    assert_eq!(
+        lowered("ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];").len(),
+        4
+    );
+    err_has(
+        "ld.global.v4.u32 {%r1, %r2}, [%rd1];",
+        "a vector of 4 elements",
+    );
+    err_has(
+        "ld.global.v8.u32 {%r1, %r2}, [%rd1];",
+        ".v8 accesses are not supported",
+    );
     err_has(
         "ld.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;",
         "cache_hint",
     );
     err_has("ld.shared.nc.u32 %r1, [%r2];", "only for ld.global");
     err_has("ld.local.u32 %r1, [%rd1];", ".local");
-    err_has("ld.const.u32 %r1, [%rd1];", ".const space");
+    // `.const` variables live in global memory (see `globals`).
+    assert!(matches!(
+        &kernel("ld.const.u32 %r1, [%rd1];").insts[0].op,
+        Op::Load { access, .. } if access.space == Space::Global
+    ));
+    err_has("st.const.u32 [%rd1], %r1;", "read-only");
     err_has("ld.shared::cluster.u32 %r1, [%r2];", "shared::cluster");
     err_has("ld.global.u32 %r1, [%r2];", "32-bit register");
     err_has("ld.global.u32 %r1, [sm];", "is a .shared variable");
@@ -657,7 +672,7 @@ fn loads_and_stores_with_every_order_scope_and_space() {
     err_has("ld.shared.u32 %r1, [-4];", "cannot be negative");
     err_has(
         "ld.global.u32 %r1, [undeclared];",
-        "not a register, a .shared variable or a kernel parameter",
+        "not a register, a variable or a kernel parameter",
     );
 }
 
@@ -735,7 +750,7 @@ fn integer_and_float_arithmetic() {
     err_has("mul.s32 %r1, %r2, %r3;", "needs .lo, .hi or .wide");
     err_has("mul.wide.s64 %rd1, %rd2, %rd3;", ".wide exists only");
     err_has("mul.lo.f32 %f1, %f2, %f3;", "integer types only");
-    err_has("mad.f32 %f1, %f2, %f3, %f4;", "fused multiply-add");
+    err_has("mad.f32 %f1, %f2, %f3, %f4;", "needs a rounding qualifier");
     err_has("div.f32 %f1, %f2, %f3;", "needs a rounding qualifier");
     err_has("div.approx.f32 %f1, %f2, %f3;", "approximate");
     err_has("div.full.f32 %f1, %f2, %f3;", "approximate");
@@ -923,7 +938,7 @@ fn control_barriers_fences() {
     err_has("bar.sync %r1;", "0..15");
     err_has("bar.sync 0, 64;", "thread count");
     err_has("bar.arrive 0, 64;", "not supported");
-    err_has("bar.warp.sync -1;", "not supported");
+    err_has("bar.warp.sync;", "takes 1 operand");
     err_has("bar 0;", "needs .sync");
     err_has("fence.sc;", "needs a scope");
     err_has("fence.proxy.alias;", "proxy");
@@ -932,7 +947,7 @@ fn control_barriers_fences() {
     err_has("membar.proxy.alias;", "proxy");
     err_has("ret 1;", "takes 0 operands");
     err_has("trap;", "not a PTX instruction atomjit supports");
-    err_has("vote.sync.any.pred %p1, %p2, -1;", "not a PTX instruction");
+    err_has("vote.any.pred %p1, %p2;", "without .sync is not supported");
 }
 
 // ---- atomics ---------------------------------------------------------------------------------
@@ -1056,16 +1071,26 @@ fn atom_ftz_follows_the_space_and_noftz() {
         ftz("atom.add.f32 %f1, [%rd1], %f2;"),
         "generic: flushes where it resolves to global"
     );
-    assert!(
-        !ftz("atom.global.add.noftz.f32 %f1, [%rd1], %f2;"),
-        ".noftz (PTX ISA 9.4)"
+    // The PTX ISA lists `.noftz` for f32 adds; ptxas 12.9 rejects it, and so does atomjit.
+    err_has(
+        "atom.global.add.noftz.f32 %f1, [%rd1], %f2;",
+        "ptxas rejects `.noftz` on `atom.add.f32`",
     );
-    assert!(!ftz("red.add.noftz.f32 [%rd1], %f2;"));
+    err_has(
+        "red.add.noftz.f32 [%rd1], %f2;",
+        "Illegal modifier '.noftz' for instruction 'red'",
+    );
     assert!(
         !ftz("atom.global.add.f64 %fd1, [%rd1], %fd2;"),
         "f64 add is noftz by default"
     );
-    for ty in ["f16", "bf16"] {
+    // ptxas: "Instruction 'atom.add.bf16.global' requires .target sm_90 or higher".
+    err_has(
+        "atom.global.add.noftz.bf16 %rs1, [%rd1], %rs2;",
+        "requires .target sm_90 or higher",
+    );
+    {
+        let ty = "f16";
         let a = atomic_of(&format!("atom.global.add.noftz.{ty} %rs1, [%rd1], %rs2;"));
         assert!(!a.ftz);
         err_has(
@@ -1073,7 +1098,8 @@ fn atom_ftz_follows_the_space_and_noftz() {
             "requires .noftz",
         );
     }
-    for ty in ["f16x2", "bf16x2"] {
+    {
+        let ty = "f16x2";
         let a = atomic_of(&format!("red.shared.add.noftz.{ty} [%r1], %r2;"));
         assert!(!a.ftz && a.access.ty.bits() == 32);
         err_has(
@@ -1081,6 +1107,15 @@ fn atom_ftz_follows_the_space_and_noftz() {
             "requires .noftz",
         );
     }
+    // ptxas: "Arguments mismatch for instruction 'atom'" (the half adds take registers).
+    err_has(
+        "atom.global.add.noftz.f16x2 %r1, [%rd1], 0;",
+        "ptxas rejects an immediate operand",
+    );
+    err_has(
+        "atom.global.exch.b16 %rs1, [%rd1], %rs2;",
+        "the only 16-bit integer atomic is cas.b16",
+    );
     err_has(
         "atom.global.add.noftz.u32 %r1, [%rd1], 1;",
         "`.noftz` exists only",
@@ -1166,6 +1201,13 @@ fn every_shipped_ptx_program_parses_and_validates() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "ptx") {
             let src = std::fs::read_to_string(&path).unwrap();
+            if path.ends_with("atomics_all.ptx") {
+                // It uses `atom.add.noftz.f32` and f16x2 adds of immediates, which ptxas
+                // rejects (issue 10; the corpus branch rewrites it): so does atomjit.
+                let e = parse_program(&path.to_string_lossy(), &src).unwrap_err();
+                assert!(e.message.contains("ptxas rejects"), "{e:?}");
+                continue;
+            }
             let p = parse_program(&path.to_string_lossy(), &src)
                 .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.to_short_string()));
             for k in &p.kernels {
@@ -1174,7 +1216,7 @@ fn every_shipped_ptx_program_parses_and_validates() {
             n += 1;
         }
     }
-    assert!(n >= 5, "{n} programs");
+    assert!(n >= 4, "{n} programs");
 }
 
 #[test]
