@@ -18,11 +18,29 @@
 //!   end of its static variables; a launch's `.shared N` adds `N` dynamic bytes.
 //! * In a body: `.reg` declarations (see `regs`), `{ }` blocks that scope them, labels
 //!   `name:`, and instructions `{@{!}p} opcode.qualifiers operands;` (see `ops`).
+//! * `{.visible|.weak|.common|.extern} .global/.const` variables with initialisers, `.align`
+//!   and arrays: device memory the launch allocates and initialises, named after the variable
+//!   (see [`globals`]: hidden buffer parameters after the `.param` list, only those an entry
+//!   uses, so libcu++'s hundreds of constants cost nothing).
+//! * `.func` declarations and definitions, inlined at each `call` (see [`calls`]); recursion
+//!   and indirect calls are errors. `.param` variables in bodies (call arguments and return
+//!   values) live in registers.
 //! * `.file`, `.loc`, `.section` (debug information) and `.pragma` are skipped; they carry no
-//!   semantics. `.func`, `.global`/`.const`/`.local` variables and textures are rejected.
+//!   semantics. `.local` variables and textures are rejected.
 //!
-//! A kernel whose last instruction can fall through gets an implicit `exit` at its closing
-//! brace (PTX entries end there).
+//! Entries are lowered after the whole module is scanned (a function may be defined after its
+//! callers). A kernel whose last instruction can fall through gets an implicit `exit` at its
+//! closing brace (PTX entries end there).
+//!
+//! # An entry that cannot run
+//!
+//! A statement that does not lower (an unsupported instruction or qualifier, or a form ptxas
+//! rejects) does not stop the module: lowering goes on to the end of the entry collecting
+//! every such statement, and the entry becomes a placeholder with those errors
+//! ([`EntryInfo::unsupported`]). The module's other entries run; running the placeholder is
+//! the error `entry `NAME` cannot run: <construct>` at the first construct, and `atomjit
+//! check` lists all of them with their locations. Malformed modules (unbalanced braces,
+//! duplicate entries, bad module directives) are still one error.
 //!
 //! Launch shape, buffers and expectations do not live in PTX: they come from a sidecar or the
 //! command line and are bound to the `.param` list by [`crate::front::launch`].
