@@ -30,7 +30,11 @@ pub fn program_files() -> Vec<std::path::PathBuf> {
             } else if matches!(
                 path.extension().and_then(|e| e.to_str()),
                 Some("s" | "sass" | "ptx")
-            ) {
+            ) && !path.ends_with("ptx/atomics_all.ptx")
+            {
+                // atomics_all.ptx uses forms ptxas rejects (`atom.add.noftz.f32`, f16x2 adds of
+                // immediates), which atomjit now refuses too (issue 10; the corpus branch
+                // rewrites the file). `front::ptx::tests` asserts the refusal.
                 files.push(path);
             }
         }

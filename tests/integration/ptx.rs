@@ -213,7 +213,7 @@ fn whole_access_alignment_is_checked_for_packed_and_64_bit_atomics() {
     let regs = ".reg .b32 %r<3>;\n.reg .b64 %rd<3>;";
     // f16x2 is one 4-byte access: an address that is only 2-aligned traps.
     let t = ptx_trap(
-        "ld.param.u64 %rd1, [p];\natom.global.add.noftz.f16x2 %r1, [%rd1+2], 0x3c003c00;\nret;",
+        "ld.param.u64 %rd1, [p];\nmov.b32 %r2, 0x3c003c00;\natom.global.add.noftz.f16x2 %r1, [%rd1+2], %r2;\nret;",
         regs,
         ".block 1\n.buffer b u32[4] = 0\n",
     );

@@ -5,7 +5,9 @@
 //! the stable text of `atomjit dump ir`; registers are numbered in order of first use.
 
 use super::*;
-use crate::ir::{print_inst, AtomicInst, AtomicOp, MemOrder, Scope, Space};
+use crate::ir::{
+    print_inst, AtomicInst, AtomicOp, Init, MemOrder, ParamKind, Scalar, Scope, Space,
+};
 
 const PRELUDE: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
 
@@ -1309,4 +1311,132 @@ fn arbitrary_input_never_panics() {
         let _ = parse_program("fuzz.ptx", &src);
         let _ = parse_module("fuzz.ptx", &format!("{PRELUDE}.visible .entry k() {{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n.reg .pred %p<2>;\n{src}\n}}"));
     }
+}
+
+// ---- module variables, calls, unsupported entries ----------------------------------------------
+
+#[test]
+fn module_variables_are_hidden_buffers_in_order_of_use() {
+    let src = format!(
+        "{PRELUDE}.global .align 4 .u32 a = 7;\n.global .align 1 .b8 t[3] = {{1, 2}};\n.const .align 4 .f32 c[2] = {{0f3F800000, 2.5}};\n.extern .global .u32 ext;\n.global .u64 unused;\n\
+.visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n.reg .f32 %f<2>;\n\
+mov.u64 %rd1, t;\nld.global.u32 %r1, [a+0];\nld.const.f32 %f1, [c+4];\ncvta.global.u64 %rd2, a;\nret;\n}}\n"
+    );
+    let (p, infos) = parse_module("t.ptx", &src).unwrap();
+    assert!(
+        infos[0].unsupported.is_empty(),
+        "{:?}",
+        infos[0].unsupported
+    );
+    let params = &p.kernels[0].launch.params;
+    let names: Vec<(&str, u32)> = params
+        .iter()
+        .map(|d| (d.name.as_str(), d.cbank_offset))
+        .collect();
+    // After the 8-byte `.param` list at 0x160, 8-byte aligned, in order of first use.
+    assert_eq!(names, [("t", 0x168), ("a", 0x170), ("c", 0x178)]);
+    match &params[0].kind {
+        ParamKind::Buffer { elem, len, init } => {
+            assert_eq!((*elem, *len), (Ty::U8, 3));
+            assert_eq!(init, &Init::List(vec![Scalar::Int(1), Scalar::Int(2)]));
+        }
+        other => panic!("{other:?}"),
+    }
+    match &params[2].kind {
+        ParamKind::Buffer { init, .. } => {
+            assert_eq!(
+                init,
+                &Init::List(vec![Scalar::Float(1.0), Scalar::Float(2.5)])
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // An `.extern` variable is declared elsewhere: using it is the entry's error.
+    let bad = src.replace("cvta.global.u64 %rd2, a;", "mov.u64 %rd3, ext;");
+    let (_, infos) = parse_module("t.ptx", &bad).unwrap();
+    assert!(
+        infos[0].unsupported[0].message.contains("`.extern`"),
+        "{:?}",
+        infos[0].unsupported
+    );
+    // `.const` variables are read with ld.const, not ld.global.
+    let bad = src.replace("ld.const.f32 %f1, [c+4];", "ld.global.f32 %f1, [c+4];");
+    let (_, infos) = parse_module("t.ptx", &bad).unwrap();
+    assert!(infos[0].unsupported[0]
+        .message
+        .contains("is a .const variable"));
+}
+
+/// A module with `f(x) = x + 1` and an entry calling it (guarded by `guard`).
+fn call_module(f_body: &str, call: &str) -> String {
+    format!(
+        "{PRELUDE}.func (.param .b32 r) f(.param .b32 x)\n{{\n.reg .b32 %r<3>;\n.reg .pred %p<2>;\n{f_body}\n}}\n\
+.visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<4>;\n.reg .pred %q<2>;\nmov.u32 %r1, %tid.x;\nsetp.lt.u32 %q1, %r1, 4;\n\
+{{\n.param .b32 a;\nst.param.b32 [a+0], %r1;\n.param .b32 b;\n{call}\nld.param.b32 %r2, [b+0];\n}}\nret;\n}}\n"
+    )
+}
+
+#[test]
+fn calls_are_inlined_with_their_own_labels_and_returns() {
+    let f = "ld.param.b32 %r1, [x];\nsetp.eq.u32 %p1, %r1, 0;\n@%p1 bra L;\nadd.u32 %r2, %r1, 1;\nst.param.b32 [r], %r2;\nret;\nL:\nst.param.b32 [r], 0;\nret;";
+    for call in ["call.uni (b), f, (a);", "@%q1 call (b), f, (a);"] {
+        let (p, infos) = parse_module("t.ptx", &call_module(f, call)).unwrap();
+        assert!(
+            infos[0].unsupported.is_empty(),
+            "{:?}",
+            infos[0].unsupported
+        );
+        let k = &p.kernels[0];
+        assert!(
+            k.labels.iter().any(|(l, _)| l == "f#1::L"),
+            "{:?}",
+            k.labels
+        );
+        // Every `ret` of the body branches to the end of the inlined copy.
+        let end = k.labels.iter().find(|(l, _)| l == "f#1::$ret").unwrap().1;
+        let rets = k
+            .insts
+            .iter()
+            .filter(|i| {
+                i.text.starts_with("ret")
+                    && matches!(i.op, Op::Branch { target, .. } if target == end)
+            })
+            .count();
+        assert_eq!(rets, 2);
+    }
+    // Recursion cannot be inlined.
+    let rec = "ld.param.b32 %r1, [x];\n{\n.param .b32 y;\nst.param.b32 [y], %r1;\n.param .b32 z;\ncall (z), f, (y);\n}\nst.param.b32 [r], %r1;\nret;";
+    let (_, infos) = parse_module("t.ptx", &call_module(rec, "call (b), f, (a);")).unwrap();
+    assert!(
+        infos[0]
+            .unsupported
+            .iter()
+            .any(|e| e.message.contains("called recursively")),
+        "{:?}",
+        infos[0].unsupported
+    );
+    // Sub-word .param accesses extract and insert bytes.
+    let f = "ld.param.s8 %r1, [x+1];\nst.param.b8 [r+2], %r1;\nret;";
+    let (p, _) = parse_module("t.ptx", &call_module(f, "call (b), f, (a);")).unwrap();
+    let ops: Vec<&Op> = p.kernels[0].insts.iter().map(|i| &i.op).collect();
+    assert!(ops.iter().any(|o| matches!(o, Op::Bfe { ty: Ty::S32, .. })));
+    assert!(ops.iter().any(|o| matches!(o, Op::Bfi { ty: Ty::B32, .. })));
+}
+
+#[test]
+fn every_unsupported_statement_of_an_entry_is_listed() {
+    let src = format!(
+        "{PRELUDE}.visible .entry bad()\n{{\n.reg .b32 %r<4>;\ntrap;\nprmt.b32.rc8 %r1, %r2, %r3, %r1;\nmov.u32 %r1, 1;\nbra NOWHERE;\n}}\n.visible .entry good()\n{{\nret;\n}}\n"
+    );
+    let (p, infos) = parse_module("t.ptx", &src).unwrap();
+    assert_eq!(p.kernels.len(), 2);
+    let lines: Vec<u32> = infos[0].unsupported.iter().map(|e| e.span.line).collect();
+    assert_eq!(lines, [7, 8], "{:?}", infos[0].unsupported);
+    assert!(infos[1].unsupported.is_empty());
+    // Once the statements lower, the unknown label is the error.
+    let src = src.replace("trap;\nprmt.b32.rc8 %r1, %r2, %r3, %r1;\n", "");
+    let (_, infos) = parse_module("t.ptx", &src).unwrap();
+    assert!(infos[0].unsupported[0]
+        .message
+        .contains("unknown label `NOWHERE`"));
 }
