@@ -267,7 +267,9 @@ impl Engine {
             .map(|i| launched.cannot_run(file_name, i))
             .collect();
         let broken = launched.broken;
-        self.load_checked(launched.program, unbound, broken)
+        let mut module = self.load_checked(launched.program, unbound, broken)?;
+        module.unsupported = launched.unsupported;
+        Ok(module)
     }
 
     /// Validates an already parsed program (every kernel counts as bound).
@@ -296,6 +298,7 @@ impl Engine {
             engine: self.clone(),
             program: Arc::new(program),
             infos,
+            unsupported: Vec::new(),
             unbound,
             broken,
             compiled,
@@ -317,6 +320,9 @@ pub struct Module {
     /// Per kernel: a listing's entry with instructions atomjit cannot lower (its `unbound`
     /// entry is then the error running it gives).
     broken: Vec<Option<front::sass::Broken>>,
+    /// Per kernel (empty when not given): every construct that keeps a PTX entry from running
+    /// ([`front::Launched::unsupported`]).
+    unsupported: Vec<Vec<ParseError>>,
     compiled: Vec<OnceLock<Compiled>>,
 }
 
@@ -432,6 +438,14 @@ impl Module {
     /// the same report.
     pub fn broken(&self, name: &str) -> Result<Option<&front::sass::Broken>, Error> {
         Ok(self.broken[self.index_of(name)?].as_ref())
+    }
+
+    /// Every construct that keeps kernel `name` from running, if it is a PTX entry atomjit
+    /// could not lower (empty otherwise). Such an entry is also [`Module::unbound`], with the
+    /// first of them as the reason; the module's other entries run.
+    pub fn unsupported(&self, name: &str) -> Result<&[ParseError], Error> {
+        let i = self.index_of(name)?;
+        Ok(self.unsupported.get(i).map_or(&[][..], Vec::as_slice))
     }
 
     /// The backend's prepared form of kernel `name` (compiled once, then reused).

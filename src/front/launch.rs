@@ -192,9 +192,43 @@ pub(crate) fn apply(
                 b += 1;
             }
         }
+        if let KernelParams::Entry(info) = &params {
+            if let Some(first) = info.unsupported.first() {
+                unbound.push(Some(unsupported_entry(file_name, info, first)));
+                continue;
+            }
+        }
         unbound.push(apply_to_kernel(kernel, file_name, &params, &mine, launch)?);
     }
     Ok(unbound)
+}
+
+/// The error of running a PTX entry that did not lower: it names the entry and the first
+/// construct, at that construct.
+pub(crate) fn unsupported_entry(
+    file_name: &str,
+    info: &EntryInfo,
+    first: &super::lexer::SyntaxError,
+) -> ParseError {
+    let more = info.unsupported.len() - 1;
+    ParseError {
+        file: file_name.to_string(),
+        span: first.span,
+        message: format!(
+            "entry `{}` cannot run: {}{}",
+            info.name,
+            first.message,
+            if more == 0 {
+                String::new()
+            } else {
+                format!(
+                    " (and {more} more unsupported construct{}; `atomjit check` lists them)",
+                    if more == 1 { "" } else { "s" }
+                )
+            }
+        ),
+        expected: first.expected.clone(),
+    }
 }
 
 /// Cuts one source into directive lines, tracking `.kernel` sections.
@@ -352,7 +386,11 @@ fn apply_to_kernel(
         }
         KernelParams::Entry(info) => {
             let at = last_param_at.map(|(s, span)| (launch.sources[s].name.as_str(), span));
+            // The parser's parameters are the module variables the entry uses (hidden buffers
+            // after the `.param` list, see `ptx::globals`); they stay after the bound ones.
+            let globals = std::mem::take(&mut spec.params);
             spec.params = bind(kernel, file_name, info, added, at, launch)?;
+            spec.params.extend(globals);
         }
     }
     let by_name = ByName::params(&spec.params);

@@ -106,6 +106,10 @@ pub struct Launched {
     /// atomjit cannot lower (every failing form, counted). It is a placeholder kernel (one
     /// `EXIT`) that must not run; the listing's other kernels can.
     pub broken: Vec<Option<sass::Broken>>,
+    /// Per kernel, in program order: every construct that keeps a PTX entry from running
+    /// (empty for the entries that lowered; see [`ptx::EntryInfo::unsupported`]). Such an
+    /// entry is also unbound, with the first of them as the reason.
+    pub unsupported: Vec<Vec<ParseError>>,
 }
 
 impl Launched {
@@ -120,6 +124,9 @@ impl Launched {
                 message: b.to_string().trim_end().to_string(),
                 expected: None,
             });
+        }
+        if let Some(first) = self.unsupported.get(index).and_then(|u| u.first()) {
+            return Some(first.clone());
         }
         self.unbound.get(index).cloned().flatten()
     }
@@ -153,10 +160,28 @@ pub fn parse_with_launch(
     };
     let unbound = launch::apply(&mut program, file_name, entries.as_deref(), launch)?;
     broken.resize(program.kernels.len(), None);
+    let unsupported = program
+        .kernels
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            entries
+                .as_ref()
+                .and_then(|e| e.get(i))
+                .map(|info| {
+                    info.unsupported
+                        .iter()
+                        .map(|e| ParseError::from_syntax(file_name, e.clone()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect();
     Ok(Launched {
         program,
         unbound,
         broken,
+        unsupported,
     })
 }
 

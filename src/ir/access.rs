@@ -104,6 +104,14 @@ impl Address {
         })
     }
 
+    /// The immediate offset, whatever the mode (vector accesses step it per element).
+    pub fn offset_mut(&mut self) -> &mut i64 {
+        match self {
+            Address::Linear(l) => &mut l.offset,
+            Address::Indexed(x) => &mut x.offset,
+        }
+    }
+
     /// The address in `space` given the lane's registers (`read` as in
     /// [`MemAccess::lane_address`]).
     #[inline]

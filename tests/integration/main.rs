@@ -5,6 +5,7 @@ mod cli;
 mod cxx_atomics;
 mod engine;
 mod litmus;
+mod nvrtc;
 mod programs;
 mod progress;
 mod ptx;

@@ -18,15 +18,35 @@
 //!   end of its static variables; a launch's `.shared N` adds `N` dynamic bytes.
 //! * In a body: `.reg` declarations (see `regs`), `{ }` blocks that scope them, labels
 //!   `name:`, and instructions `{@{!}p} opcode.qualifiers operands;` (see `ops`).
+//! * `{.visible|.weak|.common|.extern} .global/.const` variables with initialisers, `.align`
+//!   and arrays: device memory the launch allocates and initialises, named after the variable
+//!   (see [`globals`]: hidden buffer parameters after the `.param` list, only those an entry
+//!   uses, so libcu++'s hundreds of constants cost nothing).
+//! * `.func` declarations and definitions, inlined at each `call` (see [`calls`]); recursion
+//!   and indirect calls are errors. `.param` variables in bodies (call arguments and return
+//!   values) live in registers.
 //! * `.file`, `.loc`, `.section` (debug information) and `.pragma` are skipped; they carry no
-//!   semantics. `.func`, `.global`/`.const`/`.local` variables and textures are rejected.
+//!   semantics. `.local` variables and textures are rejected.
 //!
-//! A kernel whose last instruction can fall through gets an implicit `exit` at its closing
-//! brace (PTX entries end there).
+//! Entries are lowered after the whole module is scanned (a function may be defined after its
+//! callers). A kernel whose last instruction can fall through gets an implicit `exit` at its
+//! closing brace (PTX entries end there).
+//!
+//! # An entry that cannot run
+//!
+//! A statement that does not lower (an unsupported instruction or qualifier, or a form ptxas
+//! rejects) does not stop the module: lowering goes on to the end of the entry collecting
+//! every such statement, and the entry becomes a placeholder with those errors
+//! ([`EntryInfo::unsupported`]). The module's other entries run; running the placeholder is
+//! the error `entry `NAME` cannot run: <construct>` at the first construct, and `atomjit
+//! check` lists all of them with their locations. Malformed modules (unbalanced braces,
+//! duplicate entries, bad module directives) are still one error.
 //!
 //! Launch shape, buffers and expectations do not live in PTX: they come from a sidecar or the
 //! command line and are bound to the `.param` list by [`crate::front::launch`].
 
+mod calls;
+mod globals;
 mod operands;
 mod ops;
 mod regs;
@@ -39,7 +59,8 @@ pub use regs::{type_name, EntryParam};
 
 use super::lexer::{end_of, join, lex, SyntaxError, TokKind, Token};
 use super::program::{is_identifier, ByName};
-use crate::ir::{Dialect, Guard, Inst, Kernel, LaunchSpec, Op, Program, Span, Ty};
+use crate::ir::{Dialect, Guard, Inst, Kernel, LaunchSpec, Op, Program, Span, Ty, PARAM_BASE};
+use globals::{EntryGlobals, GlobalTable};
 use ops::Lowerer;
 use regs::{value_type, Kind, RegFile, SharedLayout};
 use std::collections::{HashMap, HashSet};
@@ -55,11 +76,27 @@ pub struct EntryInfo {
     pub static_shared: u32,
     /// Where dynamic (`.extern`) shared memory starts, if the kernel declares any.
     pub dynamic_base: Option<u32>,
+    /// Why the entry cannot run: every construct atomjit does not support (or that ptxas
+    /// rejects), in source order. Empty for an entry that lowered. An entry with errors is
+    /// kept in the program as a placeholder (its IR is a lone `exit`) so that the module's
+    /// other entries still run; running it is an error that names the entry and the first
+    /// construct, and `atomjit check` lists all of them.
+    pub unsupported: Vec<SyntaxError>,
 }
 
 /// Parses a PTX module into a program (one kernel per `.entry`), without launch information.
+/// An entry that cannot run makes this an error (its first unsupported construct); use
+/// [`parse_module`] to keep the module's other entries.
 pub fn parse_program(file_name: &str, source: &str) -> Result<Program, SyntaxError> {
-    parse_module(file_name, source).map(|(p, _)| p)
+    let (program, infos) = parse_module(file_name, source)?;
+    if let Some(info) = infos.iter().find(|i| !i.unsupported.is_empty()) {
+        let first = &info.unsupported[0];
+        return Err(SyntaxError {
+            message: format!("entry `{}` cannot run: {}", info.name, first.message),
+            ..first.clone()
+        });
+    }
+    Ok(program)
 }
 
 /// Parses a PTX module: the program and, per kernel, what launch binding needs.
@@ -78,8 +115,17 @@ pub fn parse_module(
         kernels: Vec::new(),
         kernel_names: HashSet::new(),
         infos: Vec::new(),
+        target: 0,
+        globals: GlobalTable::default(),
+        funcs: HashMap::new(),
+        pending: Vec::new(),
+        call_stack: Vec::new(),
+        inline_count: 0,
     };
     p.module()?;
+    for entry in std::mem::take(&mut p.pending) {
+        p.lower_entry(entry)?;
+    }
     if p.kernels.is_empty() {
         return Err(SyntaxError::new(
             Span {
@@ -164,6 +210,29 @@ struct Parser<'a> {
     /// The entry names seen so far (the duplicate check).
     kernel_names: HashSet<&'a str>,
     infos: Vec<EntryInfo>,
+    /// The `sm_XX` number of `.target` (0 before it).
+    target: u32,
+    /// Module-scope `.global` and `.const` variables.
+    globals: GlobalTable,
+    /// `.func` declarations and definitions by name.
+    funcs: HashMap<String, calls::FuncDef>,
+    /// The entries, found by the module scan and lowered once the whole module is known.
+    pending: Vec<PendingEntry>,
+    /// The functions being inlined, outermost first (the recursion check).
+    call_stack: Vec<String>,
+    /// Calls inlined so far (each gets its own label namespace).
+    inline_count: u32,
+}
+
+/// An entry found by the module scan, with what was declared before it.
+struct PendingEntry {
+    /// The `.entry` directive.
+    at: Span,
+    /// The index of its name token.
+    name_pos: usize,
+    module_shared: Rc<SharedLayout>,
+    module_shared_overflow: Option<SyntaxError>,
+    visible_globals: usize,
 }
 
 /// Directives that are accepted and skipped to the end of their line (debug information).
@@ -352,15 +421,23 @@ impl<'a> Parser<'a> {
                 }
                 ".visible" | ".weak" | ".extern" | ".common" => {
                     self.pos += 1;
-                    self.linked(t)?;
+                    self.linked(t, false)?;
                 }
                 ".entry" => {
                     self.pos += 1;
-                    self.entry(t.span)?;
+                    self.scan_entry(t.span)?;
+                }
+                ".func" => {
+                    self.pos += 1;
+                    self.func(t.span, false)?;
                 }
                 ".shared" => {
                     self.pos += 1;
                     self.module_shared_decl(t.span, false)?;
+                }
+                ".global" | ".const" => {
+                    self.pos += 1;
+                    self.global_decl(t, false)?;
                 }
                 other => return Err(self.unsupported_module_directive(t, other)),
             }
@@ -371,16 +448,15 @@ impl<'a> Parser<'a> {
 
     fn unsupported_module_directive(&self, t: Token, d: &str) -> SyntaxError {
         let why = match d {
-            ".func" => "device functions (`.func`) and calls are not supported; inline them into the entry",
-            ".global" => "module-scope `.global` variables are not supported; pass the memory as a buffer parameter",
-            ".const" => "`.const` variables are not supported; pass the data as a buffer or a scalar parameter",
             ".local" => "`.local` variables are not supported",
-            ".tex" | ".texref" | ".surfref" | ".samplerref" => "textures and surfaces are not supported in PTX",
+            ".tex" | ".texref" | ".surfref" | ".samplerref" => {
+                "textures and surfaces are not supported in PTX"
+            }
             _ => "",
         };
         if why.is_empty() {
             SyntaxError::new(t.span, format!("unexpected `{d}` at module scope"))
-                .expected(".version .target .address_size .entry .shared")
+                .expected(".version .target .address_size .entry .func .global .const .shared")
         } else {
             SyntaxError::new(t.span, why.to_string())
         }
@@ -426,21 +502,125 @@ impl<'a> Parser<'a> {
                 return Err(SyntaxError::new(t.span, format!("unknown target `{name}`"))
                     .expected("sm_XX, compute_XX, texmode_*, debug"));
             }
+            if let Some(n) = name.strip_prefix("sm_").or(name.strip_prefix("compute_")) {
+                let digits: String = n.chars().take_while(|c| c.is_ascii_digit()).collect();
+                self.target = digits.parse().unwrap_or(self.target);
+            }
         }
         Ok(())
     }
 
-    /// A linkage directive: what follows decides.
-    fn linked(&mut self, link: Token<'a>) -> Result<(), SyntaxError> {
+    /// A linkage directive: what follows decides. `external`: an `.extern` came before.
+    fn linked(&mut self, link: Token<'a>, external: bool) -> Result<(), SyntaxError> {
+        let external = external || link.text == ".extern";
         let Some(t) = self.next() else {
             return Err(self.error_expected("`.entry` or a declaration"));
         };
         match t.text {
-            ".entry" if link.text != ".extern" => self.entry(t.span),
-            ".shared" => self.module_shared_decl(t.span, link.text == ".extern"),
-            ".visible" | ".weak" | ".extern" | ".common" => self.linked(t),
+            ".entry" if !external => self.scan_entry(t.span),
+            ".func" => self.func(t.span, external),
+            ".shared" => self.module_shared_decl(t.span, external),
+            ".global" | ".const" => self.global_decl(t, external),
+            ".visible" | ".weak" | ".extern" | ".common" => self.linked(t, external),
             other => Err(self.unsupported_module_directive(t, other)),
         }
+    }
+
+    /// `.global`/`.const` variable declarations at module scope (see [`globals`]).
+    fn global_decl(&mut self, kw: Token<'a>, external: bool) -> Result<(), SyntaxError> {
+        let toks = self.until_semicolon(kw.span)?;
+        let var = globals::parse_decl(&toks, kw.span, kw.text == ".const", external)?;
+        if self.module_shared_names.contains(&var.name) {
+            return Err(SyntaxError::new(
+                var.span,
+                format!("`{}` is already declared as a .shared variable", var.name),
+            ));
+        }
+        self.globals.add(var)
+    }
+
+    /// Records an `.entry` (its name, then everything through its body) to lower once the
+    /// whole module is known (functions may be defined after the entries that call them).
+    fn scan_entry(&mut self, at: Span) -> Result<(), SyntaxError> {
+        let name_pos = self.pos;
+        self.expect_word("the kernel name")?;
+        loop {
+            let Some(t) = self.next() else {
+                return Err(self.error_expected("`{` (the kernel body)"));
+            };
+            if t.is_punct("{") {
+                break;
+            }
+        }
+        let open = self.toks[self.pos - 1].span;
+        let close = self.matching_brace(open)?;
+        self.pos = close + 1;
+        self.pending.push(PendingEntry {
+            at,
+            name_pos,
+            module_shared: Rc::clone(&self.module_shared),
+            module_shared_overflow: self.module_shared_overflow.clone(),
+            visible_globals: self.globals.len(),
+        });
+        Ok(())
+    }
+
+    /// Lowers a scanned entry; an entry that cannot be lowered becomes a placeholder with its
+    /// errors (see [`EntryInfo::unsupported`]).
+    fn lower_entry(&mut self, e: PendingEntry) -> Result<(), SyntaxError> {
+        self.pos = e.name_pos;
+        let name_tok = self.toks[e.name_pos];
+        self.module_shared = e.module_shared;
+        self.module_shared_overflow = e.module_shared_overflow;
+        let before = self.kernels.len();
+        match self.entry(e.at, e.visible_globals) {
+            Ok(()) => Ok(()),
+            Err(EntryError::Fatal(err)) => Err(err),
+            Err(EntryError::Unsupported { errors, params }) => {
+                self.kernels.truncate(before);
+                self.infos.truncate(before);
+                self.placeholder(name_tok, e.at, errors, params);
+                Ok(())
+            }
+        }
+    }
+
+    /// The stand-in for an entry that cannot run.
+    fn placeholder(
+        &mut self,
+        name_tok: Token<'a>,
+        at: Span,
+        mut errors: Vec<SyntaxError>,
+        params: Vec<EntryParam>,
+    ) {
+        let mut seen = HashSet::new();
+        errors.retain(|e| seen.insert((e.span.start, e.span.end, e.message.clone())));
+        let span = join(at, name_tok.span);
+        self.infos.push(EntryInfo {
+            name: name_tok.text.to_string(),
+            params,
+            static_shared: 0,
+            dynamic_base: None,
+            unsupported: errors,
+        });
+        self.kernels.push(Kernel {
+            name: name_tok.text.to_string(),
+            dialect: Dialect::Ptx,
+            warp_size: 32,
+            insts: vec![Inst {
+                op: Op::Exit,
+                guard: Guard::ALWAYS,
+                span,
+                text: "// this entry cannot run: see the errors".to_string(),
+                sched: Vec::new(),
+            }],
+            labels: Vec::new(),
+            num_regs: 0,
+            num_preds: 0,
+            uniform: Default::default(),
+            launch: LaunchSpec::default(),
+            span,
+        });
     }
 
     /// `.shared {.align N} .TYPE name{[N]...};` at module scope.
@@ -463,32 +643,37 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    /// `.entry NAME ( params ) directives { body }`.
-    fn entry(&mut self, at: Span) -> Result<(), SyntaxError> {
+    /// `.entry NAME ( params ) directives { body }` (from its name token at `self.pos`).
+    /// `visible_globals`: the module variables declared before it.
+    fn entry(&mut self, at: Span, visible_globals: usize) -> Result<(), EntryError> {
         let name_tok = self.expect_word("the kernel name")?;
         let name = name_tok.text;
         if !(is_identifier(name) || name.starts_with(['$', '%'])) {
-            return Err(SyntaxError::new(
+            return Err(EntryError::Fatal(SyntaxError::new(
                 name_tok.span,
                 format!("`{name}` is not a valid kernel name"),
-            ));
+            )));
         }
         if !self.kernel_names.insert(name) {
-            return Err(SyntaxError::new(
+            return Err(EntryError::Fatal(SyntaxError::new(
                 name_tok.span,
                 format!("duplicate entry `{name}`"),
-            ));
+            )));
         }
         let params = if self.peek().is_some_and(|t| t.is_punct("(")) {
             self.pos += 1;
-            self.params()?
+            self.params()
+                .map_err(|e| EntryError::unsupported(e, Vec::new()))?
         } else {
             Vec::new()
         };
+        let unsupported = |e: SyntaxError| EntryError::unsupported(e, params.clone());
         // Performance directives between the parameters and the body.
         loop {
             let Some(t) = self.peek() else {
-                return Err(self.error_expected("`{` (the kernel body)"));
+                return Err(EntryError::Fatal(
+                    self.error_expected("`{` (the kernel body)"),
+                ));
             };
             if t.is_punct("{") {
                 break;
@@ -504,18 +689,20 @@ impl<'a> Parser<'a> {
                 }
                 ".maxntid" | ".reqntid" | ".maxclusterrank" | ".reqnctapercluster"
                 | ".explicitcluster" => {
-                    return Err(SyntaxError::new(
+                    return Err(unsupported(SyntaxError::new(
                         t.span,
                         format!(
                             "`{}` constrains the launch shape and is not supported; give the shape in the launch (.block/.grid)",
                             t.text
                         ),
-                    ))
+                    )))
                 }
                 d if LINE_DIRECTIVES.contains(&d) => self.skip_line(),
                 _ => {
-                    return Err(SyntaxError::new(t.span, format!("unexpected {}", t.describe()))
-                        .expected("`{` (the kernel body)"))
+                    return Err(unsupported(
+                        SyntaxError::new(t.span, format!("unexpected {}", t.describe()))
+                            .expected("`{` (the kernel body)"),
+                    ))
                 }
             }
         }
@@ -526,7 +713,7 @@ impl<'a> Parser<'a> {
         // Pass 1: shared variables anywhere in the body, so that every instruction sees the
         // final layout (dynamic shared memory starts after all static variables).
         if let Some(e) = &self.module_shared_overflow {
-            return Err(e.clone());
+            return Err(unsupported(e.clone()));
         }
         let mut shared = SharedLayout::over(Rc::clone(&self.module_shared));
         let mut i = body_start;
@@ -553,8 +740,11 @@ impl<'a> Parser<'a> {
                     .copied()
                     .collect();
                 let skip = if is_extern { 2 } else { 1 };
-                let d = shared_decl(toks.get(skip..).unwrap_or(&[]), t.span, is_extern)?;
-                shared.add(&d.name, d.align, d.size, d.is_extern, d.span)?;
+                let d = shared_decl(toks.get(skip..).unwrap_or(&[]), t.span, is_extern)
+                    .map_err(unsupported)?;
+                shared
+                    .add(&d.name, d.align, d.size, d.is_extern, d.span)
+                    .map_err(unsupported)?;
                 i = j + 1;
             } else {
                 i += 1;
@@ -563,19 +753,38 @@ impl<'a> Parser<'a> {
         shared.finish_dynamic();
 
         // Pass 2: the statements.
+        let params_end = params
+            .iter()
+            .map(|p| PARAM_BASE + p.offset + p.ty.bytes())
+            .max()
+            .unwrap_or(PARAM_BASE);
         let mut body = Body {
             regs: RegFile::new(),
             insts: Vec::new(),
             labels: Vec::new(),
             label_index: HashMap::new(),
             fixups: Vec::new(),
+            errors: Vec::new(),
+            globals: EntryGlobals::new(visible_globals, params_end),
+            frame: calls::Frame::default(),
         };
         self.pos = body_start;
         let by_name = ByName::new(&params, |p| p.name.as_str());
-        self.body(&mut body, &shared, &by_name, body_end)?;
+        self.body(&mut body, &shared, &by_name, body_end);
         self.pos = body_end + 1;
         let close = self.toks[body_end].span;
+        if !body.errors.is_empty() {
+            return Err(EntryError::Unsupported {
+                errors: std::mem::take(&mut body.errors),
+                params,
+            });
+        }
+        let params_copy = params.clone();
         self.finish_kernel(name, join(at, name_tok.span), close, body, params, shared)
+            .map_err(|errors| EntryError::Unsupported {
+                errors,
+                params: params_copy,
+            })
     }
 
     /// The index of the `}` matching the `{` just consumed.
@@ -704,7 +913,7 @@ impl<'a> Parser<'a> {
         shared: &SharedLayout,
         params: &ByName<EntryParam>,
         end: usize,
-    ) -> Result<(), SyntaxError> {
+    ) {
         while self.pos < end {
             let t = self.toks[self.pos];
             match t.kind {
@@ -738,26 +947,37 @@ impl<'a> Parser<'a> {
                 && self.toks.get(self.pos + 1).is_some_and(|c| c.is_punct(":"))
             {
                 self.pos += 2;
-                if let Some(&i) = b.label_index.get(t.text) {
+                let label = format!("{}{}", b.frame.prefix, t.text);
+                if let Some(&i) = b.label_index.get(&label) {
                     let prev = b.labels[i].2;
-                    return Err(SyntaxError::new(
+                    b.errors.push(SyntaxError::new(
                         t.span,
                         format!("duplicate label `{}` (first on line {})", t.text, prev.line),
                     ));
+                    continue;
                 }
-                b.label_index.insert(t.text.to_string(), b.labels.len());
-                b.labels
-                    .push((t.text.to_string(), b.insts.len() as u32, t.span));
+                b.label_index.insert(label.clone(), b.labels.len());
+                b.labels.push((label, b.insts.len() as u32, t.span));
                 continue;
             }
-            if t.is_word() && t.text.starts_with('.') {
+            let start = self.pos;
+            let result = if t.is_word() && t.text.starts_with('.') {
                 self.pos += 1;
-                self.body_directive(b, t)?;
-                continue;
+                self.body_directive(b, t)
+            } else {
+                self.instruction(b, shared, params)
+            };
+            if let Err(e) = result {
+                b.errors.push(e);
+                if self.pos <= start + 1 {
+                    // Resynchronise at the end of the statement.
+                    while self.pos < end && !self.toks[self.pos].is_punct(";") {
+                        self.pos += 1;
+                    }
+                    self.pos = (self.pos + 1).min(end).max(start + 1);
+                }
             }
-            self.instruction(b, shared, params)?;
         }
-        Ok(())
     }
 
     fn body_directive(&mut self, b: &mut Body, t: Token<'a>) -> Result<(), SyntaxError> {
@@ -765,6 +985,13 @@ impl<'a> Parser<'a> {
             ".reg" => {
                 let toks = self.until_semicolon(t.span)?;
                 reg_decl(&mut b.regs, &toks, t.span)
+            }
+            ".shared" if b.frame.function.is_some() => {
+                self.until_semicolon(t.span)?;
+                Err(SyntaxError::new(
+                    t.span,
+                    "`.shared` variables declared in a `.func` are not supported; declare them at module scope",
+                ))
             }
             ".shared" => {
                 // Laid out in pass 1.
@@ -790,10 +1017,11 @@ impl<'a> Parser<'a> {
                 t.span,
                 "`.local` variables are not supported",
             )),
-            ".param" => Err(SyntaxError::new(
-                t.span,
-                "`.param` variables in a body (for calls) are not supported",
-            )),
+            ".param" => {
+                let toks = self.until_semicolon(t.span)?;
+                let (name, bytes, span) = calls::param_var_decl(&toks, t.span)?;
+                b.regs.declare_param(name, bytes, span)
+            }
             ".global" | ".const" => Err(SyntaxError::new(
                 t.span,
                 format!(
@@ -833,7 +1061,7 @@ impl<'a> Parser<'a> {
             };
             let pred = match b.regs.lookup(p.text, p.span)? {
                 regs::RegRef::Pred(pred) => pred,
-                regs::RegRef::Value { .. } => {
+                regs::RegRef::Value { .. } | regs::RegRef::Param { .. } => {
                     return Err(SyntaxError::new(
                         p.span,
                         format!("`{}` is not a predicate register", p.text),
@@ -855,6 +1083,9 @@ impl<'a> Parser<'a> {
         );
         let end = end_of(toks.last().map(|t| t.span).unwrap_or(start));
         let rest = &toks[i + 1..];
+        if mnemonic.text == "call" || mnemonic.text.starts_with("call.") {
+            return self.call(b, shared, params, mnemonic, rest, guard, span);
+        }
         let mut operands = Vec::new();
         if !rest.is_empty() {
             for part in operands::split_commas(rest) {
@@ -865,17 +1096,32 @@ impl<'a> Parser<'a> {
             regs: &mut b.regs,
             shared,
             params,
+            table: &self.globals,
+            globals: &mut b.globals,
+            target: self.target,
             span,
         };
-        let lowered = ops::lower(&mut lw, mnemonic, &operands, end)?;
+        let mut lowered = ops::lower(&mut lw, mnemonic, &operands, end)?;
         let text = self
             .source
             .get(span.start as usize..span.end as usize)
             .unwrap_or("")
             .to_string();
+        // `ret` in an inlined function returns to its caller.
+        let is_ret = mnemonic.text == "ret" || mnemonic.text.starts_with("ret.");
+        if let (true, Some(ret)) = (is_ret, b.frame.ret_label.clone()) {
+            lowered.ops = vec![Op::Branch {
+                target: u32::MAX,
+                uniform: false,
+            }];
+            lowered.label = Some((ret, span));
+        } else if let Some((label, lspan)) = lowered.label.take() {
+            lowered.label = Some((format!("{}{label}", b.frame.prefix), lspan));
+        }
         if let Some((label, lspan)) = lowered.label {
             b.fixups.push((b.insts.len(), label, lspan));
         }
+        let first = b.insts.len();
         for op in lowered.ops {
             b.insts.push(Inst {
                 op,
@@ -884,6 +1130,11 @@ impl<'a> Parser<'a> {
                 text: text.clone(),
                 sched: Vec::new(),
             });
+        }
+        for (k, g, note) in lowered.overrides {
+            let inst = &mut b.insts[first + k];
+            inst.guard = g;
+            inst.text.push_str(note);
         }
         Ok(())
     }
@@ -896,15 +1147,23 @@ impl<'a> Parser<'a> {
         mut b: Body,
         params: Vec<EntryParam>,
         shared: SharedLayout,
-    ) -> Result<(), SyntaxError> {
+    ) -> Result<(), Vec<SyntaxError>> {
+        let mut errors = Vec::new();
         for (index, label, lspan) in &b.fixups {
             let Some(target) = b.label_index.get(label.as_str()).map(|&i| b.labels[i].1) else {
-                return Err(SyntaxError::new(*lspan, format!("unknown label `{label}`"))
-                    .expected("a label defined in this entry"));
+                let shown = label.rsplit("::").next().unwrap_or(label);
+                errors.push(
+                    SyntaxError::new(*lspan, format!("unknown label `{shown}`"))
+                        .expected("a label defined in this entry"),
+                );
+                continue;
             };
             if let Op::Branch { target: t, .. } = &mut b.insts[*index].op {
                 *t = target;
             }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
         }
         // PTX entries end at their closing brace: an implicit `exit` there.
         let falls_through = match b.insts.last() {
@@ -932,6 +1191,7 @@ impl<'a> Parser<'a> {
                 .dynamic_base
                 .unwrap_or(shared.static_end)
                 .max(shared.static_end),
+            params: b.globals.params(&self.globals),
             ..LaunchSpec::default()
         };
         self.infos.push(EntryInfo {
@@ -939,6 +1199,7 @@ impl<'a> Parser<'a> {
             params,
             static_shared: shared.static_end,
             dynamic_base: shared.dynamic_base,
+            unsupported: Vec::new(),
         });
         self.kernels.push(Kernel {
             name: name.to_string(),
@@ -956,6 +1217,32 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// Why an entry did not lower.
+enum EntryError {
+    /// The module itself is malformed (a duplicate entry, an unclosed body): no entry runs.
+    Fatal(SyntaxError),
+    /// The entry uses what atomjit does not support (or ptxas rejects): it alone cannot run.
+    Unsupported {
+        errors: Vec<SyntaxError>,
+        params: Vec<EntryParam>,
+    },
+}
+
+impl EntryError {
+    fn unsupported(e: SyntaxError, params: Vec<EntryParam>) -> EntryError {
+        EntryError::Unsupported {
+            errors: vec![e],
+            params,
+        }
+    }
+}
+
+impl From<SyntaxError> for EntryError {
+    fn from(e: SyntaxError) -> EntryError {
+        EntryError::Fatal(e)
+    }
+}
+
 /// The statements of one entry body as they are lowered.
 struct Body {
     regs: RegFile,
@@ -966,6 +1253,12 @@ struct Body {
     label_index: HashMap<String, usize>,
     /// Branches to patch: instruction index, label, where the label is used.
     fixups: Vec<(usize, String, Span)>,
+    /// Every statement that did not lower, in order (the entry cannot run if there is one).
+    errors: Vec<SyntaxError>,
+    /// The module variables the entry uses.
+    globals: EntryGlobals,
+    /// The function being inlined, if any (label namespace and return label).
+    frame: calls::Frame,
 }
 
 /// Reads `.TYPE name, name<N>, ...` after `.reg`.

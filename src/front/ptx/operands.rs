@@ -106,6 +106,11 @@ pub const SPECIAL_REGISTERS: &[&str] = &[
     "%laneid",
     "%warpid",
     "%nwarpid",
+    "%lanemask_eq",
+    "%lanemask_lt",
+    "%lanemask_le",
+    "%lanemask_gt",
+    "%lanemask_ge",
 ];
 
 /// Special registers PTX defines that atomjit does not provide (named in the error).
@@ -123,11 +128,6 @@ const OTHER_SPECIAL_REGISTERS: &[&str] = &[
     "%globaltimer",
     "%globaltimer_lo",
     "%globaltimer_hi",
-    "%lanemask_eq",
-    "%lanemask_le",
-    "%lanemask_lt",
-    "%lanemask_ge",
-    "%lanemask_gt",
     "%pm0",
     "%dynamic_smem_size",
     "%total_smem_size",

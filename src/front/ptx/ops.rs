@@ -17,14 +17,18 @@
 
 use super::super::lexer::{sub_span, SyntaxError, Token};
 use super::super::program::ByName;
+use super::globals::{EntryGlobals, GlobalTable};
 use super::operands::{Literal, Operand, SPECIAL_REGISTERS};
 use super::regs::UNSUPPORTED_TYPES;
 use super::regs::{type_name, value_type, EntryParam, Kind, RegFile, RegRef, SharedLayout};
 use crate::ir::{
-    Address, AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, ImadMode, LinearAddress, MemAccess,
-    MemOrder, Op, Operand as IrOp, Pred, PredSrc, Reg, Round, Scope, Space, Span, SpecialReg, Src,
-    Ty, UnOp, GENERIC_SHARED_BASE, PARAM_BASE,
+    Address, AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Guard, ImadMode, LinearAddress, MemAccess,
+    MemOrder, Op, Operand as IrOp, Pred, PredSrc, Reg, Round, Scope, ShfInst, ShflMode, Space,
+    Span, SpecialReg, Src, Ty, UnOp, VoteMode, GENERIC_SHARED_BASE, PARAM_BASE,
 };
+
+mod bits;
+pub mod warp;
 
 /// The result of lowering one instruction: its ops, and for `bra` the label to resolve.
 #[derive(Debug, Clone)]
@@ -33,11 +37,18 @@ pub struct Lowered {
     /// `bra LABEL`: the single op is a `Branch` whose target is filled in once every label of
     /// the entry is known.
     pub label: Option<(String, Span)>,
+    /// Ops that do not take the instruction's guard and text: op index, its own guard, a note
+    /// appended to its text (the membermask check of `.sync` instructions, see `warp`).
+    pub overrides: Vec<(usize, Guard, &'static str)>,
 }
 
 impl Lowered {
     fn ops(ops: Vec<Op>) -> Result<Lowered, SyntaxError> {
-        Ok(Lowered { ops, label: None })
+        Ok(Lowered {
+            ops,
+            label: None,
+            overrides: Vec::new(),
+        })
     }
     fn one(op: Op) -> Result<Lowered, SyntaxError> {
         Lowered::ops(vec![op])
@@ -49,6 +60,11 @@ pub struct Lowerer<'k> {
     pub regs: &'k mut RegFile,
     pub shared: &'k SharedLayout,
     pub params: &'k ByName<'k, EntryParam>,
+    /// The module's `.global`/`.const` variables, and those this entry uses.
+    pub table: &'k GlobalTable,
+    pub globals: &'k mut EntryGlobals,
+    /// The `sm_XX` number of the module's `.target` (some instructions need a newer one).
+    pub target: u32,
     /// The whole statement, for errors about it as a whole.
     pub span: Span,
 }
@@ -95,6 +111,18 @@ pub const OPCODES: &[&str] = &[
     "atom",
     "red",
     "nanosleep",
+    "shf",
+    "prmt",
+    "bfe",
+    "bfi",
+    "bfind",
+    "fma",
+    "activemask",
+    "vote",
+    "shfl",
+    "match",
+    "redux",
+    "call",
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -274,6 +302,16 @@ fn scope_of(name: &str) -> Scope {
     }
 }
 
+/// The IR rounding of a PTX rounding qualifier (`.rn`/`.rni` and anything else: nearest).
+fn round_of(r: &str) -> Round {
+    match r {
+        "rz" | "rzi" => Round::Zero,
+        "rm" | "rmi" => Round::Down,
+        "rp" | "rpi" => Round::Up,
+        _ => Round::Nearest,
+    }
+}
+
 fn with(list: &[Ty], more: &[Ty]) -> Vec<Ty> {
     list.iter().chain(more).copied().collect()
 }
@@ -316,6 +354,11 @@ fn special(name: &str) -> Option<SpecialReg> {
         "%laneid" => SpecialReg::LaneId,
         "%warpid" => SpecialReg::WarpId,
         "%nwarpid" => SpecialReg::NWarpId,
+        "%lanemask_eq" => SpecialReg::LanemaskEq,
+        "%lanemask_lt" => SpecialReg::LanemaskLt,
+        "%lanemask_le" => SpecialReg::LanemaskLe,
+        "%lanemask_gt" => SpecialReg::LanemaskGt,
+        "%lanemask_ge" => SpecialReg::LanemaskGe,
         _ => return None,
     })
 }
@@ -457,6 +500,11 @@ impl Lowerer<'_> {
                     format!("`{name}` is a predicate, not a value register"),
                 )
                 .expected("a value register")),
+                RegRef::Param { .. } => Err(SyntaxError::new(
+                    *span,
+                    format!("`{name}` is a .param variable: read it with ld.param"),
+                )
+                .expected("a value register")),
             },
             other @ (Operand::Name { .. }
             | Operand::Special { .. }
@@ -559,6 +607,11 @@ impl Lowerer<'_> {
                 format!("`{name}` is a .{} register, not a predicate", type_name(ty)),
             )
             .expected("a .pred register")),
+            RegRef::Param { .. } => Err(SyntaxError::new(
+                span,
+                format!("`{name}` is a .param variable, not a predicate"),
+            )
+            .expected("a .pred register")),
         }
     }
 
@@ -619,13 +672,15 @@ impl Lowerer<'_> {
         self.regs.scratch(self.span)
     }
 
-    /// The IR address of `[...]` for an access of `size` bytes in `space`, and the IR space.
+    /// The IR address of `[...]` for an access of `size` bytes in `space`, the IR space, and
+    /// the ops that must run first (the address of a `.global`/`.const` variable, read from the
+    /// constant bank into the scratch pair at words 2–3).
     fn address(
         &mut self,
         o: &Operand,
         space: MemSpace,
         size: u32,
-    ) -> Result<(Space, Address), SyntaxError> {
+    ) -> Result<(Space, Address, Vec<Op>), SyntaxError> {
         let Operand::Address { base, offset, span } = o else {
             return Err(SyntaxError::new(
                 o.span(),
@@ -645,11 +700,20 @@ impl Lowerer<'_> {
                     *span,
                     "an absolute shared address cannot be negative",
                 )),
-                MemSpace::Global | MemSpace::Shared | MemSpace::Generic => {
-                    Ok((ir_space, Address::absolute(*offset)))
+                MemSpace::Global | MemSpace::Shared | MemSpace::Generic | MemSpace::Const => {
+                    Ok((ir_space, Address::absolute(*offset), Vec::new()))
                 }
             };
         };
+        if self.regs.is_param_var(name) {
+            return Err(SyntaxError::new(
+                *name_span,
+                format!(
+                    "`{name}` is a .param variable: it is read and written with ld.param/st.param"
+                ),
+            )
+            .expected("`ld.param` or `st.param`"));
+        }
         if self.regs.is_register(name) {
             let (reg, ty, rspan) = self.value_reg(&Operand::Name {
                 name: name.clone(),
@@ -657,7 +721,9 @@ impl Lowerer<'_> {
                 span: *name_span,
             })?;
             let base_bits = match (ty.bits(), space) {
-                (64, MemSpace::Global | MemSpace::Shared | MemSpace::Generic) => 64,
+                (64, MemSpace::Global | MemSpace::Shared | MemSpace::Generic | MemSpace::Const) => {
+                    64
+                }
                 (32, MemSpace::Shared) => 32,
                 (32, _) => {
                     return Err(SyntaxError::new(
@@ -691,16 +757,19 @@ impl Lowerer<'_> {
                     base_bits,
                     offset: *offset,
                 }),
+                Vec::new(),
             ));
         }
         if let Some(var) = self.shared.get(name) {
             let at = var.offset as i64 + *offset;
             return match space {
-                MemSpace::Shared => Ok((ir_space, Address::absolute(at))),
-                MemSpace::Generic => {
-                    Ok((ir_space, Address::absolute(GENERIC_SHARED_BASE as i64 + at)))
-                }
-                MemSpace::Global | MemSpace::Param => Err(SyntaxError::new(
+                MemSpace::Shared => Ok((ir_space, Address::absolute(at), Vec::new())),
+                MemSpace::Generic => Ok((
+                    ir_space,
+                    Address::absolute(GENERIC_SHARED_BASE as i64 + at),
+                    Vec::new(),
+                )),
+                MemSpace::Global | MemSpace::Param | MemSpace::Const => Err(SyntaxError::new(
                     *name_span,
                     format!(
                         "`{name}` is a .shared variable, not in the {} space",
@@ -732,13 +801,50 @@ impl Lowerer<'_> {
             return Ok((
                 ir_space,
                 Address::absolute(PARAM_BASE as i64 + p.offset as i64 + *offset),
+                Vec::new(),
             ));
+        }
+        if let Some(slot) = self.globals.address_slot(self.table, name, *name_span) {
+            let (bank_offset, constant) = slot?;
+            match (space, constant) {
+                (MemSpace::Global | MemSpace::Generic, false)
+                | (MemSpace::Const | MemSpace::Generic, true) => {}
+                (MemSpace::Global, true)
+                | (MemSpace::Const, false)
+                | (MemSpace::Shared | MemSpace::Param, _) => {
+                    return Err(SyntaxError::new(
+                        *name_span,
+                        format!(
+                            "`{name}` is a {} variable, not in the {} space",
+                            if constant { ".const" } else { ".global" },
+                            space.name()
+                        ),
+                    ))
+                }
+            }
+            let t = self.scratch()?.word(2);
+            let mov = Op::Mov {
+                ty: Ty::U64,
+                dst: t,
+                src: IrOp::Const {
+                    bank: 0,
+                    offset: bank_offset,
+                },
+            };
+            return Ok((ir_space, Address::base64(t, *offset), vec![mov]));
         }
         Err(SyntaxError::new(
             *name_span,
-            format!("`{name}` is not a register, a .shared variable or a kernel parameter"),
+            format!("`{name}` is not a register, a variable or a kernel parameter"),
         )
         .expected("a declared name"))
+    }
+
+    /// The address of module variable `name` as an operand (its constant-bank slot), if `name`
+    /// is one.
+    fn global_address(&mut self, name: &str, span: Span) -> Option<Result<IrOp, SyntaxError>> {
+        let slot = self.globals.address_slot(self.table, name, span)?;
+        Some(slot.map(|(offset, _)| IrOp::Const { bank: 0, offset }))
     }
 }
 
@@ -749,12 +855,14 @@ enum MemSpace {
     Shared,
     Generic,
     Param,
+    /// `.const` variables, which live in global memory (see `globals`).
+    Const,
 }
 
 impl MemSpace {
     fn ir(self) -> Space {
         match self {
-            MemSpace::Global => Space::Global,
+            MemSpace::Global | MemSpace::Const => Space::Global,
             MemSpace::Shared => Space::Shared,
             MemSpace::Generic => Space::Generic,
             MemSpace::Param => Space::Const,
@@ -766,11 +874,13 @@ impl MemSpace {
             MemSpace::Shared => ".shared",
             MemSpace::Generic => "generic",
             MemSpace::Param => ".param",
+            MemSpace::Const => ".const",
         }
     }
 }
 
-/// Reads the state-space qualifier of `ld`/`st`/`atom`/`red`.
+/// Reads the state-space qualifier of `ld`/`st`/`atom`/`red` (`param_ok`: `ld`/`st`, which
+/// also take `.param`; `.const` is for `ld` only).
 fn mem_space(q: &mut Quals, param_ok: bool) -> Result<MemSpace, SyntaxError> {
     const ALL: &[&str] = &[
         "global",
@@ -789,14 +899,15 @@ fn mem_space(q: &mut Quals, param_ok: bool) -> Result<MemSpace, SyntaxError> {
     match s.as_str() {
         "global" => Ok(MemSpace::Global),
         "shared" | "shared::cta" => Ok(MemSpace::Shared),
-        "param" | "param::entry" if param_ok => Ok(MemSpace::Param),
+        "param" | "param::entry" | "param::func" if param_ok => Ok(MemSpace::Param),
         "shared::cluster" => Err(q.unsupported(
             span,
             ".shared::cluster (distributed shared memory of other CTAs) is not supported; a CTA's own shared memory is `.shared`",
         )),
-        "const" => Err(q.unsupported(
+        "const" if param_ok && q.opcode == "ld" => Ok(MemSpace::Const),
+        "const" => Err(SyntaxError::new(
             span,
-            "the .const space is not supported (no .const variables); pass data in a buffer",
+            format!("`{}` cannot access the .const space (it is read-only: only `ld.const`)", q.opcode),
         )),
         "local" => Err(q.unsupported(span, "the .local space is not supported")),
         _ => Err(q.unsupported(
@@ -838,12 +949,26 @@ pub fn lower(
         "selp" => lower_selp(lw, &mut q, ops, end),
         "cvt" => lower_cvt(lw, &mut q, ops, end),
         "bra" => lower_bra(lw, &mut q, ops, end),
+        "bar" if q.items.iter().any(|(n, _)| n == "warp") => {
+            warp::lower_bar_warp(lw, &mut q, ops, end)
+        }
         "bar" | "barrier" => lower_bar(lw, &mut q, ops, end),
         "ret" | "exit" => lower_exit(&mut q, ops, end),
         "membar" => lower_membar(&mut q, ops, end),
         "fence" => lower_fence(&mut q, ops, end),
         "atom" | "red" => lower_atom(lw, &mut q, ops, end),
         "nanosleep" => lower_nanosleep(lw, &mut q, ops, end),
+        "shf" => bits::lower_shf(lw, &mut q, ops, end),
+        "prmt" => bits::lower_prmt(lw, &mut q, ops, end),
+        "bfe" => bits::lower_bfe(lw, &mut q, ops, end),
+        "bfi" => bits::lower_bfi(lw, &mut q, ops, end),
+        "bfind" => bits::lower_bfind(lw, &mut q, ops, end),
+        "fma" => bits::lower_fma(lw, &mut q, ops, end),
+        "activemask" => warp::lower_activemask(lw, &mut q, ops, end),
+        "vote" => warp::lower_vote(lw, &mut q, ops, end),
+        "shfl" => warp::lower_shfl(lw, &mut q, ops, end),
+        "match" => warp::lower_match(lw, &mut q, ops, end),
+        "redux" => warp::lower_redux(lw, &mut q, ops, end),
         other => Err(SyntaxError::new(
             q.opcode_span,
             format!("`{other}` is not a PTX instruction atomjit supports"),
@@ -923,12 +1048,25 @@ fn lower_mov(
     let dst = lw.dst(&ops[0], ty, Width::Exact)?;
     if let Operand::Name { name, span, .. } = &ops[1] {
         if !lw.regs.is_register(name) {
+            if let Some(addr) = lw.global_address(name, *span) {
+                if !matches!(ty, Ty::U64 | Ty::B64 | Ty::S64) {
+                    return Err(SyntaxError::new(
+                        q.opcode_span,
+                        "the address of a .global or .const variable is a 64-bit value (mov.u64)",
+                    ));
+                }
+                return Lowered::one(Op::Mov {
+                    ty,
+                    dst,
+                    src: addr?,
+                });
+            }
             let Some(var) = lw.shared.get(name) else {
                 return Err(SyntaxError::new(
                     *span,
-                    format!("`{name}` is not a register or a .shared variable"),
+                    format!("`{name}` is not a register or a variable"),
                 )
-                .expected("a register, a literal or a .shared variable"));
+                .expected("a register, a literal or a variable"));
             };
             if !matches!(
                 ty,
@@ -1189,12 +1327,6 @@ fn cache_hints(q: &mut Quals, store: bool, space: MemSpace) -> Result<(), Syntax
                 ".L2::cache_hint (with a cache-policy operand) is not supported",
             ));
         }
-        if matches!(name.as_str(), "v2" | "v4" | "v8") {
-            return Err(q.unsupported(
-                span,
-                "vector accesses are not supported; use one access per element",
-            ));
-        }
         if name.starts_with("L1::") || name.starts_with("L2::") {
             q.used[i] = true;
         }
@@ -1222,8 +1354,144 @@ const LDST_TYPES: &[Ty] = &[
     Ty::F64,
 ];
 
-/// `ld{.sem.scope}{.space}{.hints}.type d, [a]` → `Load`. `ld.param` reads the kernel
-/// parameter from constant bank 0 (`Space::Const` at `PARAM_BASE` + the parameter's offset).
+/// The `.v2`/`.v4` qualifier of `ld`/`st`: the number of elements (1 without one).
+fn vector_width(q: &mut Quals) -> Result<usize, SyntaxError> {
+    match q.one_of("vector width", &["v2", "v4", "v8"])? {
+        None => Ok(1),
+        Some((v, _)) if v == "v2" => Ok(2),
+        Some((v, _)) if v == "v4" => Ok(4),
+        Some((_, span)) => Err(q.unsupported(span, ".v8 accesses are not supported")),
+    }
+}
+
+/// The element operands of a vector operand `{a, b, ...}` of `n` elements, or the one operand
+/// of a scalar access.
+fn elements<'o>(q: &Quals, o: &'o Operand, n: usize) -> Result<Vec<&'o Operand>, SyntaxError> {
+    match (o, n) {
+        (Operand::Vector { elems, span }, n) if n > 1 => {
+            if elems.len() != n {
+                return Err(SyntaxError::new(
+                    *span,
+                    format!(
+                        "`{}.v{n}` takes a vector of {n} elements, found {}",
+                        q.opcode,
+                        elems.len()
+                    ),
+                ));
+            }
+            Ok(elems.iter().collect())
+        }
+        (Operand::Vector { span, .. }, _) => Err(SyntaxError::new(
+            *span,
+            format!("a vector operand needs `{}.v2` or `.v4`", q.opcode),
+        )),
+        (other, 1) => Ok(vec![other]),
+        (other, n) => Err(SyntaxError::new(
+            other.span(),
+            format!("`{}.v{n}` takes a vector `{{a, b, ...}}`", q.opcode),
+        )
+        .expected(format!("a vector of {n} registers"))),
+    }
+}
+
+/// The `.param` variable an address names (`[param0+4]`), if it does: its slots, size and
+/// the byte offset.
+fn param_var(lw: &mut Lowerer, o: &Operand) -> Result<Option<(Reg, u32, i64, Span)>, SyntaxError> {
+    let Operand::Address {
+        base: Some((name, name_span)),
+        offset,
+        span,
+    } = o
+    else {
+        return Ok(None);
+    };
+    if !lw.regs.is_param_var(name) {
+        return Ok(None);
+    }
+    match lw.regs.lookup(name, *name_span)? {
+        RegRef::Param { reg, bytes } => Ok(Some((reg, bytes, *offset, *span))),
+        RegRef::Value { .. } | RegRef::Pred(_) => Ok(None),
+    }
+}
+
+/// One element access of a `.param` variable: `size` bytes at byte `at` of the variable in
+/// slots from `reg`. Whole words move (`Mov`); a byte or a half-word of a slot is extracted
+/// with `Bfe` (sign-extended for signed types) or inserted with `Bfi`.
+fn param_var_access(
+    ty: Ty,
+    (reg, bytes, at, span): (Reg, u32, i64, Span),
+    value: Result<Reg, IrOp>,
+) -> Result<Op, SyntaxError> {
+    let size = ty.bytes() as i64;
+    if at < 0 || at + size > bytes as i64 {
+        return Err(SyntaxError::new(
+            span,
+            format!(
+                "a {size}-byte access at offset {at} is outside the {bytes}-byte .param variable"
+            ),
+        ));
+    }
+    let word = reg.word((at / 4) as u16);
+    let within = (at % 4) as u32;
+    if size >= 4 && within != 0 || size < 4 && at % size != 0 {
+        return Err(SyntaxError::new(
+            span,
+            format!("a {size}-byte .param access at offset {at} is not naturally aligned"),
+        ));
+    }
+    let pos = Src::plain(IrOp::Imm(8 * within as u64));
+    let len = Src::plain(IrOp::Imm(8 * size as u64));
+    Ok(match (value, size) {
+        (Ok(dst), 8) => Op::Mov {
+            ty: Ty::B64,
+            dst,
+            src: IrOp::Reg(word),
+        },
+        (Ok(dst), 4) => Op::Mov {
+            ty: Ty::B32,
+            dst,
+            src: IrOp::Reg(word),
+        },
+        (Ok(dst), _) => Op::Bfe {
+            ty: if ty.is_signed_int() { Ty::S32 } else { Ty::U32 },
+            dst,
+            a: Src::plain(IrOp::Reg(word)),
+            pos,
+            len,
+        },
+        (Err(src), 8) => Op::Mov {
+            ty: Ty::B64,
+            dst: word,
+            src,
+        },
+        (Err(src), 4) => Op::Mov {
+            ty: Ty::B32,
+            dst: word,
+            src,
+        },
+        (Err(src), _) => Op::Bfi {
+            ty: Ty::B32,
+            dst: word,
+            insert: Src::plain(src),
+            base: Src::plain(IrOp::Reg(word)),
+            pos,
+            len,
+        },
+    })
+}
+
+/// Whether register ranges `[a, a + aw)` and `[b, b + bw)` overlap.
+fn overlaps(a: Reg, aw: u16, b: Reg, bw: u16) -> bool {
+    !a.is_rz() && !b.is_rz() && a.0 < b.0 + bw && b.0 < a.0 + aw
+}
+
+/// `ld{.sem.scope}{.space}{.hints}{.v2|.v4}.type d, [a]` → `Load`. `ld.param` reads the
+/// kernel parameter from constant bank 0 (`Space::Const` at `PARAM_BASE` + the parameter's
+/// offset), or a body's `.param` variable (call arguments and results: register moves, see
+/// [`param_var_access`]). `ld.const` reads a `.const` variable (in global memory). A vector
+/// access `{a, b, ...}` is one access per element at consecutive offsets, in element order
+/// (each checked for its own natural alignment); if an element register is the address
+/// register, the address is copied first.
 fn lower_ld(
     lw: &mut Lowerer,
     q: &mut Quals,
@@ -1232,50 +1500,109 @@ fn lower_ld(
 ) -> Result<Lowered, SyntaxError> {
     let space = mem_space(q, true)?;
     let (order, scope) = access_order(q, false, space)?;
+    let n = vector_width(q)?;
     cache_hints(q, false, space)?;
     count(q, ops, 2, "d, [a]", end)?;
     let ty = q.one_type(LDST_TYPES)?;
-    if let Operand::Vector { span, .. } = &ops[0] {
-        return Err(q.unsupported(*span, "vector loads are not supported"));
+    let elems = elements(q, &ops[0], n)?;
+    if space == MemSpace::Param {
+        if let Some(var) = param_var(lw, &ops[1])? {
+            let mut out = Vec::new();
+            for (k, e) in elems.iter().enumerate() {
+                let dst = lw.dst(e, ty, Width::WiderTo32)?;
+                let at = (var.0, var.1, var.2 + (k as i64) * ty.bytes() as i64, var.3);
+                out.push(param_var_access(ty, at, Ok(dst))?);
+            }
+            return Lowered::ops(out);
+        }
     }
-    let dst = lw.dst(&ops[0], ty, Width::WiderTo32)?;
-    let (space, addr) = lw.address(&ops[1], space, ty.bytes())?;
-    Lowered::one(Op::Load {
-        access: MemAccess {
-            space,
-            ty,
-            order,
-            scope,
-            addr,
-        },
-        dst,
-    })
+    let mut dsts = Vec::new();
+    for e in &elems {
+        dsts.push(lw.dst(e, ty, Width::WiderTo32)?);
+    }
+    let (space, mut addr, mut out) = lw.address(&ops[1], space, ty.bytes())?;
+    // The PTX front-end writes linear addresses only: their base may need moving.
+    if let Address::Linear(lin) = &mut addr {
+        if let Some(base) = lin.base {
+            let bw = (lin.base_bits / 32) as u16;
+            if n > 1 && dsts.iter().any(|d| overlaps(*d, ty.regs(), base, bw)) {
+                let t = lw.scratch()?.word(2);
+                out.push(Op::Mov {
+                    ty: if bw == 2 { Ty::B64 } else { Ty::B32 },
+                    dst: t,
+                    src: IrOp::Reg(base),
+                });
+                lin.base = Some(t);
+            }
+        }
+    }
+    for (k, dst) in dsts.into_iter().enumerate() {
+        let mut a = addr;
+        *a.offset_mut() += (k as i64) * ty.bytes() as i64;
+        out.push(Op::Load {
+            access: MemAccess {
+                space,
+                ty,
+                order,
+                scope,
+                addr: a,
+            },
+            dst,
+        });
+    }
+    Lowered::ops(out)
 }
 
-/// `st{.sem.scope}{.space}{.hints}.type [a], b` → `Store`.
+/// `st{.sem.scope}{.space}{.hints}{.v2|.v4}.type [a], b` → `Store` (per element for vectors;
+/// `st.param` to a body's `.param` variable is a register move).
 fn lower_st(
     lw: &mut Lowerer,
     q: &mut Quals,
     ops: &[Operand],
     end: Span,
 ) -> Result<Lowered, SyntaxError> {
-    let space = mem_space(q, false)?;
+    let space = mem_space(q, true)?;
     let (order, scope) = access_order(q, true, space)?;
+    let n = vector_width(q)?;
     cache_hints(q, true, space)?;
     count(q, ops, 2, "[a], b", end)?;
     let ty = q.one_type(LDST_TYPES)?;
-    let src = lw.src(&ops[1], ty, Width::WiderTo32)?;
-    let (space, addr) = lw.address(&ops[0], space, ty.bytes())?;
-    Lowered::one(Op::Store {
-        access: MemAccess {
-            space,
-            ty,
-            order,
-            scope,
-            addr,
-        },
-        src,
-    })
+    let elems = elements(q, &ops[1], n)?;
+    let mut srcs = Vec::new();
+    for e in &elems {
+        srcs.push(lw.src(e, ty, Width::WiderTo32)?);
+    }
+    if space == MemSpace::Param {
+        let Some(var) = param_var(lw, &ops[0])? else {
+            return Err(SyntaxError::new(
+                ops[0].span(),
+                "`st.param` writes a .param variable declared in the body (a call's argument) or a function's return value",
+            )
+            .expected("`st.param.b32 [param0+0], %r1;`"));
+        };
+        let mut out = Vec::new();
+        for (k, src) in srcs.into_iter().enumerate() {
+            let at = (var.0, var.1, var.2 + (k as i64) * ty.bytes() as i64, var.3);
+            out.push(param_var_access(ty, at, Err(src))?);
+        }
+        return Lowered::ops(out);
+    }
+    let (space, addr, mut out) = lw.address(&ops[0], space, ty.bytes())?;
+    for (k, src) in srcs.into_iter().enumerate() {
+        let mut a = addr;
+        *a.offset_mut() += (k as i64) * ty.bytes() as i64;
+        out.push(Op::Store {
+            access: MemAccess {
+                space,
+                ty,
+                order,
+                scope,
+                addr: a,
+            },
+            src,
+        });
+    }
+    Lowered::ops(out)
 }
 
 /// `cvta{.to}.space.u64 d, a`: generic ↔ space addresses by the arithmetic of the generic
@@ -1316,7 +1643,7 @@ fn lower_cvta(
         ));
     }
     let shared = match space.as_str() {
-        "global" => false,
+        "global" | "const" => false,
         "shared" | "shared::cta" => true,
         other => {
             return Err(q.unsupported(
@@ -1327,6 +1654,17 @@ fn lower_cvta(
     };
     let dst = lw.dst(&ops[0], Ty::U64, Width::Exact)?;
     if let Operand::Name { name, span, .. } = &ops[1] {
+        if !lw.regs.is_register(name) && !to && matches!(space.as_str(), "global" | "const") {
+            if let Some(addr) = lw.global_address(name, *span) {
+                // Module variables live in global memory, whose addresses are their own
+                // generic addresses.
+                return Lowered::one(Op::Mov {
+                    ty: Ty::U64,
+                    dst,
+                    src: addr?,
+                });
+            }
+        }
         if !lw.regs.is_register(name) {
             let var =
                 lw.shared
@@ -1535,13 +1873,15 @@ fn lower_mad(
 ) -> Result<Lowered, SyntaxError> {
     count(q, ops, 4, "d, a, b, c", end)?;
     reject_int_mods(q)?;
-    let ty = q.one_type(&with(INTS, &[Ty::F32, Ty::F64]))?;
-    if ty.is_float() {
-        return Err(q.unsupported(
-            q.opcode_span,
-            "float mad is a fused multiply-add, which the IR does not have",
-        ));
+    if q.items
+        .iter()
+        .any(|(n, _)| matches!(n.as_str(), "f32" | "f64" | "rn" | "rz" | "rm" | "rp"))
+    {
+        // `mad.rnd.f32`/`.f64` is `fma.rnd` (PTX ISA: "mad.f32 computes the product of a and
+        // b to infinite precision and then adds c ... identical to fma.rnd.f32").
+        return bits::lower_fma(lw, q, ops, end);
     }
+    let ty = q.one_type(INTS)?;
     let mode = int_mode(q, ty)?.map(|(m, _)| m).unwrap_or_default();
     let (imad_mode, mul_op, res_ty) = match mode.as_str() {
         "hi" => (ImadMode::Hi, BinOp::MulHi, ty),
@@ -2120,6 +2460,9 @@ fn lower_cvt(
     ops: &[Operand],
     end: Span,
 ) -> Result<Lowered, SyntaxError> {
+    if ops.len() == 3 {
+        return lower_cvt_pack(lw, q, ops);
+    }
     count(q, ops, 2, "d, a", end)?;
     let rnd = q.one_of(
         "rounding mode",
@@ -2165,12 +2508,6 @@ fn lower_cvt(
             .expected(".u8..u64 .s8..s64 .f16 .bf16 .f32 .f64"));
         }
     }
-    let round_of = |r: &str| match r {
-        "rz" | "rzi" => Round::Zero,
-        "rm" | "rmi" => Round::Down,
-        "rp" | "rpi" => Round::Up,
-        _ => Round::Nearest,
-    };
     let int_rnd = ["rni", "rzi", "rmi", "rpi"];
     let float_rnd = ["rn", "rz", "rm", "rp"];
     let rnd_name = rnd.as_ref().map(|(r, _)| r.as_str());
@@ -2255,6 +2592,68 @@ fn lower_cvt(
     Lowered::ops(pre)
 }
 
+/// `cvt.rn{.relu}.f16x2.f32 d, a, b` and `cvt.rn.bf16x2.f32`: `a` and `b` rounded to nearest
+/// even, `a`'s half in the upper 16 bits of `d` and `b`'s in the lower (PTX ISA `cvt`). Two
+/// `Convert`s into the scratch slots, then `Bfi` packs them. `.relu` and `.satfinite` are
+/// rejected by the caller's qualifier check.
+fn lower_cvt_pack(
+    lw: &mut Lowerer,
+    q: &mut Quals,
+    ops: &[Operand],
+) -> Result<Lowered, SyntaxError> {
+    let Some((r, rspan)) = q.one_of("rounding mode", &["rn", "rz", "rm", "rp", "rna", "rs"])?
+    else {
+        return Err(
+            SyntaxError::new(q.opcode_span, "`cvt` to a packed pair needs .rn").expected(".rn"),
+        );
+    };
+    if r != "rn" {
+        return Err(q.unsupported(
+            rspan,
+            &format!(".{r}: packed conversions are supported with .rn only"),
+        ));
+    }
+    let tys = q.types()?;
+    let half = match tys.as_slice() {
+        [(Kind::Value(Ty::F16x2), _), (Kind::Value(Ty::F32), _)] => Ty::F16,
+        [(Kind::Value(Ty::BF16x2), _), (Kind::Value(Ty::F32), _)] => Ty::BF16,
+        _ => return Err(SyntaxError::new(
+            q.opcode_span,
+            "a three-operand `cvt` packs two .f32 values: cvt.rn.f16x2.f32 or cvt.rn.bf16x2.f32",
+        )
+        .expected("cvt.rn.f16x2.f32 d, a, b")),
+    };
+    let pair = if half == Ty::F16 {
+        Ty::F16x2
+    } else {
+        Ty::BF16x2
+    };
+    let dst = lw.dst(&ops[0], pair, Width::Exact)?;
+    let a = lw.src_plain(&ops[1], Ty::F32)?;
+    let b = lw.src_plain(&ops[2], Ty::F32)?;
+    let t = lw.scratch()?;
+    let cvt = |dst: Reg, a: Src| Op::Convert {
+        dst_ty: half,
+        src_ty: Ty::F32,
+        round: Round::Nearest,
+        ftz: false,
+        dst,
+        a,
+    };
+    Lowered::ops(vec![
+        cvt(t, a),
+        cvt(t.word(1), b),
+        Op::Bfi {
+            ty: Ty::B32,
+            dst,
+            insert: Src::plain(IrOp::Reg(t)),
+            base: Src::plain(IrOp::Reg(t.word(1))),
+            pos: Src::plain(IrOp::Imm(16)),
+            len: Src::plain(IrOp::Imm(16)),
+        },
+    ])
+}
+
 // ---------------------------------------------------------------------------------------------
 // Control and synchronisation
 
@@ -2274,6 +2673,7 @@ fn lower_bra(
             uniform,
         }],
         label: Some(label),
+        overrides: Vec::new(),
     })
 }
 
@@ -2422,10 +2822,15 @@ const HALF_TYPES: &[Ty] = &[Ty::F16, Ty::F16x2, Ty::BF16, Ty::BF16x2];
 ///   addressing. `atom` takes `.relaxed .acquire .release .acq_rel`, `red` only `.relaxed
 ///   .release`; there is no `.sc` atomic (a sequentially consistent RMW is `fence.sc` then
 ///   `atom`, `001_e732919ae3db9bea.txt`).
-/// * `.noftz` exists only for `add` on `.f16 .f16x2 .bf16 .bf16x2` (where it is required) and
-///   `.f32` (PTX ISA 9.4). `atom.add.f32` without it flushes subnormals on global memory and not
-///   on shared memory: the IR's `ftz` is set for `.global` and generic addresses (where it
-///   applies only to addresses that resolve to global memory) and clear for `.shared`.
+/// * `.noftz` exists only for `add` on `.f16 .f16x2 .bf16 .bf16x2`, where it is required.
+///   (The PTX ISA also lists `atom.add.noftz.f32`, but ptxas 12.9 rejects it: "Illegal modifier
+///   '.noftz' for instruction 'atom'", so atomjit does too.) `atom.add.f32` flushes subnormals
+///   on global memory and not on shared memory: the IR's `ftz` is set for `.global` and generic
+///   addresses (where it applies only to addresses that resolve to global memory) and clear
+///   for `.shared`.
+/// * What else ptxas refuses is refused with its message: an immediate operand of the
+///   half-precision adds, 16-bit atomics other than `cas.b16`, `.bf16`/`.bf16x2` adds below
+///   `.target sm_90`.
 /// * The op×type table (PTX ISA Table 41/42) is checked by the validator.
 fn lower_atom(
     lw: &mut Lowerer,
@@ -2526,11 +2931,21 @@ fn lower_atom(
     ])?;
     let half = HALF_TYPES.contains(&ty);
     match &noftz {
-        Some((_, span)) if !(op == AtomicOp::Add && (half || ty == Ty::F32)) => {
+        Some((_, span)) if op == AtomicOp::Add && ty == Ty::F32 => {
             return Err(SyntaxError::new(
                 *span,
                 format!(
-                    "`.noftz` exists only for add on .f16 .f16x2 .bf16 .bf16x2 .f32, not {}.{}",
+                    "ptxas rejects `.noftz` on `{}.add.f32` (\"Illegal modifier '.noftz' for instruction '{}'\"); `.noftz` is for the .f16 .f16x2 .bf16 .bf16x2 adds",
+                    q.opcode, q.opcode
+                ),
+            )
+            .expected(format!("`{}.add.f32` without .noftz", q.opcode)))
+        }
+        Some((_, span)) if !(op == AtomicOp::Add && half) => {
+            return Err(SyntaxError::new(
+                *span,
+                format!(
+                    "`.noftz` exists only for add on .f16 .f16x2 .bf16 .bf16x2, not {}.{}",
                     op_name,
                     type_name(ty)
                 ),
@@ -2566,13 +2981,51 @@ fn lower_atom(
         count(q, ops, 3, "d, [a], b", end)?;
         (lw.dst(&ops[0], ty, Width::Exact)?, &ops[1], &ops[2], None)
     };
-    let (space, addr) = lw.address(addr_op, space, ty.bytes())?;
+    if half {
+        if let Some(o) = [Some(b_op), c_op]
+            .into_iter()
+            .flatten()
+            .find(|o| matches!(o, Operand::Literal { .. }))
+        {
+            return Err(SyntaxError::new(
+                o.span(),
+                format!(
+                    "ptxas rejects an immediate operand of `{}.{op_name}.{}` (\"Arguments mismatch for instruction '{}'\"): the value must be in a register",
+                    q.opcode,
+                    type_name(ty),
+                    q.opcode
+                ),
+            )
+            .expected("a register"));
+        }
+    }
+    if ty == Ty::B16 && op != AtomicOp::Cas {
+        return Err(SyntaxError::new(
+            q.opcode_span,
+            format!(
+                "ptxas rejects `{}.{op_name}.b16` (\"Arguments mismatch\"): the only 16-bit integer atomic is cas.b16",
+                q.opcode
+            ),
+        ));
+    }
+    if matches!(ty, Ty::BF16 | Ty::BF16x2) && lw.target < 90 {
+        return Err(SyntaxError::new(
+            q.opcode_span,
+            format!(
+                "ptxas rejects `{}.add.noftz.{}` below sm_90 (\"requires .target sm_90 or higher\"); this module targets sm_{}",
+                q.opcode,
+                type_name(ty),
+                lw.target
+            ),
+        ));
+    }
+    let (space, addr, mut out) = lw.address(addr_op, space, ty.bytes())?;
     let src = lw.src(b_op, ty, Width::Exact)?;
     let src2 = match c_op {
         Some(c) => Some(lw.src(c, ty, Width::Exact)?),
         None => None,
     };
-    Lowered::one(Op::Atomic(Box::new(AtomicInst {
+    out.push(Op::Atomic(Box::new(AtomicInst {
         access: MemAccess {
             space,
             ty,
@@ -2587,5 +3040,6 @@ fn lower_atom(
         spin: false,
         ftz,
         performed: Pred::PT,
-    })))
+    })));
+    Lowered::ops(out)
 }

@@ -70,18 +70,36 @@ pub fn type_name(ty: Ty) -> &'static str {
         .unwrap_or("?")
 }
 
+/// What a declaration declares: registers, or a `.param` variable of a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DeclKind {
+    Reg(Kind),
+    /// A `.param` variable of `N` bytes declared in a body (call arguments and return values):
+    /// it lives in `ceil(N / 4)` consecutive slots, byte `i` in bits `8 * (i % 4)` of slot
+    /// `i / 4` (see `ops::lower_ld`).
+    Param(u32),
+}
+
 /// A register declaration: one name or a `<N>` range.
 #[derive(Debug, Clone)]
 struct Decl {
-    kind: Kind,
+    kind: DeclKind,
     span: Span,
 }
 
 /// A resolved register variable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RegRef {
-    Value { reg: Reg, ty: Ty },
+    Value {
+        reg: Reg,
+        ty: Ty,
+    },
     Pred(Pred),
+    /// A body's `.param` variable of `bytes` bytes, in slots from `reg`.
+    Param {
+        reg: Reg,
+        bytes: u32,
+    },
 }
 
 /// The names one `{ }` block declares (to take out of scope when it closes).
@@ -176,6 +194,41 @@ impl RegFile {
         kind: Kind,
         span: Span,
     ) -> Result<(), SyntaxError> {
+        self.declare_kind(name, range, DeclKind::Reg(kind), span)
+            .map(|_| ())
+    }
+
+    /// Declares a `.param` variable of `bytes` bytes in the current block.
+    pub fn declare_param(&mut self, name: &str, bytes: u32, span: Span) -> Result<(), SyntaxError> {
+        self.declare_kind(name, None, DeclKind::Param(bytes), span)
+            .map(|_| ())
+    }
+
+    /// Declares `name` in the current block as another name for `target` (an inlined
+    /// function's parameters are its caller's argument variables).
+    pub fn declare_alias(
+        &mut self,
+        name: &str,
+        target: RegRef,
+        span: Span,
+    ) -> Result<(), SyntaxError> {
+        let kind = match target {
+            RegRef::Value { ty, .. } => DeclKind::Reg(Kind::Value(ty)),
+            RegRef::Pred(_) => DeclKind::Reg(Kind::Pred),
+            RegRef::Param { bytes, .. } => DeclKind::Param(bytes),
+        };
+        let decl = self.declare_kind(name, None, kind, span)?;
+        self.assigned.insert((decl, 0), target);
+        Ok(())
+    }
+
+    fn declare_kind(
+        &mut self,
+        name: &str,
+        range: Option<u32>,
+        kind: DeclKind,
+        span: Span,
+    ) -> Result<usize, SyntaxError> {
         let depth = self.scopes.len().wrapping_sub(1);
         let Some(scope) = self.scopes.last_mut() else {
             return Err(SyntaxError::new(
@@ -227,7 +280,7 @@ impl RegFile {
                     .push((binding, n));
             }
         }
-        Ok(())
+        Ok(binding.decl)
     }
 
     /// The declaration and element a register name denotes, innermost block first.
@@ -258,6 +311,13 @@ impl RegFile {
         }
     }
 
+    /// True when `name` is a `.param` variable declared in a body (or an inlined function's
+    /// parameter), in scope.
+    pub fn is_param_var(&self, name: &str) -> bool {
+        self.find(name)
+            .is_some_and(|(d, _)| matches!(self.decls[d].kind, DeclKind::Param(_)))
+    }
+
     /// True when `name` is a declared register in scope.
     pub fn is_register(&self, name: &str) -> bool {
         self.find(name).is_some()
@@ -275,10 +335,14 @@ impl RegFile {
             return Ok(*r);
         }
         let r = match self.decls[key.0].kind {
-            Kind::Pred => RegRef::Pred(self.new_pred(span)?),
-            Kind::Value(ty) => RegRef::Value {
+            DeclKind::Reg(Kind::Pred) => RegRef::Pred(self.new_pred(span)?),
+            DeclKind::Reg(Kind::Value(ty)) => RegRef::Value {
                 reg: self.new_slots(ty.regs(), span)?,
                 ty,
+            },
+            DeclKind::Param(bytes) => RegRef::Param {
+                reg: self.new_slots(bytes.div_ceil(4).max(1) as u16, span)?,
+                bytes,
             },
         };
         self.assigned.insert(key, r);

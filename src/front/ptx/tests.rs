@@ -5,7 +5,9 @@
 //! the stable text of `atomjit dump ir`; registers are numbered in order of first use.
 
 use super::*;
-use crate::ir::{print_inst, AtomicInst, AtomicOp, MemOrder, Scope, Space};
+use crate::ir::{
+    print_inst, AtomicInst, AtomicOp, Init, MemOrder, ParamKind, Scalar, Scope, Space,
+};
 
 const PRELUDE: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
 
@@ -109,10 +111,9 @@ fn module_directive_errors() {
     assert!(e.message.contains("unknown target"), "{e:?}");
     let e = module_err(PRELUDE);
     assert!(e.message.contains("no `.entry`"), "{e:?}");
-    let e = module_err(&format!("{PRELUDE}.func f() {{ ret; }}\n"));
-    assert!(e.message.contains("device functions"), "{e:?}");
-    let e = module_err(&format!("{PRELUDE}.global .u32 g;\n"));
-    assert!(e.message.contains("module-scope `.global`"), "{e:?}");
+    // Functions and variables alone are no kernel.
+    let e = module_err(&format!("{PRELUDE}.func f() {{ ret; }}\n.global .u32 g;\n"));
+    assert!(e.message.contains("no `.entry`"), "{e:?}");
     let e = module_err(&format!(
         "{PRELUDE}.visible .entry k() {{ ret; }}\n.visible .entry k() {{ ret; }}\n"
     ));
@@ -169,7 +170,10 @@ fn parameters_are_naturally_aligned_in_constant_bank_0() {
     err_has("ld.param.u32 %r1, [p1+-4];", "outside");
     err_has("ld.global.u32 %r1, [p1];", "read it with `ld.param`");
     err_has("ld.param.u32 %r1, [%rd1];", "read by name");
-    err_has("st.param.u32 [p1], %r1;", "not a state space");
+    err_has(
+        "st.param.u32 [p1], %r1;",
+        "`st.param` writes a .param variable",
+    );
     err_has(
         "ld.relaxed.gpu.param.u32 %r1, [p1];",
         "only for .global, .shared",
@@ -540,10 +544,7 @@ fn data_movement() {
     assert_eq!(lowered("mov.b32 {%rs1, %rs2}, %r1;").len(), 2);
     err_has("mov.u32 %r1, %clock;", "`%clock` is not supported");
     err_has("mov.u64 %rd1, %tid.x;", "32-bit special register");
-    err_has(
-        "mov.u32 %r1, nothing;",
-        "not a register or a .shared variable",
-    );
+    err_has("mov.u32 %r1, nothing;", "not a register or a variable");
     err_has("mov.u32 %r1, 0x100000000;", "does not fit a 32-bit");
     err_has("mov.u32 %r1, 1.5;", "float literal cannot be a .u32");
     err_has("mov.u8 %r1, 1;", "no 8-bit types");
@@ -639,14 +640,30 @@ fn loads_and_stores_with_every_order_scope_and_space() {
         "cannot be .acq_rel",
     );
     err_has("ld.mmio.relaxed.sys.global.u32 %r1, [%rd1];", ".mmio");
-    err_has("ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];", "vector");
+    assert_eq!(
+        lowered("ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];").len(),
+        4
+    );
+    err_has(
+        "ld.global.v4.u32 {%r1, %r2}, [%rd1];",
+        "a vector of 4 elements",
+    );
+    err_has(
+        "ld.global.v8.u32 {%r1, %r2}, [%rd1];",
+        ".v8 accesses are not supported",
+    );
     err_has(
         "ld.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;",
         "cache_hint",
     );
     err_has("ld.shared.nc.u32 %r1, [%r2];", "only for ld.global");
     err_has("ld.local.u32 %r1, [%rd1];", ".local");
-    err_has("ld.const.u32 %r1, [%rd1];", ".const space");
+    // `.const` variables live in global memory (see `globals`).
+    assert!(matches!(
+        &kernel("ld.const.u32 %r1, [%rd1];").insts[0].op,
+        Op::Load { access, .. } if access.space == Space::Global
+    ));
+    err_has("st.const.u32 [%rd1], %r1;", "read-only");
     err_has("ld.shared::cluster.u32 %r1, [%r2];", "shared::cluster");
     err_has("ld.global.u32 %r1, [%r2];", "32-bit register");
     err_has("ld.global.u32 %r1, [sm];", "is a .shared variable");
@@ -659,7 +676,7 @@ fn loads_and_stores_with_every_order_scope_and_space() {
     err_has("ld.shared.u32 %r1, [-4];", "cannot be negative");
     err_has(
         "ld.global.u32 %r1, [undeclared];",
-        "not a register, a .shared variable or a kernel parameter",
+        "not a register, a variable or a kernel parameter",
     );
 }
 
@@ -738,7 +755,7 @@ fn integer_and_float_arithmetic() {
     err_has("mul.s32 %r1, %r2, %r3;", "needs .lo, .hi or .wide");
     err_has("mul.wide.s64 %rd1, %rd2, %rd3;", ".wide exists only");
     err_has("mul.lo.f32 %f1, %f2, %f3;", "integer types only");
-    err_has("mad.f32 %f1, %f2, %f3, %f4;", "fused multiply-add");
+    err_has("mad.f32 %f1, %f2, %f3, %f4;", "needs a rounding qualifier");
     err_has("div.f32 %f1, %f2, %f3;", "needs a rounding qualifier");
     err_has("div.approx.f32 %f1, %f2, %f3;", "approximate");
     err_has("div.full.f32 %f1, %f2, %f3;", "approximate");
@@ -926,7 +943,7 @@ fn control_barriers_fences() {
     err_has("bar.sync %r1;", "0..15");
     err_has("bar.sync 0, 64;", "thread count");
     err_has("bar.arrive 0, 64;", "not supported");
-    err_has("bar.warp.sync -1;", "not supported");
+    err_has("bar.warp.sync;", "takes 1 operand");
     err_has("bar 0;", "needs .sync");
     err_has("fence.sc;", "needs a scope");
     err_has("fence.proxy.alias;", "proxy");
@@ -935,7 +952,7 @@ fn control_barriers_fences() {
     err_has("membar.proxy.alias;", "proxy");
     err_has("ret 1;", "takes 0 operands");
     err_has("trap;", "not a PTX instruction atomjit supports");
-    err_has("vote.sync.any.pred %p1, %p2, -1;", "not a PTX instruction");
+    err_has("vote.any.pred %p1, %p2;", "without .sync is not supported");
 }
 
 // ---- atomics ---------------------------------------------------------------------------------
@@ -1061,16 +1078,26 @@ fn atom_ftz_follows_the_space_and_noftz() {
         ftz("atom.add.f32 %f1, [%rd1], %f2;"),
         "generic: flushes where it resolves to global"
     );
-    assert!(
-        !ftz("atom.global.add.noftz.f32 %f1, [%rd1], %f2;"),
-        ".noftz (PTX ISA 9.4)"
+    // The PTX ISA lists `.noftz` for f32 adds; ptxas 12.9 rejects it, and so does atomjit.
+    err_has(
+        "atom.global.add.noftz.f32 %f1, [%rd1], %f2;",
+        "ptxas rejects `.noftz` on `atom.add.f32`",
     );
-    assert!(!ftz("red.add.noftz.f32 [%rd1], %f2;"));
+    err_has(
+        "red.add.noftz.f32 [%rd1], %f2;",
+        "Illegal modifier '.noftz' for instruction 'red'",
+    );
     assert!(
         !ftz("atom.global.add.f64 %fd1, [%rd1], %fd2;"),
         "f64 add is noftz by default"
     );
-    for ty in ["f16", "bf16"] {
+    // ptxas: "Instruction 'atom.add.bf16.global' requires .target sm_90 or higher".
+    err_has(
+        "atom.global.add.noftz.bf16 %rs1, [%rd1], %rs2;",
+        "requires .target sm_90 or higher",
+    );
+    {
+        let ty = "f16";
         let a = atomic_of(&format!("atom.global.add.noftz.{ty} %rs1, [%rd1], %rs2;"));
         assert!(!a.ftz);
         err_has(
@@ -1078,7 +1105,8 @@ fn atom_ftz_follows_the_space_and_noftz() {
             "requires .noftz",
         );
     }
-    for ty in ["f16x2", "bf16x2"] {
+    {
+        let ty = "f16x2";
         let a = atomic_of(&format!("red.shared.add.noftz.{ty} [%r1], %r2;"));
         assert!(!a.ftz && a.access.ty.bits() == 32);
         err_has(
@@ -1086,6 +1114,15 @@ fn atom_ftz_follows_the_space_and_noftz() {
             "requires .noftz",
         );
     }
+    // ptxas: "Arguments mismatch for instruction 'atom'" (the half adds take registers).
+    err_has(
+        "atom.global.add.noftz.f16x2 %r1, [%rd1], 0;",
+        "ptxas rejects an immediate operand",
+    );
+    err_has(
+        "atom.global.exch.b16 %rs1, [%rd1], %rs2;",
+        "the only 16-bit integer atomic is cas.b16",
+    );
     err_has(
         "atom.global.add.noftz.u32 %r1, [%rd1], 1;",
         "`.noftz` exists only",
@@ -1171,6 +1208,13 @@ fn every_shipped_ptx_program_parses_and_validates() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "ptx") {
             let src = std::fs::read_to_string(&path).unwrap();
+            if path.ends_with("atomics_all.ptx") {
+                // It uses `atom.add.noftz.f32` and f16x2 adds of immediates, which ptxas
+                // rejects (issue 10; the corpus branch rewrites it): so does atomjit.
+                let e = parse_program(&path.to_string_lossy(), &src).unwrap_err();
+                assert!(e.message.contains("ptxas rejects"), "{e:?}");
+                continue;
+            }
             let p = parse_program(&path.to_string_lossy(), &src)
                 .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.to_short_string()));
             for k in &p.kernels {
@@ -1179,7 +1223,7 @@ fn every_shipped_ptx_program_parses_and_validates() {
             n += 1;
         }
     }
-    assert!(n >= 5, "{n} programs");
+    assert!(n >= 4, "{n} programs");
 }
 
 #[test]
@@ -1272,4 +1316,132 @@ fn arbitrary_input_never_panics() {
         let _ = parse_program("fuzz.ptx", &src);
         let _ = parse_module("fuzz.ptx", &format!("{PRELUDE}.visible .entry k() {{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n.reg .pred %p<2>;\n{src}\n}}"));
     }
+}
+
+// ---- module variables, calls, unsupported entries ----------------------------------------------
+
+#[test]
+fn module_variables_are_hidden_buffers_in_order_of_use() {
+    let src = format!(
+        "{PRELUDE}.global .align 4 .u32 a = 7;\n.global .align 1 .b8 t[3] = {{1, 2}};\n.const .align 4 .f32 c[2] = {{0f3F800000, 2.5}};\n.extern .global .u32 ext;\n.global .u64 unused;\n\
+.visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n.reg .f32 %f<2>;\n\
+mov.u64 %rd1, t;\nld.global.u32 %r1, [a+0];\nld.const.f32 %f1, [c+4];\ncvta.global.u64 %rd2, a;\nret;\n}}\n"
+    );
+    let (p, infos) = parse_module("t.ptx", &src).unwrap();
+    assert!(
+        infos[0].unsupported.is_empty(),
+        "{:?}",
+        infos[0].unsupported
+    );
+    let params = &p.kernels[0].launch.params;
+    let names: Vec<(&str, u32)> = params
+        .iter()
+        .map(|d| (d.name.as_str(), d.cbank_offset))
+        .collect();
+    // After the 8-byte `.param` list at 0x160, 8-byte aligned, in order of first use.
+    assert_eq!(names, [("t", 0x168), ("a", 0x170), ("c", 0x178)]);
+    match &params[0].kind {
+        ParamKind::Buffer { elem, len, init } => {
+            assert_eq!((*elem, *len), (Ty::U8, 3));
+            assert_eq!(init, &Init::List(vec![Scalar::Int(1), Scalar::Int(2)]));
+        }
+        other => panic!("{other:?}"),
+    }
+    match &params[2].kind {
+        ParamKind::Buffer { init, .. } => {
+            assert_eq!(
+                init,
+                &Init::List(vec![Scalar::Float(1.0), Scalar::Float(2.5)])
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // An `.extern` variable is declared elsewhere: using it is the entry's error.
+    let bad = src.replace("cvta.global.u64 %rd2, a;", "mov.u64 %rd3, ext;");
+    let (_, infos) = parse_module("t.ptx", &bad).unwrap();
+    assert!(
+        infos[0].unsupported[0].message.contains("`.extern`"),
+        "{:?}",
+        infos[0].unsupported
+    );
+    // `.const` variables are read with ld.const, not ld.global.
+    let bad = src.replace("ld.const.f32 %f1, [c+4];", "ld.global.f32 %f1, [c+4];");
+    let (_, infos) = parse_module("t.ptx", &bad).unwrap();
+    assert!(infos[0].unsupported[0]
+        .message
+        .contains("is a .const variable"));
+}
+
+/// A module with `f(x) = x + 1` and an entry calling it (guarded by `guard`).
+fn call_module(f_body: &str, call: &str) -> String {
+    format!(
+        "{PRELUDE}.func (.param .b32 r) f(.param .b32 x)\n{{\n.reg .b32 %r<3>;\n.reg .pred %p<2>;\n{f_body}\n}}\n\
+.visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<4>;\n.reg .pred %q<2>;\nmov.u32 %r1, %tid.x;\nsetp.lt.u32 %q1, %r1, 4;\n\
+{{\n.param .b32 a;\nst.param.b32 [a+0], %r1;\n.param .b32 b;\n{call}\nld.param.b32 %r2, [b+0];\n}}\nret;\n}}\n"
+    )
+}
+
+#[test]
+fn calls_are_inlined_with_their_own_labels_and_returns() {
+    let f = "ld.param.b32 %r1, [x];\nsetp.eq.u32 %p1, %r1, 0;\n@%p1 bra L;\nadd.u32 %r2, %r1, 1;\nst.param.b32 [r], %r2;\nret;\nL:\nst.param.b32 [r], 0;\nret;";
+    for call in ["call.uni (b), f, (a);", "@%q1 call (b), f, (a);"] {
+        let (p, infos) = parse_module("t.ptx", &call_module(f, call)).unwrap();
+        assert!(
+            infos[0].unsupported.is_empty(),
+            "{:?}",
+            infos[0].unsupported
+        );
+        let k = &p.kernels[0];
+        assert!(
+            k.labels.iter().any(|(l, _)| l == "f#1::L"),
+            "{:?}",
+            k.labels
+        );
+        // Every `ret` of the body branches to the end of the inlined copy.
+        let end = k.labels.iter().find(|(l, _)| l == "f#1::$ret").unwrap().1;
+        let rets = k
+            .insts
+            .iter()
+            .filter(|i| {
+                i.text.starts_with("ret")
+                    && matches!(i.op, Op::Branch { target, .. } if target == end)
+            })
+            .count();
+        assert_eq!(rets, 2);
+    }
+    // Recursion cannot be inlined.
+    let rec = "ld.param.b32 %r1, [x];\n{\n.param .b32 y;\nst.param.b32 [y], %r1;\n.param .b32 z;\ncall (z), f, (y);\n}\nst.param.b32 [r], %r1;\nret;";
+    let (_, infos) = parse_module("t.ptx", &call_module(rec, "call (b), f, (a);")).unwrap();
+    assert!(
+        infos[0]
+            .unsupported
+            .iter()
+            .any(|e| e.message.contains("called recursively")),
+        "{:?}",
+        infos[0].unsupported
+    );
+    // Sub-word .param accesses extract and insert bytes.
+    let f = "ld.param.s8 %r1, [x+1];\nst.param.b8 [r+2], %r1;\nret;";
+    let (p, _) = parse_module("t.ptx", &call_module(f, "call (b), f, (a);")).unwrap();
+    let ops: Vec<&Op> = p.kernels[0].insts.iter().map(|i| &i.op).collect();
+    assert!(ops.iter().any(|o| matches!(o, Op::Bfe { ty: Ty::S32, .. })));
+    assert!(ops.iter().any(|o| matches!(o, Op::Bfi { ty: Ty::B32, .. })));
+}
+
+#[test]
+fn every_unsupported_statement_of_an_entry_is_listed() {
+    let src = format!(
+        "{PRELUDE}.visible .entry bad()\n{{\n.reg .b32 %r<4>;\ntrap;\nprmt.b32.rc8 %r1, %r2, %r3, %r1;\nmov.u32 %r1, 1;\nbra NOWHERE;\n}}\n.visible .entry good()\n{{\nret;\n}}\n"
+    );
+    let (p, infos) = parse_module("t.ptx", &src).unwrap();
+    assert_eq!(p.kernels.len(), 2);
+    let lines: Vec<u32> = infos[0].unsupported.iter().map(|e| e.span.line).collect();
+    assert_eq!(lines, [7, 8], "{:?}", infos[0].unsupported);
+    assert!(infos[1].unsupported.is_empty());
+    // Once the statements lower, the unknown label is the error.
+    let src = src.replace("trap;\nprmt.b32.rc8 %r1, %r2, %r3, %r1;\n", "");
+    let (_, infos) = parse_module("t.ptx", &src).unwrap();
+    assert!(infos[0].unsupported[0]
+        .message
+        .contains("unknown label `NOWHERE`"));
 }

@@ -1798,7 +1798,12 @@ done:   EXIT ;
     err_at("0x10: EXIT", 1, 1, "not a valid label name");
     err_at("BRA", 1, 4, "too few operands");
     err_at("BRA.DIV x\nx: EXIT", 1, 10, "too few operands");
-    err_at("BRA.SOMETIMES x\nx: EXIT", 1, 5, "unknown modifier `.SOMETIMES`");
+    err_at(
+        "BRA.SOMETIMES x\nx: EXIT",
+        1,
+        5,
+        "unknown modifier `.SOMETIMES`",
+    );
     err_at("BRA [R1]\nEXIT", 1, 5, "expected a branch target");
 }
 
