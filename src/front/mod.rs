@@ -125,9 +125,7 @@ impl Launched {
                 expected: None,
             });
         }
-        if let Some(first) = self.unsupported.get(index).and_then(|u| u.first()) {
-            return Some(first.clone());
-        }
+        // A PTX entry that cannot run is also unbound, with the message naming it.
         self.unbound.get(index).cloned().flatten()
     }
 }

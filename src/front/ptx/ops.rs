@@ -546,6 +546,22 @@ impl Lowerer<'_> {
         }
     }
 
+    /// A `ld`/`st` data register of type `ty`, which PTX lets be wider than the type ("ld and
+    /// st instructions permit source and destination data operands to be wider than the
+    /// instruction-type size"): the register, and whether it is a 64-bit register for a type
+    /// of 32 bits or less (a `ld` then extends into the high word, a `st` stores the low one).
+    fn data_reg(&mut self, o: &Operand, ty: Ty) -> Result<(Reg, bool), SyntaxError> {
+        if let Operand::Sink { .. } = o {
+            return Ok((Reg::RZ, false));
+        }
+        let (reg, reg_ty, span) = self.value_reg(o)?;
+        if reg_ty.bits() == 64 && ty.bits() <= 32 {
+            return Ok((reg, true));
+        }
+        self.check_width(span, reg_ty, ty, Width::WiderTo32)?;
+        Ok((reg, false))
+    }
+
     /// A destination register of type `ty`; `_` discards the result.
     fn dst(&mut self, o: &Operand, ty: Ty, width: Width) -> Result<Reg, SyntaxError> {
         if let Operand::Sink { .. } = o {
@@ -1517,8 +1533,11 @@ fn lower_ld(
         }
     }
     let mut dsts = Vec::new();
+    let mut widened = Vec::new();
     for e in &elems {
-        dsts.push(lw.dst(e, ty, Width::WiderTo32)?);
+        let (reg, wide) = lw.data_reg(e, ty)?;
+        dsts.push(reg);
+        widened.push(wide);
     }
     let (space, mut addr, mut out) = lw.address(&ops[1], space, ty.bytes())?;
     // The PTX front-end writes linear addresses only: their base may need moving.
@@ -1549,6 +1568,26 @@ fn lower_ld(
             },
             dst,
         });
+        if widened[k] {
+            // A 64-bit destination of a narrower load: the high word is the extension of the
+            // (already extended) low word, by the type's signedness.
+            out.push(if ty.is_signed_int() {
+                Op::Binary {
+                    op: BinOp::Shr,
+                    ty: Ty::S32,
+                    dst: dst.word(1),
+                    a: Src::plain(IrOp::Reg(dst)),
+                    b: Src::plain(IrOp::Imm(31)),
+                    ftz: false,
+                }
+            } else {
+                Op::Mov {
+                    ty: Ty::U32,
+                    dst: dst.word(1),
+                    src: IrOp::Reg(Reg::RZ),
+                }
+            });
+        }
     }
     Lowered::ops(out)
 }
@@ -1570,7 +1609,15 @@ fn lower_st(
     let elems = elements(q, &ops[1], n)?;
     let mut srcs = Vec::new();
     for e in &elems {
-        srcs.push(lw.src(e, ty, Width::WiderTo32)?);
+        // A 64-bit register stores its low word for a type of 32 bits or less.
+        let src = match e {
+            Operand::Name { .. } if space != MemSpace::Param => {
+                let (reg, _) = lw.data_reg(e, ty)?;
+                IrOp::Reg(reg)
+            }
+            _ => lw.src(e, ty, Width::WiderTo32)?,
+        };
+        srcs.push(src);
     }
     if space == MemSpace::Param {
         let Some(var) = param_var(lw, &ops[0])? else {
