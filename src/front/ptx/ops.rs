@@ -1022,7 +1022,17 @@ fn lower_mov(
     let ty = match kind {
         Kind::Pred => {
             let dst = lw.pred_dst(&ops[0])?;
-            let a = lw.pred_src(&ops[1])?;
+            // `mov.pred %p, -1` (NVRTC writes it): a literal is true when nonzero.
+            let a = match &ops[1] {
+                Operand::Literal { .. } => {
+                    if lw.src(&ops[1], Ty::U32, Width::Exact)? == IrOp::Imm(0) {
+                        PredSrc::FALSE
+                    } else {
+                        PredSrc::TRUE
+                    }
+                }
+                _ => lw.pred_src(&ops[1])?,
+            };
             return Lowered::one(Op::PredLogic {
                 op: BoolOp::And,
                 dst,
