@@ -1031,7 +1031,12 @@ fn lower_mov(
                         PredSrc::TRUE
                     }
                 }
-                _ => lw.pred_src(&ops[1])?,
+                Operand::Name { .. }
+                | Operand::Special { .. }
+                | Operand::Address { .. }
+                | Operand::Vector { .. }
+                | Operand::PredPair { .. }
+                | Operand::Sink { .. } => lw.pred_src(&ops[1])?,
             };
             return Lowered::one(Op::PredLogic {
                 op: BoolOp::And,
@@ -1625,7 +1630,13 @@ fn lower_st(
                 let (reg, _) = lw.data_reg(e, ty)?;
                 IrOp::Reg(reg)
             }
-            _ => lw.src(e, ty, Width::WiderTo32)?,
+            Operand::Name { .. }
+            | Operand::Special { .. }
+            | Operand::Literal { .. }
+            | Operand::Address { .. }
+            | Operand::Vector { .. }
+            | Operand::PredPair { .. }
+            | Operand::Sink { .. } => lw.src(e, ty, Width::WiderTo32)?,
         };
         srcs.push(src);
     }
