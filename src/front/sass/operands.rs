@@ -587,6 +587,17 @@ fn const_ref(cur: &mut Cursor, params: &Params) -> Result<(u8, u32), SyntaxError
         }
     };
     cur.expect_punct("]")?;
+    if bank != 0 {
+        return Err(SyntaxError::new(
+            bank_span,
+            format!(
+                "constant bank {bank} is not supported: only bank 0 (the kernel's parameters and \
+                 launch geometry) exists; ptxas puts a kernel's literal constants in another \
+                 bank, whose contents a SASS listing does not print"
+            ),
+        )
+        .expected("c[0x0][...]"));
+    }
     cur.expect_punct("[")?;
     let mut offset: i128;
     let mut span;

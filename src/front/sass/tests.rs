@@ -771,7 +771,7 @@ fn mov_forms() {
         &format!("{PARAMS}MOV R0, c[0x1][data]"),
         4,
         11,
-        "constant bank 0",
+        "constant bank 1 is not supported",
     );
     err_at("MOV R0, c[0x100][0x0]", 1, 11, "0..255");
     err_at("MOV R0, c[0x0][-4]", 1, 16, "out of range");
