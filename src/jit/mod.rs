@@ -248,13 +248,6 @@ pub fn compile_chunked(
     info: &KernelInfo,
     chunk_insts: usize,
 ) -> Result<JitKernel, JitError> {
-    if !kernel.uniform.is_empty() {
-        return Err(JitError::Unsupported {
-            kernel: kernel.name.clone(),
-            pc: 0,
-            what: "uniform (warp-wide) registers".to_string(),
-        });
-    }
     let isa = host_isa()?;
     let mut tables = Box::new(SideTables::default());
     let plan = translate::Plan::new(kernel, info, chunk_insts);
@@ -389,7 +382,7 @@ impl JitKernel {
             cbank_limit: warp_ctx::limits(env.cbank.len() as u64),
             stats: std::ptr::null_mut(),
             tables: &*self.tables,
-            convert_lanes: slow::convert_lanes,
+            slow_lanes: slow::slow_lanes,
             ctaid: env.ctaid,
             ntid,
             nctaid: env.nctaid,
