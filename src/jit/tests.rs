@@ -3160,3 +3160,95 @@ fn uniform_writes_broadcast_the_lowest_executing_lane() {
         assert_eq!(w.preds[3], if low < 4 { FULL } else { 0 });
     }
 }
+
+/// `b`'s kernel with the validator's own info (liveness included, so dead stores are
+/// skipped as in real kernels).
+fn validated(b: &KernelBuilder) -> (Kernel, KernelInfo) {
+    let kernel = b.kernel();
+    let info = crate::valid::validate(&kernel).unwrap_or_else(|e| panic!("{e}"));
+    (kernel, info)
+}
+
+/// Runs a validated kernel on both backends (full warp) and returns both warps.
+fn run_validated_both(b: &KernelBuilder) -> [WarpState; 2] {
+    let (kernel, info) = validated(b);
+    let jit = compile(&kernel, &info).unwrap_or_else(|e| panic!("{e}"));
+    let interp = crate::interp::Interpreter::new();
+    [&jit as &dyn WarpRunner, &interp].map(|runner| {
+        let world = World::new(8, 4);
+        let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+        let exit = world.run_warp(&kernel, &info, runner, &mut warp, 0, FULL, None);
+        assert_eq!(exit, GroupExit::Exited);
+        warp
+    })
+}
+
+/// An if/else on `lane < 16` whose else side (lanes 16..31, run first) executes `write` and
+/// whose then side (lanes 0..15) executes `read`; after the join, `R5` and `UR20` are
+/// overwritten, so on the writing side's own paths the value `write` produced is dead.
+/// `read` writes R1, which the kernel stores (to shared offset 0) at the end.
+fn if_else_kernel(b: &mut KernelBuilder, write: Op, read: Op) {
+    b.lane_id(0)
+        .push(set_lt(p(0), 0, 16))
+        .when(
+            0,
+            false,
+            Op::Branch {
+                target: 5,
+                uniform: false,
+            },
+        )
+        .push(write)
+        .push(Op::Branch {
+            target: 7,
+            uniform: false,
+        })
+        .push(read)
+        .push(Op::Nop)
+        .push(iadd(5, Operand::ZERO, 0))
+        .push(iadd(20, Operand::ZERO, 0))
+        // R1 is read after the join, so its stores are kept and the test can look at it.
+        .push(Op::Store {
+            access: MemAccess {
+                space: Space::Shared,
+                ty: Ty::U32,
+                order: MemOrder::Weak,
+                scope: Scope::Cta,
+                addr: Address::absolute(0),
+            },
+            src: reg(1),
+        })
+        .exit();
+}
+
+#[test]
+fn values_other_lanes_read_are_stored_even_where_the_writers_never_read_them() {
+    // A uniform register written on the else side is read on the then side.
+    let mut b = uniform_builder();
+    if_else_kernel(&mut b, iadd(20, reg(0), 100), iadd(1, reg(20), 0));
+    for (w, backend) in run_validated_both(&b).iter().zip(["jit", "interpreter"]) {
+        for l in 0..16 {
+            assert_eq!(
+                reg_of(w, 1, l),
+                116,
+                "{backend}: lane {l} reads the broadcast UR20"
+            );
+        }
+    }
+    // A register the then side shuffles in from lane 20, which wrote it on the else side.
+    let mut b = KernelBuilder::new();
+    if_else_kernel(
+        &mut b,
+        iadd(5, reg(0), 100),
+        shfl(ShflMode::Idx, 1, Pred::PT, 5, imm(20), 0x1f),
+    );
+    for (w, backend) in run_validated_both(&b).iter().zip(["jit", "interpreter"]) {
+        for l in 0..16 {
+            assert_eq!(
+                reg_of(w, 1, l),
+                120,
+                "{backend}: lane {l} reads lane 20's R5"
+            );
+        }
+    }
+}
