@@ -39,6 +39,13 @@
 //!   instruction after the region can read, and that the rest of the lane's pass reads from the
 //!   register cache, never reaches the register file (in `counter`, the address and the
 //!   addend live only in host registers).
+//! * **Warp-collective ops and uniform registers** (`warp.rs`): `SHFL`, `REDUX` and `MATCH`
+//!   read every source they need before writing any destination, and an instruction that
+//!   writes a uniform register or predicate is followed by its broadcast from the lowest
+//!   executing lane to all 32 slots. Neither is fused, and the stores of registers other lanes
+//!   read (uniform ones, `SHFL` sources) are never skipped as dead: the liveness
+//!   ([`KernelInfo::live_out`]) follows one lane's paths, and another lane may read the value
+//!   where no path of the writing lane does.
 //! * Exits from the function go through `ret(code, insts)`. A faulting lane's cold block
 //!   writes the trap payload (trap site, lane, address, and at an atomic the executing lanes)
 //!   and its instruction count into the context and jumps to the shared `trap` block.
@@ -1578,7 +1585,9 @@ fn fusion_of(kernel: &Kernel, inst: &Inst) -> Fusion {
 /// increasing order) instead of instruction-major. The two orders are indistinguishable:
 /// register and predicate work of one lane never reads another lane's registers or predicate
 /// bits (predicates are carried through the region loop as masks and each lane updates only
-/// its own bit; `VOTE`, which reads other lanes, is not fusable); with a single memory access
+/// its own bit; `VOTE`, `SHFL`, `REDUX` and `MATCH`, which read other lanes, and every
+/// instruction that writes a uniform register or predicate, whose broadcast writes other lanes'
+/// slots, are not fusable); with a single memory access
 /// the accesses happen in the same lane order; and when a lane's access traps, exactly the
 /// earlier lanes have performed theirs in both orders (they differ only in registers and
 /// predicates, which a trapped launch does not expose).
