@@ -6,7 +6,9 @@
 //! also checked across functions.
 //!
 //! Kernels mix the ALU (IADD3 with carries, IMAD, LEA, SHF, LOP3, ISETP, SEL, shifts, division,
-//! conversions, float arithmetic), predicates and votes, forward branches (divergent), loops
+//! conversions, float arithmetic), predicates and votes, the ops of issue 10 (SHFL, REDUX,
+//! MATCH, PRMT, BFE/BFI, FMA in every type and rounding, PLOP3, FLO, lane masks), uniform
+//! registers and predicates (half the kernels), forward branches (divergent), loops
 //! with bounded (also per-lane) trip counts, LDS/STS and LDG/STG of every width, every
 //! ATOMS/ATOMG/RED op and size of the validator's tables (CAST.SPIN included), fences,
 //! barriers and partial exits; a few accesses are left unmasked so that some kernels trap.
@@ -24,7 +26,8 @@ use std::time::Duration;
 
 const DATA_BYTES: u64 = 1024;
 const SHARED_BYTES: u32 = 256;
-/// Registers stored per thread at the end: R8..R17 and a predicate word.
+/// Words stored per thread at the end: R8..R17, a predicate word, and the uniform registers
+/// R24..R26 folded together.
 const OUT_WORDS: u64 = 12;
 
 struct Gen {
@@ -39,7 +42,15 @@ struct Gen {
     wide: bool,
     /// Lanes per warp.
     ws: u32,
+    /// The kernel has uniform registers R24..R27 and uniform predicates P7, P8 (half the
+    /// seeds): value registers and predicates are sometimes uniform ones, as sources,
+    /// destinations and guards, so their broadcast is checked after every kind of op.
+    uniform: bool,
 }
+
+/// The uniform register and predicate slots of a kernel with `Gen::uniform`.
+const UNIFORM_REGS: std::ops::Range<u16> = 24..28;
+const UNIFORM_PREDS: std::ops::Range<u16> = 7..9;
 
 fn reg(n: u16) -> Operand {
     Operand::Reg(Reg(n))
@@ -86,13 +97,24 @@ impl Gen {
         });
     }
 
-    /// A value register R8..R17.
+    /// A value register R8..R17, or now and then a uniform one or the scratch register R23.
+    /// R23 and the uniform R27 are not stored at the end: their writes are often dead, except
+    /// where other lanes read them (shuffles, uniform broadcasts).
     fn val(&mut self) -> Reg {
+        if self.uniform && self.chance(20) {
+            return Reg(UNIFORM_REGS.start + self.below(4) as u16);
+        }
+        if self.chance(5) {
+            return Reg(23);
+        }
         Reg(8 + self.below(10) as u16)
     }
 
-    /// An even value pair R8, R10, .., R16.
+    /// An even value pair R8, R10, .., R16 (or a uniform pair).
     fn pair(&mut self) -> Reg {
+        if self.uniform && self.chance(15) {
+            return Reg(UNIFORM_REGS.start + 2 * self.below(2) as u16);
+        }
         if self.wide {
             // PTX has no pair alignment: R9:R10 overlaps R8:R9 and R10:R11.
             return Reg(8 + self.below(9) as u16);
@@ -100,8 +122,11 @@ impl Gen {
         Reg(8 + 2 * self.below(5) as u16)
     }
 
-    /// P0–P2 and P4–P6 (P3 is the loop counter's).
+    /// P0–P2 and P4–P6 (P3 is the loop counter's), and the uniform P7, P8.
     fn value_pred(&mut self) -> Pred {
+        if self.uniform && self.chance(20) {
+            return p(UNIFORM_PREDS.start + self.below(2) as u16);
+        }
         p(self.pick(&[0, 1, 2, 4, 5, 6]))
     }
 
@@ -191,8 +216,216 @@ impl Gen {
         }
     }
 
+    /// A bit-field position or length: the edges of 32 and 64 bits, values whose bits above
+    /// 7:0 are ignored, or a register.
+    fn field_src(&mut self) -> Src {
+        if self.chance(25) {
+            return Src::plain(Operand::Reg(self.val()));
+        }
+        Src::plain(Operand::Imm(self.pick(&[
+            0u64, 1, 4, 7, 8, 16, 31, 32, 33, 40, 63, 64, 65, 255, 256, 0x108,
+        ])))
+    }
+
+    /// A float operand of `ty`: a register (pair), or an immediate edge value, with a float
+    /// modifier now and then.
+    fn float_src(&mut self, ty: Ty) -> Src {
+        let operand = if ty.regs() == 2 {
+            self.pair_src().operand
+        } else if self.chance(20) {
+            Operand::Imm(self.interesting_imm())
+        } else {
+            Operand::Reg(self.val())
+        };
+        let modifier = if self.chance(30) {
+            self.pick(&[SrcMod::Neg, SrcMod::Abs, SrcMod::NegAbs])
+        } else {
+            SrcMod::None
+        };
+        Src { operand, modifier }
+    }
+
+    /// The ops of issue 10: warp shuffles, reductions and matches (32-lane warps only),
+    /// byte permutes, bit fields, fused multiply-adds, PLOP3 and the new special registers.
+    fn new_alu_op(&mut self) -> Op {
+        let collective = self.ws == 32;
+        match self.below(9) {
+            0 if collective => {
+                let dst = self.val();
+                Op::Shfl {
+                    mode: self.pick(ShflMode::ALL),
+                    dst,
+                    dst_pred: if self.chance(50) {
+                        self.value_pred()
+                    } else {
+                        Pred::PT
+                    },
+                    // In place now and then: lanes must read the values from before.
+                    a: if self.chance(25) {
+                        Operand::Reg(dst)
+                    } else if self.chance(10) {
+                        self.operand()
+                    } else {
+                        Operand::Reg(self.val())
+                    },
+                    b: if self.chance(30) {
+                        self.int_src()
+                    } else {
+                        Src::plain(Operand::Imm(
+                            self.pick(&[0u64, 1, 2, 3, 4, 8, 16, 17, 31, 33]),
+                        ))
+                    },
+                    c: if self.chance(15) {
+                        self.int_src()
+                    } else {
+                        Src::plain(Operand::Imm(self.pick(&[
+                            0x1fu64, 0x181f, 0x1c1f, 0x101f, 0, 0x1800, 0x1000, 0x0f0f, 0x7,
+                        ])))
+                    },
+                }
+            }
+            1 if collective => Op::Redux {
+                op: self.pick(atomjit::sem::warp::REDUX_OPS),
+                ty: self.pick(&[Ty::U32, Ty::S32, Ty::B32]),
+                dst: self.val(),
+                src: self.operand(),
+            },
+            2 if collective => {
+                let ty = self.pick(&[Ty::B32, Ty::B64, Ty::U32, Ty::U64]);
+                let (dst, src) = if ty.regs() == 2 {
+                    (self.val(), Operand::Reg(self.pair()))
+                } else {
+                    (self.val(), self.operand())
+                };
+                // Few distinct values, so that lanes match: mask the source first.
+                if let (Operand::Reg(r), true) = (src, self.chance(60)) {
+                    let keep = self.pick(&[1u64, 3, 0x8000_0001]);
+                    self.push(Op::Lop3 {
+                        dst: r,
+                        pred_out: Pred::PT,
+                        a: Src::plain(Operand::Reg(r)),
+                        b: Src::plain(Operand::Imm(keep)),
+                        c: Src::plain(Operand::Reg(Reg::RZ)),
+                        lut: 0xc0,
+                    });
+                }
+                Op::Match {
+                    all: self.chance(50),
+                    ty,
+                    dst,
+                    dst_pred: if self.chance(60) {
+                        self.value_pred()
+                    } else {
+                        Pred::PT
+                    },
+                    src,
+                }
+            }
+            3 => Op::Prmt {
+                dst: self.val(),
+                a: self.int_src(),
+                b: self.int_src(),
+                sel: if self.chance(50) {
+                    Src::plain(Operand::Imm(self.rng.next() & 0xffff))
+                } else {
+                    self.int_src()
+                },
+            },
+            4 => {
+                let ty = self.pick(&[Ty::U32, Ty::S32, Ty::U64, Ty::S64]);
+                let (dst, a) = if ty.regs() == 2 {
+                    (self.pair(), self.pair_src())
+                } else {
+                    (self.val(), self.int_src())
+                };
+                Op::Bfe {
+                    ty,
+                    dst,
+                    a,
+                    pos: self.field_src(),
+                    len: self.field_src(),
+                }
+            }
+            5 => {
+                let ty = self.pick(&[Ty::B32, Ty::B64]);
+                let (dst, insert, base) = if ty.regs() == 2 {
+                    (self.pair(), self.pair_src(), self.pair_src())
+                } else {
+                    (self.val(), self.int_src(), self.int_src())
+                };
+                Op::Bfi {
+                    ty,
+                    dst,
+                    insert,
+                    base,
+                    pos: self.field_src(),
+                    len: self.field_src(),
+                }
+            }
+            6 => {
+                let ty = self.pick(&[
+                    Ty::F32,
+                    Ty::F32,
+                    Ty::F64,
+                    Ty::F16,
+                    Ty::BF16,
+                    Ty::F16x2,
+                    Ty::BF16x2,
+                ]);
+                let round = if self.chance(50) {
+                    Round::Nearest
+                } else {
+                    self.pick(&[Round::Zero, Round::Down, Round::Up])
+                };
+                Op::Fma {
+                    ty,
+                    dst: if ty.regs() == 2 {
+                        self.pair()
+                    } else {
+                        self.val()
+                    },
+                    a: self.float_src(ty),
+                    b: self.float_src(ty),
+                    c: self.float_src(ty),
+                    round,
+                    ftz: ty == Ty::F32 && self.chance(40),
+                }
+            }
+            7 => Op::PredLut {
+                dst: [
+                    self.value_pred(),
+                    if self.chance(50) {
+                        self.value_pred()
+                    } else {
+                        Pred::PT
+                    },
+                ],
+                a: self.pred_src(),
+                b: self.pred_src(),
+                c: self.pred_src(),
+                lut: [self.below(256) as u8, self.below(256) as u8],
+            },
+            _ => Op::ReadSpecial {
+                dst: self.val(),
+                sr: self.pick(&[
+                    SpecialReg::LanemaskEq,
+                    SpecialReg::LanemaskLt,
+                    SpecialReg::LanemaskLe,
+                    SpecialReg::LanemaskGt,
+                    SpecialReg::LanemaskGe,
+                    SpecialReg::ClusterCtaRank,
+                    SpecialReg::SharedWindowHi,
+                ]),
+            },
+        }
+    }
+
     fn alu(&mut self) {
         let g = self.guard();
+        if self.chance(25) {
+            let op = self.new_alu_op();
+            return self.push_guarded(g, op);
+        }
         let op = match self.below(17) {
             0 => Op::IAdd3 {
                 dst: self.val(),
@@ -741,7 +974,7 @@ impl Gen {
         self.push_guarded(g, Op::Atomic(Box::new(inst)));
     }
 
-    /// `@P BRA over` a nested block.
+    /// `@P BRA over` a nested block, or an if/else.
     fn branch_over(&mut self, budget: u32) {
         let guard = Guard {
             pred: self.value_pred(),
@@ -756,15 +989,87 @@ impl Gen {
             },
         );
         self.depth += 1;
+        // A value handed from this side to the else side below through a register the kernel
+        // never stores: R23 read by a shuffle, or the uniform R27 (the first instruction of
+        // each side, so the hand-over happens whenever the branch splits the group).
+        let handed = (self.ws == 32 && self.chance(70)).then(|| {
+            let r = if self.uniform && self.chance(50) {
+                Reg(27)
+            } else {
+                Reg(23)
+            };
+            let v = Reg(8 + self.below(10) as u16);
+            let add = self.interesting_imm();
+            self.push(Op::IAdd3 {
+                dst: r,
+                carry_out: [Pred::PT; 2],
+                a: src(Operand::Reg(v)),
+                b: src(Operand::Imm(add)),
+                c: src(Operand::Reg(Reg::RZ)),
+                carry_in: [PredSrc::FALSE; 2],
+            });
+            r
+        });
         self.block(budget);
-        self.depth -= 1;
+        // Now and then an else side: the two sides run one after the other, and a value one
+        // side writes (a uniform register, a register shuffled across lanes) may be read on
+        // the other side while the writing side's own paths never read it.
+        let skip_else = self.chance(40).then(|| {
+            self.push(Op::Branch {
+                target: 0,
+                uniform: false,
+            });
+            self.insts.len() - 1
+        });
         let target = self.insts.len() as u32;
+        if let Some(skip) = skip_else {
+            let dst = Reg(8 + self.below(10) as u16);
+            match handed {
+                Some(r) if r == Reg(27) => self.push(Op::IAdd3 {
+                    dst,
+                    carry_out: [Pred::PT; 2],
+                    a: src(Operand::Reg(dst)),
+                    b: src(Operand::Reg(r)),
+                    c: src(Operand::Reg(Reg::RZ)),
+                    carry_in: [PredSrc::FALSE; 2],
+                }),
+                Some(r) => {
+                    let lane = self.below(32);
+                    self.push(Op::Shfl {
+                        mode: ShflMode::Idx,
+                        dst,
+                        dst_pred: Pred::PT,
+                        a: Operand::Reg(r),
+                        b: src(Operand::Imm(lane)),
+                        c: src(Operand::Imm(0x1f)),
+                    })
+                }
+                None => {}
+            }
+            let b = 1 + self.below(3) as u32;
+            self.block(b);
+            let end = self.insts.len() as u32;
+            self.insts[skip].op = Op::Branch {
+                target: end,
+                uniform: false,
+            };
+        }
+        self.depth -= 1;
         self.insts[at].op = Op::Branch {
             target,
             uniform: false,
         };
         // A join point needs an instruction to land on.
         self.push(Op::Nop);
+        if let Some(r) = handed {
+            // Overwritten after the join: on the writing side's own paths the handed value is
+            // dead, so only the other side's read keeps its store.
+            self.push(Op::Mov {
+                ty: Ty::U32,
+                dst: r,
+                src: Operand::Imm(0),
+            });
+        }
     }
 
     /// A loop with a trip count of 1..=4, uniform or per lane, counted in R20 + depth (and P3).
@@ -879,6 +1184,7 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
         depth: 0,
         wide: false,
         ws: 32,
+        uniform: false,
     };
     g.wide = g.chance(50);
     let grid = [1 + g.below(2) as u32, 1, 1];
@@ -958,6 +1264,8 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
             c: src(Operand::Imm(add)),
         });
     }
+    // Decided after the prologue so that its registers stay per-lane.
+    g.uniform = g.chance(50);
     let budget = 6 + g.below(20) as u32;
     g.block(budget);
     // Epilogue: out[(ctaid * threads_per_cta + R0) * OUT_WORDS ..] = R8..R17, preds.
@@ -995,7 +1303,12 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
             src: reg(r),
         });
     }
-    for (i, pr) in [0u16, 1, 2, 3].into_iter().enumerate() {
+    let preds: &[u16] = if g.uniform {
+        &[0, 1, 2, 3, 7, 8]
+    } else {
+        &[0, 1, 2, 3]
+    };
+    for (i, &pr) in preds.iter().enumerate() {
         g.push(Op::PredMove(PredMove::ToReg {
             dst: Reg(7),
             src: PredSrc {
@@ -1023,6 +1336,31 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
         });
     }
     let _ = g.below(1);
+    if g.uniform {
+        // Word 11: the uniform registers R24..R26 folded together (R27 is scratch).
+        g.push(Op::Lop3 {
+            dst: Reg(7),
+            pred_out: Pred::PT,
+            a: src(reg(24)),
+            b: src(reg(25)),
+            c: src(reg(26)),
+            lut: 0x96,
+        });
+        g.push(Op::Store {
+            access: MemAccess {
+                space: Space::Global,
+                ty: Ty::U32,
+                order: MemOrder::Weak,
+                scope: Scope::Cta,
+                addr: Address::Linear(LinearAddress {
+                    base: Some(Reg(18)),
+                    base_bits: 64,
+                    offset: 44,
+                }),
+            },
+            src: reg(7),
+        });
+    }
     g.push(Op::Store {
         access: MemAccess {
             space: Space::Global,
@@ -1077,9 +1415,16 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
         warp_size: g.ws,
         insts: g.insts,
         labels: Vec::new(),
-        num_regs: 24,
-        num_preds: 7,
-        uniform: Default::default(),
+        num_regs: if g.uniform { 28 } else { 24 },
+        num_preds: if g.uniform { 9 } else { 7 },
+        uniform: if g.uniform {
+            Uniform {
+                regs: UNIFORM_REGS,
+                preds: UNIFORM_PREDS,
+            }
+        } else {
+            Uniform::default()
+        },
         launch,
         span: Span::default(),
     };

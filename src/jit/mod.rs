@@ -13,9 +13,12 @@
 //!
 //! The generated function and its context ABI are described in `warp_ctx.rs`; the shape of the code
 //! (entry dispatch, per-instruction blocks, lane loops) in `translate/mod.rs`; memory checks,
-//! the host-atomic lowering table and the memory-order mapping in `translate/memory.rs`. Rare
-//! conversions that Cranelift cannot do exactly call into `slow.rs` once per warp-instruction,
-//! which converts each lane with [`crate::sem::convert::convert`]. The one per-lane call back
+//! the host-atomic lowering table and the memory-order mapping in `translate/memory.rs`;
+//! warp-collective ops (`SHFL`, `REDUX`, `MATCH`) and the broadcast of uniform registers in
+//! `translate/warp.rs`. Rare conversions and fused multiply-adds that Cranelift cannot do
+//! exactly (directed rounding, 16-bit and packed-half types) call into `slow.rs` once per
+//! warp-instruction, which computes each lane with [`crate::sem::convert::convert`] or
+//! [`crate::sem::float::fma_ty`]. The one per-lane call back
 //! into Rust is the new-value computation of atomics on `f16`, `bf16`, `f16x2` and `bf16x2` (no
 //! host arithmetic for them), made inside the generated CAS loop through `WarpCtx::rmw_value`
 //! ([`crate::sem::atomic::rmw_value`]); the memory checks and the host CAS stay in the code.
@@ -248,13 +251,6 @@ pub fn compile_chunked(
     info: &KernelInfo,
     chunk_insts: usize,
 ) -> Result<JitKernel, JitError> {
-    if !kernel.uniform.is_empty() {
-        return Err(JitError::Unsupported {
-            kernel: kernel.name.clone(),
-            pc: 0,
-            what: "uniform (warp-wide) registers".to_string(),
-        });
-    }
     let isa = host_isa()?;
     let mut tables = Box::new(SideTables::default());
     let plan = translate::Plan::new(kernel, info, chunk_insts);
@@ -389,7 +385,7 @@ impl JitKernel {
             cbank_limit: warp_ctx::limits(env.cbank.len() as u64),
             stats: std::ptr::null_mut(),
             tables: &*self.tables,
-            convert_lanes: slow::convert_lanes,
+            slow_lanes: slow::slow_lanes,
             ctaid: env.ctaid,
             ntid,
             nctaid: env.nctaid,

@@ -1,6 +1,7 @@
 //! Rare slow paths the generated code calls into: once per warp-instruction for conversions
-//! that have no exact native Cranelift instruction, and per lane (inside the generated CAS
-//! loop) for the new value of atomics on 16-bit and packed-half float types ([`rmw_value`]).
+//! and fused multiply-adds that have no exact native Cranelift instruction ([`slow_lanes`]),
+//! and per lane (inside the generated CAS loop) for the new value of atomics on 16-bit and
+//! packed-half float types ([`rmw_value`]).
 //!
 //! Cranelift's conversions are exact only in round-to-nearest (`fcvt_from_*`, `fdemote`) and it
 //! has no `f16`/`bf16` arithmetic on x86-64 without extra CPU features. So the translator
@@ -8,10 +9,14 @@
 //! integer in every rounding mode, `f32 <-> f64` in round-to-nearest) and sends the rest
 //! (directed rounding of inexact integer-to-float and `f64 -> f32` conversions, anything with
 //! `f16`/`bf16`, same-type float conversions) here: one call that converts every executing lane.
+//! Likewise `fma`: Cranelift's `fma` is the correctly rounded fused multiply-add in
+//! round-to-nearest on `f32`/`f64`, which the translator uses inline; the directed roundings and
+//! the 16-bit and packed-half types come here.
 //!
-//! Both compute with the semantics library, the definitions the interpreter uses too:
+//! They compute with the semantics library, the definitions the interpreter uses too:
 //! [`crate::sem::convert::convert`] (every value converted exactly and rounded once, so there is
-//! no double rounding in any mode) and [`crate::sem::atomic::rmw_value`]. What stays here is the
+//! no double rounding in any mode), [`crate::sem::float::fma_ty`] and
+//! [`crate::sem::atomic::rmw_value`]. What stays here is the
 //! part only the JIT has: reading operands from the raw register file and constant bank of a
 //! [`WarpCtx`], and the `extern "C"` entry points.
 
@@ -31,14 +36,34 @@ pub struct SlowConvert {
     pub a: Src,
 }
 
+/// An `Fma` instruction compiled as a slow-path call (directed rounding, or a 16-bit or
+/// packed-half type).
+#[derive(Debug, Clone)]
+pub struct SlowFma {
+    pub ty: Ty,
+    pub round: Round,
+    pub ftz: bool,
+    pub dst: Reg,
+    pub a: Src,
+    pub b: Src,
+    pub c: Src,
+}
+
+/// A per-lane instruction compiled as a call of [`slow_lanes`].
+#[derive(Debug, Clone)]
+pub enum SlowOp {
+    Convert(SlowConvert),
+    Fma(SlowFma),
+}
+
 /// The side tables of one compiled kernel: what its generated code refers to by number at run
-/// time. The slow conversions by index ([`convert_lanes`]), the trap sites by number (what a
+/// time. The slow-path instructions by index ([`slow_lanes`]), the trap sites by number (what a
 /// fault there reports), and the sizes the slow paths need to view the register file and the
 /// constant bank.
 #[derive(Debug, Default)]
 pub struct SideTables {
-    /// The conversions compiled as slow-path calls, by the index the call passes.
-    pub converts: Vec<SlowConvert>,
+    /// The instructions compiled as slow-path calls, by the index the call passes.
+    pub slow_ops: Vec<SlowOp>,
     /// Register slots per lane (the register file holds `num_regs * 32` words).
     pub num_regs: u32,
     /// Bytes of constant bank the kernel reads (the caller guarantees the bank is this long).
@@ -60,18 +85,20 @@ pub struct TrapSite {
     pub atomic: Option<crate::ir::AtomicOp>,
 }
 
-/// The slow-path entry of `Convert`: converts lanes `exec` of slow conversion `index`.
+/// The slow-path entry of `Convert` and `Fma`: computes lanes `exec` of slow-path instruction
+/// `index` (an index into `SideTables::slow_ops`), reading every source of a lane before
+/// writing its destination, exactly as the interpreter does.
 ///
 /// # Safety
 /// `ctx` must be the live context of a call to the compiled kernel that owns the [`SideTables`]
 /// `ctx.tables` points to: its register file holds `num_regs * 32` words and its constant bank at
 /// least `cbank_needed` bytes (both ensured by `JitKernel::run_group`).
-pub unsafe extern "C" fn convert_lanes(ctx: *mut WarpCtx, index: u32, exec: u32) {
+pub unsafe extern "C" fn slow_lanes(ctx: *mut WarpCtx, index: u32, exec: u32) {
     // SAFETY: per this function's contract, `ctx` is valid and exclusively ours for the call.
     let ctx = unsafe { &mut *ctx };
     // SAFETY: `ctx.tables` points to the `SideTables` of the running kernel, alive for the call.
     let tables = unsafe { &*ctx.tables };
-    let Some(conv) = tables.converts.get(index as usize) else {
+    let Some(op) = tables.slow_ops.get(index as usize) else {
         return;
     };
     let words = tables.num_regs as usize * WARP_STRIDE;
@@ -80,18 +107,35 @@ pub unsafe extern "C" fn convert_lanes(ctx: *mut WarpCtx, index: u32, exec: u32)
     let regs = unsafe { std::slice::from_raw_parts_mut(ctx.regs, words) };
     // SAFETY: the constant bank has at least `cbank_needed` bytes (ensured by `run_group`).
     let cbank = unsafe { std::slice::from_raw_parts(ctx.cbank, tables.cbank_needed as usize) };
-    let src_words = conv.src_ty.regs();
+    let read = |regs: &[u32], s: &Src, ty: Ty, lane: usize| {
+        let raw = read_operand(regs, cbank, s.operand, ty.regs(), lane);
+        sem::apply_modifier(ty, s.modifier, raw)
+    };
     let mut rest = exec;
     while rest != 0 {
         let lane = rest.trailing_zeros() as usize;
         rest &= rest - 1;
-        let raw = read_operand(regs, cbank, conv.a.operand, src_words, lane);
-        let a = sem::apply_modifier(conv.src_ty, conv.a.modifier, raw);
-        let out = sem::convert::convert(conv.dst_ty, conv.src_ty, conv.round, conv.ftz, a);
-        if !conv.dst.is_rz() {
-            let r = conv.dst.0 as usize;
+        let (dst, dst_words, out) = match op {
+            SlowOp::Convert(conv) => {
+                let a = read(regs, &conv.a, conv.src_ty, lane);
+                let out = sem::convert::convert(conv.dst_ty, conv.src_ty, conv.round, conv.ftz, a);
+                (conv.dst, conv.dst_ty.regs(), out)
+            }
+            SlowOp::Fma(f) => {
+                let (a, b, c) = (
+                    read(regs, &f.a, f.ty, lane),
+                    read(regs, &f.b, f.ty, lane),
+                    read(regs, &f.c, f.ty, lane),
+                );
+                // Validation guarantees a float type (as in the interpreter).
+                let out = sem::float::fma_ty(f.ty, a, b, c, f.round, f.ftz).unwrap_or(0);
+                (f.dst, f.ty.regs(), out)
+            }
+        };
+        if !dst.is_rz() {
+            let r = dst.0 as usize;
             regs[r * WARP_STRIDE + lane] = out as u32;
-            if conv.dst_ty.regs() == 2 {
+            if dst_words == 2 {
                 regs[(r + 1) * WARP_STRIDE + lane] = (out >> 32) as u32;
             }
         }

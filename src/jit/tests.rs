@@ -12,6 +12,7 @@ const FULL: u32 = u32::MAX;
 struct KernelBuilder {
     insts: Vec<Inst>,
     joins: Vec<(u32, u32)>,
+    uniform: Uniform,
 }
 
 fn r(n: u16) -> Reg {
@@ -39,6 +40,7 @@ impl KernelBuilder {
         KernelBuilder {
             insts: Vec::new(),
             joins: Vec::new(),
+            uniform: Uniform::default(),
         }
     }
 
@@ -144,7 +146,7 @@ impl KernelBuilder {
             labels: Vec::new(),
             num_regs: 32,
             num_preds: 4,
-            uniform: Default::default(),
+            uniform: self.uniform.clone(),
             launch: LaunchSpec::default(),
             span: Span::default(),
         }
@@ -2014,4 +2016,1247 @@ fn long_kernels_split_into_chunks_at_resume_points() {
         GroupExit::Exited
     );
     assert_eq!(warp.stats.warp_insts, 12, "10 NOPs, the branch, the exit");
+}
+
+// ---- issue 10: warp-collective ops, bit fields, fma, plop3, lane masks, uniform registers ----
+
+impl World {
+    /// Runs a whole warp of `kernel` on `runner` from pc 0 with lanes `mask` until every group
+    /// exits, following divergence as the deterministic scheduler does (the fall-through side
+    /// first, each side up to the branch's reconvergence point, then the lanes that did not
+    /// exit continue there together) and backward branches (`Yield`).
+    #[allow(clippy::too_many_arguments)]
+    fn run_warp(
+        &self,
+        kernel: &Kernel,
+        info: &KernelInfo,
+        runner: &dyn WarpRunner,
+        warp: &mut WarpState,
+        pc: u32,
+        mask: u32,
+        stop: Option<u32>,
+    ) -> GroupExit {
+        let env = CtaEnv {
+            kernel,
+            info,
+            global: &self.global,
+            shared: &self.shared,
+            cbank: &self.cbank,
+            ctaid: [2, 0, 0],
+            ntid: [64, 1, 1],
+            nctaid: [4, 1, 1],
+        };
+        let (mut pc, mut mask) = (pc, mask);
+        loop {
+            match runner.run_group(warp, &env, pc, mask, stop) {
+                GroupExit::Diverge {
+                    branch_pc,
+                    taken_pc,
+                    taken,
+                    fall_pc,
+                    fall,
+                } => {
+                    let join = info.reconverge()[branch_pc as usize];
+                    for (side_pc, side) in [(fall_pc, fall), (taken_pc, taken)] {
+                        match self.run_warp(kernel, info, runner, warp, side_pc, side, join) {
+                            GroupExit::Reconverge { .. } | GroupExit::Exited => {}
+                            other => {
+                                panic!("a side of the branch at {branch_pc} ended with {other:?}")
+                            }
+                        }
+                    }
+                    let Some(j) = join else {
+                        return GroupExit::Exited;
+                    };
+                    (pc, mask) = (j, (fall | taken) & !warp.exited);
+                    if mask == 0 {
+                        return GroupExit::Exited;
+                    }
+                }
+                GroupExit::Yield { pc: p, mask: m } => (pc, mask) = (p, m),
+                other => return other,
+            }
+        }
+    }
+}
+
+/// Runs `b` to the end on a full-or-partial warp (`mask`) with the JIT and with the reference
+/// interpreter from the same initial warp (`init`), asserts that both end in the same state
+/// (registers, predicates, exited lanes, instruction count), and returns it.
+fn run_both(b: &KernelBuilder, mask: u32, init: impl Fn(&mut WarpState)) -> WarpState {
+    let (kernel, info) = b.build();
+    let jit = compile(&kernel, &info).unwrap_or_else(|e| panic!("{e}"));
+    let interp = crate::interp::Interpreter::new();
+    let mut warps = Vec::new();
+    for runner in [&jit as &dyn WarpRunner, &interp] {
+        let world = World::new(8, 0);
+        let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+        init(&mut warp);
+        let exit = world.run_warp(&kernel, &info, runner, &mut warp, 0, mask, None);
+        assert_eq!(exit, GroupExit::Exited);
+        warps.push(warp);
+    }
+    let (jit_warp, interp_warp) = (&warps[0], &warps[1]);
+    for reg in 0..kernel.num_regs as u16 {
+        for lane in 0..32 {
+            assert_eq!(
+                reg_of(jit_warp, reg, lane),
+                reg_of(interp_warp, reg, lane),
+                "R{reg} of lane {lane}: jit vs interpreter"
+            );
+        }
+    }
+    assert_eq!(
+        jit_warp.preds, interp_warp.preds,
+        "predicates: jit vs interpreter"
+    );
+    assert_eq!(jit_warp.exited, interp_warp.exited);
+    assert_eq!(jit_warp.stats, interp_warp.stats);
+    warps.swap_remove(0)
+}
+
+fn shfl(mode: ShflMode, dst: u16, dst_pred: Pred, a: u16, b: Operand, c: u64) -> Op {
+    Op::Shfl {
+        mode,
+        dst: r(dst),
+        dst_pred,
+        a: reg(a),
+        b: src(b),
+        c: src(imm(c)),
+    }
+}
+
+#[test]
+fn shfl_follows_the_ptx_source_lane_rule_with_segments_and_clamps() {
+    // R1 = 1000 + lane, R20 = 3 * lane (a per-lane source index).
+    let init = |w: &mut WarpState| {
+        for l in 0..32 {
+            set_reg(w, 1, l, 1000 + l as u32);
+            set_reg(w, 20, l, 3 * l as u32);
+        }
+    };
+    // (mode, b, c) of each SHFL, written to R2.., validity to P0..P3 for the first four.
+    let cases: [(ShflMode, Operand, u64); 10] = [
+        (ShflMode::Idx, imm(17), 0x1f),
+        (ShflMode::Up, imm(1), 0),
+        (ShflMode::Down, imm(2), 0x181f),
+        (ShflMode::Bfly, imm(4), 0x101f),
+        (ShflMode::Up, imm(2), 0x1800),
+        (ShflMode::Idx, reg(20), 0x181f),
+        (ShflMode::Idx, imm(40), 0x1f),
+        (ShflMode::Down, imm(1), 0),
+        (ShflMode::Down, imm(3), 0x1f),
+        (ShflMode::Bfly, reg(20), 0x1f),
+    ];
+    let mut b = KernelBuilder::new();
+    for (i, &(mode, bv, c)) in cases.iter().enumerate() {
+        let pred = if i < 4 { p(i as u16) } else { Pred::PT };
+        b.push(shfl(mode, 2 + i as u16, pred, 1, bv, c));
+    }
+    // The destination is the source: every lane reads its partner's value from before.
+    b.push(shfl(ShflMode::Bfly, 1, Pred::PT, 1, imm(1), 0x1f));
+    b.exit();
+    for mask in [FULL, 0x0000_ffff, 0x8000_0001, 0x00f0_0f00] {
+        let w = run_both(&b, mask, init);
+        for (i, &(mode, bv, c)) in cases.iter().enumerate() {
+            for lane in 0..32u32 {
+                let got = reg_of(&w, 2 + i as u16, lane as usize);
+                if mask >> lane & 1 == 0 {
+                    assert_eq!(got, 0, "case {i}: lane {lane} does not execute");
+                    continue;
+                }
+                let bval = match bv {
+                    Operand::Imm(v) => v as u32,
+                    _ => 3 * lane,
+                };
+                let (j, valid) = crate::sem::warp::shfl_source(mode, lane, bval, c as u32);
+                // Lane j's register whether or not lane j executes.
+                assert_eq!(got, 1000 + j, "case {i} ({mode:?}), lane {lane}");
+                if i < 4 {
+                    assert_eq!(w.preds[i] >> lane & 1 == 1, valid, "case {i}, lane {lane}");
+                }
+            }
+            if i < 4 {
+                assert_eq!(
+                    w.preds[i] & !mask,
+                    0,
+                    "case {i}: only executing lanes get a bit"
+                );
+            }
+        }
+        for lane in 0..32usize {
+            let want = if mask >> lane & 1 == 1 {
+                1000 + (lane as u32 ^ 1)
+            } else {
+                1000 + lane as u32
+            };
+            assert_eq!(reg_of(&w, 1, lane), want, "in-place shuffle, lane {lane}");
+        }
+    }
+    // Spot values straight from the PTX pseudo-code, full warp.
+    let w = run_both(&b, FULL, init);
+    assert_eq!(reg_of(&w, 2, 5), 1017); // idx 17
+    assert_eq!(reg_of(&w, 3, 0), 1000); // up 1: lane 0 is out of range, keeps its own
+    assert_eq!(w.preds[1] & 1, 0);
+    assert_eq!(reg_of(&w, 3, 9), 1008);
+    assert_eq!(reg_of(&w, 4, 13), 1015); // down 2, width 8: 13 -> 15 inside segment 8..16
+    assert_eq!(reg_of(&w, 4, 14), 1014); // 14 -> 16 leaves the segment
+    assert_eq!(w.preds[2] >> 14 & 1, 0);
+    assert_eq!(reg_of(&w, 5, 3), 1007); // bfly 4 within 16
+    assert_eq!(reg_of(&w, 6, 8), 1008); // up 2, width 8: lane 8 -> 6 is below its segment
+    assert_eq!(reg_of(&w, 6, 10), 1008);
+    assert_eq!(reg_of(&w, 8, 5), 1008); // idx 40 = idx 8
+    assert_eq!(reg_of(&w, 9, 0), 1000); // down 1 with clamp 0: nothing is in range
+    assert_eq!(reg_of(&w, 9, 1), 1001);
+    assert_eq!(reg_of(&w, 10, 28), 1031);
+    assert_eq!(reg_of(&w, 10, 29), 1029); // down 3 past lane 31
+}
+
+#[test]
+fn redux_folds_the_executing_lanes_with_signedness() {
+    let value = |l: u32| -> u32 {
+        match l % 5 {
+            0 => (-5i32 - l as i32) as u32,
+            1 => 0x8000_0000 | l,
+            2 => 7 + l,
+            3 => 0x7fff_fff0 + l,
+            _ => l * 0x0101_0101,
+        }
+    };
+    let init = |w: &mut WarpState| {
+        for l in 0..32 {
+            set_reg(w, 1, l, value(l as u32));
+        }
+    };
+    let ops: [(BinOp, Ty); 9] = [
+        (BinOp::Add, Ty::U32),
+        (BinOp::Min, Ty::S32),
+        (BinOp::Min, Ty::U32),
+        (BinOp::Max, Ty::S32),
+        (BinOp::Max, Ty::U32),
+        (BinOp::And, Ty::B32),
+        (BinOp::Or, Ty::B32),
+        (BinOp::Xor, Ty::B32),
+        (BinOp::Max, Ty::B32),
+    ];
+    let mut b = KernelBuilder::new();
+    for (i, &(op, ty)) in ops.iter().enumerate() {
+        b.push(Op::Redux {
+            op,
+            ty,
+            dst: r(2 + i as u16),
+            src: reg(1),
+        });
+    }
+    // In place: every lane still contributes its own value from before.
+    b.push(Op::Redux {
+        op: BinOp::Add,
+        ty: Ty::U32,
+        dst: r(1),
+        src: reg(1),
+    });
+    b.exit();
+    for mask in [FULL, 0x8000_0013, 0x0000_0002, 0x0f0f_0000] {
+        let w = run_both(&b, mask, init);
+        let lanes: Vec<u32> = (0..32).filter(|l| mask >> l & 1 == 1).collect();
+        let vals = lanes.iter().map(|&l| value(l));
+        let sum = vals.clone().fold(0u32, u32::wrapping_add);
+        let want = [
+            sum,
+            vals.clone().map(|v| v as i32).min().unwrap() as u32,
+            vals.clone().min().unwrap(),
+            vals.clone().map(|v| v as i32).max().unwrap() as u32,
+            vals.clone().max().unwrap(),
+            vals.clone().fold(u32::MAX, |a, v| a & v),
+            vals.clone().fold(0, |a, v| a | v),
+            vals.clone().fold(0, |a, v| a ^ v),
+            vals.clone().max().unwrap(),
+        ];
+        for lane in 0..32u32 {
+            let on = mask >> lane & 1 == 1;
+            for (i, &w_i) in want.iter().enumerate() {
+                let got = reg_of(&w, 2 + i as u16, lane as usize);
+                assert_eq!(
+                    got,
+                    if on { w_i } else { 0 },
+                    "op {i}, mask {mask:#x}, lane {lane}"
+                );
+            }
+            let own = value(lane);
+            assert_eq!(reg_of(&w, 1, lane as usize), if on { sum } else { own });
+        }
+    }
+}
+
+#[test]
+fn match_any_and_all_compare_whole_64_bit_values() {
+    // R2:R3 = (lane % 4) | (lane / 16) << 32: equal low words, different high words.
+    let init = |w: &mut WarpState| {
+        for l in 0..32 {
+            set_reg(w, 2, l, l as u32 % 4);
+            set_reg(w, 3, l, l as u32 / 16);
+        }
+    };
+    let mut b = KernelBuilder::new();
+    for (i, (all, ty)) in [
+        (false, Ty::B64),
+        (true, Ty::B64),
+        (false, Ty::B32),
+        (true, Ty::U32),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        b.push(Op::Match {
+            all,
+            ty,
+            dst: r(4 + i as u16),
+            dst_pred: p(i as u16),
+            src: reg(2),
+        });
+    }
+    // In place (32-bit): the mask replaces the value it compared.
+    b.push(Op::Match {
+        all: false,
+        ty: Ty::B32,
+        dst: r(2),
+        dst_pred: Pred::PT,
+        src: reg(2),
+    });
+    b.exit();
+    for mask in [FULL, 0x0001_0001, 0x0000_0111, 0x1111_1111, 0x8000_0000] {
+        let w = run_both(&b, mask, init);
+        let key64 = |l: u32| (l % 4, l / 16);
+        let on = |l: u32| mask >> l & 1 == 1;
+        let group = |same: &dyn Fn(u32) -> bool| {
+            (0..32)
+                .filter(|&l| on(l) && same(l))
+                .fold(0u32, |m, l| m | 1 << l)
+        };
+        let all64 = (0..32)
+            .filter(|&l| on(l))
+            .all(|l| key64(l) == key64(mask.trailing_zeros()));
+        let all32 = (0..32)
+            .filter(|&l| on(l))
+            .all(|l| l % 4 == mask.trailing_zeros() % 4);
+        for lane in 0..32u32 {
+            let l = lane as usize;
+            if !on(lane) {
+                for i in 0..4 {
+                    assert_eq!(reg_of(&w, 4 + i, l), 0);
+                }
+                continue;
+            }
+            let any64 = group(&|o| key64(o) == key64(lane));
+            let any32 = group(&|o| o % 4 == lane % 4);
+            assert_eq!(
+                reg_of(&w, 4, l),
+                any64,
+                "any.b64 mask {mask:#x} lane {lane}"
+            );
+            assert_eq!(reg_of(&w, 5, l), if all64 { mask } else { 0 }, "all.b64");
+            assert_eq!(reg_of(&w, 6, l), any32, "any.b32");
+            assert_eq!(reg_of(&w, 7, l), if all32 { mask } else { 0 }, "all.b32");
+            assert_eq!(reg_of(&w, 2, l), any32, "in-place any.b32");
+            assert_eq!(w.preds[0] >> lane & 1, 1, "any sets its predicate");
+            assert_eq!(w.preds[1] >> lane & 1 == 1, all64);
+            assert_eq!(w.preds[3] >> lane & 1 == 1, all32);
+        }
+    }
+    // Lanes 0 and 16: same low word, different high word.
+    let w = run_both(&b, 0x0001_0001, init);
+    assert_eq!(reg_of(&w, 4, 0), 0x1);
+    assert_eq!(reg_of(&w, 5, 0), 0);
+    assert_eq!(w.preds[1] & 1, 0);
+    assert_eq!(reg_of(&w, 6, 16), 0x0001_0001);
+    assert_eq!(reg_of(&w, 7, 16), 0x0001_0001);
+}
+
+/// Per-lane cases for a one-instruction test: sets `regs[i]` of lane `l` to `cases[l][i]`.
+fn set_cases<const N: usize>(w: &mut WarpState, regs: [u16; N], cases: &[[u32; N]]) {
+    for (l, case) in cases.iter().enumerate().take(32) {
+        for (i, &rg) in regs.iter().enumerate() {
+            set_reg(w, rg, l, case[i]);
+        }
+    }
+}
+
+#[test]
+fn prmt_with_constant_and_register_selectors() {
+    // Lane l: a = R1, b = R2, sel = R3.
+    let mut cases: Vec<[u32; 3]> = vec![
+        [0x0302_0100, 0x0706_0504, 0x7531],
+        [0x0302_0100, 0x0706_0504, 0x3210],
+        [0x0302_0100, 0x0706_0504, 0x4444],
+        [0x0000_0080, 0, 0x8880],
+        [0x0000_007f, 0, 0x0008],
+        [0x0302_0100, 0x0706_0504, 0xffff_3210],
+        [0x80ff_7f01, 0xfe00_8081, 0xfedc],
+        [0x80ff_7f01, 0xfe00_8081, 0xba98],
+    ];
+    let mut rng = crate::exec::random::SplitMix64::new(10);
+    while cases.len() < 32 {
+        let v = rng.next();
+        cases.push([v as u32, (v >> 32) as u32, rng.next() as u32]);
+    }
+    let mut b = KernelBuilder::new();
+    b.push(Op::Prmt {
+        dst: r(4),
+        a: src(reg(1)),
+        b: src(reg(2)),
+        sel: src(reg(3)),
+    });
+    // Constant selectors (compiled byte by byte), one per instruction.
+    let constants = [0x7531u64, 0x8880, 0x0008, 0xba98, 0x4f3c];
+    for (i, &c) in constants.iter().enumerate() {
+        b.push(Op::Prmt {
+            dst: r(5 + i as u16),
+            a: src(reg(1)),
+            b: src(reg(2)),
+            sel: src(imm(c)),
+        });
+    }
+    b.exit();
+    let w = run_both(&b, FULL, |w| set_cases(w, [1, 2, 3], &cases));
+    for (l, &[a, bv, sel]) in cases.iter().enumerate() {
+        assert_eq!(
+            reg_of(&w, 4, l),
+            crate::sem::alu::prmt(a, bv, sel),
+            "lane {l}"
+        );
+        for (i, &c) in constants.iter().enumerate() {
+            let got = reg_of(&w, 5 + i as u16, l);
+            assert_eq!(
+                got,
+                crate::sem::alu::prmt(a, bv, c as u32),
+                "lane {l}, sel {c:#x}"
+            );
+        }
+    }
+    // The PTX ISA's examples: bytes {b, a} = {7..4, 3..0}; bit 3 replicates the sign.
+    assert_eq!(reg_of(&w, 4, 0), 0x0705_0301);
+    assert_eq!(reg_of(&w, 4, 2), 0x0404_0404);
+    assert_eq!(reg_of(&w, 4, 3), 0xffff_ff80);
+    assert_eq!(reg_of(&w, 4, 4), 0x7f7f_7f00);
+    assert_eq!(reg_of(&w, 4, 5), 0x0302_0100);
+    // 0x80ff7f01 / 0xfe008081 with sel 0xfedc: bytes 4, 5, 6, 7 (0x81, 0x80, 0x00, 0xfe)
+    // sign-replicated.
+    assert_eq!(reg_of(&w, 4, 6), 0xff00_ffff);
+}
+
+/// Bit-field positions and lengths worth testing: 0, the width's edges, past the width, and
+/// values whose bits above 7:0 must be ignored.
+const FIELD_EDGES: [u32; 14] = [0, 1, 7, 8, 31, 32, 33, 40, 63, 64, 65, 255, 256, 0x108];
+
+#[test]
+fn bfe_and_bfi_past_the_width_and_with_len_zero() {
+    let values: [u64; 4] = [
+        0xabcd_1234_8765_f00d,
+        0x8000_0000_8000_0000,
+        0x7fff_ffff_ffff_ffff,
+        0x0000_0000_f000_0000,
+    ];
+    let mut rng = crate::exec::random::SplitMix64::new(77);
+    for round in 0..8 {
+        // Lane l: a = R0:R1, insert = R2:R3, pos = R4, len = R5.
+        let cases: Vec<[u32; 6]> = (0..32)
+            .map(|l| {
+                let a = values[(l + round) % 4] ^ if round > 3 { rng.next() } else { 0 };
+                let ins = rng.next();
+                let pos = FIELD_EDGES[(l + 3 * round) % FIELD_EDGES.len()];
+                let len = FIELD_EDGES[(l / 2 + round) % FIELD_EDGES.len()];
+                [
+                    a as u32,
+                    (a >> 32) as u32,
+                    ins as u32,
+                    (ins >> 32) as u32,
+                    pos,
+                    len,
+                ]
+            })
+            .collect();
+        let mut b = KernelBuilder::new();
+        let tys = [Ty::U32, Ty::S32, Ty::U64, Ty::S64];
+        for (i, &ty) in tys.iter().enumerate() {
+            b.push(Op::Bfe {
+                ty,
+                dst: r(6 + 2 * i as u16),
+                a: src(reg(0)),
+                pos: src(reg(4)),
+                len: src(reg(5)),
+            });
+        }
+        for (i, &ty) in [Ty::B32, Ty::B64].iter().enumerate() {
+            b.push(Op::Bfi {
+                ty,
+                dst: r(14 + 2 * i as u16),
+                insert: src(reg(2)),
+                base: src(reg(0)),
+                pos: src(reg(4)),
+                len: src(reg(5)),
+            });
+        }
+        b.exit();
+        let w = run_both(&b, FULL, |w| set_cases(w, [0, 1, 2, 3, 4, 5], &cases));
+        let pair = |rg: u16, l: usize| {
+            u64::from(reg_of(&w, rg, l)) | u64::from(reg_of(&w, rg + 1, l)) << 32
+        };
+        for (l, c) in cases.iter().enumerate() {
+            let a = u64::from(c[0]) | u64::from(c[1]) << 32;
+            let ins = u64::from(c[2]) | u64::from(c[3]) << 32;
+            let (pos, len) = (c[4], c[5]);
+            for (i, &ty) in tys.iter().enumerate() {
+                let want = crate::sem::alu::bfe(ty, a, pos, len);
+                let got = if ty.regs() == 2 {
+                    pair(6 + 2 * i as u16, l)
+                } else {
+                    u64::from(reg_of(&w, 6 + 2 * i as u16, l))
+                };
+                assert_eq!(got, want, "bfe.{} a={a:#x} pos={pos} len={len}", ty.name());
+            }
+            let want = crate::sem::alu::bfi(Ty::B32, ins, a, pos, len);
+            assert_eq!(
+                u64::from(reg_of(&w, 14, l)),
+                want,
+                "bfi.b32 pos={pos} len={len}"
+            );
+            let want = crate::sem::alu::bfi(Ty::B64, ins, a, pos, len);
+            assert_eq!(pair(16, l), want, "bfi.b64 pos={pos} len={len}");
+        }
+    }
+    // Values straight from the PTX definitions.
+    let mut b = KernelBuilder::new();
+    let bfe = |ty: Ty, dst: u16, a: u64, pos: u64, len: u64| Op::Bfe {
+        ty,
+        dst: r(dst),
+        a: src(imm(a)),
+        pos: src(imm(pos)),
+        len: src(imm(len)),
+    };
+    let bfi = |ty: Ty, dst: u16, ins: u64, base: u64, pos: u64, len: u64| Op::Bfi {
+        ty,
+        dst: r(dst),
+        insert: src(imm(ins)),
+        base: src(imm(base)),
+        pos: src(imm(pos)),
+        len: src(imm(len)),
+    };
+    b.push(bfe(Ty::U32, 0, 0xabcd_1234, 8, 8))
+        .push(bfe(Ty::S32, 1, 0xabcd_8234, 12, 4))
+        .push(bfe(Ty::U32, 2, 0xabcd_1234, 8, 0))
+        .push(bfe(Ty::U32, 3, 0xf000_0000, 28, 8))
+        .push(bfe(Ty::S32, 4, 0xf000_0000, 28, 8))
+        .push(bfe(Ty::S32, 5, 0x8000_0000, 40, 4))
+        .push(bfe(Ty::S32, 6, 0x8000_0000, 40, 0))
+        .push(bfe(Ty::S64, 8, 0x8000_0000_0000_0000, 63, 1))
+        .push(bfi(Ty::B32, 10, 0xff, 0x1234_5678, 28, 8))
+        .push(bfi(Ty::B32, 11, 0xff, 0x1234_5678, 32, 8))
+        .push(bfi(Ty::B32, 12, 0xff, 0x1234_5678, 4, 0))
+        .push(bfi(Ty::B64, 14, 0xf, 0, 60, 8))
+        .push(bfi(Ty::B32, 16, 0xffff_ffff, 0, 0, 32))
+        .exit();
+    let w = run_both(&b, 0x1, |_| {});
+    let got: Vec<u32> = [0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 14, 15, 16]
+        .iter()
+        .map(|&rg| reg_of(&w, rg, 0))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            0x12,
+            0xffff_fff8,
+            0,
+            0xf,
+            0xffff_ffff,
+            0xffff_ffff,
+            0,
+            0xffff_ffff,
+            0xffff_ffff,
+            0xf234_5678,
+            0x1234_5678,
+            0x1234_5678,
+            0,
+            0xf000_0000,
+            0xffff_ffff
+        ]
+    );
+}
+
+#[test]
+fn bfind_on_zero_and_negative_values() {
+    let values: [u64; 16] = [
+        0,
+        1,
+        2,
+        0x8000_0000,
+        0xffff_ffff,
+        0xffff_fff0,
+        0x7fff_ffff,
+        0x0001_0000,
+        0xffff_ffff_ffff_ffff,
+        0x8000_0000_0000_0000,
+        0x0000_0001_0000_0000,
+        0xffff_fffe_0000_0000,
+        0x0000_8000,
+        0x0000_ff80,
+        0x0000_007f,
+        0x1234_5678_9abc_def0,
+    ];
+    let tys = [Ty::U32, Ty::S32, Ty::U64, Ty::S64, Ty::S16, Ty::U8];
+    let mut b = KernelBuilder::new();
+    for (i, &ty) in tys.iter().enumerate() {
+        for (j, op) in [UnOp::Bfind, UnOp::BfindShift].into_iter().enumerate() {
+            b.push(Op::Unary {
+                op,
+                ty,
+                dst: r(2 + 2 * i as u16 + j as u16),
+                a: src(reg(0)),
+            });
+        }
+    }
+    // A modifier applies first: bfind(-(1)) = bfind(0xffffffff).
+    b.push(Op::Unary {
+        op: UnOp::Bfind,
+        ty: Ty::U32,
+        dst: r(20),
+        a: Src {
+            operand: reg(0),
+            modifier: SrcMod::Neg,
+        },
+    });
+    b.exit();
+    let w = run_both(&b, 0xffff, |w| {
+        for (l, &v) in values.iter().enumerate() {
+            set_reg(w, 0, l, v as u32);
+            set_reg(w, 1, l, (v >> 32) as u32);
+        }
+    });
+    for (l, &v) in values.iter().enumerate() {
+        for (i, &ty) in tys.iter().enumerate() {
+            for (j, op) in [UnOp::Bfind, UnOp::BfindShift].into_iter().enumerate() {
+                let want = crate::sem::alu::unary(op, ty, v) as u32;
+                let got = reg_of(&w, 2 + 2 * i as u16 + j as u16, l);
+                assert_eq!(got, want, "{}.{} of {v:#x}", op.name(), ty.name());
+            }
+        }
+    }
+    // By the definition: no one bit (unsigned 0, signed 0 and -1) gives 0xffffffff.
+    let at = |rg: u16, l: usize| reg_of(&w, rg, l);
+    assert_eq!((at(2, 0), at(3, 0)), (0xffff_ffff, 0xffff_ffff)); // u32 0
+    assert_eq!((at(4, 4), at(5, 4)), (0xffff_ffff, 0xffff_ffff)); // s32 -1
+    assert_eq!((at(2, 3), at(3, 3)), (31, 0)); // u32 0x80000000
+    assert_eq!(at(4, 3), 30); // s32 0x80000000: the top bit that differs from the sign
+    assert_eq!(at(4, 5), 3); // s32 0xfffffff0
+    assert_eq!((at(2, 1), at(3, 1)), (0, 31)); // u32 1
+    assert_eq!((at(6, 10), at(7, 10)), (32, 31)); // u64 2^32
+    assert_eq!(at(8, 9), 62); // s64 i64::MIN
+    assert_eq!(at(10, 12), 14); // s16 0x8000 = -32768
+    assert_eq!(at(20, 1), 31); // -(1)
+}
+
+/// Float bit patterns for FMA operands in format `bits` (16, 32 or 64): zeros, subnormals,
+/// normals near 1, the extremes, infinities and NaNs.
+fn fma_edges(bits: u32) -> Vec<u64> {
+    match bits {
+        16 => vec![
+            0, 0x8000, 1, 0x8001, 0x03ff, 0x0400, 0x3c00, 0x3c01, 0xbc00, 0x7bff, 0xfbff, 0x7c00,
+            0xfc00, 0x7e00, 0x3555, 0x0200,
+        ],
+        32 => vec![
+            0,
+            0x8000_0000,
+            1,
+            0x8000_0001,
+            0x007f_ffff,
+            0x0080_0000,
+            0x3f80_0000,
+            0x3f80_0001,
+            0xbf80_0000,
+            0x7f7f_ffff,
+            0xff7f_ffff,
+            0x7f80_0000,
+            0xff80_0000,
+            0x7fc0_0000,
+            0x3eaa_aaab,
+            0x3400_0000,
+            0x0040_0000,
+        ],
+        _ => vec![
+            0,
+            0x8000_0000_0000_0000,
+            1,
+            0x8000_0000_0000_0001,
+            0x000f_ffff_ffff_ffff,
+            0x0010_0000_0000_0000,
+            0x3ff0_0000_0000_0000,
+            0x3ff0_0000_0000_0001,
+            0xbff0_0000_0000_0000,
+            0x7fef_ffff_ffff_ffff,
+            0xffef_ffff_ffff_ffff,
+            0x7ff0_0000_0000_0000,
+            0xfff0_0000_0000_0000,
+            0x7ff8_0000_0000_0001,
+            0x3fd5_5555_5555_5555,
+            0x3ca0_0000_0000_0000,
+        ],
+    }
+}
+
+#[test]
+fn fma_in_every_rounding_mode_and_type() {
+    let rounds = [Round::Nearest, Round::Zero, Round::Down, Round::Up];
+    let mut rng = crate::exec::random::SplitMix64::new(2024);
+    let types = [Ty::F32, Ty::F64, Ty::F16, Ty::BF16, Ty::F16x2, Ty::BF16x2];
+    for ty in types {
+        let (fmt, elements) = ty.float_format().unwrap();
+        let edges = fma_edges(if ty == Ty::BF16 || ty == Ty::BF16x2 {
+            32
+        } else {
+            fmt.bits()
+        });
+        // bf16 edges: the top halves of the f32 ones.
+        let edges: Vec<u64> = if matches!(ty, Ty::BF16 | Ty::BF16x2) {
+            edges.iter().map(|e| e >> 16).collect()
+        } else {
+            edges
+        };
+        let element = |rng: &mut crate::exec::random::SplitMix64| {
+            if rng.next() % 3 == 0 {
+                rng.next() & fmt.value_mask()
+            } else {
+                edges[(rng.next() % edges.len() as u64) as usize]
+            }
+        };
+        let value = |rng: &mut crate::exec::random::SplitMix64| {
+            (0..elements).fold(0u64, |acc, i| acc | element(rng) << (i * fmt.bits()))
+        };
+        for round in rounds {
+            for ftz in [false, true] {
+                if ftz && ty != Ty::F32 {
+                    continue;
+                }
+                let mut b = KernelBuilder::new();
+                // a = R0(:R1), b = R2(:R3), c = R4(:R5), also with modifiers on a and c.
+                b.push(Op::Fma {
+                    ty,
+                    dst: r(6),
+                    a: src(reg(0)),
+                    b: src(reg(2)),
+                    c: src(reg(4)),
+                    round,
+                    ftz,
+                })
+                .push(Op::Fma {
+                    ty,
+                    dst: r(8),
+                    a: Src {
+                        operand: reg(0),
+                        modifier: SrcMod::Neg,
+                    },
+                    b: src(reg(2)),
+                    c: Src {
+                        operand: reg(4),
+                        modifier: SrcMod::Abs,
+                    },
+                    round,
+                    ftz,
+                })
+                // In place: the destination is an operand.
+                .push(Op::Fma {
+                    ty,
+                    dst: r(0),
+                    a: src(reg(0)),
+                    b: src(reg(2)),
+                    c: src(reg(0)),
+                    round,
+                    ftz,
+                })
+                .exit();
+                for batch in 0..6 {
+                    let cases: Vec<[u64; 3]> = (0..32)
+                        .map(|l| {
+                            if batch == 0 {
+                                // Every edge against every edge, for a while.
+                                let e = |i: usize| edges[i % edges.len()];
+                                let e = |i| {
+                                    (0..elements).fold(0, |acc, k| {
+                                        acc | e(i + k as usize) << (k * fmt.bits())
+                                    })
+                                };
+                                [e(l), e(l / 4 + 3), e(l * 7 + 1)]
+                            } else {
+                                [value(&mut rng), value(&mut rng), value(&mut rng)]
+                            }
+                        })
+                        .collect();
+                    let w = run_both(&b, FULL, |w| {
+                        for (l, c) in cases.iter().enumerate() {
+                            for (i, &v) in c.iter().enumerate() {
+                                set_reg(w, 2 * i as u16, l, v as u32);
+                                set_reg(w, 2 * i as u16 + 1, l, (v >> 32) as u32);
+                            }
+                        }
+                    });
+                    let words = ty.regs();
+                    let get = |rg: u16, l: usize| {
+                        let lo = u64::from(reg_of(&w, rg, l));
+                        if words == 2 {
+                            lo | u64::from(reg_of(&w, rg + 1, l)) << 32
+                        } else {
+                            lo
+                        }
+                    };
+                    let mask = if words == 2 { u64::MAX } else { 0xffff_ffff };
+                    for (l, &[a, bv, c]) in cases.iter().enumerate() {
+                        let (a, bv, c) = (a & mask, bv & mask, c & mask);
+                        let want = crate::sem::float::fma_ty(ty, a, bv, c, round, ftz).unwrap();
+                        let what = format!("fma.{:?}.{} {a:#x} {bv:#x} {c:#x}", round, ty.name());
+                        assert_eq!(get(6, l), want, "{what}");
+                        let na = crate::sem::apply_modifier(ty, SrcMod::Neg, a);
+                        let ac = crate::sem::apply_modifier(ty, SrcMod::Abs, c);
+                        let want = crate::sem::float::fma_ty(ty, na, bv, ac, round, ftz).unwrap();
+                        assert_eq!(get(8, l), want, "-a, |c|: {what}");
+                        let want = crate::sem::float::fma_ty(ty, a, bv, a, round, ftz).unwrap();
+                        assert_eq!(get(0, l), want, "in place: {what}");
+                        // An oracle independent of `sem`: the host's fused multiply-add.
+                        if round == Round::Nearest && !ftz && ty == Ty::F32 {
+                            let host = f32::from_bits(a as u32)
+                                .mul_add(f32::from_bits(bv as u32), f32::from_bits(c as u32));
+                            let host = if host.is_nan() {
+                                0x7fff_ffff
+                            } else {
+                                host.to_bits()
+                            };
+                            assert_eq!(get(6, l), u64::from(host), "host: {what}");
+                        }
+                        if round == Round::Nearest && ty == Ty::F64 {
+                            let host =
+                                f64::from_bits(a).mul_add(f64::from_bits(bv), f64::from_bits(c));
+                            let host = if host.is_nan() {
+                                0x7fff_ffff_ffff_ffff
+                            } else {
+                                host.to_bits()
+                            };
+                            assert_eq!(get(6, l), host, "host: {what}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Spot values: f32 ftz flushes a subnormal input (-min_sub * 2 + -0 = -0), and without
+    // ftz keeps it; inf * 0 is the canonical NaN.
+    let mut b = KernelBuilder::new();
+    let fma = |dst: u16, a: u64, bv: u64, c: u64, ftz: bool| Op::Fma {
+        ty: Ty::F32,
+        dst: r(dst),
+        a: src(imm(a)),
+        b: src(imm(bv)),
+        c: src(imm(c)),
+        round: Round::Nearest,
+        ftz,
+    };
+    b.push(fma(0, 0x8000_0001, 0x4000_0000, 0x8000_0000, true))
+        .push(fma(1, 0x8000_0001, 0x4000_0000, 0x8000_0000, false))
+        .push(fma(2, 0x7f80_0000, 0, 0x3f80_0000, false))
+        .push(fma(3, 0x3f80_0000, 0x3f80_0000, 0xbf80_0000, false))
+        .exit();
+    let w = run_both(&b, 1, |_| {});
+    assert_eq!(
+        [0, 1, 2, 3].map(|rg| reg_of(&w, rg, 0)),
+        [0x8000_0000, 0x8000_0002, 0x7fff_ffff, 0]
+    );
+}
+
+#[test]
+fn plop3_applies_both_truth_tables_to_every_input_combination() {
+    // P0, P1, P2 take all eight combinations across lanes 0..8 (repeated).
+    let init = |w: &mut WarpState| {
+        w.preds[0] = 0xf0f0_f0f0; // a: bit 2 of lane % 8
+        w.preds[1] = 0xcccc_cccc; // b: bit 1
+        w.preds[2] = 0xaaaa_aaaa; // c: bit 0
+        w.preds[3] = 0x1234_5678;
+    };
+    for chunk in 0..16u32 {
+        let mut b = KernelBuilder::new();
+        for i in 0..16u32 {
+            let lut = (chunk * 16 + i) as u8;
+            b.push(Op::PredLut {
+                dst: [p(3), Pred::PT],
+                a: PredSrc {
+                    pred: p(0),
+                    negate: false,
+                },
+                b: PredSrc {
+                    pred: p(1),
+                    negate: false,
+                },
+                c: PredSrc {
+                    pred: p(2),
+                    negate: false,
+                },
+                lut: [lut, !lut],
+            })
+            .push(Op::PredMove(PredMove::ToReg {
+                dst: r(2 * i as u16),
+                src: PredSrc {
+                    pred: p(3),
+                    negate: false,
+                },
+            }));
+        }
+        b.exit();
+        let w = run_both(&b, 0x00ff_00ff, init);
+        for i in 0..16u32 {
+            let lut = (chunk * 16 + i) as u8;
+            for lane in 0..32usize {
+                let want = if (0x00ff_00ffu32 >> lane) & 1 == 1 {
+                    u32::from(crate::sem::alu::lut3(
+                        lut,
+                        lane & 4 != 0,
+                        lane & 2 != 0,
+                        lane & 1 != 0,
+                    ))
+                } else {
+                    0
+                };
+                assert_eq!(
+                    reg_of(&w, 2 * i as u16, lane),
+                    want,
+                    "lut {lut:#x} lane {lane}"
+                );
+            }
+        }
+    }
+    // Negated inputs, PT, the second output, and outputs that are inputs (read before written).
+    let ps = |pred: u16, negate: bool| PredSrc {
+        pred: p(pred),
+        negate,
+    };
+    let mut b = KernelBuilder::new();
+    b.push(Op::PredLut {
+        dst: [p(0), p(1)],
+        a: ps(1, true),
+        b: ps(0, false),
+        c: PredSrc::TRUE,
+        lut: [0xf0 & 0xcc, 0xf0 ^ 0xcc],
+    })
+    .exit();
+    let w = run_both(&b, FULL, init);
+    let (a, bb) = (!0xcccc_ccccu32, 0xf0f0_f0f0u32);
+    assert_eq!(w.preds[0], a & bb);
+    assert_eq!(w.preds[1], a ^ bb);
+}
+
+#[test]
+fn lane_masks_for_every_lane() {
+    let mut b = KernelBuilder::new();
+    for (i, sr) in [
+        SpecialReg::LanemaskEq,
+        SpecialReg::LanemaskLt,
+        SpecialReg::LanemaskLe,
+        SpecialReg::LanemaskGt,
+        SpecialReg::LanemaskGe,
+        SpecialReg::ClusterCtaRank,
+        SpecialReg::SharedWindowHi,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        b.push(Op::ReadSpecial {
+            dst: r(i as u16),
+            sr,
+        });
+    }
+    b.exit();
+    let w = run_both(&b, FULL, |_| {});
+    for l in 0..32usize {
+        let bit = 1u64 << l;
+        let want = [
+            bit,
+            bit - 1,
+            (bit << 1) - 1,
+            !((bit << 1) - 1),
+            !(bit - 1),
+            0,
+            GENERIC_SHARED_BASE >> 32,
+        ]
+        .map(|v| v as u32);
+        assert_eq!(
+            [0, 1, 2, 3, 4, 5, 6].map(|rg| reg_of(&w, rg, l)),
+            want,
+            "lane {l}"
+        );
+    }
+    assert_eq!(
+        [0, 1, 2, 3, 4].map(|rg| reg_of(&w, rg, 0)),
+        [1, 0, 1, !1, FULL]
+    );
+    assert_eq!(
+        [0, 1, 2, 3, 4].map(|rg| reg_of(&w, rg, 31)),
+        [1 << 31, !(1 << 31), FULL, 0, 1 << 31]
+    );
+}
+
+/// A kernel with uniform registers R20..R24 and uniform predicate P3.
+fn uniform_builder() -> KernelBuilder {
+    let mut b = KernelBuilder::new();
+    b.uniform = Uniform {
+        regs: 20..24,
+        preds: 3..4,
+    };
+    b
+}
+
+fn iadd(dst: u16, a: Operand, add: u64) -> Op {
+    Op::IAdd3 {
+        dst: r(dst),
+        carry_out: [Pred::PT; 2],
+        a: src(a),
+        b: src(imm(add)),
+        c: src(Operand::ZERO),
+        carry_in: [PredSrc::FALSE; 2],
+    }
+}
+
+fn set_lt(dst: Pred, a: u16, limit: u64) -> Op {
+    Op::SetP {
+        cmp: CmpOp::Lt,
+        ty: Ty::U32,
+        combine: BoolOp::And,
+        dst,
+        dst2: Pred::PT,
+        a: src(reg(a)),
+        b: src(imm(limit)),
+        c: PredSrc::TRUE,
+        chain: None,
+    }
+}
+
+#[test]
+fn a_uniform_write_on_one_side_of_a_branch_is_seen_by_the_other_side() {
+    // 0: R0 = lane ; 1: P0 = R0 < 16 ; 2: @P0 BRA 6
+    // 3: UR20 = R0 + 100 (lanes 16..: lowest 16) ; 4: UP3 = R0 < 17 (lane 16: true)
+    // 5: BRA 8
+    // 6: UR21 = R0 + 200 (lanes 0..15: lowest 0) ; 7: UP3... not written here
+    // 8: (join) R1 = UR20 ; R2 = UR21 ; R3 = UP3 ; EXIT
+    let mut b = uniform_builder();
+    b.lane_id(0)
+        .push(set_lt(p(0), 0, 16))
+        .when(
+            0,
+            false,
+            Op::Branch {
+                target: 6,
+                uniform: false,
+            },
+        )
+        .push(iadd(20, reg(0), 100))
+        .push(set_lt(p(3), 0, 17))
+        .push(Op::Branch {
+            target: 8,
+            uniform: false,
+        })
+        .push(iadd(21, reg(0), 200))
+        .push(Op::Nop)
+        .push(iadd(1, reg(20), 0))
+        .push(iadd(2, reg(21), 0))
+        .push(Op::PredMove(PredMove::ToReg {
+            dst: r(3),
+            src: PredSrc {
+                pred: p(3),
+                negate: false,
+            },
+        }))
+        .exit()
+        .join(2, 8);
+    for mask in [FULL, 0x00ff_ff00, 0xfffe_0001] {
+        let w = run_both(&b, mask, |_| {});
+        let low = |m: u32| m.trailing_zeros();
+        let (hi, lo) = (mask & 0xffff_0000, mask & 0xffff);
+        for l in 0..32usize {
+            if mask >> l & 1 == 0 {
+                continue;
+            }
+            assert_eq!(
+                reg_of(&w, 1, l),
+                low(hi) + 100,
+                "lane {l} sees the other side's UR20"
+            );
+            assert_eq!(
+                reg_of(&w, 2, l),
+                low(lo) + 200,
+                "lane {l} sees the other side's UR21"
+            );
+            assert_eq!(reg_of(&w, 3, l), u32::from(low(hi) < 17), "lane {l}: UP3");
+        }
+        // Every lane's slot holds the value, including lanes outside the group.
+        for l in 0..32usize {
+            assert_eq!(reg_of(&w, 20, l), low(hi) + 100);
+            assert_eq!(reg_of(&w, 21, l), low(lo) + 200);
+        }
+        assert_eq!(w.preds[3], if low(hi) < 17 { FULL } else { 0 });
+    }
+}
+
+#[test]
+fn uniform_writes_broadcast_the_lowest_executing_lane() {
+    let mut b = uniform_builder();
+    b.lane_id(0)
+        .push(set_lt(p(0), 0, 8))
+        // Guarded: the lowest lane where P0 is false.
+        .when(0, true, iadd(20, reg(0), 1000))
+        // A pair, both words uniform: lane-dependent, the lowest executing lane wins.
+        .push(Op::Imad {
+            mode: ImadMode::Wide,
+            signed: false,
+            dst: r(22),
+            a: src(reg(0)),
+            b: src(imm(0x1_0001)),
+            c: src(imm(0x7fff_ffff)),
+        })
+        // A uniform and a per-lane destination: the per-lane predicate keeps every lane's bit.
+        .push(Op::Lop3 {
+            dst: r(21),
+            pred_out: p(1),
+            a: src(reg(0)),
+            b: src(imm(1)),
+            c: src(Operand::ZERO),
+            lut: 0xc0,
+        })
+        // A guard the instruction rewrites: the broadcast uses the lanes that executed.
+        .when(3, true, set_lt(p(3), 0, 4))
+        // A shuffle into a uniform register.
+        .push(shfl(ShflMode::Down, 23, Pred::PT, 0, imm(3), 0x1f))
+        // Nothing executes: nothing is broadcast (the per-lane values stay).
+        .when(
+            2,
+            false,
+            Op::PredLut {
+                dst: [p(3), Pred::PT],
+                a: PredSrc::FALSE,
+                b: PredSrc::FALSE,
+                c: PredSrc::FALSE,
+                lut: [0, 0],
+            },
+        )
+        .exit();
+    let init = |w: &mut WarpState| {
+        for l in 0..32 {
+            set_reg(w, 20, l, 7 + l as u32);
+        }
+    };
+    for mask in [FULL, 0xffff_fff0, 0x0000_0f00, 0x8000_0000] {
+        let w = run_both(&b, mask, init);
+        let low = mask.trailing_zeros();
+        let low_off = (mask & !0xff).trailing_zeros();
+        let wide = u64::from(low) * 0x1_0001 + 0x7fff_ffff;
+        for l in 0..32usize {
+            let want20 = if low_off < 32 {
+                low_off + 1000
+            } else {
+                7 + l as u32
+            };
+            assert_eq!(reg_of(&w, 20, l), want20, "mask {mask:#x} lane {l}");
+            assert_eq!(reg_of(&w, 22, l), wide as u32);
+            let j = if low + 3 <= 31 { low + 3 } else { low };
+            let lane_id_of_j = if mask >> j & 1 == 1 { j } else { 0 };
+            assert_eq!(reg_of(&w, 23, l), lane_id_of_j, "UR23 = R0 of lane {j}");
+            assert_eq!(reg_of(&w, 21, l), low & 1);
+        }
+        assert_eq!(w.preds[1], mask & 0xaaaa_aaaa, "P1 is per-lane");
+        assert_eq!(w.preds[3], if low < 4 { FULL } else { 0 });
+    }
+}
+
+/// `b`'s kernel with the validator's own info (liveness included, so dead stores are
+/// skipped as in real kernels).
+fn validated(b: &KernelBuilder) -> (Kernel, KernelInfo) {
+    let kernel = b.kernel();
+    let info = crate::valid::validate(&kernel).unwrap_or_else(|e| panic!("{e}"));
+    (kernel, info)
+}
+
+/// Runs a validated kernel on both backends (full warp) and returns both warps.
+fn run_validated_both(b: &KernelBuilder) -> [WarpState; 2] {
+    let (kernel, info) = validated(b);
+    let jit = compile(&kernel, &info).unwrap_or_else(|e| panic!("{e}"));
+    let interp = crate::interp::Interpreter::new();
+    [&jit as &dyn WarpRunner, &interp].map(|runner| {
+        let world = World::new(8, 4);
+        let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+        let exit = world.run_warp(&kernel, &info, runner, &mut warp, 0, FULL, None);
+        assert_eq!(exit, GroupExit::Exited);
+        warp
+    })
+}
+
+/// An if/else on `lane < 16` whose else side (lanes 16..31, run first) executes `write` and
+/// whose then side (lanes 0..15) executes `read`; after the join, `R5` and `UR20` are
+/// overwritten, so on the writing side's own paths the value `write` produced is dead.
+/// `read` writes R1, which the kernel stores (to shared offset 0) at the end.
+fn if_else_kernel(b: &mut KernelBuilder, write: Op, read: Op) {
+    b.lane_id(0)
+        .push(set_lt(p(0), 0, 16))
+        .when(
+            0,
+            false,
+            Op::Branch {
+                target: 5,
+                uniform: false,
+            },
+        )
+        .push(write)
+        .push(Op::Branch {
+            target: 7,
+            uniform: false,
+        })
+        .push(read)
+        .push(Op::Nop)
+        .push(iadd(5, Operand::ZERO, 0))
+        .push(iadd(20, Operand::ZERO, 0))
+        // R1 is read after the join, so its stores are kept and the test can look at it.
+        .push(Op::Store {
+            access: MemAccess {
+                space: Space::Shared,
+                ty: Ty::U32,
+                order: MemOrder::Weak,
+                scope: Scope::Cta,
+                addr: Address::absolute(0),
+            },
+            src: reg(1),
+        })
+        .exit();
+}
+
+#[test]
+fn values_other_lanes_read_are_stored_even_where_the_writers_never_read_them() {
+    // A uniform register written on the else side is read on the then side.
+    let mut b = uniform_builder();
+    if_else_kernel(&mut b, iadd(20, reg(0), 100), iadd(1, reg(20), 0));
+    for (w, backend) in run_validated_both(&b).iter().zip(["jit", "interpreter"]) {
+        for l in 0..16 {
+            assert_eq!(
+                reg_of(w, 1, l),
+                116,
+                "{backend}: lane {l} reads the broadcast UR20"
+            );
+        }
+    }
+    // A register the then side shuffles in from lane 20, which wrote it on the else side.
+    let mut b = KernelBuilder::new();
+    if_else_kernel(
+        &mut b,
+        iadd(5, reg(0), 100),
+        shfl(ShflMode::Idx, 1, Pred::PT, 5, imm(20), 0x1f),
+    );
+    for (w, backend) in run_validated_both(&b).iter().zip(["jit", "interpreter"]) {
+        for l in 0..16 {
+            assert_eq!(
+                reg_of(w, 1, l),
+                120,
+                "{backend}: lane {l} reads lane 20's R5"
+            );
+        }
+    }
 }

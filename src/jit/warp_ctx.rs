@@ -86,9 +86,10 @@ pub struct WarpCtx {
     pub stats: *mut Stats,
     /// The kernel's side tables: slow conversions and trap sites (see `super::slow`).
     pub tables: *const super::slow::SideTables,
-    /// [`super::slow::convert_lanes`], called through this field so that the generated code
-    /// holds no host address (and its CLIF text is the same on every run).
-    pub convert_lanes: unsafe extern "C" fn(*mut WarpCtx, u32, u32),
+    /// [`super::slow::slow_lanes`] (slow conversions and fused multiply-adds), called through
+    /// this field so that the generated code holds no host address (and its CLIF text is the
+    /// same on every run).
+    pub slow_lanes: unsafe extern "C" fn(*mut WarpCtx, u32, u32),
     pub ctaid: [u32; 3],
     /// CTA size per dimension, each at least 1 (the generated code divides by x and x*y).
     pub ntid: [u32; 3],
@@ -170,7 +171,7 @@ pub mod off {
     pub const CBANK: i32 = offset_of!(WarpCtx, cbank) as i32;
     pub const CBANK_LIMIT: i32 = offset_of!(WarpCtx, cbank_limit) as i32;
     pub const STATS: i32 = offset_of!(WarpCtx, stats) as i32;
-    pub const CONVERT_LANES: i32 = offset_of!(WarpCtx, convert_lanes) as i32;
+    pub const SLOW_LANES: i32 = offset_of!(WarpCtx, slow_lanes) as i32;
     pub const CTAID: i32 = offset_of!(WarpCtx, ctaid) as i32;
     pub const NTID: i32 = offset_of!(WarpCtx, ntid) as i32;
     pub const NCTAID: i32 = offset_of!(WarpCtx, nctaid) as i32;

@@ -8,7 +8,7 @@ use crate::ir::{
     BinOp, BoolOp, CmpOp, ImadMode, Operand, Pred, PredMove, PredSrc, Reg, Round, ShfInst,
     SpecialReg, Src, Ty, UnOp, VoteMode,
 };
-use crate::jit::slow::SlowConvert;
+use crate::jit::slow::{SlowConvert, SlowOp};
 use crate::jit::warp_ctx::off;
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -27,7 +27,7 @@ enum ConvertPath {
     Promote,
     /// F64 to F32 in round-to-nearest.
     Demote,
-    /// Everything else: a call to `slow::convert_lanes` per warp-instruction.
+    /// Everything else: a call to `slow::slow_lanes` per warp-instruction.
     Slow,
 }
 
@@ -463,15 +463,32 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let first = t.b.ins().imul(warp_id, warp_size);
                 t.b.ins().iadd(first, lane.index)
             };
+            // This lane's bit, the bits below it, and both (`(eq << 1) - 1`, all ones for
+            // lane 31 where the shift wraps to 0).
+            let lane_masks = |t: &mut Self| {
+                let one = t.iconst(I32, 1);
+                let eq = t.b.ins().ishl(one, lane.index);
+                let lt = t.b.ins().iadd_imm_s(eq, -1);
+                let eq2 = t.b.ins().ishl_imm_s(eq, 1);
+                let le = t.b.ins().iadd_imm_s(eq2, -1);
+                [eq, lt, le]
+            };
             let v = match sr {
-                SpecialReg::LanemaskEq
-                | SpecialReg::LanemaskLt
-                | SpecialReg::LanemaskLe
-                | SpecialReg::LanemaskGt
-                | SpecialReg::LanemaskGe
-                | SpecialReg::ClusterCtaRank
-                | SpecialReg::SharedWindowHi => {
-                    return Err(t.unsupported(format!("special register {sr:?}")))
+                SpecialReg::LanemaskEq => lane_masks(t)[0],
+                SpecialReg::LanemaskLt => lane_masks(t)[1],
+                SpecialReg::LanemaskLe => lane_masks(t)[2],
+                SpecialReg::LanemaskGt => {
+                    let le = lane_masks(t)[2];
+                    t.b.ins().bnot(le)
+                }
+                SpecialReg::LanemaskGe => {
+                    let lt = lane_masks(t)[1];
+                    t.b.ins().bnot(lt)
+                }
+                // Clusters of one CTA.
+                SpecialReg::ClusterCtaRank => t.iconst(I32, 0),
+                SpecialReg::SharedWindowHi => {
+                    t.iconst(I32, (crate::ir::GENERIC_SHARED_BASE >> 32) as i64)
                 }
                 SpecialReg::TidX => {
                     // `linear % ntid.x`; when the whole warp lies in the first row
@@ -564,7 +581,36 @@ impl<'a, 'f> Translator<'a, 'f> {
                     let r = t.b.ins().iabs(v);
                     t.narrow(r, ty)
                 }
-                UnOp::Bfind | UnOp::BfindShift => return Err(t.unsupported(op.name())),
+                UnOp::Bfind | UnOp::BfindShift => {
+                    // The bits to search: the value itself (unsigned), or its bits that
+                    // differ from the sign bit (signed: complemented when negative), in the
+                    // register's width with the bits above the type's width zero.
+                    let v = t.narrow(v, ty);
+                    let y = if ty.is_signed_int() {
+                        let sign = t.b.ins().sshr_imm_s(v, i64::from(width) - 1);
+                        t.b.ins().bxor(v, sign)
+                    } else {
+                        v
+                    };
+                    let lz = t.b.ins().clz(y);
+                    let lz = if vt == I64 {
+                        t.b.ins().ireduce(I32, lz)
+                    } else {
+                        lz
+                    };
+                    let r = if op == UnOp::Bfind {
+                        // width - 1 - lz
+                        let top = t.iconst(I32, i64::from(width) - 1);
+                        t.b.ins().isub(top, lz)
+                    } else {
+                        // bits - 1 - position = lz - (width - bits)
+                        t.b.ins()
+                            .iadd_imm_s(lz, -(i64::from(width) - i64::from(bits.min(width))))
+                    };
+                    let none = t.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
+                    let all_ones = t.iconst(I32, -1);
+                    t.b.ins().select(none, all_ones, r)
+                }
                 UnOp::Popc => {
                     let v = t.zero_narrow(v, ty);
                     let r = t.b.ins().popcnt(v);
@@ -1179,22 +1225,17 @@ impl<'a, 'f> Translator<'a, 'f> {
         let words = dst_ty.regs();
         match convert_path(dst_ty, src_ty, round) {
             ConvertPath::Slow => {
-                let index = self.tables.converts.len() as i64;
-                self.tables.converts.push(SlowConvert {
-                    dst_ty,
-                    src_ty,
-                    round,
-                    ftz,
-                    dst,
-                    a,
-                });
-                let sig = self.slow_sig();
-                let f =
-                    self.b
-                        .ins()
-                        .load(I64, self.flags.state_const, self.ctx, off::CONVERT_LANES);
-                let idx = self.iconst(I32, index);
-                self.b.ins().call_indirect(sig, f, &[self.ctx, idx, exec]);
+                self.call_slow(
+                    SlowOp::Convert(SlowConvert {
+                        dst_ty,
+                        src_ty,
+                        round,
+                        ftz,
+                        dst,
+                        a,
+                    }),
+                    exec,
+                );
                 return Ok(());
             }
             path @ (ConvertPath::IntToInt
@@ -1314,5 +1355,256 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             ConvertPath::Slow => v,
         }
+    }
+}
+
+/// Whether an `Fma` goes through the per-warp slow-path call (not fusable): Cranelift's `fma`
+/// is the correctly rounded fused multiply-add in round-to-nearest on `f32`/`f64` only.
+pub(super) fn is_slow_fma(ty: Ty, round: Round) -> bool {
+    !(matches!(ty, Ty::F32 | Ty::F64) && round == Round::Nearest)
+}
+
+impl<'a, 'f> Translator<'a, 'f> {
+    /// `PRMT` (general selector form, [`crate::sem::alu::prmt`]): result byte `i` is byte
+    /// `sel[4i+2:4i]` of `b:a`, or its top bit replicated when `sel[4i+3]` is set. A constant
+    /// selector picks the bytes at compile time.
+    pub(super) fn translate_prmt(
+        &mut self,
+        exec: Value,
+        dst: Reg,
+        [a, b, sel]: [Src; 3],
+    ) -> Result<(), JitError> {
+        self.lane_loop(exec, &[], |t, lane, _| {
+            let va = t.read_src(lane, &a, Ty::U32)?;
+            let vb = t.read_src(lane, &b, Ty::U32)?;
+            let vs = t.read_src(lane, &sel, Ty::U32)?;
+            let source = t.concat(va, vb);
+            let constant = t.const_of(vs);
+            let mut acc = t.iconst(I32, 0);
+            for i in 0..4i64 {
+                let byte = match constant {
+                    Some(c) => {
+                        let nibble = (c >> (4 * i)) & 0xf;
+                        let shifted = t.b.ins().ushr_imm_s(source, 8 * (nibble & 7));
+                        let byte = t.b.ins().ireduce(I32, shifted);
+                        if nibble & 8 != 0 {
+                            // The byte's bit 7 at bit 31, then spread over the word.
+                            let top = t.b.ins().ishl_imm_s(byte, 24);
+                            let fill = t.b.ins().sshr_imm_s(top, 31);
+                            t.b.ins().band_imm_s(fill, 0xff)
+                        } else {
+                            t.b.ins().band_imm_s(byte, 0xff)
+                        }
+                    }
+                    None => {
+                        let nibble = t.b.ins().ushr_imm_s(vs, 4 * i);
+                        let index = t.b.ins().band_imm_s(nibble, 7);
+                        let amount = t.b.ins().ishl_imm_s(index, 3);
+                        let amount = t.b.ins().uextend(I64, amount);
+                        let shifted = t.b.ins().ushr(source, amount);
+                        let byte = t.b.ins().ireduce(I32, shifted);
+                        let plain = t.b.ins().band_imm_s(byte, 0xff);
+                        let top = t.b.ins().ishl_imm_s(byte, 24);
+                        let fill = t.b.ins().sshr_imm_s(top, 31);
+                        let fill = t.b.ins().band_imm_s(fill, 0xff);
+                        let replicate = t.b.ins().band_imm_s(nibble, 8);
+                        t.b.ins().select(replicate, fill, plain)
+                    }
+                };
+                let placed = if i == 0 {
+                    byte
+                } else {
+                    t.b.ins().ishl_imm_s(byte, 8 * i)
+                };
+                acc = t.b.ins().bor(acc, placed);
+            }
+            t.write_reg32(lane, dst, acc);
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+
+    /// An i32 shift amount (`< bits`) as the shifted value's type.
+    fn amount_for(&mut self, amount: Value, wide: bool) -> Value {
+        if wide {
+            self.b.ins().uextend(I64, amount)
+        } else {
+            amount
+        }
+    }
+
+    /// `(1 << n) - 1` in the value type (`n` an i32), all ones when `n >= bits`.
+    fn low_ones(&mut self, n: Value, bits: u32) -> Value {
+        let wide = bits == 64;
+        let it = if wide { I64 } else { I32 };
+        let one = self.iconst(it, 1);
+        let amount = self.amount_for(n, wide);
+        let p = self.b.ins().ishl(one, amount);
+        let m = self.b.ins().iadd_imm_s(p, -1);
+        let all = self.iconst(it, -1);
+        let big = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, n, i64::from(bits));
+        self.b.ins().select(big, all, m)
+    }
+
+    /// `BFE` ([`crate::sem::alu::bfe`]): with `p = pos & 0xff`, `n = len & 0xff` and `w` the
+    /// type's width: unsigned, `(a >> p) & ((1 << n) - 1)` (0 when `p >= w`, all bits when
+    /// `n >= w`); signed, `a >>s min(p, w - 1)` sign-extended from bit `min(n, w) - 1` (the
+    /// bits past the top read as the sign), 0 when `n == 0`.
+    pub(super) fn translate_bfe(
+        &mut self,
+        exec: Value,
+        ty: Ty,
+        dst: Reg,
+        a: Src,
+        [pos, len]: [Src; 2],
+    ) -> Result<(), JitError> {
+        let bits = ty.bits();
+        let wide = bits == 64;
+        let it = if wide { I64 } else { I32 };
+        self.lane_loop(exec, &[], |t, lane, _| {
+            let va = t.read_src(lane, &a, ty)?;
+            let p = t.read_src(lane, &pos, Ty::U32)?;
+            let p = t.b.ins().band_imm_s(p, 0xff);
+            let n = t.read_src(lane, &len, Ty::U32)?;
+            let n = t.b.ins().band_imm_s(n, 0xff);
+            let zero = t.iconst(it, 0);
+            let r = if ty.is_signed_int() {
+                let top = t.iconst(I32, i64::from(bits) - 1);
+                let p = t.b.ins().umin(p, top);
+                let p = t.amount_for(p, wide);
+                let shifted = t.b.ins().sshr(va, p);
+                let width = t.iconst(I32, i64::from(bits));
+                let n1 = t.b.ins().umin(n, width);
+                // k = w - min(n, w) is below w when n > 0.
+                let k = t.b.ins().isub(width, n1);
+                let k = t.amount_for(k, wide);
+                let up = t.b.ins().ishl(shifted, k);
+                let r = t.b.ins().sshr(up, k);
+                let empty = t.b.ins().icmp_imm_s(IntCC::Equal, n, 0);
+                t.b.ins().select(empty, zero, r)
+            } else {
+                let amount = t.amount_for(p, wide);
+                let shifted = t.b.ins().ushr(va, amount);
+                let inside =
+                    t.b.ins()
+                        .icmp_imm_s(IntCC::UnsignedLessThan, p, i64::from(bits));
+                let shifted = t.b.ins().select(inside, shifted, zero);
+                let m = t.low_ones(n, bits);
+                t.b.ins().band(shifted, m)
+            };
+            t.write_reg(lane, dst, ty.regs(), r);
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+
+    /// `BFI` ([`crate::sem::alu::bfi`]): `base` with bits `p .. min(p + n, w)` replaced by the
+    /// low bits of `insert`; `base` when `n == 0` or `p >= w`.
+    pub(super) fn translate_bfi(
+        &mut self,
+        exec: Value,
+        ty: Ty,
+        dst: Reg,
+        [insert, base]: [Src; 2],
+        [pos, len]: [Src; 2],
+    ) -> Result<(), JitError> {
+        let bits = ty.bits();
+        let wide = bits == 64;
+        self.lane_loop(exec, &[], |t, lane, _| {
+            let vi = t.read_src(lane, &insert, ty)?;
+            let vb = t.read_src(lane, &base, ty)?;
+            let p = t.read_src(lane, &pos, Ty::U32)?;
+            let p = t.b.ins().band_imm_s(p, 0xff);
+            let n = t.read_src(lane, &len, Ty::U32)?;
+            let n = t.b.ins().band_imm_s(n, 0xff);
+            // With p < w: the field is min(n, w - p) bits from p.
+            let width = t.iconst(I32, i64::from(bits));
+            let room = t.b.ins().isub(width, p);
+            let n1 = t.b.ins().umin(n, room);
+            let ones = t.low_ones(n1, bits);
+            let amount = t.amount_for(p, wide);
+            let field = t.b.ins().ishl(ones, amount);
+            let moved = t.b.ins().ishl(vi, amount);
+            let moved = t.b.ins().band(moved, field);
+            let kept = t.b.ins().band_not(vb, field);
+            let r = t.b.ins().bor(kept, moved);
+            let empty = t.b.ins().icmp_imm_s(IntCC::Equal, n, 0);
+            let past =
+                t.b.ins()
+                    .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, p, i64::from(bits));
+            let unchanged = t.b.ins().bor(empty, past);
+            let r = t.b.ins().select(unchanged, vb, r);
+            t.write_reg(lane, dst, ty.regs(), r);
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+
+    /// `FMA`: Cranelift's `fma` (one rounding, to nearest even) on `f32`/`f64` in
+    /// round-to-nearest, with NaNs canonicalised and `ftz` flushing inputs and result as for
+    /// `Binary`; every other type and rounding through the slow path
+    /// ([`crate::sem::float::fma_ty`]).
+    pub(super) fn translate_fma(
+        &mut self,
+        exec: Value,
+        ty: Ty,
+        dst: Reg,
+        [a, b, c]: [Src; 3],
+        round: Round,
+        ftz: bool,
+    ) -> Result<(), JitError> {
+        if is_slow_fma(ty, round) {
+            self.call_slow(
+                SlowOp::Fma(crate::jit::slow::SlowFma {
+                    ty,
+                    round,
+                    ftz,
+                    dst,
+                    a,
+                    b,
+                    c,
+                }),
+                exec,
+            );
+            return Ok(());
+        }
+        self.lane_loop(exec, &[], |t, lane, _| {
+            let mut v = [t.read_src(lane, &a, ty)?, t.read_src(lane, &b, ty)?, {
+                t.read_src(lane, &c, ty)?
+            }];
+            if ftz {
+                v = v.map(|x| t.flush_subnormal(x, ty));
+            }
+            let [fa, fb, fc] = v.map(|x| t.as_float(x, ty));
+            let r = t.b.ins().fma(fa, fb, fc);
+            let mut r = t.float_result_bits(r);
+            if ftz {
+                r = t.flush_subnormal(r, ty);
+            }
+            t.write_reg(lane, dst, ty.regs(), r);
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+
+    /// `PLOP3.LUT`: both truth tables applied to the lane masks of the three inputs (bitwise,
+    /// so every lane at once), both results computed before either is written.
+    pub(super) fn translate_pred_lut(
+        &mut self,
+        exec: Value,
+        dst: [Pred; 2],
+        [a, b, c]: [PredSrc; 3],
+        lut: [u8; 2],
+    ) -> Result<(), JitError> {
+        let am = self.pred_mask(a)?;
+        let bm = self.pred_mask(b)?;
+        let cm = self.pred_mask(c)?;
+        let r0 = self.lop3_value(lut[0], am, bm, cm);
+        let r1 = self.lop3_value(lut[1], am, bm, cm);
+        self.write_pred(dst[0], exec, r0)?;
+        self.write_pred(dst[1], exec, r1)
     }
 }

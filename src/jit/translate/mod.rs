@@ -39,6 +39,13 @@
 //!   instruction after the region can read, and that the rest of the lane's pass reads from the
 //!   register cache, never reaches the register file (in `counter`, the address and the
 //!   addend live only in host registers).
+//! * **Warp-collective ops and uniform registers** (`warp.rs`): `SHFL`, `REDUX` and `MATCH`
+//!   read every source they need before writing any destination, and an instruction that
+//!   writes a uniform register or predicate is followed by its broadcast from the lowest
+//!   executing lane to all 32 slots. Neither is fused, and the stores of registers other lanes
+//!   read (uniform ones, `SHFL` sources) are never skipped as dead: the liveness
+//!   ([`KernelInfo::live_out`]) follows one lane's paths, and another lane may read the value
+//!   where no path of the writing lane does.
 //! * Exits from the function go through `ret(code, insts)`. A faulting lane's cold block
 //!   writes the trap payload (trap site, lane, address, and at an atomic the executing lanes)
 //!   and its instruction count into the context and jumps to the shared `trap` block.
@@ -63,6 +70,7 @@
 
 mod alu;
 mod memory;
+mod warp;
 
 use super::slow::SideTables;
 use super::warp_ctx::{self, off, Event};
@@ -158,6 +166,12 @@ pub(super) struct Translator<'a, 'f> {
     /// The last instruction of the region being translated (the current instruction when it
     /// is not fused): register writes no instruction after it can read skip their store.
     region_last: usize,
+    /// While a pure per-lane instruction whose every destination is uniform is translated:
+    /// only its lowest executing lane runs (the broadcast keeps that lane's results alone).
+    lowest_lane_only: bool,
+    /// Registers that `SHFL` reads from other lanes ([`warp::cross_lane_reads`]): their
+    /// stores are never skipped as dead.
+    cross_lane: Vec<Reg>,
 }
 
 fn arg(v: Value) -> BlockArg {
@@ -260,6 +274,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             pred_cache: Vec::new(),
             atomic_exec: None,
             region_last: 0,
+            lowest_lane_only: false,
+            cross_lane: warp::cross_lane_reads(kernel),
         };
         t.build_entry(pc, mask, zero64)?;
         t.build_exits();
@@ -464,8 +480,28 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.insts = self.b.ins().iadd_imm_s(self.insts, 1);
         self.load_bases();
         let inst = &self.kernel.insts[pc as usize];
-        match self.translate_inst(inst)? {
-            Flow::Next(mask) => self.fall_through(pc as usize + 1, mask),
+        // Uniform destinations are broadcast after the instruction, from the lowest lane of
+        // the mask it executed with (its guard is read before it runs: it may rewrite it).
+        let uniform = warp::UniformWrites::of(self.kernel, inst);
+        let broadcast_exec = if uniform.is_empty() || inst.guard.is_never() {
+            None
+        } else {
+            Some(self.exec_mask(inst.guard)?)
+        };
+        self.lowest_lane_only =
+            broadcast_exec.is_some() && uniform.only_uniform && warp::is_pure_per_lane(&inst.op);
+        let flow = self.translate_inst(inst);
+        self.lowest_lane_only = false;
+        match flow? {
+            Flow::Next(mask) => {
+                if let Some(exec) = broadcast_exec {
+                    self.broadcast_uniform(&uniform, exec);
+                }
+                self.fall_through(pc as usize + 1, mask)
+            }
+            Flow::Done if broadcast_exec.is_some() => {
+                return Err(self.internal("an instruction that ends a block wrote a uniform slot"))
+            }
             Flow::Done => {}
         }
         Ok(())
@@ -705,16 +741,58 @@ impl<'a, 'f> Translator<'a, 'f> {
                 diverged,
             } => self.translate_branch_converged(g, *target, *mask, *diverged),
             Op::Exit => self.translate_exit(g),
-            Op::Shfl { .. }
-            | Op::Redux { .. }
-            | Op::Match { .. }
-            | Op::Prmt { .. }
-            | Op::Bfe { .. }
-            | Op::Bfi { .. }
-            | Op::Fma { .. }
-            | Op::PredLut { .. } => Err(self.unsupported(crate::ir::print_inst(self.kernel, inst))),
             Op::IsSpace { space, dst, addr } => {
                 self.per_lane(g, |t, e| t.translate_is_space(e, *space, *dst, addr))
+            }
+            &Op::Shfl {
+                mode,
+                dst,
+                dst_pred,
+                a,
+                b,
+                c,
+            } => self.per_lane(g, |t, e| t.translate_shfl(e, mode, dst, dst_pred, a, b, c)),
+            &Op::Redux { op, ty, dst, src } => {
+                self.per_lane(g, |t, e| t.translate_redux(e, op, ty, dst, src))
+            }
+            &Op::Match {
+                all,
+                ty,
+                dst,
+                dst_pred,
+                src,
+            } => self.per_lane(g, |t, e| t.translate_match(e, all, ty, dst, dst_pred, src)),
+            &Op::Prmt { dst, a, b, sel } => {
+                self.per_lane(g, |t, e| t.translate_prmt(e, dst, [a, b, sel]))
+            }
+            &Op::Bfe {
+                ty,
+                dst,
+                a,
+                pos,
+                len,
+            } => self.per_lane(g, |t, e| t.translate_bfe(e, ty, dst, a, [pos, len])),
+            &Op::Bfi {
+                ty,
+                dst,
+                insert,
+                base,
+                pos,
+                len,
+            } => self.per_lane(g, |t, e| {
+                t.translate_bfi(e, ty, dst, [insert, base], [pos, len])
+            }),
+            &Op::Fma {
+                ty,
+                dst,
+                a,
+                b,
+                c,
+                round,
+                ftz,
+            } => self.per_lane(g, |t, e| t.translate_fma(e, ty, dst, [a, b, c], round, ftz)),
+            &Op::PredLut { dst, a, b, c, lut } => {
+                self.per_lane(g, |t, e| t.translate_pred_lut(e, dst, [a, b, c], lut))
             }
         }
     }
@@ -728,6 +806,12 @@ impl<'a, 'f> Translator<'a, 'f> {
     ) -> Result<Flow, JitError> {
         if !g.is_never() {
             let exec = self.exec_mask(g)?;
+            let exec = if self.lowest_lane_only {
+                let neg = self.b.ins().ineg(exec);
+                self.b.ins().band(exec, neg)
+            } else {
+                exec
+            };
             body(self, exec)?;
         }
         Ok(Flow::Next(self.mask))
@@ -1007,6 +1091,11 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// of the lane's pass) and no guarded write to `r` comes between (its value would be
     /// dropped from the cache at the join); an unguarded rewrite of `r` ends the search.
     fn store_needed(&self, r: Reg) -> bool {
+        // Other lanes read these: a uniform register (the broadcast copies the stored value),
+        // a register some `SHFL` reads across lanes.
+        if self.kernel.uniform.has_reg(r) || self.cross_lane.contains(&r) {
+            return true;
+        }
         let live = &self.info.live_out()[self.region_last];
         let i = usize::from(r.0);
         if live.get(i / 64).is_none_or(|w| w >> (i % 64) & 1 != 0) {
@@ -1215,6 +1304,20 @@ impl<'a, 'f> Translator<'a, 'f> {
         let s = self.b.import_signature(sig);
         self.convert_sig = Some(s);
         s
+    }
+
+    /// Registers `op` in the side tables and calls `slow::slow_lanes` for lanes `exec` (once per
+    /// warp-instruction; never inside a fused region, see [`Fusion`]).
+    pub(super) fn call_slow(&mut self, op: super::slow::SlowOp, exec: Value) {
+        let index = self.tables.slow_ops.len() as i64;
+        self.tables.slow_ops.push(op);
+        let sig = self.slow_sig();
+        let f = self
+            .b
+            .ins()
+            .load(I64, self.flags.state_const, self.ctx, off::SLOW_LANES);
+        let idx = self.iconst(I32, index);
+        self.b.ins().call_indirect(sig, f, &[self.ctx, idx, exec]);
     }
 
     /// The signature `(i32, i32, i64, i64, i32) -> i64` of `WarpCtx::rmw_value`.
@@ -1488,9 +1591,10 @@ pub(super) fn resume_points(kernel: &Kernel, info: &KernelInfo) -> Vec<bool> {
 /// How an instruction may take part in a fused region.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Fusion {
-    /// Not fusable: it reads other lanes (`VOTE`), has whole-warp work around its lane loop
-    /// (fences of ordered accesses, the slow-path conversion call, CAST.SPIN's bank mask), or
-    /// it ends a basic block.
+    /// Not fusable: it reads other lanes (`VOTE`, `SHFL`, `REDUX`, `MATCH`), has whole-warp
+    /// work around its lane loop (fences of ordered accesses, the slow-path conversion and
+    /// fused multiply-add calls, CAST.SPIN's bank mask, the broadcast after a write to a
+    /// uniform register or predicate), or it ends a basic block.
     No,
     /// Per-lane register work only.
     Alu,
@@ -1498,8 +1602,12 @@ enum Fusion {
     Memory,
 }
 
-fn fusion_of(inst: &Inst) -> Fusion {
+fn fusion_of(kernel: &Kernel, inst: &Inst) -> Fusion {
     let plain = |order: MemOrder| matches!(order, MemOrder::Weak | MemOrder::Relaxed);
+    if !warp::UniformWrites::of(kernel, inst).is_empty() {
+        // The broadcast writes every lane's slot: not a per-lane step.
+        return Fusion::No;
+    }
     match &inst.op {
         Op::Mov { .. }
         | Op::ReadSpecial { .. }
@@ -1513,7 +1621,12 @@ fn fusion_of(inst: &Inst) -> Fusion {
         | Op::Lea { .. }
         | Op::Lop3 { .. }
         | Op::SetP { .. }
-        | Op::PredLogic { .. } => Fusion::Alu,
+        | Op::PredLogic { .. }
+        | Op::Prmt { .. }
+        | Op::Bfe { .. }
+        | Op::Bfi { .. }
+        | Op::PredLut { .. } => Fusion::Alu,
+        Op::Fma { ty, round, .. } if !alu::is_slow_fma(*ty, *round) => Fusion::Alu,
         Op::Convert {
             dst_ty,
             src_ty,
@@ -1536,11 +1649,7 @@ fn fusion_of(inst: &Inst) -> Fusion {
         | Op::Shfl { .. }
         | Op::Redux { .. }
         | Op::Match { .. }
-        | Op::Prmt { .. }
-        | Op::Bfe { .. }
-        | Op::Bfi { .. }
         | Op::Fma { .. }
-        | Op::PredLut { .. }
         | Op::IsSpace { .. } => Fusion::No,
     }
 }
@@ -1551,7 +1660,9 @@ fn fusion_of(inst: &Inst) -> Fusion {
 /// increasing order) instead of instruction-major. The two orders are indistinguishable:
 /// register and predicate work of one lane never reads another lane's registers or predicate
 /// bits (predicates are carried through the region loop as masks and each lane updates only
-/// its own bit; `VOTE`, which reads other lanes, is not fusable); with a single memory access
+/// its own bit; `VOTE`, `SHFL`, `REDUX` and `MATCH`, which read other lanes, and every
+/// instruction that writes a uniform register or predicate, whose broadcast writes other lanes'
+/// slots, are not fusable); with a single memory access
 /// the accesses happen in the same lane order; and when a lane's access traps, exactly the
 /// earlier lanes have performed theirs in both orders (they differ only in registers and
 /// predicates, which a trapped launch does not expose).
@@ -1561,7 +1672,7 @@ pub(super) fn fusion_regions(kernel: &Kernel, resume: &[bool]) -> Vec<std::ops::
     let mut pc = 0;
     while pc < n {
         let mut end = pc + 1;
-        let mut memory = fusion_of(&kernel.insts[pc]) == Fusion::Memory;
+        let mut memory = fusion_of(kernel, &kernel.insts[pc]) == Fusion::Memory;
         // The guard of a guarded atomic in the region: its counter is taken from the guard
         // after the loop, so no later instruction of the region may touch that predicate.
         let atomic_guard = |inst: &Inst| {
@@ -1569,13 +1680,13 @@ pub(super) fn fusion_regions(kernel: &Kernel, resume: &[bool]) -> Vec<std::ops::
                 .then_some(inst.guard.pred)
         };
         let mut guards: Vec<Pred> = atomic_guard(&kernel.insts[pc]).into_iter().collect();
-        if fusion_of(&kernel.insts[pc]) != Fusion::No {
+        if fusion_of(kernel, &kernel.insts[pc]) != Fusion::No {
             while end < n && !resume[end] {
                 let inst = &kernel.insts[end];
                 if inst.pred_uses().iter().any(|p| guards.contains(p)) {
                     break;
                 }
-                match fusion_of(inst) {
+                match fusion_of(kernel, inst) {
                     Fusion::No => break,
                     Fusion::Memory if memory => break,
                     Fusion::Memory => memory = true,
