@@ -448,10 +448,16 @@ impl Gen {
             },
             1 => {
                 let mode = self.pick(&[ImadMode::Lo, ImadMode::Hi, ImadMode::Wide]);
-                let (dst, c) = if mode == ImadMode::Wide {
-                    (self.pair(), self.pair_src())
+                // `Wide` writes a pair; `Wide` and `Hi` add a 64-bit pair.
+                let dst = if mode == ImadMode::Wide {
+                    self.pair()
                 } else {
-                    (self.val(), self.int_src())
+                    self.val()
+                };
+                let c = if mode.addend_words() == 2 {
+                    self.pair_src()
+                } else {
+                    self.int_src()
                 };
                 Op::Imad {
                     mode,
@@ -543,7 +549,8 @@ impl Gen {
                     a,
                     b,
                     c: self.pred_src(),
-                    chain: None,
+                    // SASS `ISETP.EX`: integer compares may chain a low-word result.
+                    chain: (!ty.is_float() && self.chance(30)).then(|| self.pred_src()),
                 }
             }
             7 | 8 => {
@@ -724,6 +731,11 @@ impl Gen {
                     SpecialReg::LaneId,
                     SpecialReg::WarpId,
                 ]),
+            },
+            _ if self.chance(15) => Op::IsSpace {
+                space: self.pick(&[Space::Shared, Space::Global]),
+                dst: self.value_pred(),
+                addr: Address::base64(self.pair(), self.below(64) as i64 - 32),
             },
             _ => {
                 let ty = self.pick(&[Ty::U32, Ty::U64]);
@@ -969,7 +981,12 @@ impl Gen {
             src2: c,
             spin,
             ftz: size.ftz,
-            performed: Pred::PT,
+            // SASS `ATOM ... P0, ...`: the predicate says the operation was performed.
+            performed: if self.chance(20) {
+                self.value_pred()
+            } else {
+                Pred::PT
+            },
         };
         self.push_guarded(g, Op::Atomic(Box::new(inst)));
     }
@@ -1055,9 +1072,24 @@ impl Gen {
             };
         }
         self.depth -= 1;
-        self.insts[at].op = Op::Branch {
-            target,
-            uniform: false,
+        // Now and then a SASS convergence test (`BRA.CONV`/`BRA.DIV`) instead: all executing
+        // lanes go one way, decided by whether the lanes of a mask all execute it.
+        self.insts[at].op = if self.chance(15) {
+            let mask = if self.chance(50) {
+                Src::plain(Operand::Imm(u64::from(u32::MAX)))
+            } else {
+                Src::plain(Operand::Reg(self.val()))
+            };
+            Op::BranchConverged {
+                target,
+                mask,
+                diverged: self.chance(50),
+            }
+        } else {
+            Op::Branch {
+                target,
+                uniform: false,
+            }
         };
         // A join point needs an instruction to land on.
         self.push(Op::Nop);

@@ -1,8 +1,9 @@
 //! The CUDA corpus (`corpus/*.cu`, compiled by `scripts/corpus.py` into `corpus/gen/`): every
 //! kernel runs from its NVRTC PTX (compute_80 and compute_90) and from each SASS listing
 //! (ptxas for sm_80, sm_86 and sm_90; `cuobjdump -sass` and `nvdisasm -c` text), and meets the
-//! expectations its launch file derives from the CUDA source. The PTX and sm_80 SASS runs of a
-//! kernel leave the same memory image in deterministic mode.
+//! expectations its launch file derives from the CUDA source, on both backends. In
+//! deterministic mode the JIT leaves exactly the interpreter's memory, and the PTX and sm_80
+//! SASS runs of a kernel leave the same memory image.
 //!
 //! What atomjit cannot run yet is listed in [`KNOWN_GAPS`] with the reason its error gives: the
 //! test checks that each listed kernel is still refused with that reason (so the list shrinks
@@ -168,6 +169,19 @@ fn run_corpus_file(name: &str, backend: Backend) -> Vec<(String, String, Vec<Vec
 
 fn check_corpus_file(name: &str) {
     let images = run_corpus_file(name, Backend::Interp);
+    // The JIT leaves exactly the interpreter's memory (both deterministic).
+    let jit = run_corpus_file(name, Backend::Jit);
+    assert_eq!(
+        jit.len(),
+        images.len(),
+        "{name}: the backends ran different kernels"
+    );
+    for ((path, kernel, interp), (_, _, native)) in images.iter().zip(&jit) {
+        assert_eq!(
+            interp, native,
+            "`{kernel}` from {path}: the JIT and the interpreter differ"
+        );
+    }
     // The PTX and the sm_80 listing of one kernel leave the same memory (deterministic mode:
     // the same CTA, warp and lane order; warp-aggregated atomics change how many atomics run,
     // not what memory holds when the kernel's result is order-independent, which the corpus

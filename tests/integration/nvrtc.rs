@@ -1,15 +1,12 @@
 //! PTX as NVRTC 12.9 writes it (issue 10): the fixtures in `tests/fixtures/ptx/`, compiled from
 //! the `.cu` files beside them for compute_80 and compute_90. Expected values come from the
-//! CUDA source and the PTX ISA, computed here on the host.
-//!
-//! They run on the interpreter: the JIT does not translate the warp ops (`Shfl`, `Match`,
-//! `Redux`), `Prmt`, `Bfe`/`Bfi` and `Fma` yet. Once it does, `BACKENDS` should list both.
+//! CUDA source and the PTX ISA, computed here on the host. Every run is on both backends.
 
 use super::*;
 use atomjit::engine::{Error, Failure};
 use std::path::PathBuf;
 
-const BACKENDS: [Backend; 1] = [Backend::Interp];
+const BACKENDS: [Backend; 2] = [Backend::Interp, Backend::Jit];
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(format!(

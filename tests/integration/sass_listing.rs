@@ -145,6 +145,8 @@ fn the_cli_runs_a_listing_kernel_and_refuses_the_broken_one_by_name() {
         "/dev/null",
         "--block",
         "32",
+        "--shared",
+        "4",
         "--buffer",
         "out u32[1] = 0",
         "--expect",
