@@ -41,6 +41,8 @@ pub const GENERIC_SHARED_BASE: u64 = 0x0000_7e00_0000_0000;
 // A region offset must be aligned exactly when the device address is (the JIT's one-compare
 // check and the trap reason it derives from the address rely on it).
 const _: () = assert!(GLOBAL_BASE % 8 == 0 && GENERIC_SHARED_BASE % 8 == 0);
+// `AtomicInst::spin` on a generic address takes the bank from the generic address.
+const _: () = assert!(GENERIC_SHARED_BASE % 128 == 0);
 const _: () = assert!(GENERIC_SHARED_BASE + SHARED_WINDOW_BYTES as u64 <= GLOBAL_BASE);
 
 /// One memory access: a load's, a store's or an atomic's.

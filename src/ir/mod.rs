@@ -862,6 +862,9 @@ pub struct AtomicInst {
     /// `CAST.SPIN`: lanes are grouped by shared-memory bank (`(address / 4) mod 32`); in each
     /// group exactly one executing lane performs its compare-and-store (the lowest lane), the
     /// others return 0 without attempting (`000_6d05a8552870c0ae.txt`, ".SPIN Fast fail").
+    /// Shared or generic space only (SASS `ATOM.E.CAST.SPIN`); for a generic address the bank
+    /// is computed from the generic address, which gives the shared offset's bank because
+    /// [`GENERIC_SHARED_BASE`] is a multiple of 128.
     pub spin: bool,
     /// Flush subnormal float inputs and results to sign-preserving zero (`.FTZ`; PTX
     /// `atom.add.f32`/`red.add.f32` without `.noftz`). For [`Space::Global`] and

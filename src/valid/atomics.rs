@@ -145,6 +145,34 @@ const SASS_GLOBAL_ROWS: &[Row] = &[
     row(AtomicOp::Cas, &[U32, S32, U64], rules::ATOMG_ROW_CAS),
 ];
 
+/// Generic `ATOM`: the global rows and `CAST` (ptxas's `ATOM.E.CAST.SPIN` for a generic
+/// address in shared memory).
+const SASS_GENERIC_ROWS: &[Row] = &[
+    row(
+        AtomicOp::Add,
+        &[U32, S32, U64, F32_FTZ, F64, F16X2, BF16X2],
+        rules::ATOMG_ROW_ADD,
+    ),
+    row(
+        AtomicOp::Min,
+        &[U32, S32, U64, S64],
+        rules::ATOMG_ROW_MINMAX,
+    ),
+    row(
+        AtomicOp::Max,
+        &[U32, S32, U64, S64],
+        rules::ATOMG_ROW_MINMAX,
+    ),
+    row(AtomicOp::Inc, &[U32], rules::ATOMG_ROW_INC),
+    row(AtomicOp::Dec, &[U32], rules::ATOMG_ROW_DEC),
+    row(AtomicOp::And, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
+    row(AtomicOp::Or, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
+    row(AtomicOp::Xor, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
+    row(AtomicOp::Exch, &[U32, S32, U64], rules::ATOMG_ROW_EXCH),
+    row(AtomicOp::Cas, &[U32, S32, U64], rules::ATOMG_ROW_CAS),
+    row(AtomicOp::Cast, &[U32, S32, U64], rules::ATOMS_ROW_CAST),
+];
+
 /// `ATOMG`/`RED` in sm_80 syntax, as issue 2 lists them (see [`rules::ATOMG_OPS`]).
 pub const SASS_GLOBAL: AtomicTable = AtomicTable {
     dialect: Dialect::Sass,
@@ -154,13 +182,13 @@ pub const SASS_GLOBAL: AtomicTable = AtomicTable {
     ops_rule: rules::ATOMG_OPS,
 };
 
-/// `ATOM`/`RED` on generic addresses (sm_80 and later): the rows of [`SASS_GLOBAL`]; an
-/// address that resolves to the shared window performs the same operation there.
+/// `ATOM`/`RED` on generic addresses (sm_80 and later): the rows of [`SASS_GLOBAL`] and
+/// `CAST`; an address that resolves to the shared window performs the same operation there.
 pub const SASS_GENERIC: AtomicTable = AtomicTable {
     dialect: Dialect::Sass,
     space: Space::Generic,
     mnemonic: "ATOM",
-    rows: SASS_GLOBAL_ROWS,
+    rows: SASS_GENERIC_ROWS,
     ops_rule: rules::ATOMG_OPS,
 };
 
@@ -366,7 +394,7 @@ fn check_shape(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicInst) {
             rules::ATOMS_SPIN,
         );
     }
-    if a.spin && a.access.space != Space::Shared {
+    if a.spin && !matches!(a.access.space, Space::Shared | Space::Generic) {
         d.error(
             pc,
             inst,

@@ -233,7 +233,7 @@ pub const SRC2_SHAPE: &str = ir_contract!(
 );
 pub const SPIN_SHARED: &str = ir_contract!(
     "src/ir/mod.rs AtomicInst::spin",
-    "`CAST.SPIN`: lanes are grouped by shared-memory bank (`(address / 4) mod 32`)"
+    "`CAST.SPIN`: lanes are grouped by shared-memory bank (`(address / 4) mod 32`); shared or generic addresses only"
 );
 pub const CONST_READ_ONLY: &str = ir_contract!(
     "src/ir/ops.rs Space::Const",

@@ -29,15 +29,8 @@ const KNOWN_GAPS: &[(&str, &str, &str)] = &[
     ("sm_86", "atomic_add_halves", "F2FP.BF16.PACK_AB"),
     ("sm_90", "atomic_add_halves", "F2FP.BF16.F32.PACK_AB"),
     ("sm_90", "shared_every_function", "F2FP.BF16.F32.PACK_AB"),
-    // `FSEL` with a swizzled or predicate form atomjit does not parse yet.
-    ("sm_80", "atomic_ref_floats", "FSEL"),
-    ("sm_86", "atomic_ref_floats", "FSEL"),
-    ("sm_90", "atomic_ref_floats", "ATOM.E.CAST.SPIN"),
-    ("sm_90", "atomic_objects", "ATOM.E.CAST.SPIN"),
-    ("sm_90", "nv_atomic_builtins", "ATOM.E.CAST.SPIN"),
-    // Packed 16-bit integer min/max (sm_90 `VIMNMX.U16x2`) and 32-bit `VIMNMX`.
-    ("sm_90", "atomic_ref_narrow", "VIMNMX"),
-    ("sm_90", "warp_allreduce_xor", "VIMNMX"),
+    // Packed 16-bit integer min/max (sm_90 `VIMNMX.U16x2`).
+    ("sm_90", "atomic_ref_narrow", "VIMNMX.U16X2"),
     // MUFU: hardware approximations NVIDIA does not specify bit for bit (division by a
     // non-constant in the kernel).
     ("sm_80", "grid_barrier", "MUFU.RCP"),

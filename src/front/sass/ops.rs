@@ -128,6 +128,10 @@ const ATOMS_SIZES: &[&str] = &["U32", "S32", "U64", "32", "64"];
 const ATOMG_OPS: &[&str] = &[
     "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS",
 ];
+/// Generic `ATOM` also has `CAST` (compare-and-store, with `.SPIN`).
+const ATOM_OPS: &[&str] = &[
+    "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS", "CAST",
+];
 const RED_OPS: &[&str] = &[
     "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH",
 ];
@@ -333,7 +337,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             "STS" | "STG" | "ST" => self.store(),
             "FADD" | "FMUL" | "FFMA" | "DADD" | "DMUL" | "DFMA" => self.float_binary(),
             "FSETP" | "DSETP" => self.float_setp(),
-            "IMNMX" | "FMNMX" => self.min_max(),
+            "IMNMX" | "VIMNMX" | "FMNMX" => self.min_max(),
             "MATCH" => self.match_op(),
             "QSPC" => self.qspc(),
             "BREV" | "UBREV" => {
@@ -350,10 +354,10 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                 self.classify(&[])?;
                 self.count(4, 4, "Rd, Ra, Rb, Pp")?;
                 Ok(Op::Select {
-                    ty: Ty::U32,
+                    ty: Ty::F32,
                     dst: self.reg(0, "Rd (a register)")?,
-                    a: self.src(1, ImmKind::F32, Mods::Plain, "Ra")?,
-                    b: self.src(2, ImmKind::F32, Mods::Plain, "Rb")?,
+                    a: self.src(1, ImmKind::F32, Mods::FloatNegAbs, "Ra")?,
+                    b: self.src(2, ImmKind::F32, Mods::FloatNegAbs, "Rb")?,
                     pred: self.pred_src(3, "Pp (a predicate)")?,
                 })
             }
@@ -673,7 +677,14 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             )
             .expected("one of .ADD .MIN .MAX .INC .DEC .AND .OR .XOR .EXCH"));
         }
-        let ops = if reduction { RED_OPS } else { ATOMG_OPS };
+        let generic = self.opcode == "ATOM";
+        let ops = if reduction {
+            RED_OPS
+        } else if generic {
+            ATOM_OPS
+        } else {
+            ATOMG_OPS
+        };
         let m = self.classify(&[
             group("addressing", &["E"]),
             group("operation", ops),
@@ -681,7 +692,19 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             group("flush-to-zero", &["FTZ"]),
             group("rounding", ROUNDINGS),
             group("strength", STRONG),
+            group("fast-fail option", if generic { &["SPIN"] } else { &[] }),
         ])?;
+        // `ATOM.E.CAST.SPIN` (a generic address, in practice one in shared memory): the
+        // `ATOMS.CAST.SPIN` semantics, lanes grouped by bank (`ir::AtomicInst::spin`).
+        let spin = m[6].is_some();
+        if spin && m[1].map(|(c, _)| c) != Some("CAST") {
+            return Err(self.modifier_error(
+                &m,
+                6,
+                ".SPIN is only valid with .CAST",
+                "ATOM.E.CAST.SPIN",
+            ));
+        }
         let op_names = if reduction {
             ".ADD .MIN .MAX .INC .DEC .AND .OR .XOR .EXCH"
         } else {
@@ -729,7 +752,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         }
         let scope = m[5].map(|(c, _)| scope_of(c)).unwrap_or(Scope::Gpu);
         let wide_address = m[0].is_some();
-        let compare = op == AtomicOp::Cas;
+        let compare = matches!(op, AtomicOp::Cas | AtomicOp::Cast);
         let mut performed = Pred::PT;
         let (dst, rest) = if reduction {
             self.count(2, 2, "[Ra.64 + offset], Rb")?;
@@ -776,7 +799,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             dst,
             src,
             src2,
-            spin: false,
+            spin,
             ftz,
             performed,
         })))

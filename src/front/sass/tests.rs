@@ -2841,3 +2841,45 @@ fn convergence_branches() {
         "too few operands",
     );
 }
+
+#[test]
+fn generic_cast_spin_vimnmx_and_fsel() {
+    let a = atomic("ATOM.E.CAST.SPIN PT, R11, [R8], R10, R11");
+    assert_eq!(
+        (a.op, a.spin, a.access.space, a.src2),
+        (AtomicOp::Cast, true, Space::Generic, Some(reg(11)))
+    );
+    err_at(
+        "ATOM.E.ADD.SPIN PT, R11, [R8], R10",
+        1,
+        12,
+        ".SPIN is only valid with .CAST",
+    );
+    err_at(
+        "ATOMG.E.CAST PT, R11, [R8], R10, R11",
+        1,
+        9,
+        "unknown modifier `.CAST`",
+    );
+    assert!(matches!(
+        op("VIMNMX R6, R4.reuse, R3.reuse, !PT"),
+        Op::Binary {
+            op: BinOp::Max,
+            ty: Ty::S32,
+            ..
+        }
+    ));
+    assert_eq!(
+        op("FSEL R7, -R3, R6, P0"),
+        Op::Select {
+            ty: Ty::F32,
+            dst: r(7),
+            a: Src {
+                operand: reg(3),
+                modifier: SrcMod::Neg
+            },
+            b: rs(6),
+            pred: p(0),
+        }
+    );
+}
