@@ -46,17 +46,12 @@ const KNOWN_GAPS: &[(&str, &str, &str)] = &[
     ("sm_86", "shared_hist_dynamic", "MUFU.RCP"),
     // Warp splits by mask: WARPSYNC.EXCLUSIVE (sm_90 tiles), and tiles of 16 passing their
     // own membermask to redux.sync in PTX (atomjit traps when the executing lanes are not the
-    // membermask); the sm_80 fallbacks also call software routines that return through a
-    // register copy the inliner does not follow.
+    // membermask).
     ("sm_80", "cg_tile_reduce", "cannot run"),
     ("sm_86", "cg_tile_reduce", "cannot run"),
     ("sm_90", "cg_tile_reduce", "WARPSYNC.EXCLUSIVE"),
     ("compute_80", "cg_tile_reduce", "membermask"),
     ("compute_90", "cg_tile_reduce", "membermask"),
-    ("sm_80", "match_any_hist", "CALL.REL.NOINC"),
-    ("sm_86", "match_any_hist", "CALL.REL.NOINC"),
-    ("sm_80", "warp_aggregated_append", "CALL.REL.NOINC"),
-    ("sm_86", "warp_aggregated_append", "CALL.REL.NOINC"),
 ];
 
 const CORPUS: &[&str] = &[

@@ -220,6 +220,46 @@ impl<'d, 's, 'a> Expander<'d, 's, 'a> {
         Ok(reg)
     }
 
+    /// The register the caller sets the return address in, for a callee that returns through
+    /// `reg`: `reg` itself, or the register the callee's last write of `reg` copies
+    /// (`IMAD.MOV.U32 R2, RZ, RZ, R7 ; RET.REL.NODEC R2`, ptxas's `__match_any_sync`
+    /// fallback) when the callee never writes that register.
+    fn link_register(&self, region: Region, reg: &'a str) -> &'a str {
+        let insts = &self.drafts[region.func].insts[region.start as usize..region.end as usize];
+        let writes = |r: &str| {
+            insts
+                .iter()
+                .filter(|i| !is_mnemonic(i.toks, "RET"))
+                .filter(|i| {
+                    operands(i.toks)
+                        .first()
+                        .is_some_and(|t| t.is_word() && t.text.eq_ignore_ascii_case(r))
+                })
+                .collect::<Vec<_>>()
+        };
+        // The last write before the `RET`s (ptxas's fallbacks are straight-line code).
+        let to_reg = writes(reg);
+        let Some(only) = to_reg.last() else {
+            return reg;
+        };
+        let ops: Vec<_> = operands(only.toks).iter().filter(|t| t.is_word()).collect();
+        let source = if is_mnemonic(only.toks, "MOV") && ops.len() == 2 {
+            Some(ops[1])
+        } else if is_mnemonic(only.toks, "IMAD")
+            && ops.len() == 4
+            && ops[1].text.eq_ignore_ascii_case("RZ")
+            && ops[2].text.eq_ignore_ascii_case("RZ")
+        {
+            Some(ops[3])
+        } else {
+            None
+        };
+        match source {
+            Some(t) if t.text.starts_with(['R', 'r']) && writes(t.text).is_empty() => t.text,
+            Some(_) | None => reg,
+        }
+    }
+
     /// Checks the static return-address pattern before the call at `index` of `caller`.
     fn check_return_address(
         &self,
@@ -330,7 +370,8 @@ impl<'d, 's, 'a> Expander<'d, 's, 'a> {
                 continue;
             }
             let checked = self.ret_register(callee).and_then(|reg| {
-                reg.map_or(Ok(()), |r| self.check_return_address(region, index, r))
+                let link = reg.map(|r| self.link_register(callee, r));
+                link.map_or(Ok(()), |r| self.check_return_address(region, index, r))
             });
             if let Err(e) = checked {
                 self.fail(toks, e);
