@@ -8,6 +8,7 @@
 
 use atomjit::engine::{Backend, Config, Engine, Module, Overrides};
 use atomjit::exec::random::SplitMix64;
+use atomjit::front::LaunchText;
 use criterion::{BatchSize, Criterion};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -133,19 +134,49 @@ fn load(threads: usize, file: &str) -> Module {
     config.threads(threads).timeout(None);
     let path = format!("{}/benches/programs/{file}", env!("CARGO_MANIFEST_DIR"));
     let source = std::fs::read_to_string(&path).expect("bench program");
-    Engine::new(&config)
-        .load(&path, &source)
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
+    let engine = Engine::new(&config);
+    let loaded = match file.strip_suffix(".sm_80.cuobjdump.sass") {
+        // A listing compiled by ptxas, launched by the launch file beside its `.cu`.
+        Some(stem) => {
+            let launch_path = format!(
+                "{}/benches/programs/{stem}.launch",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let mut launch = LaunchText::new();
+            launch.push(
+                &launch_path,
+                &std::fs::read_to_string(&launch_path).expect("bench launch file"),
+            );
+            engine.load_with_launch(&path, &source, &launch)
+        }
+        None => engine.load(&path, &source),
+    };
+    loaded.unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// The workloads: (name, program file, buffer reset before every iteration if any).
-const WORKLOADS: &[(&str, &str, Option<&str>)] = &[
-    ("counter", "counter.s", None),
-    ("hist_global", "hist_global.s", None),
-    ("hist_shared", "hist_shared.s", None),
-    ("min64_cas", "min64_cas.s", Some("out")),
-    ("ring_inc", "ring_inc.s", None),
-    ("spinlock", "spinlock.s", None),
+/// The workloads: (name, program file, kernel, buffer reset before every iteration if any).
+/// The `cuda_*` ones are ptxas's sm_80 SASS of `benches/programs/cuda/bench.cu` (which
+/// aggregates the counter's adds per warp; the native baselines do the same work the plain
+/// way a CPU programmer would).
+const WORKLOADS: &[(&str, &str, &str, Option<&str>)] = &[
+    ("counter", "counter.s", "counter", None),
+    ("hist_global", "hist_global.s", "hist_global", None),
+    ("hist_shared", "hist_shared.s", "hist_shared", None),
+    ("min64_cas", "min64_cas.s", "min64_cas", Some("out")),
+    ("ring_inc", "ring_inc.s", "ring_inc", None),
+    ("spinlock", "spinlock.s", "spinlock", None),
+    (
+        "cuda_counter",
+        "cuda/bench.sm_80.cuobjdump.sass",
+        "cuda_counter",
+        None,
+    ),
+    (
+        "cuda_hist_shared",
+        "cuda/bench.sm_80.cuobjdump.sass",
+        "cuda_hist_shared",
+        None,
+    ),
 ];
 
 fn bench_backend(
@@ -196,15 +227,16 @@ fn main() {
     let min_target = AtomicU64::new(u64::MAX);
     let mut groups = Vec::new();
     for &t in &threads {
-        for &(name, file, reset) in WORKLOADS {
+        for &(name, file, kernel, reset) in WORKLOADS {
             let group = format!("{name}/t{t}");
             let module = load(t, file);
-            let kernel = module.kernel_names()[0].to_string();
             c.benchmark_group(&group)
                 .bench_function("native", |b| match name {
-                    "counter" => b.iter(|| native_counter(t)),
+                    "counter" | "cuda_counter" => b.iter(|| native_counter(t)),
                     "hist_global" => b.iter(|| native_hist_global(t)),
-                    "hist_shared" => b.iter(|| native_hist_shared(t, &data)),
+                    "hist_shared" | "cuda_hist_shared" => {
+                        b.iter(|| native_hist_shared(t, &data))
+                    }
                     "min64_cas" => b.iter_batched(
                         || min_target.store(u64::MAX, Relaxed),
                         |()| native_min64(t, &vals, &min_target),
@@ -214,7 +246,7 @@ fn main() {
                     _ => b.iter(|| native_spinlock(t)),
                 });
             for backend in [Backend::Jit, Backend::Interp] {
-                bench_backend(&mut c, &group, &module, &kernel, backend, reset);
+                bench_backend(&mut c, &group, &module, kernel, backend, reset);
             }
             groups.push(group);
         }

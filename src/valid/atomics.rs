@@ -147,31 +147,16 @@ const SASS_GLOBAL_ROWS: &[Row] = &[
 
 /// Generic `ATOM`: the global rows and `CAST` (ptxas's `ATOM.E.CAST.SPIN` for a generic
 /// address in shared memory).
-const SASS_GENERIC_ROWS: &[Row] = &[
-    row(
-        AtomicOp::Add,
-        &[U32, S32, U64, F32_FTZ, F64, F16X2, BF16X2],
-        rules::ATOMG_ROW_ADD,
-    ),
-    row(
-        AtomicOp::Min,
-        &[U32, S32, U64, S64],
-        rules::ATOMG_ROW_MINMAX,
-    ),
-    row(
-        AtomicOp::Max,
-        &[U32, S32, U64, S64],
-        rules::ATOMG_ROW_MINMAX,
-    ),
-    row(AtomicOp::Inc, &[U32], rules::ATOMG_ROW_INC),
-    row(AtomicOp::Dec, &[U32], rules::ATOMG_ROW_DEC),
-    row(AtomicOp::And, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
-    row(AtomicOp::Or, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
-    row(AtomicOp::Xor, &[U32, S32, U64], rules::ATOMG_ROW_BITWISE),
-    row(AtomicOp::Exch, &[U32, S32, U64], rules::ATOMG_ROW_EXCH),
-    row(AtomicOp::Cas, &[U32, S32, U64], rules::ATOMG_ROW_CAS),
-    row(AtomicOp::Cast, &[U32, S32, U64], rules::ATOMS_ROW_CAST),
-];
+const SASS_GENERIC_ROWS: [Row; SASS_GLOBAL_ROWS.len() + 1] = {
+    let mut rows = [row(AtomicOp::Cast, &[U32, S32, U64], rules::ATOMS_ROW_CAST);
+        SASS_GLOBAL_ROWS.len() + 1];
+    let mut i = 0;
+    while i < SASS_GLOBAL_ROWS.len() {
+        rows[i] = SASS_GLOBAL_ROWS[i];
+        i += 1;
+    }
+    rows
+};
 
 /// `ATOMG`/`RED` in sm_80 syntax, as issue 2 lists them (see [`rules::ATOMG_OPS`]).
 pub const SASS_GLOBAL: AtomicTable = AtomicTable {
@@ -188,7 +173,7 @@ pub const SASS_GENERIC: AtomicTable = AtomicTable {
     dialect: Dialect::Sass,
     space: Space::Generic,
     mnemonic: "ATOM",
-    rows: SASS_GENERIC_ROWS,
+    rows: &SASS_GENERIC_ROWS,
     ops_rule: rules::ATOMG_OPS,
 };
 

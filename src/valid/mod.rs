@@ -425,7 +425,8 @@ fn kernel_info(kernel: &Kernel, flow: &cfg::ControlFlow, cbank: u32) -> KernelIn
     for (pc, inst) in kernel.insts.iter().enumerate() {
         let control = inst.op.control();
         match control {
-            Control::Branch { target } => {
+            // A uniform branch splits a group only by its guard, like a plain branch.
+            Control::Branch { target } | Control::UniformBranch { target } => {
                 if !inst.guard.is_never() {
                     info.block_start[target as usize] = true;
                     info.backward_branch[pc] = target as usize <= pc;
@@ -434,21 +435,6 @@ fn kernel_info(kernel: &Kernel, flow: &cfg::ControlFlow, cbank: u32) -> KernelIn
                     // Lanes that enter a path which never reaches EXIT never arrive at a join:
                     // waiting for them would only stall the other lanes, so such a branch gets
                     // no reconvergence point.
-                    let all_paths_exit = flow.succ[pc]
-                        .iter()
-                        .all(|&s| s == exit || flow.ipdom[s as usize].is_some());
-                    if all_paths_exit {
-                        info.reconverge[pc] = post_dominator[pc];
-                    }
-                }
-            }
-            Control::UniformBranch { target } => {
-                // All executing lanes go one way: only the guard can split the group.
-                if !inst.guard.is_never() {
-                    info.block_start[target as usize] = true;
-                    info.backward_branch[pc] = target as usize <= pc;
-                }
-                if !inst.guard.is_always() && !inst.guard.is_never() {
                     let all_paths_exit = flow.succ[pc]
                         .iter()
                         .all(|&s| s == exit || flow.ipdom[s as usize].is_some());

@@ -125,15 +125,7 @@ impl UniformBase {
                 }
             }
         };
-        match suffix {
-            None | Some("REUSE") => Some(Ok((reg, false))),
-            Some("64") => Some(Ok((reg, true))),
-            Some(other) => Some(Err(SyntaxError::new(
-                span,
-                format!("unknown register suffix `.{other}`"),
-            )
-            .expected("`.64` or `.reuse`"))),
-        }
+        Some(with_suffix(reg, suffix, span))
     }
 
     /// `UPk` / `UPT` as an IR predicate; `None` if the word is not a uniform predicate.
@@ -369,14 +361,20 @@ pub fn register_word(text: &str, span: Span) -> Option<Result<(Reg, bool), Synta
             }
         }
     };
+    Some(with_suffix(reg, suffix, span))
+}
+
+/// A register word's suffix: none or `.reuse` (an operand-cache hint, no effect on values),
+/// or `.64` (a register pair); the flag says whether `.64` was written.
+fn with_suffix(reg: Reg, suffix: Option<&str>, span: Span) -> Result<(Reg, bool), SyntaxError> {
     match suffix {
-        None | Some("REUSE") => Some(Ok((reg, false))),
-        Some("64") => Some(Ok((reg, true))),
-        Some(other) => Some(Err(SyntaxError::new(
+        None | Some("REUSE") => Ok((reg, false)),
+        Some("64") => Ok((reg, true)),
+        Some(other) => Err(SyntaxError::new(
             span,
             format!("unknown register suffix `.{other}`"),
         )
-        .expected("`.64` (address pairs) or `.reuse`"))),
+        .expected("`.64` (address pairs) or `.reuse`")),
     }
 }
 
