@@ -234,9 +234,7 @@ fn main() {
                 .bench_function("native", |b| match name {
                     "counter" | "cuda_counter" => b.iter(|| native_counter(t)),
                     "hist_global" => b.iter(|| native_hist_global(t)),
-                    "hist_shared" | "cuda_hist_shared" => {
-                        b.iter(|| native_hist_shared(t, &data))
-                    }
+                    "hist_shared" | "cuda_hist_shared" => b.iter(|| native_hist_shared(t, &data)),
                     "min64_cas" => b.iter_batched(
                         || min_target.store(u64::MAX, Relaxed),
                         |()| native_min64(t, &vals, &min_target),

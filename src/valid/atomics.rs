@@ -148,8 +148,8 @@ const SASS_GLOBAL_ROWS: &[Row] = &[
 /// Generic `ATOM`: the global rows and `CAST` (ptxas's `ATOM.E.CAST.SPIN` for a generic
 /// address in shared memory).
 const SASS_GENERIC_ROWS: [Row; SASS_GLOBAL_ROWS.len() + 1] = {
-    let mut rows = [row(AtomicOp::Cast, &[U32, S32, U64], rules::ATOMS_ROW_CAST);
-        SASS_GLOBAL_ROWS.len() + 1];
+    let mut rows =
+        [row(AtomicOp::Cast, &[U32, S32, U64], rules::ATOMS_ROW_CAST); SASS_GLOBAL_ROWS.len() + 1];
     let mut i = 0;
     while i < SASS_GLOBAL_ROWS.len() {
         rows[i] = SASS_GLOBAL_ROWS[i];

@@ -370,11 +370,10 @@ fn with_suffix(reg: Reg, suffix: Option<&str>, span: Span) -> Result<(Reg, bool)
     match suffix {
         None | Some("REUSE") => Ok((reg, false)),
         Some("64") => Ok((reg, true)),
-        Some(other) => Err(SyntaxError::new(
-            span,
-            format!("unknown register suffix `.{other}`"),
-        )
-        .expected("`.64` (address pairs) or `.reuse`")),
+        Some(other) => Err(
+            SyntaxError::new(span, format!("unknown register suffix `.{other}`"))
+                .expected("`.64` (address pairs) or `.reuse`"),
+        ),
     }
 }
 
