@@ -616,7 +616,10 @@ fn step(
                     lane: lowest as u32,
                     fault,
                 })? as u32;
-            let converged = named & !warp.exited & !exec == 0;
+            // Live lanes: launched (a partial warp has fewer) and not exited. Lanes of the group
+            // whose guard is false are still converged with it, as on the hardware.
+            let live = warp.lanes & !warp.exited;
+            let converged = named & live & !mask == 0;
             let taken = if converged != *diverged { exec } else { 0 };
             return Ok(branch_flow(pc, mask, *target, taken));
         }

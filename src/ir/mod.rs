@@ -635,12 +635,14 @@ pub enum Op {
     Exit,
     /// SASS `BRA.CONV` / `BRA.DIV`: a branch on whether the warp is converged with respect to
     /// `mask` (one word; its value in the lowest executing lane counts). The warp is converged
-    /// when every lane of `mask` that has not exited executes this instruction. `BRA.CONV`
+    /// when every live lane of `mask` (launched and not exited) is in the group at this
+    /// instruction, whatever the guard of each. `BRA.CONV`
     /// (`diverged == false`) branches when it is, `BRA.DIV` when it is not; either way every
     /// executing lane goes the same way, so this branch never splits a group (lanes whose
     /// guard is false fall through as for [`Op::Branch`]). ptxas tests convergence before
     /// `__syncwarp` and the `*_sync` intrinsics, calling a software fallback when the lanes
-    /// are not converged.
+    /// are not converged; SASS `WARPSYNC mask` is `BRA.DIV mask` to itself (the group waits
+    /// there until the scheduler merges the lanes arriving).
     BranchConverged {
         /// The instruction index branched to.
         target: u32,
@@ -773,8 +775,9 @@ pub enum Op {
         /// Flush subnormal inputs and result (F32 only).
         ftz: bool,
     },
-    /// Whether a generic address lies in a space's window (SASS `QSPC.E.S`, PTX
-    /// `isspacep.shared`/`.global`): `dst` receives true where `addr`, evaluated as a generic
+    /// Whether a generic address lies in a space's window (SASS `QSPC.E.S`; the meaning of PTX
+    /// `isspacep.shared`/`.global`, which the PTX front-end does not read yet): `dst` receives
+    /// true where `addr`, evaluated as a generic
     /// address, resolves to `space` ([`resolve`]); `space` is [`Space::Shared`] or
     /// [`Space::Global`].
     IsSpace {

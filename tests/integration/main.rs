@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod cli;
+mod convergence;
 mod corpus;
 mod cxx_atomics;
 mod engine;

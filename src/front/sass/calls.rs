@@ -511,6 +511,7 @@ pub fn lower_kernel(
                     addresses,
                     num_insts,
                     source,
+                    pc: insts.len() as u32,
                 };
                 match lower_one(toks, &ctx, source) {
                     Ok(inst) => insts.push(inst),

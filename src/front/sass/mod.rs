@@ -405,8 +405,7 @@ fn finish_kernel(
     let labels = lowered.labels;
     let (num_regs, num_preds) = crate::ir::register_counts(&insts);
     // The uniform file exists if any instruction names a uniform register or predicate.
-    let uses_uniform = (uniform.reg < 255 && num_regs > u32::from(uniform.reg))
-        || num_preds > u32::from(uniform.pred);
+    let uses_uniform = num_regs > u32::from(uniform.reg) || num_preds > u32::from(uniform.pred);
     Ok((
         Kernel {
             name: draft.name.clone(),

@@ -28,6 +28,8 @@ pub struct Ctx<'k> {
     pub addresses: &'k HashMap<u64, Vec<u32>>,
     pub num_insts: u32,
     pub source: &'k str,
+    /// The index the instruction being lowered gets (`WARPSYNC` branches to itself).
+    pub pc: u32,
 }
 
 /// A lowered instruction.
@@ -298,10 +300,10 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             "PLOP3" | "UPLOP3" => self.plop3(),
             // Convergence barriers and scheduling hints. atomjit's scheduler reconverges a
             // diverged warp at the immediate post-dominator of the branch (docs/execution-model.md),
-            // which is where ptxas places the `BSYNC` of a `BSSY` region; `WARPSYNC` waits until
-            // the named lanes have converged, which they have whenever execution reaches it in
-            // that model; `YIELD` only lets other warps run (the scheduler already interleaves
-            // warps at backward branches). They change no value, so they lower to no-ops.
+            // which is where ptxas places the `BSYNC` of a `BSSY` region; `YIELD` only lets
+            // other warps run (the scheduler already interleaves warps at backward branches).
+            // They change no value, so they lower to no-ops. `WARPSYNC` waits for its lanes
+            // (see `warpsync`).
             "BSSY" | "BSYNC" | "WARPSYNC" | "YIELD" => {
                 let m =
                     self.classify(&[group("mask form", &["ALL", "EXCLUSIVE", "COLLECTIVE"])])?;
@@ -316,6 +318,9 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                         "WARPSYNC.EXCLUSIVE (splitting a warp into the lane groups of a mask) is not supported",
                     )
                     .expected("WARPSYNC with a whole-warp or already-converged mask"));
+                }
+                if self.opcode == "WARPSYNC" {
+                    return self.warpsync(m[0].is_some_and(|(c, _)| c == "ALL"));
                 }
                 Ok(Op::Nop)
             }
@@ -661,9 +666,8 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
     }
 
     /// `ATOMG.E.op{.type}{.FTZ}{.RN}{.STRONG.scope} PT, Rd, [Ra.64 + imm], Rb{, Rc}`,
-    /// `RED.E.op... [Ra.64 + imm], Rb`, and generic `ATOM.E...` (lowered to global memory:
-    /// atomjit has no generic-to-shared mapping for SASS, so a shared address there traps as
-    /// out of range rather than silently going wrong).
+    /// `RED.E.op... [Ra.64 + imm], Rb`, and the generic `ATOM.E...`/`RED.E...` (the generic
+    /// space: an address in the shared window reaches shared memory).
     ///
     /// `.STRONG.GPU/.SYS/.CTA` is a relaxed atomic at that scope; without `.STRONG` the
     /// atomic is relaxed at GPU scope (what cuobjdump prints for `atomicAdd`). `.E` selects
@@ -1447,19 +1451,20 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         })
     }
 
-    /// `FLO{.U32|.S32}{.SH} Rd, Ra` (and `UFLO`): the position of the leading one (or of the
-    /// leading bit differing from the sign for `.S32`), `0xffffffff` if none; `.SH` gives the
-    /// shift that brings it to bit 31. `~Ra` is allowed.
+    /// `FLO{.U32|.S32}{.SH} Rd, Ra` (and `UFLO`): the position of the leading one (`.U32`) or
+    /// of the leading bit differing from the sign (signed, the default), `0xffffffff` if none;
+    /// `.SH` gives the shift that brings it to bit 31. `~Ra` is allowed.
     fn flo(&self) -> Result<Op, SyntaxError> {
         let m = self.classify(&[
             group("signedness", &["U32", "S32"]),
             group("shift amount", &["SH"]),
         ])?;
         self.count(2, 2, "Rd, Ra")?;
-        let ty = if m[0].map(|(c, _)| c) == Some("S32") {
-            Ty::S32
-        } else {
+        // Signed unless `.U32`, as for ISETP and IMNMX (cuobjdump prints `bfind.s32` as `FLO`).
+        let ty = if m[0].map(|(c, _)| c) == Some("U32") {
             Ty::U32
+        } else {
+            Ty::S32
         };
         Ok(Op::Unary {
             op: if m[1].is_some() {
@@ -1936,6 +1941,26 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         Ok(Op::Branch {
             target,
             uniform: m[0].is_some(),
+        })
+    }
+
+    /// `WARPSYNC mask` / `WARPSYNC.ALL`: the executing lanes wait until every live lane of the
+    /// mask executes it. Lowered as a convergence branch to itself (`BRA.DIV mask, here`): a
+    /// group that is not converged yields there until the scheduler merges it with the
+    /// other groups arriving at the same instruction (or they exit); lanes that never come
+    /// leave it spinning, which the watchdog reports.
+    fn warpsync(&self, all: bool) -> Result<Op, SyntaxError> {
+        let mask = if all {
+            self.count(0, 0, "no operands")?;
+            Src::plain(Operand::Imm(u64::from(u32::MAX)))
+        } else {
+            self.count(1, 1, "the lane mask")?;
+            self.src(0, ImmKind::Int32, Mods::Not, "the lane mask")?
+        };
+        Ok(Op::BranchConverged {
+            target: self.ctx.pc,
+            mask,
+            diverged: true,
         })
     }
 

@@ -2405,6 +2405,10 @@ fn uniform_registers_follow_the_vector_files() {
         other => panic!("{other:?}"),
     }
     assert_eq!(k.insts[2].guard.pred, up0);
+    // A kernel that names R254 still gets its uniform file (slots from 256 on).
+    let k = kernel("MOV R254, RZ ;\nUMOV UR4, 0x7 ;\nEXIT ;");
+    assert_eq!(k.uniform.regs.start, 256);
+    assert!(k.uniform.has_reg(r(260)));
     // A kernel without uniform registers has no uniform file.
     assert!(kernel("MOV R0, RZ ;\nEXIT ;").uniform.is_empty());
     err_at("UMOV UR64, 0x1\nEXIT", 1, 6, "does not exist");
@@ -2527,6 +2531,9 @@ fn addresses_with_scale_uniform_index_and_descriptor() {
         other => panic!("{other:?}"),
     }
     err_at("LDG.E R2, desc[R6][R2.64]", 1, 16, "uniform register");
+    // A uniform addend beside a 64-bit base has no confirmed meaning: refused.
+    let e = err("UMOV UR4, 0x1 ;\nLDG.E R2, [R4.64+UR4] ;\nEXIT ;");
+    assert!(e.message.contains("64-bit base"), "{e}");
     err_at(
         "ATOMS.POPC.INC.32 R3, [R2]",
         1,
@@ -2616,6 +2623,15 @@ fn warp_bit_and_half_ops() {
             ..
         }
     ));
+    // Without a type FLO is signed (cuobjdump prints PTX's `bfind.s32` as `FLO`).
+    assert!(matches!(
+        op("FLO R9, R2"),
+        Op::Unary {
+            op: UnOp::Bfind,
+            ty: Ty::S32,
+            ..
+        }
+    ));
     assert_eq!(
         op("PRMT R0, R1, 0x7531, R2"),
         Op::Prmt {
@@ -2666,16 +2682,27 @@ fn warp_bit_and_half_ops() {
             lut: [0x80, 0x8],
         }
     );
-    // Convergence barriers and scheduling hints are no-ops.
-    for text in [
-        "BSSY B0, `(.L_x_3)",
-        "BSYNC B0",
-        "WARPSYNC 0xffffffff",
-        "YIELD",
-        "WARPSYNC.ALL",
-    ] {
+    // Convergence barriers and scheduling hints are no-ops; WARPSYNC waits at itself.
+    for text in ["BSSY B0, `(.L_x_3)", "BSYNC B0", "YIELD"] {
         assert_eq!(op(text), Op::Nop, "{text}");
     }
+    let k = kernel("NOP ;\nWARPSYNC 0xffff ;\nWARPSYNC.ALL ;\nEXIT ;");
+    assert_eq!(
+        k.insts[1].op,
+        Op::BranchConverged {
+            target: 1,
+            mask: imm(0xffff),
+            diverged: true
+        }
+    );
+    assert_eq!(
+        k.insts[2].op,
+        Op::BranchConverged {
+            target: 2,
+            mask: imm(0xffff_ffff),
+            diverged: true
+        }
+    );
     // A split by mask would be silently wrong as a no-op: refused.
     err_at("WARPSYNC.EXCLUSIVE R5", 1, 10, "WARPSYNC.EXCLUSIVE");
 }

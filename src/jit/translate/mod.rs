@@ -1401,8 +1401,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             .b
             .ins()
             .load(I32, self.flags.state, self.ctx, off::EXITED);
-        let live = self.b.ins().band_not(named, exited);
-        let missing = self.b.ins().band_not(live, exec);
+        let launched = self.warp_lanes();
+        let live = self.b.ins().band_not(launched, exited);
+        let named_live = self.b.ins().band(named, live);
+        // The group (its guard-false lanes included) against the live lanes of the mask.
+        let missing = self.b.ins().band_not(named_live, self.mask);
         let cc = if diverged {
             IntCC::NotEqual
         } else {
@@ -1415,6 +1418,31 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.switch_to_block(decided);
         let taken = self.b.block_params(decided)[0];
         self.branch_with(taken, target)
+    }
+
+    /// The lanes this warp launched: `warp_size` of them unless it is the CTA's last, partial
+    /// warp (`ntid.x * ntid.y * ntid.z - warp_id * warp_size` of them).
+    fn warp_lanes(&mut self) -> Value {
+        let cst = self.flags.state_const;
+        let ctx = self.ctx;
+        let load = |t: &mut Self, offset: i32| t.b.ins().load(I32, cst, ctx, offset);
+        let (nx, ny, nz) = (
+            load(self, off::NTID),
+            load(self, off::NTID + 4),
+            load(self, off::NTID + 8),
+        );
+        let threads = self.b.ins().imul(nx, ny);
+        let threads = self.b.ins().imul(threads, nz);
+        let warp_id = load(self, off::WARP_ID);
+        let warp_size = load(self, off::WARP_SIZE);
+        let first = self.b.ins().imul(warp_id, warp_size);
+        let left = self.b.ins().isub(threads, first);
+        let n = self.b.ins().umin(left, warp_size);
+        let n = self.b.ins().uextend(I64, n);
+        let one = self.iconst(I64, 1);
+        let bit = self.b.ins().ishl(one, n);
+        let mask = self.b.ins().iadd_imm_s(bit, -1);
+        self.b.ins().ireduce(I32, mask)
     }
 
     /// The branch of the lanes `taken` to `target` (the others of the group fall through): on
