@@ -767,10 +767,11 @@ fn address<'a>(cur: &mut Cursor<'_, 'a>, params: &Params) -> Result<Parsed<'a>, 
 /// A register word without its `.X4`/`.X8`/`.X16` suffix, and the shift that suffix means.
 fn split_scale(text: &str) -> (&str, u8) {
     for (suffix, shift) in [(".X4", 2), (".X8", 3), (".X16", 4)] {
-        if text.len() > suffix.len()
-            && text[text.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
-        {
-            return (&text[..text.len() - suffix.len()], shift);
+        // `get` rather than slicing: a word may end in a multi-byte character.
+        let cut = text.len().saturating_sub(suffix.len());
+        let tail = text.get(cut..).filter(|_| cut > 0);
+        if tail.is_some_and(|t| t.eq_ignore_ascii_case(suffix)) {
+            return (&text[..cut], shift);
         }
     }
     (text, 0)

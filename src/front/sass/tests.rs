@@ -2531,6 +2531,15 @@ fn addresses_with_scale_uniform_index_and_descriptor() {
         other => panic!("{other:?}"),
     }
     err_at("LDG.E R2, desc[R6][R2.64]", 1, 16, "uniform register");
+    // Multi-byte characters in an address word are an error, not a panic.
+    for text in [
+        "LDS R0, [é.X4]",
+        "LDS R0, [Rä]",
+        "LDS R0, [.X4]",
+        "LDS R0, [R1+éé]",
+    ] {
+        let _ = err(text);
+    }
     // A uniform addend beside a 64-bit base has no confirmed meaning: refused.
     let e = err("UMOV UR4, 0x1 ;\nLDG.E R2, [R4.64+UR4] ;\nEXIT ;");
     assert!(e.message.contains("64-bit base"), "{e}");
