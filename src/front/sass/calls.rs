@@ -254,10 +254,45 @@ impl<'d, 's, 'a> Expander<'d, 's, 'a> {
         } else {
             None
         };
+        let guarded = only.toks.first().is_some_and(|t| t.is_punct("@"));
         match source {
-            Some(t) if t.text.starts_with(['R', 'r']) && writes(t.text).is_empty() => t.text,
+            Some(t) if !guarded && Self::untouched(insts, only, t.text) => t.text,
             Some(_) | None => reg,
         }
+    }
+
+    /// Whether no instruction of `insts` but `copy` names register `r` (`R7`) in any operand,
+    /// nor names a register pair or wider group that covers it: then the callee cannot have
+    /// changed it. Conservative on purpose: a name in any position counts as a possible write.
+    fn untouched(insts: &[super::PendingInst], copy: &super::PendingInst, r: &str) -> bool {
+        let number = |w: &str| -> Option<u32> {
+            let upper = w.to_ascii_uppercase();
+            let head = upper.split('.').next()?.strip_prefix('R')?.to_string();
+            head.parse().ok()
+        };
+        let Some(n) = number(r) else {
+            return false;
+        };
+        insts
+            .iter()
+            .filter(|i| !std::ptr::eq(*i, copy) && !is_mnemonic(i.toks, "RET"))
+            .all(|i| {
+                let wide = mnemonic(i.toks).map_or(0, |m| {
+                    let m = m.text.to_ascii_uppercase();
+                    if m.contains(".128") {
+                        3
+                    } else if m.contains(".64") || m.contains("WIDE") {
+                        1
+                    } else {
+                        0
+                    }
+                });
+                operands(i.toks).iter().filter(|t| t.is_word()).all(|t| {
+                    let pair = t.text.to_ascii_uppercase().ends_with(".64");
+                    let span = if pair { 1.max(wide) } else { wide };
+                    number(t.text).is_none_or(|m| !(m..=m + span).contains(&n))
+                })
+            })
     }
 
     /// Checks the static return-address pattern before the call at `index` of `caller`.

@@ -2919,3 +2919,28 @@ fn generic_cast_spin_vimnmx_and_fsel() {
         }
     );
 }
+
+#[test]
+fn a_return_address_copied_in_the_callee_is_followed_only_when_nothing_else_touches_it() {
+    // ptxas's fallbacks: the caller sets R7, the callee copies it into its RET register.
+    let body = |extra: &str| {
+        format!(
+            "/*0000*/ MOV R7, 0x20 ;\n/*0010*/ CALL.REL.NOINC 0x30 ;\n/*0020*/ EXIT ;\n\
+             /*0030*/ {extra}\n/*0040*/ IMAD.MOV.U32 R2, RZ, RZ, R7 ;\n\
+             /*0050*/ RET.REL.NODEC R2 0x0 ;\n"
+        )
+    };
+    let k = kernel(&body("NOP ;"));
+    // The inlined RET branches to the instruction after the call (the EXIT).
+    assert!(k.insts.iter().any(|i| matches!(i.op, Op::Exit)));
+    // A callee that may write R7 itself (here as SHFL's destination, the second operand) or
+    // its pair partner cannot be inlined on that evidence.
+    for extra in [
+        "SHFL.IDX PT, R7, R1, RZ, 0x1f ;",
+        "IMAD.WIDE.U32 R6, R1, 0x4, RZ ;",
+        "LDG.E.64 R6, [R2.64] ;",
+    ] {
+        let e = err(&body(extra));
+        assert!(e.message.contains("return address"), "{extra}: {e}");
+    }
+}
