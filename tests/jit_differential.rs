@@ -732,6 +732,12 @@ impl Gen {
                     SpecialReg::WarpId,
                 ]),
             },
+            _ if self.chance(10) => Op::PackHalves {
+                ty: self.pick(&[Ty::F16x2, Ty::BF16x2]),
+                dst: self.val(),
+                hi: Src::plain(self.operand()),
+                lo: Src::plain(self.operand()),
+            },
             _ if self.chance(15) => Op::IsSpace {
                 space: self.pick(&[Space::Shared, Space::Global]),
                 dst: self.value_pred(),

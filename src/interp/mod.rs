@@ -568,6 +568,22 @@ fn step(
             write_reg_words(warp, dst, lane, value as u128, ty.regs());
             Ok(())
         })?,
+        &Op::PackHalves {
+            ty,
+            dst,
+            ref hi,
+            ref lo,
+        } => for_lanes(exec, |lane| {
+            let hi = read_src(warp, env, hi, Ty::F32, lane)?;
+            let lo = read_src(warp, env, lo, Ty::F32, lane)?;
+            write_reg(
+                warp,
+                dst,
+                lane,
+                sem::convert::pack_halves(ty, hi, lo) as u32,
+            );
+            Ok(())
+        })?,
         Op::IsSpace { space, dst, addr } => for_lanes(exec, |lane| {
             let address = addr.effective(Space::Generic, |r, words| {
                 read_reg_words(warp, r, lane, words)

@@ -788,6 +788,20 @@ pub enum Op {
         /// The generic address.
         addr: Address,
     },
+    /// Two `f32` values rounded to nearest even into one packed pair (SASS
+    /// `F2FP.{F16,BF16}.F32.PACK_AB`, PTX `cvt.rn.{f16x2,bf16x2}.f32 d, a, b`): `hi` into the
+    /// upper 16 bits of `dst`, `lo` into the lower, each converted as [`Op::Convert`] from
+    /// `F32` to the half format of `ty` (`F16x2` or `BF16x2`).
+    PackHalves {
+        /// `F16x2` or `BF16x2`.
+        ty: Ty,
+        /// The packed pair.
+        dst: Reg,
+        /// The value of the upper half (`f32`).
+        hi: Src,
+        /// The value of the lower half (`f32`).
+        lo: Src,
+    },
     /// SASS `PLOP3.LUT`: `dst[i] = lut[i][(a<<2)|(b<<1)|c]` of the three predicate inputs
     /// (the truth-table convention of [`Op::Lop3`]: `a = 0xF0`, `b = 0xCC`, `c = 0xAA`).
     PredLut {
@@ -860,7 +874,8 @@ pub struct AtomicInst {
     /// The operand `Rb` (the compare value for CAS/CAST).
     pub src: Operand,
     /// The swap value `Rc` for CAS/CAST (validation guarantees it is present exactly for those
-    /// and for `FCmpWr`); for SASS it is `Rb+1`/`Rb+2` or RZ (zero).
+    /// and for `FCmpWr`); for SASS up to sm_89 it is `Rb+1`/`Rb+2` or RZ (zero), on sm_90 any
+    /// register.
     pub src2: Option<Operand>,
     /// `CAST.SPIN`: lanes are grouped by shared-memory bank (`(address / 4) mod 32`); in each
     /// group exactly one executing lane performs its compare-and-store (the lowest lane), the

@@ -646,6 +646,12 @@ fn op_text(k: &Kernel, op: &Op) -> String {
             src(b, *ty),
             src(c, *ty)
         ),
+        Op::PackHalves { ty, dst, hi, lo } => format!(
+            "cvt.rn.{ty}.f32 {}, {}, {}",
+            reg(*dst),
+            src(hi, Ty::F32),
+            src(lo, Ty::F32)
+        ),
         Op::IsSpace { space, dst, addr } => {
             format!("isspacep.{space} {}, {}", pred(*dst), address(addr))
         }

@@ -510,6 +510,14 @@ impl Op {
                     words: ty.regs(),
                 });
             }
+            Op::PackHalves { dst, hi, lo, .. } => {
+                f(src(hi.operand, 1));
+                f(src(lo.operand, 1));
+                f(Use::Dst {
+                    reg: *dst,
+                    words: 1,
+                });
+            }
             Op::IsSpace { dst, addr, .. } => {
                 addr.for_each_source(&mut f);
                 f(Use::PredDst(*dst));
@@ -662,7 +670,8 @@ impl Op {
             | Op::Bfi { .. }
             | Op::Fma { .. }
             | Op::PredLut { .. }
-            | Op::IsSpace { .. } => Control::Next,
+            | Op::IsSpace { .. }
+            | Op::PackHalves { .. } => Control::Next,
         }
     }
 }

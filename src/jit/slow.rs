@@ -49,11 +49,21 @@ pub struct SlowFma {
     pub c: Src,
 }
 
+/// A `PackHalves` instruction compiled as a slow-path call (f32 to 16-bit formats).
+#[derive(Debug, Clone)]
+pub struct SlowPack {
+    pub ty: Ty,
+    pub dst: Reg,
+    pub hi: Src,
+    pub lo: Src,
+}
+
 /// A per-lane instruction compiled as a call of [`slow_lanes`].
 #[derive(Debug, Clone)]
 pub enum SlowOp {
     Convert(SlowConvert),
     Fma(SlowFma),
+    Pack(SlowPack),
 }
 
 /// The side tables of one compiled kernel: what its generated code refers to by number at run
@@ -130,6 +140,13 @@ pub unsafe extern "C" fn slow_lanes(ctx: *mut WarpCtx, index: u32, exec: u32) {
                 // Validation guarantees a float type (as in the interpreter).
                 let out = sem::float::fma_ty(f.ty, a, b, c, f.round, f.ftz).unwrap_or(0);
                 (f.dst, f.ty.regs(), out)
+            }
+            SlowOp::Pack(p) => {
+                let (hi, lo) = (
+                    read(regs, &p.hi, Ty::F32, lane),
+                    read(regs, &p.lo, Ty::F32, lane),
+                );
+                (p.dst, 1, sem::convert::pack_halves(p.ty, hi, lo))
             }
         };
         if !dst.is_rz() {

@@ -7,6 +7,14 @@ use super::float;
 use super::{int_value, low_mask, to_register};
 use crate::ir::{Round, Ty};
 
+/// [`crate::ir::Op::PackHalves`]: `hi` and `lo` (f32 bits) rounded to nearest even into the
+/// halves of `ty` (`F16x2`, `BF16x2`), `hi` in the upper 16 bits.
+pub fn pack_halves(ty: Ty, hi: u64, lo: u64) -> u64 {
+    let half = if ty == Ty::BF16x2 { Ty::BF16 } else { Ty::F16 };
+    let one = |x: u64| convert(half, Ty::F32, Round::Nearest, false, x) & 0xffff;
+    one(hi) << 16 | one(lo)
+}
+
 /// [`crate::ir::Op::Convert`]: `a` (of `src_ty`, already modified) converted to `dst_ty`, in
 /// register form.
 ///
@@ -272,5 +280,16 @@ mod tests {
             convert(Ty::U64, Ty::U32, Round::Nearest, false, 0xffff_fffe),
             0xffff_fffe
         );
+    }
+
+    #[test]
+    fn pack_halves_rounds_each_float_and_puts_the_first_high() {
+        // 1.0 -> bf16 0x3f80, 0.5 -> 0x3f00; f16: 1.0 -> 0x3c00, 0.5 -> 0x3800.
+        let (one, half) = (u64::from(1.0f32.to_bits()), u64::from(0.5f32.to_bits()));
+        assert_eq!(pack_halves(Ty::BF16x2, one, half), 0x3f80_3f00);
+        assert_eq!(pack_halves(Ty::F16x2, one, half), 0x3c00_3800);
+        // Round to nearest even: 1 + 2^-8 + 2^-9 is above bf16's halfway point 1 + 2^-8.
+        let x = u64::from((1.0f32 + 2f32.powi(-8) + 2f32.powi(-9)).to_bits());
+        assert_eq!(pack_halves(Ty::BF16x2, x, 0) >> 16, 0x3f81);
     }
 }

@@ -267,11 +267,22 @@ pub const IMM_S24_MAX: i64 = (1 << 23) - 1;
 
 /// Checks one atomic instruction (everything but orders, register ranges and pair alignment,
 /// which apply to all instructions and live in `operands` and `orders`).
-pub fn check(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &AtomicInst) {
+pub fn check(
+    d: &mut Diagnostics,
+    kernel: &crate::ir::Kernel,
+    pc: u32,
+    inst: &Inst,
+    a: &AtomicInst,
+) {
+    let dialect = kernel.dialect;
     check_table(d, dialect, pc, inst, a);
     check_shape(d, pc, inst, a);
     if dialect == Dialect::Sass {
-        check_sass_registers(d, pc, inst, a);
+        // The document's `ATOMS.CAS` register pairing (Rb even, Rc = Rb + 1) is the encoding
+        // up to sm_89; ptxas 12.9 for sm_90 names Rb and Rc freely (`ATOMS.CAS R26, [R8], R27,
+        // R26`), so sm_90 listings keep only the rules that hold for every register.
+        let paired = kernel.launch.layout.sm() < 90;
+        check_sass_registers(d, pc, inst, a, paired);
         if a.access.space == Space::Shared {
             check_imm24(d, pc, inst, &a.access.addr, true);
         }
@@ -393,7 +404,7 @@ fn check_shape(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicInst) {
 }
 
 /// SASS atomics take register operands; `ATOMS.CAS/.CAST` pair Rb and Rc.
-fn check_sass_registers(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicInst) {
+fn check_sass_registers(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicInst, paired: bool) {
     let register_rule = match a.access.space {
         Space::Shared => rules::ATOMS_RB_REGISTER,
         Space::Global | Space::Generic | Space::Const => rules::ATOMG_REGISTERS,
@@ -430,7 +441,7 @@ fn check_sass_registers(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicIns
         None => None,
     };
     let is_cas = matches!(a.op, AtomicOp::Cas | AtomicOp::Cast);
-    if !(is_cas && a.access.space == Space::Shared) {
+    if !(is_cas && a.access.space == Space::Shared && paired) {
         // ATOMG.CAS takes independent compare and swap registers; only the pair alignment of
         // 64-bit values applies (checked for every instruction in `operands`).
         return;

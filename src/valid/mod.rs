@@ -318,7 +318,7 @@ pub fn validate(kernel: &Kernel) -> Result<KernelInfo, ValidationErrors> {
         operands::check_const_operands(&mut d, cbank, pc, inst);
         operands::check_op(&mut d, kernel, pc, inst);
         if let Op::Atomic(a) = &inst.op {
-            atomics::check(&mut d, kernel.dialect, pc, inst, a);
+            atomics::check(&mut d, kernel, pc, inst, a);
         }
         if flow.falls_off[index] && flow.reachable[index] {
             d.error(

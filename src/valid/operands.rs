@@ -210,6 +210,14 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
             }
         }
         Op::PredLut { .. } => {}
+        Op::PackHalves { ty, hi, lo, .. } => {
+            if !matches!(ty, Ty::F16x2 | Ty::BF16x2) {
+                let what = format!("packing two f32 values into {}", ty_name(*ty));
+                d.error(pc, inst, what, rules::PACK_HALVES);
+            }
+            check_modifier(d, pc, inst, hi, Ty::F32);
+            check_modifier(d, pc, inst, lo, Ty::F32);
+        }
         Op::IsSpace { space, .. } => {
             if !matches!(space, Space::Shared | Space::Global) {
                 let what = format!("isspacep asks about the {} space", space.name());

@@ -284,6 +284,10 @@ pub const SETP_CHAIN_INT: &str = ir_contract!(
     "src/ir/mod.rs Op::SetP",
     "With `chain` (SASS `ISETP.EX`, integer types only)"
 );
+pub const PACK_HALVES: &str = ir_contract!(
+    "src/ir/mod.rs Op::PackHalves",
+    "`F32` to the half format of `ty` (`F16x2` or `BF16x2`)."
+);
 pub const IS_SPACE: &str = ir_contract!(
     "src/ir/mod.rs Op::IsSpace",
     "`space` is [`Space::Shared`] or [`Space::Global`]."

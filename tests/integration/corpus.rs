@@ -24,11 +24,9 @@ const KNOWN_GAPS: &[(&str, &str, &str)] = &[
         "atomic_wide",
         "vector atomics are not supported",
     ),
-    // bf16 conversions (`F2FP.BF16.PACK_AB`) and swizzled half-precision operands.
-    ("sm_80", "atomic_add_halves", "F2FP.BF16.PACK_AB"),
-    ("sm_86", "atomic_add_halves", "F2FP.BF16.PACK_AB"),
-    ("sm_90", "atomic_add_halves", "F2FP.BF16.F32.PACK_AB"),
-    ("sm_90", "shared_every_function", "F2FP.BF16.F32.PACK_AB"),
+    // Half-precision operand swizzles (`HFMA2.BF16_V2 R12, R6.H0_H0, R8.H1_H1, 1, 1`).
+    ("sm_80", "atomic_add_halves", "HFMA2.BF16_V2"),
+    ("sm_86", "atomic_add_halves", "HFMA2.BF16_V2"),
     // Packed 16-bit integer min/max (sm_90 `VIMNMX.U16x2`).
     ("sm_90", "atomic_ref_narrow", "VIMNMX.U16X2"),
     // MUFU: hardware approximations NVIDIA does not specify bit for bit (division by a
@@ -40,8 +38,8 @@ const KNOWN_GAPS: &[(&str, &str, &str)] = &[
     // Compiler literals in constant bank 2, which a listing does not print.
     ("sm_80", "shared_counters", "constant bank 2"),
     ("sm_86", "shared_counters", "constant bank 2"),
-    ("sm_80", "shared_every_function", "F2FP.BF16.PACK_AB"),
-    ("sm_86", "shared_every_function", "F2FP.BF16.PACK_AB"),
+    ("sm_80", "shared_every_function", "HFMA2.BF16_V2"),
+    ("sm_86", "shared_every_function", "HFMA2.BF16_V2"),
     ("sm_80", "shared_hist_dynamic", "MUFU.RCP"),
     ("sm_86", "shared_hist_dynamic", "MUFU.RCP"),
     // Warp splits by mask: WARPSYNC.EXCLUSIVE (sm_90 tiles), and tiles of 16 passing their

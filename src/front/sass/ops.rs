@@ -91,10 +91,26 @@ pub const MNEMONICS: &[&str] = &[
     "ST",
     "FADD",
     "FMUL",
+    "FFMA",
+    "DADD",
+    "DMUL",
+    "DFMA",
+    "FSETP",
+    "DSETP",
+    "IMNMX",
+    "VIMNMX",
+    "FMNMX",
+    "FSEL",
+    "MATCH",
+    "QSPC",
+    "F2FP",
+    "BREV",
+    "UBREV",
     "HFMA2",
     "HADD2",
     "HMUL2",
     "I2F",
+    "I2FP",
     "F2I",
     "BRA",
     "EXIT",
@@ -107,6 +123,8 @@ pub const MNEMONICS: &[&str] = &[
     "BSYNC",
     "WARPSYNC",
     "YIELD",
+    "NANOSLEEP",
+    "BREAK",
     "NOP",
 ];
 
@@ -344,6 +362,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             "FSETP" | "DSETP" => self.float_setp(),
             "IMNMX" | "VIMNMX" | "FMNMX" => self.min_max(),
             "MATCH" => self.match_op(),
+            "F2FP" => self.f2fp(),
             "QSPC" => self.qspc(),
             "BREV" | "UBREV" => {
                 self.classify(&[])?;
@@ -504,17 +523,24 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         Ok(())
     }
 
+    /// Operand `i`, or a "missing operand" error (a handler that reads before it counts).
+    fn operand(&self, i: usize, what: &str) -> Result<&RawOperand<'t, 'a>, SyntaxError> {
+        self.ops.get(i).ok_or_else(|| {
+            SyntaxError::new(self.end, format!("`{}` is missing {what}", self.full))
+                .expected(what.to_string())
+        })
+    }
     fn reg(&self, i: usize, what: &str) -> Result<Reg, SyntaxError> {
-        want_reg(&self.ops[i], self.params(), what)
+        want_reg(self.operand(i, what)?, self.params(), what)
     }
     fn src(&self, i: usize, kind: ImmKind, mods: Mods, what: &str) -> Result<Src, SyntaxError> {
-        want_src(&self.ops[i], self.params(), kind, mods, what)
+        want_src(self.operand(i, what)?, self.params(), kind, mods, what)
     }
     fn pred_dst(&self, i: usize, what: &str) -> Result<Pred, SyntaxError> {
-        want_pred_dst(&self.ops[i], self.params(), what)
+        want_pred_dst(self.operand(i, what)?, self.params(), what)
     }
     fn pred_src(&self, i: usize, what: &str) -> Result<PredSrc, SyntaxError> {
-        want_pred_src(&self.ops[i], self.params(), what)
+        want_pred_src(self.operand(i, what)?, self.params(), what)
     }
     /// An unsigned immediate in `0..=max`.
     fn small_imm(&self, i: usize, max: u32, what: &str) -> Result<u32, SyntaxError> {
@@ -1823,6 +1849,30 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                 dst,
                 addr,
             },
+        })
+    }
+
+    /// `F2FP.{BF16,F16}{.F32}.PACK_AB Rd, Ra, Rb`: `Ra` and `Rb` (f32) rounded to nearest
+    /// even and packed, `Ra`'s half in the upper 16 bits (`ir::Op::PackHalves`; what ptxas
+    /// makes of PTX's `cvt.rn.bf16x2.f32 d, a, b`, whose `a` goes to the upper half).
+    fn f2fp(&self) -> Result<Op, SyntaxError> {
+        let m = self.classify(&[
+            group("format", &["BF16", "F16"]),
+            group("source type", &["F32"]),
+            group("packing", &["PACK_AB"]),
+        ])?;
+        let format = self.required(&m, 0, "format (.BF16 or .F16)")?;
+        self.required(&m, 2, "packing (.PACK_AB)")?;
+        self.count(3, 3, "Rd, Ra, Rb")?;
+        Ok(Op::PackHalves {
+            ty: if format == "BF16" {
+                Ty::BF16x2
+            } else {
+                Ty::F16x2
+            },
+            dst: self.reg(0, "Rd (a register)")?,
+            hi: self.src(1, ImmKind::F32, Mods::FloatNegAbs, "Ra")?,
+            lo: self.src(2, ImmKind::F32, Mods::FloatNegAbs, "Rb")?,
         })
     }
 

@@ -744,6 +744,13 @@ impl<'a, 'f> Translator<'a, 'f> {
             Op::IsSpace { space, dst, addr } => {
                 self.per_lane(g, |t, e| t.translate_is_space(e, *space, *dst, addr))
             }
+            &Op::PackHalves { ty, dst, hi, lo } => self.per_lane(g, |t, e| {
+                t.call_slow(
+                    crate::jit::slow::SlowOp::Pack(crate::jit::slow::SlowPack { ty, dst, hi, lo }),
+                    e,
+                );
+                Ok(())
+            }),
             &Op::Shfl {
                 mode,
                 dst,
@@ -1678,7 +1685,8 @@ fn fusion_of(kernel: &Kernel, inst: &Inst) -> Fusion {
         | Op::Redux { .. }
         | Op::Match { .. }
         | Op::Fma { .. }
-        | Op::IsSpace { .. } => Fusion::No,
+        | Op::IsSpace { .. }
+        | Op::PackHalves { .. } => Fusion::No,
     }
 }
 

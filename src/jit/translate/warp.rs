@@ -98,7 +98,8 @@ pub(super) fn is_pure_per_lane(op: &Op) -> bool {
         | Op::Bfi { .. }
         | Op::Fma { .. }
         | Op::PredLut { .. }
-        | Op::IsSpace { .. } => true,
+        | Op::IsSpace { .. }
+        | Op::PackHalves { .. } => true,
         Op::Nop
         | Op::Vote { .. }
         | Op::Shfl { .. }

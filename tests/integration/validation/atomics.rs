@@ -331,6 +331,25 @@ fn lds_sts_check_the_imm24_range_but_not_the_low_bits() {
 }
 
 #[test]
+fn sm90_frees_the_cas_register_pairing() {
+    // ptxas 12.9 for sm_90 writes `ATOMS.CAS R26, [R8], R27, R26`: Rb odd, Rc below it. The
+    // document's pairing is the encoding up to sm_89, where the same registers are invalid.
+    let cas = || atoms_cas(AtomicOp::Cas, Ty::U32, 26, shared(8, 0), 27, 26);
+    let sm90 = sass()
+        .launch(|l| l.layout = atomjit::ir::CbankLayout::SM90)
+        .op(cas())
+        .op(exit())
+        .build();
+    valid(&sm90);
+    let errs = errors(&sass1(cas()));
+    assert!(
+        errs.iter()
+            .any(|e| e.message.contains("must be a multiple of 2")),
+        "{errs:?}"
+    );
+}
+
+#[test]
 fn cas32_register_rules() {
     for op in [AtomicOp::Cas, AtomicOp::Cast] {
         valid(&sass1(atoms_cas(op, Ty::U32, 0, shared(1, 0), 4, 5)));
