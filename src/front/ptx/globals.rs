@@ -214,17 +214,7 @@ pub fn parse_decl(
     {
         i += 1;
         if t.text == ".align" {
-            let n = toks.get(i).filter(|n| n.is_word()).ok_or_else(|| {
-                SyntaxError::new(t.span, "`.align` needs a power of two").expected("4")
-            })?;
-            let a: u32 = n
-                .text
-                .parse()
-                .ok()
-                .filter(|a: &u32| a.is_power_of_two())
-                .ok_or_else(|| {
-                    SyntaxError::new(n.span, format!("`{}` is not a power of two", n.text))
-                })?;
+            let (a, n) = super::align_value(toks, i, t.span)?;
             if a > MAX_ALIGN {
                 return Err(SyntaxError::new(
                     n.span,
@@ -337,24 +327,11 @@ pub fn parse_decl(
         Init::List(
             values
                 .into_iter()
-                .map(|bits| match elem {
-                    Ty::F16 => Scalar::Float(half::f16::from_bits(bits as u16).to_f64()),
-                    Ty::BF16 => Scalar::Float(half::bf16::from_bits(bits as u16).to_f64()),
-                    Ty::F32 => Scalar::Float(f32::from_bits(bits as u32) as f64),
-                    Ty::F64 => Scalar::Float(f64::from_bits(bits)),
-                    Ty::U8
-                    | Ty::U16
-                    | Ty::U32
-                    | Ty::U64
-                    | Ty::S8
-                    | Ty::S16
-                    | Ty::S32
-                    | Ty::S64
-                    | Ty::B16
-                    | Ty::B32
-                    | Ty::B64
-                    | Ty::F16x2
-                    | Ty::BF16x2 => Scalar::Int(bits as i128),
+                // A scalar float element by its format's exact value; integers and packed
+                // pairs by their bits.
+                .map(|bits| match elem.float_format() {
+                    Some((fmt, 1)) => Scalar::Float(fmt.to_f64(bits)),
+                    Some(_) | None => Scalar::Int(bits as i128),
                 })
                 .collect(),
         )

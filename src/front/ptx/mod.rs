@@ -1343,6 +1343,26 @@ fn reg_decl(regs: &mut RegFile, toks: &[Token], at: Span) -> Result<(), SyntaxEr
     Ok(())
 }
 
+/// The `N` of `.align N` at `toks[i]` (the `.align` token's span is `at`): a power of two,
+/// with its token.
+pub(super) fn align_value<'t, 'a>(
+    toks: &'t [Token<'a>],
+    i: usize,
+    at: Span,
+) -> Result<(u32, &'t Token<'a>), SyntaxError> {
+    let n = toks
+        .get(i)
+        .filter(|n| n.is_word())
+        .ok_or_else(|| SyntaxError::new(at, "`.align` needs a power of two").expected("4"))?;
+    let a = n
+        .text
+        .parse()
+        .ok()
+        .filter(|a: &u32| a.is_power_of_two())
+        .ok_or_else(|| SyntaxError::new(n.span, format!("`{}` is not a power of two", n.text)))?;
+    Ok((a, n))
+}
+
 /// Reads `{.align N} .TYPE name{[N]...}` (after `.shared`).
 fn shared_decl(toks: &[Token], at: Span, is_extern: bool) -> Result<SharedDecl, SyntaxError> {
     let mut i = 0;
@@ -1354,17 +1374,7 @@ fn shared_decl(toks: &[Token], at: Span, is_extern: bool) -> Result<SharedDecl, 
     {
         i += 1;
         if t.text == ".align" {
-            let n = toks.get(i).filter(|n| n.is_word()).ok_or_else(|| {
-                SyntaxError::new(t.span, "`.align` needs a power of two").expected("4")
-            })?;
-            let a: u32 = n
-                .text
-                .parse()
-                .ok()
-                .filter(|a: &u32| a.is_power_of_two())
-                .ok_or_else(|| {
-                    SyntaxError::new(n.span, format!("`{}` is not a power of two", n.text))
-                })?;
+            let (a, _) = align_value(toks, i, t.span)?;
             align = Some(a);
             i += 1;
         } else if t.text == ".shared" || t.text == ".shared::cta" {

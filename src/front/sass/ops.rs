@@ -322,9 +322,17 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             // other warps run (the scheduler already interleaves warps at backward branches).
             // They change no value, so they lower to no-ops. `WARPSYNC` waits for its lanes
             // (see `warpsync`).
-            "BSSY" | "BSYNC" | "WARPSYNC" | "YIELD" => {
-                let m =
-                    self.classify(&[group("mask form", &["ALL", "EXCLUSIVE", "COLLECTIVE"])])?;
+            "BSSY" | "BSYNC" | "YIELD" => {
+                self.classify(&[])?;
+                match self.opcode.as_str() {
+                    "BSSY" => self.count(2, 2, "Bn, target")?,
+                    "BSYNC" => self.count(1, 1, "Bn")?,
+                    _ => self.count(0, 0, "no operands")?,
+                }
+                Ok(Op::Nop)
+            }
+            "WARPSYNC" => {
+                let m = self.classify(&[group("mask form", &["ALL", "EXCLUSIVE"])])?;
                 if let Some(("EXCLUSIVE", span)) = m[0] {
                     // `WARPSYNC.EXCLUSIVE Rmask` splits the warp into the groups of lanes that
                     // name the same mask (sm_90's cooperative-groups tiles), so the collective
@@ -337,10 +345,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                     )
                     .expected("WARPSYNC with a whole-warp or already-converged mask"));
                 }
-                if self.opcode == "WARPSYNC" {
-                    return self.warpsync(m[0].is_some_and(|(c, _)| c == "ALL"));
-                }
-                Ok(Op::Nop)
+                self.warpsync(m[0].is_some())
             }
             // The cluster error barrier: with clusters of one CTA there is nothing to wait for.
             "CGAERRBAR" => self.no_operands(Op::Nop),
@@ -389,7 +394,16 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             // values; `BREAK Bn` takes the executing lanes out of convergence barrier `Bn` so a
             // later `BSYNC Bn` does not wait for them, and `BSYNC` is a no-op here (above).
             "NANOSLEEP" | "BREAK" => {
-                let _ = self.classify(&[group("form", &["SYNCS"])])?;
+                self.classify(&[])?;
+                self.count(
+                    1,
+                    1,
+                    if self.opcode == "BREAK" {
+                        "Bn"
+                    } else {
+                        "the time"
+                    },
+                )?;
                 Ok(Op::Nop)
             }
             // `I2FP` is sm_86+'s integer-to-float on the FMA pipe: the same conversion.

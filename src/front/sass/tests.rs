@@ -2712,8 +2712,13 @@ fn warp_bit_and_half_ops() {
             diverged: true
         }
     );
-    // A split by mask would be silently wrong as a no-op: refused.
+    // A split by mask would be silently wrong as a no-op: refused, as is any form whose
+    // meaning is not known; the no-ops take exactly their operands.
     err_at("WARPSYNC.EXCLUSIVE R5", 1, 10, "WARPSYNC.EXCLUSIVE");
+    err_at("WARPSYNC.COLLECTIVE R5", 1, 10, "unknown modifier");
+    err_at("BSYNC.ALL B0", 1, 7, "unknown modifier");
+    err_at("BSYNC B0, B1", 1, 11, "too many operands");
+    err_at("NANOSLEEP.SYNCS 0x40", 1, 11, "unknown modifier");
 }
 
 #[test]

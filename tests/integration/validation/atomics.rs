@@ -331,6 +331,26 @@ fn lds_sts_check_the_imm24_range_but_not_the_low_bits() {
 }
 
 #[test]
+fn spin_groups_lanes_only_on_shared_or_generic_addresses() {
+    // `.SPIN` groups lanes by shared-memory bank: ATOMS and the generic ATOM.E.CAST.SPIN have
+    // one, a global address does not.
+    let cast = |space| {
+        let mut op = atoms_cas(AtomicOp::Cast, Ty::U32, 0, wide(2, 0), 4, 5);
+        if let atomjit::ir::Op::Atomic(a) = &mut op {
+            a.spin = true;
+            a.access.space = space;
+        }
+        op
+    };
+    valid(&sass1(cast(Space::Generic)));
+    let errs = errors(&sass1(cast(Space::Global)));
+    assert!(
+        errs.iter().any(|e| e.rule == rules::SPIN_SHARED),
+        "{errs:?}"
+    );
+}
+
+#[test]
 fn sm90_frees_the_cas_register_pairing() {
     // ptxas 12.9 for sm_90 writes `ATOMS.CAS R26, [R8], R27, R26`: Rb odd, Rc below it. The
     // document's pairing is the encoding up to sm_89, where the same registers are invalid.
