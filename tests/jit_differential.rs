@@ -7,7 +7,8 @@
 //!
 //! Kernels mix the ALU (IADD3 with carries, IMAD, LEA, SHF, LOP3, ISETP, SEL, shifts, division,
 //! conversions, float arithmetic), predicates and votes, the ops of issue 10 (SHFL, REDUX,
-//! MATCH, PRMT, BFE/BFI, FMA in every type and rounding, PLOP3, FLO, lane masks), uniform
+//! MATCH, PRMT, BFE/BFI, FMA in every type and rounding, PLOP3, FLO, lane masks, warp splits
+//! by tile masks), uniform
 //! registers and predicates (half the kernels), forward branches (divergent), loops
 //! with bounded (also per-lane) trip counts, LDS/STS and LDG/STG of every width, every
 //! ATOMS/ATOMG/RED op and size of the validator's tables (CAST.SPIN included), fences,
@@ -1110,6 +1111,54 @@ impl Gen {
         }
     }
 
+    /// A split by a lane mask (SASS `WARPSYNC.EXCLUSIVE`, PTX `.sync` with a register
+    /// membermask) around a few ops, rejoining after them. The mask in R19 is a
+    /// cooperative-groups tile of `t` lanes, `((1 << t) - 1) << (lane & -t)`, or 0 (no lane:
+    /// one group). Only at depth 0, where every live lane is in the group, so no split waits.
+    fn split_region(&mut self, budget: u32) {
+        let mask = Reg(19);
+        let t = self.pick(&[1u64, 2, 4, 8, 16, 32]);
+        if self.chance(85) {
+            self.push(Op::ReadSpecial {
+                dst: mask,
+                sr: SpecialReg::LaneId,
+            });
+            self.push(Op::Binary {
+                op: BinOp::And,
+                ty: Ty::U32,
+                dst: mask,
+                a: src(Operand::Reg(mask)),
+                b: src(Operand::Imm(u64::from(!(t as u32 - 1)))),
+                ftz: false,
+            });
+            self.push(Op::Binary {
+                op: BinOp::Shl,
+                ty: Ty::U32,
+                dst: mask,
+                a: src(Operand::Imm(u64::from(u32::MAX >> (32 - t)))),
+                b: src(Operand::Reg(mask)),
+                ftz: false,
+            });
+        } else {
+            self.push(Op::Mov {
+                ty: Ty::U32,
+                dst: mask,
+                src: Operand::Imm(0),
+            });
+        }
+        let at = self.insts.len();
+        self.push(Op::Nop);
+        self.depth += 1;
+        self.block(budget);
+        self.depth -= 1;
+        let rejoin = self.insts.len() as u32;
+        self.push(Op::Nop);
+        self.insts[at].op = Op::WarpSplit {
+            mask: src(Operand::Reg(mask)),
+            rejoin,
+        };
+    }
+
     /// A loop with a trip count of 1..=4, uniform or per lane, counted in R20 + depth (and P3).
     fn counted_loop(&mut self, budget: u32) {
         // One counter register per nesting level, so inner loops leave outer counters alone.
@@ -1189,6 +1238,10 @@ impl Gen {
                 16 if self.depth < 2 => {
                     let b = 1 + self.below(4) as u32;
                     self.counted_loop(b)
+                }
+                17 if self.depth == 0 && self.ws == 32 && self.chance(30) => {
+                    let b = 1 + self.below(4) as u32;
+                    self.split_region(b)
                 }
                 17 if self.depth == 0 => self.push(Op::Barrier { id: 0 }),
                 18 => {
@@ -1622,6 +1675,13 @@ fn generated_kernels_cover_traps_and_every_atomic_op() {
         }
     }
     assert!(finished >= 100, "{finished} of 150 finished");
+    let splits = (0..150u64)
+        .filter(|&seed| {
+            let insts = generate(seed).0.insts;
+            insts.iter().any(|i| matches!(i.op, Op::WarpSplit { .. }))
+        })
+        .count();
+    assert!(splits >= 5, "only {splits} of 150 kernels split a warp");
     assert!(trapped >= 3, "only {trapped} of 150 trapped");
     for op in [
         AtomicOp::Add,

@@ -642,6 +642,28 @@ fn step(
         &Op::Branch { target, uniform: _ } => {
             return Ok(branch_flow(pc, mask, target, exec));
         }
+        Op::WarpSplit {
+            mask: lanes_src,
+            rejoin: _,
+        } => {
+            if exec == 0 {
+                return Ok(next);
+            }
+            let mut named = [0u32; 32];
+            for_lanes(exec, |lane| {
+                named[lane] = read_src(warp, env, lanes_src, Ty::U32, lane)? as u32;
+                Ok(())
+            })?;
+            let smallest = lanes(exec).map(|l| named[l]).min().unwrap_or(0);
+            let group = lanes(exec)
+                .filter(|&l| named[l] == smallest)
+                .fold(0u32, |acc, l| acc | 1 << l);
+            // As for BranchConverged: the group's guard-false lanes count as present.
+            let live = warp.lanes & !warp.exited;
+            let complete = smallest & live & !mask == 0;
+            let again = if complete { exec & !group } else { exec };
+            return Ok(branch_flow(pc, mask, pc, again));
+        }
         Op::Exit => {
             warp.exited |= exec;
             let remaining = mask & !exec;

@@ -651,6 +651,26 @@ pub enum Op {
         /// `BRA.DIV`: branch when the lanes are *not* converged.
         diverged: bool,
     },
+    /// Split the warp by a lane mask (SASS `WARPSYNC.EXCLUSIVE`, and PTX `.sync` instructions
+    /// whose membermask is a register): lanes naming the same mask run as their own group
+    /// from here to `rejoin`. Let `m` be the smallest value of `mask` (one word) among the
+    /// executing lanes and `g` the executing lanes holding it. When every live lane (launched,
+    /// not exited) that `m` names is in the group at this instruction (whatever its guard, as
+    /// for [`Op::BranchConverged`]), the lanes of `g` continue at the next instruction and the
+    /// other executing lanes execute this instruction again, so each distinct mask ends up
+    /// running as one group; otherwise every executing lane executes it again (the group
+    /// waits here for the missing lanes, as SASS `WARPSYNC` does). Lanes whose guard is false
+    /// continue with `g`. The groups rejoin at instruction `rejoin` (after this instruction):
+    /// it is this op's reconvergence point, as the immediate post-dominator is a branch's
+    /// (see [`crate::valid::KernelInfo::reconverge`]). The hardware splits a warp this way for
+    /// cooperative-groups tiles: `WARPSYNC.EXCLUSIVE` followed by `REDUX` reduces each tile
+    /// separately.
+    WarpSplit {
+        /// The lane mask each lane names.
+        mask: Src,
+        /// Where the groups rejoin (an instruction index after this one).
+        rejoin: u32,
+    },
     /// Warp shuffle (SASS `SHFL`, PTX `shfl.sync`): each executing lane reads register `a` of
     /// a source lane `j` computed from its own lane id `l`, `b` and `c` exactly as the PTX ISA
     /// defines `shfl.sync`: with `segmask = c[12:8]`, `cval = c[4:0]`, `bval = b[4:0]`,

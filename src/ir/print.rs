@@ -560,6 +560,11 @@ fn op_text(k: &Kernel, op: &Op) -> String {
             src(mask, Ty::U32),
             branch_target(k, *target)
         ),
+        Op::WarpSplit { mask, rejoin } => format!(
+            "split {}, rejoin {}",
+            src(mask, Ty::U32),
+            branch_target(k, *rejoin)
+        ),
         Op::Shfl {
             mode,
             dst,

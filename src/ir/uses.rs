@@ -84,6 +84,12 @@ pub enum Control {
         /// The branch target (an instruction index).
         target: u32,
     },
+    /// [`Op::WarpSplit`]: some executing lanes continue at the next instruction, the others
+    /// execute the instruction again; they rejoin at `rejoin`.
+    Split {
+        /// The reconvergence point of the split (an instruction index).
+        rejoin: u32,
+    },
     /// [`Op::Barrier`]: the group waits, then continues at the next instruction.
     Barrier,
     /// [`Op::Exit`]: the executing lanes finish.
@@ -98,6 +104,7 @@ impl Control {
             Control::Next => false,
             Control::Branch { .. }
             | Control::UniformBranch { .. }
+            | Control::Split { .. }
             | Control::Barrier
             | Control::Exit => true,
         }
@@ -250,7 +257,9 @@ impl Op {
         let src = |operand: Operand, words: u16| Use::Src { operand, words };
         match self {
             Op::Nop | Op::Fence { .. } | Op::Barrier { .. } | Op::Branch { .. } | Op::Exit => {}
-            Op::BranchConverged { mask, .. } => f(src(mask.operand, 1)),
+            Op::BranchConverged { mask, .. } | Op::WarpSplit { mask, .. } => {
+                f(src(mask.operand, 1))
+            }
             Op::Mov { ty, dst, src: s } => {
                 f(src(*s, ty.regs()));
                 f(Use::Dst {
@@ -640,6 +649,7 @@ impl Op {
         match self {
             Op::Branch { target, .. } => Control::Branch { target: *target },
             Op::BranchConverged { target, .. } => Control::UniformBranch { target: *target },
+            Op::WarpSplit { rejoin, .. } => Control::Split { rejoin: *rejoin },
             Op::Barrier { .. } => Control::Barrier,
             Op::Exit => Control::Exit,
             Op::Nop

@@ -72,6 +72,14 @@ fn successors(kernel: &Kernel, pc: usize) -> (Vec<u32>, bool) {
                 (Some(target), true, false)
             }
         }
+        // The lanes that do not continue execute the split again.
+        Control::Split { .. } => {
+            if guard.is_never() {
+                (None, true, false)
+            } else {
+                (Some(pc as u32), true, false)
+            }
+        }
         Control::Next | Control::Barrier => (None, true, false),
     };
     let exit = n as u32;

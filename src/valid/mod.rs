@@ -85,7 +85,7 @@ impl KernelInfo {
     /// For each instruction: if it is a conditional branch, the instruction where lanes that
     /// diverge there reconverge (its immediate post-dominator), or `None` when the paths only
     /// meet at exit, or when one of its paths can never reach `EXIT` (an infinite loop: lanes
-    /// there never arrive, so nobody waits for them).
+    /// there never arrive, so nobody waits for them). For an [`Op::WarpSplit`], its `rejoin`.
     pub fn reconverge(&self) -> &[Option<u32>] {
         &self.reconverge
     }
@@ -441,6 +441,14 @@ fn kernel_info(kernel: &Kernel, flow: &cfg::ControlFlow, cbank: u32) -> KernelIn
                     if all_paths_exit {
                         info.reconverge[pc] = post_dominator[pc];
                     }
+                }
+            }
+            // A split is a branch to itself whose reconvergence point the op names.
+            Control::Split { rejoin } => {
+                if !inst.guard.is_never() {
+                    info.block_start[pc] = true;
+                    info.backward_branch[pc] = true;
+                    info.reconverge[pc] = Some(rejoin);
                 }
             }
             Control::Barrier => {

@@ -423,6 +423,19 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
                 );
             }
         }
+        Op::WarpSplit { rejoin, .. } => {
+            if *rejoin <= pc || *rejoin as usize >= kernel.insts.len() {
+                d.error(
+                    pc,
+                    inst,
+                    format!(
+                        "the split's rejoin point {rejoin} is not an instruction after it (last: {})",
+                        kernel.insts.len().saturating_sub(1)
+                    ),
+                    rules::WARP_SPLIT_REJOIN,
+                );
+            }
+        }
         Op::Branch { target, .. } | Op::BranchConverged { target, .. } => {
             if *target as usize >= kernel.insts.len() {
                 d.error(

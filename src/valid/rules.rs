@@ -211,6 +211,10 @@ pub const EMPTY_KERNEL: &str = ir_contract!(
     "Instructions; branch targets are indices into this vector. Execution starts at 0."
 );
 pub const BRANCH_TARGET: &str = EMPTY_KERNEL;
+pub const WARP_SPLIT_REJOIN: &str = ir_contract!(
+    "src/ir/mod.rs Op::WarpSplit",
+    "Where the groups rejoin (an instruction index after this one)."
+);
 pub const FALL_OFF_END: &str = concat!(
     ir_contract!("src/ir/ops.rs Op::Exit", "The executing lanes finish."),
     " (a lane finishes only at EXIT: no path may run past the last instruction)"
@@ -373,6 +377,7 @@ pub const ALL: &[&str] = &[
     WARP_SIZE,
     EMPTY_KERNEL,
     BRANCH_TARGET,
+    WARP_SPLIT_REJOIN,
     FALL_OFF_END,
     REG_RANGE,
     PRED_RANGE,

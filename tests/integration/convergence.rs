@@ -19,6 +19,24 @@ const STORE_R5: &str = "
         STG.E [R2.64], R5 ;
         EXIT ;";
 
+/// Asserts that the only kernel `k` of `src` hangs on both backends and the watchdog says so.
+fn assert_watchdog_reports_a_hang(src: &str) {
+    for b in backends() {
+        let mut c = Config::default();
+        c.backend(b)
+            .threads(1)
+            .deterministic(true)
+            .timeout(Some(std::time::Duration::from_millis(300)));
+        let m = load(&Engine::new(&c), "convergence.s", src);
+        let r = m.run("k", &Overrides::default()).expect("launch runs");
+        assert!(
+            matches!(r.failure, Some(atomjit::engine::Failure::Watchdog(_))),
+            "{b}: {:?}",
+            r.failure
+        );
+    }
+}
+
 #[test]
 fn bra_div_in_a_converged_partial_warp_does_not_branch() {
     // 16 threads: the other 16 lanes of the warp were never launched, so `~URZ` (every lane)
@@ -106,20 +124,7 @@ fn warpsync_that_the_other_lanes_never_reach_is_reported_not_run_wrong() {
         SHFL.IDX PT, R5, R4, RZ, 0x1f ;
 .L_x_2:{STORE_R5}"
     );
-    for b in backends() {
-        let mut c = Config::default();
-        c.backend(b)
-            .threads(1)
-            .deterministic(true)
-            .timeout(Some(std::time::Duration::from_millis(300)));
-        let m = load(&Engine::new(&c), "convergence.s", &src);
-        let r = m.run("k", &Overrides::default()).expect("launch runs");
-        assert!(
-            matches!(r.failure, Some(atomjit::engine::Failure::Watchdog(_))),
-            "{b}: {:?}",
-            r.failure
-        );
-    }
+    assert_watchdog_reports_a_hang(&src);
 }
 
 #[test]
@@ -143,4 +148,98 @@ fn uniform_registers_after_r254_are_broadcast() {
         // side first, so lanes 16..32 read the broadcast 7 as well.
         assert_eq!(out, vec![7; 32], "{b}");
     }
+}
+
+/// A kernel of `block` threads: each lane computes its split mask into R3 with `mask_code`,
+/// then `WARPSYNC.EXCLUSIVE R3` and `REDUX.SUM` of the lane ids in a `BSSY`/`BSYNC` region
+/// (ptxas's sm_90 form). After the region a whole-group `REDUX.SUM` of the lane ids again.
+/// Lane l stores `tile sum + (group sum << 16)`.
+fn split_kernel(block: u32, before: &str, mask_code: &str) -> String {
+    format!(
+        ".kernel k\n.block {block}\n.buffer out u32[{block}] = 0
+        S2R R0, SR_LANEID ;
+        {before}
+        {mask_code}
+        BSSY B0, `(.L_x_9) ;
+        WARPSYNC.EXCLUSIVE R3 ;
+        NOP ;
+        REDUX.SUM.S32 UR4, R0 ;
+        IMAD.U32 R5, RZ, RZ, UR4 ;
+        BSYNC B0 ;
+.L_x_9:
+        REDUX.SUM.S32 UR5, R0 ;
+        MOV R6, UR5 ;
+        IMAD.SHL.U32 R6, R6, 0x10000, RZ ;
+        IADD3 R5, R5, R6, RZ ;{STORE_R5}"
+    )
+}
+
+#[test]
+fn warpsync_exclusive_reduces_each_group_of_lanes_naming_one_mask() {
+    // Interleaved groups: even lanes name 0x55555555, odd lanes 0xaaaaaaaa. Sums of lane ids:
+    // even 0+2+..+30 = 240, odd 1+3+..+31 = 256; the whole warp 496 after the rejoin.
+    let interleaved = "LOP3.LUT R4, R0, 0x1, RZ, 0xc0, !PT ;
+        ISETP.NE.U32.AND P0, PT, R4, RZ, PT ;
+        SEL R3, 0xaaaaaaaa, 0x55555555, P0 ;";
+    let src = split_kernel(32, "", interleaved);
+    let want: Vec<u32> = (0..32)
+        .map(|l| if l % 2 == 0 { 240 } else { 256 } + (496 << 16))
+        .collect();
+    for b in backends() {
+        assert_eq!(out_of(&src, b), want, "{b}");
+    }
+    // Tiles of 4 (cooperative groups' `0xf << (lane & ~3)`): tile t sums 16t + 6.
+    let tiles = "LOP3.LUT R4, R0, 0xfffffffc, RZ, 0xc0, !PT ;
+        IMAD.MOV.U32 R3, RZ, RZ, 0xf ;
+        SHF.L.U32 R3, R3, R4, RZ ;";
+    let src = split_kernel(32, "", tiles);
+    let want: Vec<u32> = (0..32).map(|l| 16 * (l / 4) + 6 + (496 << 16)).collect();
+    for b in backends() {
+        assert_eq!(out_of(&src, b), want, "{b}");
+    }
+}
+
+#[test]
+fn warpsync_exclusive_counts_only_live_lanes_of_a_mask() {
+    // 24 threads in tiles of 16: the upper tile's mask 0xffff0000 names lanes 24..31, which
+    // were never launched, so its 8 lanes reduce at once: 16+..+23 = 156; 0+..+15 = 120.
+    let tiles16 = "LOP3.LUT R4, R0, 0xfffffff0, RZ, 0xc0, !PT ;
+        IMAD.MOV.U32 R3, RZ, RZ, 0xffff ;
+        SHF.L.U32 R3, R3, R4, RZ ;";
+    let src = split_kernel(24, "", tiles16);
+    let whole = (0..24).sum::<u32>() << 16;
+    let want: Vec<u32> = (0..24)
+        .map(|l| if l < 16 { 120 } else { 156 } + whole)
+        .collect();
+    for b in backends() {
+        assert_eq!(out_of(&src, b), want, "{b}");
+    }
+    // Lanes 16..31 exit first; the rest name the whole warp, whose live lanes are all there.
+    let exit_upper = "ISETP.GE.U32.AND P1, PT, R0, 0x10, PT ;
+        @P1 EXIT ;";
+    let src = split_kernel(32, exit_upper, "MOV R3, 0xffffffff ;");
+    let want: Vec<u32> = (0..32)
+        .map(|l| if l < 16 { 120 + (120 << 16) } else { 0 })
+        .collect();
+    for b in backends() {
+        assert_eq!(out_of(&src, b), want, "{b}");
+    }
+}
+
+#[test]
+fn warpsync_exclusive_waits_for_live_lanes_of_its_mask() {
+    // Lanes 16..31 spin until lane 0 sets a flag after its reduction; lanes 0..15 name the
+    // whole warp, so they wait at the split for lanes that never come. The hardware would
+    // wait forever too: atomjit reports the hang instead of reducing over half the warp.
+    let spin = "ISETP.GE.U32.AND P1, PT, R0, 0x10, PT ;
+        @!P1 BRA `(.L_x_8) ;
+.L_x_7:
+        LDG.E.STRONG.GPU R7, [R8.64] ;
+        ISETP.EQ.U32.AND P2, PT, R7, RZ, PT ;
+        @P2 BRA `(.L_x_7) ;
+        EXIT ;
+.L_x_8:";
+    let before = format!("IMAD.WIDE.U32 R8, RZ, 0x4, c[0x0][out] ;\n        {spin}");
+    let src = split_kernel(32, &before, "MOV R3, 0xffffffff ;");
+    assert_watchdog_reports_a_hang(&src);
 }

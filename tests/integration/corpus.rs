@@ -42,15 +42,6 @@ const KNOWN_GAPS: &[(&str, &str, &str)] = &[
     // Compiler literals in constant bank 2, which a listing does not print.
     ("sm_80", "shared_counters", "constant bank 2"),
     ("sm_86", "shared_counters", "constant bank 2"),
-    // Warp splits by mask: WARPSYNC.EXCLUSIVE (the tiles; sm_80/86 also test them with
-    // `R2UR P0, URZ, R`, whose predicate atomjit does not define), and tiles of 16 passing
-    // their own membermask to redux.sync in PTX (atomjit traps when the executing lanes are
-    // not the membermask).
-    ("sm_80", "cg_tile_reduce", "WARPSYNC.EXCLUSIVE"),
-    ("sm_86", "cg_tile_reduce", "WARPSYNC.EXCLUSIVE"),
-    ("sm_90", "cg_tile_reduce", "WARPSYNC.EXCLUSIVE"),
-    ("compute_80", "cg_tile_reduce", "membermask"),
-    ("compute_90", "cg_tile_reduce", "membermask"),
 ];
 
 const CORPUS: &[&str] = &[

@@ -1122,7 +1122,11 @@ impl<'a> Parser<'a> {
             b.fixups.push((b.insts.len(), label, lspan));
         }
         let first = b.insts.len();
-        for op in lowered.ops {
+        for mut op in lowered.ops {
+            // A split's rejoin point is lowered relative to the instruction's first op.
+            if let Op::WarpSplit { rejoin, .. } = &mut op {
+                *rejoin += first as u32;
+            }
             b.insts.push(Inst {
                 op,
                 guard,

@@ -33,6 +33,7 @@ pub mod warp;
 /// The result of lowering one instruction: its ops, and for `bra` the label to resolve.
 #[derive(Debug, Clone)]
 pub struct Lowered {
+    /// The ops, in order. An [`Op::WarpSplit`]'s `rejoin` counts from the first of them.
     pub ops: Vec<Op>,
     /// `bra LABEL`: the single op is a `Branch` whose target is filled in once every label of
     /// the entry is known.

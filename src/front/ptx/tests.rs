@@ -1451,3 +1451,53 @@ fn every_unsupported_statement_of_an_entry_is_listed() {
         .message
         .contains("unknown label `NOWHERE`"));
 }
+
+#[test]
+fn sync_ops_with_a_register_membermask_split_the_warp_by_it_first() {
+    // A register mask (cooperative-groups tiles): the split rejoins at the instruction after
+    // the reduction; an immediate mask needs no split.
+    let k = kernel("\tmov.u32 %r1, 1;\n\tredux.sync.add.s32 %r2, %r1, %r3;\n\tmov.u32 %r4, 2;");
+    let split = k
+        .insts
+        .iter()
+        .position(|i| matches!(i.op, Op::WarpSplit { .. }))
+        .expect("a split");
+    assert_eq!(split, 1);
+    let Op::WarpSplit { rejoin, .. } = k.insts[split].op else {
+        unreachable!()
+    };
+    let redux = k
+        .insts
+        .iter()
+        .position(|i| matches!(i.op, Op::Redux { .. }))
+        .unwrap();
+    assert_eq!(rejoin as usize, redux + 1);
+    assert!(k.insts[rejoin as usize].text.contains("mov.u32 %r4, 2"));
+    // The membermask check follows the split.
+    assert!(k.insts[split + 1..redux]
+        .iter()
+        .any(|i| i.text.contains("membermask check")));
+    for line in [
+        "redux.sync.add.s32 %r2, %r1, 0xffffffff;",
+        "shfl.sync.idx.b32 %r2, %r1, 0, 31, -1;",
+        "bar.warp.sync -1;",
+    ] {
+        let k = kernel(&format!("\t{line}"));
+        assert!(
+            !k.insts.iter().any(|i| matches!(i.op, Op::WarpSplit { .. })),
+            "{line}"
+        );
+    }
+    for line in [
+        "vote.sync.ballot.b32 %r2, %p1, %r3;",
+        "shfl.sync.bfly.b32 %r2, %r1, 1, 31, %r3;",
+        "match.any.sync.b32 %r2, %r1, %r3;",
+        "bar.warp.sync %r3;",
+    ] {
+        let k = kernel(&format!("\t{line}"));
+        assert!(
+            k.insts.iter().any(|i| matches!(i.op, Op::WarpSplit { .. })),
+            "{line}"
+        );
+    }
+}

@@ -25,6 +25,7 @@ mod calls;
 mod listing;
 mod operands;
 mod ops;
+mod split;
 #[cfg(test)]
 #[allow(clippy::wildcard_enum_match_arm)] // a test matches the variant it expects
 mod tests;
@@ -377,7 +378,11 @@ fn finish_kernel(
             .map(|t| t.text),
     );
     let params = operands::Params::new(&launch.params, uniform);
-    let lowered = calls::lower_kernel(drafts, index, &params, source);
+    let mut lowered = calls::lower_kernel(drafts, index, &params, source);
+    for e in split::resolve(&mut lowered.insts) {
+        lowered.errors.push(("WARPSYNC.EXCLUSIVE".to_string(), e));
+        lowered.errors.sort_by_key(|(_, e)| e.span.start);
+    }
     if !lowered.errors.is_empty() {
         let broken = Broken::new(&draft.name, draft.span, lowered.errors);
         let exit = Inst {

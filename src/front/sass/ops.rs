@@ -306,6 +306,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             "ATOMS" => self.atoms(),
             "ATOMG" | "ATOM" => self.global_atomic(false),
             "RED" | "REDG" => self.global_atomic(true),
+            "R2UR" if self.ops.len() == 3 => self.r2ur_test(),
             "MOV" | "MOV32I" | "UMOV" | "R2UR" => self.mov(),
             "S2R" | "S2UR" => self.s2r(),
             "LDC" | "ULDC" => self.ldc(),
@@ -333,17 +334,16 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             }
             "WARPSYNC" => {
                 let m = self.classify(&[group("mask form", &["ALL", "EXCLUSIVE"])])?;
-                if let Some(("EXCLUSIVE", span)) = m[0] {
+                if let Some(("EXCLUSIVE", _)) = m[0] {
                     // `WARPSYNC.EXCLUSIVE Rmask` splits the warp into the groups of lanes that
-                    // name the same mask (sm_90's cooperative-groups tiles), so the collective
-                    // ops before the next `BSYNC` see one tile at a time. atomjit's scheduler
-                    // cannot split a warp by a register value yet; running it as a no-op would
-                    // give whole-warp results, so it is refused.
-                    return Err(SyntaxError::new(
-                        span,
-                        "WARPSYNC.EXCLUSIVE (splitting a warp into the lane groups of a mask) is not supported",
-                    )
-                    .expected("WARPSYNC with a whole-warp or already-converged mask"));
+                    // name the same mask (cooperative-groups tiles), so the collective ops up to
+                    // the `BSYNC` closing the enclosing `BSSY` region see one tile at a time.
+                    // The rejoin point is found once the kernel's calls are inlined (`split`).
+                    self.count(1, 1, "the lane mask")?;
+                    return Ok(Op::WarpSplit {
+                        mask: self.src(0, ImmKind::Int32, Mods::Plain, "the lane mask")?,
+                        rejoin: super::split::UNRESOLVED,
+                    });
                 }
                 self.warpsync(m[0].is_some())
             }
@@ -872,6 +872,34 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             ty: Ty::U32,
             dst,
             src,
+        })
+    }
+
+    /// `R2UR Pp, URZ, Ra`: the predicate form of `R2UR` whose uniform result is discarded.
+    /// NVIDIA does not document `R2UR`'s predicate destination. atomjit defines `Pp` as true
+    /// when `Ra` holds the same value in every executing lane (so the move would lose
+    /// nothing): [`Op::Match`] `.ALL` with the mask discarded. ptxas emits this form before
+    /// `BRA.CONV` to choose between an inline and a called copy of the same
+    /// `WARPSYNC.EXCLUSIVE` sequence, where either value of `Pp` computes the same result. A
+    /// form that also moves a value (`R2UR Pp, URn, Ra`) is refused: its predicate would
+    /// decide whether the moved value is used, and that meaning is not documented.
+    fn r2ur_test(&self) -> Result<Op, SyntaxError> {
+        self.classify(&[])?;
+        let dst_pred = self.pred_dst(0, "Pp (a predicate)")?;
+        let dst = self.operand(1, "URZ")?;
+        if dst.toks.len() != 1 || dst.toks[0].text != "URZ" {
+            return Err(SyntaxError::new(
+                dst.span,
+                "R2UR with a predicate destination is supported only with URZ as its register destination (NVIDIA does not document the predicate of a value-moving R2UR)",
+            )
+            .expected("URZ"));
+        }
+        Ok(Op::Match {
+            all: true,
+            ty: Ty::B32,
+            dst: Reg::RZ,
+            dst_pred,
+            src: Operand::Reg(self.reg(2, "Ra (a register)")?),
         })
     }
 

@@ -2712,9 +2712,7 @@ fn warp_bit_and_half_ops() {
             diverged: true
         }
     );
-    // A split by mask would be silently wrong as a no-op: refused, as is any form whose
-    // meaning is not known; the no-ops take exactly their operands.
-    err_at("WARPSYNC.EXCLUSIVE R5", 1, 10, "WARPSYNC.EXCLUSIVE");
+    // A form whose meaning is not known is refused; the no-ops take exactly their operands.
     err_at("WARPSYNC.COLLECTIVE R5", 1, 10, "unknown modifier");
     err_at("BSYNC.ALL B0", 1, 7, "unknown modifier");
     err_at("BSYNC B0, B1", 1, 11, "too many operands");
@@ -2923,6 +2921,75 @@ fn generic_cast_spin_vimnmx_and_fsel() {
             pred: p(0),
         }
     );
+}
+
+#[test]
+fn warpsync_exclusive_splits_until_the_bsync_of_its_region() {
+    // sm_90: the split and the BSYNC in one region.
+    let k = kernel(
+        "BSSY B0, `(.L_x_1) ;\nWARPSYNC.EXCLUSIVE R5 ;\nNOP ;\nREDUX.SUM.S32 UR4, R2 ;\n\
+         IMAD.U32 R9, RZ, RZ, UR4 ;\nBSYNC B0 ;\n.L_x_1:\nEXIT ;",
+    );
+    assert_eq!(
+        k.insts[1].op,
+        Op::WarpSplit {
+            mask: Src::plain(Operand::Reg(Reg(5))),
+            rejoin: 5,
+        }
+    );
+    // sm_80: the split in a called subroutine; its RET returns to the BSYNC after the call.
+    let k = kernel(
+        "/*0000*/ BSSY B0, 0x40 ;\n/*0010*/ MOV R6, 0x30 ;\n/*0020*/ CALL.REL.NOINC 0x50 ;\n\
+         /*0030*/ BSYNC B0 ;\n/*0040*/ EXIT ;\n/*0050*/ WARPSYNC.EXCLUSIVE R3 ;\n\
+         /*0060*/ REDUX.SUM.S32 UR4, R5 ;\n/*0070*/ RET.REL.NODEC R6 0x0 ;\n",
+    );
+    let (split, rejoin) = k
+        .insts
+        .iter()
+        .enumerate()
+        .find_map(|(pc, i)| match i.op {
+            Op::WarpSplit { rejoin, .. } => Some((pc, rejoin)),
+            _ => None,
+        })
+        .expect("a split");
+    assert!(rejoin as usize > split);
+    assert!(
+        k.insts[rejoin as usize].text.starts_with("BSYNC"),
+        "{:?}",
+        k.insts[rejoin as usize]
+    );
+    // No BSYNC on the straight-line path: the rejoin point is unknown, an error.
+    err_at("WARPSYNC.EXCLUSIVE R5 ;\nEXIT ;", 1, 1, "EXIT");
+    err_at(
+        "WARPSYNC.EXCLUSIVE R5 ;\n@P0 BRA `(.L_x_1) ;\nBSYNC B0 ;\n.L_x_1:\nEXIT ;",
+        1,
+        1,
+        "before any BSYNC",
+    );
+    err_at("WARPSYNC.EXCLUSIVE R5 ;", 1, 1, "past the last instruction");
+    err_at(
+        "BSSY B0, `(.L_x_1) ;\nWARPSYNC.EXCLUSIVE ;\nBSYNC B0 ;\n.L_x_1:\nEXIT ;",
+        2,
+        19,
+        "too few operands",
+    );
+}
+
+#[test]
+fn r2ur_with_a_predicate_tests_uniformity_and_moves_nothing() {
+    assert_eq!(
+        op("R2UR P0, URZ, R3"),
+        Op::Match {
+            all: true,
+            ty: Ty::B32,
+            dst: Reg::RZ,
+            dst_pred: Pred(0),
+            src: Operand::Reg(Reg(3)),
+        }
+    );
+    err_at("R2UR P0, UR4, R3", 1, 10, "URZ");
+    err_at("R2UR P0, RZ, R3", 1, 10, "URZ");
+    err_at("R2UR R0, URZ, R3", 1, 6, "predicate");
 }
 
 #[test]

@@ -740,6 +740,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 mask,
                 diverged,
             } => self.translate_branch_converged(g, *target, *mask, *diverged),
+            Op::WarpSplit { mask, rejoin: _ } => self.translate_warp_split(g, *mask),
             Op::Exit => self.translate_exit(g),
             Op::IsSpace { space, dst, addr } => {
                 self.per_lane(g, |t, e| t.translate_is_space(e, *space, *dst, addr))
@@ -1387,6 +1388,62 @@ impl<'a, 'f> Translator<'a, 'f> {
                 "branch target {target} is past the last instruction"
             )));
         }
+        self.group_branch(g, target, |t, exec| {
+            // One lane's read outside any lane loop: no cached register belongs to it.
+            t.reg_cache.clear();
+            let lane = t.lane_at(exec);
+            let named = t.read_src(&lane, &mask, Ty::U32)?;
+            t.reg_cache.clear();
+            let missing = t.missing_lanes(named);
+            let cc = if diverged {
+                IntCC::NotEqual
+            } else {
+                IntCC::Equal
+            };
+            let take = t.b.ins().icmp_imm_s(cc, missing, 0);
+            let zero = t.iconst(I32, 0);
+            Ok(t.b.ins().select(take, exec, zero))
+        })
+    }
+
+    /// [`Op::WarpSplit`]: the executing lanes holding the smallest mask value continue when
+    /// every live lane that value names is in the group; the other executing lanes (or all of
+    /// them, when lanes are missing) execute the split again.
+    fn translate_warp_split(&mut self, g: Guard, mask: Src) -> Result<Flow, JitError> {
+        self.group_branch(g, self.pc, |t, exec| {
+            // Lane loops read other lanes' registers: no cached register belongs to one lane.
+            t.reg_cache.clear();
+            let all_ones = t.iconst(I32, -1);
+            let smallest = t.lane_loop(exec, &[all_ones], |t, lane, acc| {
+                let v = t.read_src(lane, &mask, Ty::U32)?;
+                Ok(vec![t.b.ins().umin(acc[0], v)])
+            })?[0];
+            let zero = t.iconst(I32, 0);
+            let group = t.lane_loop(exec, &[zero], |t, lane, acc| {
+                let v = t.read_src(lane, &mask, Ty::U32)?;
+                let same = t.b.ins().icmp(IntCC::Equal, v, smallest);
+                let one = t.iconst(I32, 1);
+                let bit = t.b.ins().ishl(one, lane.index);
+                let zero = t.iconst(I32, 0);
+                let bit = t.b.ins().select(same, bit, zero);
+                Ok(vec![t.b.ins().bor(acc[0], bit)])
+            })?[0];
+            t.reg_cache.clear();
+            let missing = t.missing_lanes(smallest);
+            let complete = t.b.ins().icmp_imm_s(IntCC::Equal, missing, 0);
+            let others = t.b.ins().band_not(exec, group);
+            Ok(t.b.ins().select(complete, others, exec))
+        })
+    }
+
+    /// A branch to `target` taken by the executing lanes `decide` returns (given the executing
+    /// lanes; it runs only when some lane executes), the others falling through.
+    fn group_branch(
+        &mut self,
+        g: Guard,
+        target: u32,
+        decide: impl FnOnce(&mut Self, Value) -> Result<Value, JitError>,
+    ) -> Result<Flow, JitError> {
         if g.is_never() {
             return Ok(Flow::Next(self.mask));
         }
@@ -1399,11 +1456,16 @@ impl<'a, 'f> Translator<'a, 'f> {
             .ins()
             .brif(exec, some_blk, &[], decided, &[arg(zero)]);
         self.b.switch_to_block(some_blk);
-        // One lane's read outside any lane loop: no cached register belongs to it.
-        self.reg_cache.clear();
-        let lane = self.lane_at(exec);
-        let named = self.read_src(&lane, &mask, Ty::U32)?;
-        self.reg_cache.clear();
+        let taken = decide(self, exec)?;
+        self.b.ins().jump(decided, &[arg(taken)]);
+        self.b.switch_to_block(decided);
+        let taken = self.b.block_params(decided)[0];
+        self.branch_with(taken, target)
+    }
+
+    /// The live lanes (launched, not exited) of `named` that are not in the group at this
+    /// instruction (its guard-false lanes count as in it).
+    fn missing_lanes(&mut self, named: Value) -> Value {
         let exited = self
             .b
             .ins()
@@ -1411,20 +1473,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let launched = self.warp_lanes();
         let live = self.b.ins().band_not(launched, exited);
         let named_live = self.b.ins().band(named, live);
-        // The group (its guard-false lanes included) against the live lanes of the mask.
-        let missing = self.b.ins().band_not(named_live, self.mask);
-        let cc = if diverged {
-            IntCC::NotEqual
-        } else {
-            IntCC::Equal
-        };
-        let take = self.b.ins().icmp_imm_s(cc, missing, 0);
-        let zero = self.iconst(I32, 0);
-        let taken = self.b.ins().select(take, exec, zero);
-        self.b.ins().jump(decided, &[arg(taken)]);
-        self.b.switch_to_block(decided);
-        let taken = self.b.block_params(decided)[0];
-        self.branch_with(taken, target)
+        self.b.ins().band_not(named_live, self.mask)
     }
 
     /// The lanes this warp launched: `warp_size` of them unless it is the CTA's last, partial
@@ -1616,6 +1665,11 @@ pub(super) fn resume_points(kernel: &Kernel, info: &KernelInfo) -> Vec<bool> {
                 }
                 resume[pc + 1] = true;
             }
+            // The lanes that do not continue execute the split again.
+            Control::Split { .. } => {
+                resume[pc] = true;
+                resume[pc + 1] = true;
+            }
             Control::Barrier | Control::Exit => resume[pc + 1] = true,
             Control::Next => {}
         }
@@ -1680,6 +1734,7 @@ fn fusion_of(kernel: &Kernel, inst: &Inst) -> Fusion {
         | Op::Barrier { .. }
         | Op::Branch { .. }
         | Op::BranchConverged { .. }
+        | Op::WarpSplit { .. }
         | Op::Exit
         | Op::Shfl { .. }
         | Op::Redux { .. }

@@ -112,6 +112,7 @@ pub(super) fn is_pure_per_lane(op: &Op) -> bool {
         | Op::Barrier { .. }
         | Op::Branch { .. }
         | Op::BranchConverged { .. }
+        | Op::WarpSplit { .. }
         | Op::Exit => false,
     }
 }

@@ -23,6 +23,12 @@
 //! instruction, whose text in the report ends with the note "membermask check". A launch
 //! whose warps are full and converged at each `.sync` instruction (what `0xffffffff` masks
 //! mean) never traps.
+//!
+//! Lanes of one converged group may name different masks: a cooperative-groups tile of 16
+//! passes `0xffff << (laneid & 16)`, so the two halves of the warp each reduce on their own.
+//! When the membermask is a register, the check is preceded by an [`Op::WarpSplit`] by it,
+//! rejoining at the next instruction: the lanes naming each mask run the check and the
+//! instruction as one group, and the check then holds for each tile.
 
 use super::*;
 
@@ -86,9 +92,24 @@ fn membermask_check(lw: &mut Lowerer, mask: &Operand) -> Result<(Vec<Op>, Overri
     Ok((ops, overrides))
 }
 
-/// The checked lowering of a `.sync` instruction: the membermask check, then `ops`.
+/// The checked lowering of a `.sync` instruction: with a register membermask, the split by
+/// it (see the module docs); the membermask check; then `ops`.
 fn checked(lw: &mut Lowerer, mask: &Operand, ops: Vec<Op>) -> Result<Lowered, SyntaxError> {
-    let (mut out, overrides) = membermask_check(lw, mask)?;
+    let (check, mut overrides) = membermask_check(lw, mask)?;
+    let mut out = Vec::new();
+    let value = lw.src(mask, Ty::B32, Width::Exact)?;
+    if !matches!(value, IrOp::Imm(_)) {
+        // The groups rejoin at the instruction after this one (a rejoin point relative to
+        // the first op, which the caller rebases).
+        out.push(Op::WarpSplit {
+            mask: Src::plain(value),
+            rejoin: (1 + check.len() + ops.len()) as u32,
+        });
+        for (k, _, _) in &mut overrides {
+            *k += 1;
+        }
+    }
+    out.extend(check);
     out.extend(ops);
     Ok(Lowered {
         ops: out,
