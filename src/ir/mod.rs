@@ -70,6 +70,7 @@ mod layout;
 pub mod limits;
 mod ops;
 pub mod print;
+pub mod surface;
 mod types;
 mod uses;
 
