@@ -2,6 +2,7 @@
 
 use crate::exec::random::SplitMix64;
 use crate::exec::GlobalMemory;
+use crate::ir::surface::{Element, SurfaceLayout, SurfaceShape};
 use crate::ir::{Init, Scalar, Ty};
 
 /// The contents of one buffer after (or before) a launch: its element type and raw
@@ -177,12 +178,57 @@ pub fn materialize(elem: Ty, len: u64, init: &Init) -> Vec<u8> {
     bytes
 }
 
+/// Where the elements of a buffer sit in its allocation: one after the other, or where a
+/// surface's layout puts them (element `i` in logical order: x fastest, then y, z, layer).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Placement {
+    /// Element `i` at byte `i * size`.
+    Linear,
+    /// Element `i` where `layout` puts it in a surface of `shape`.
+    Surface {
+        shape: SurfaceShape,
+        layout: SurfaceLayout,
+    },
+}
+
+impl Placement {
+    /// The byte offset of element `i` (of `size` bytes) from the allocation's start.
+    pub fn offset(&self, size: u32, i: u64) -> u64 {
+        match self {
+            Placement::Linear => i * u64::from(size),
+            Placement::Surface { shape, layout } => {
+                let (w, h, d) = (
+                    u64::from(shape.width),
+                    u64::from(shape.height),
+                    u64::from(shape.depth),
+                );
+                let e = Element {
+                    x: (i % w) as u32,
+                    y: (i / w % h) as u32,
+                    z: (i / (w * h) % d) as u32,
+                    layer: (i / (w * h * d)) as u32,
+                };
+                layout.offset(shape, e)
+            }
+        }
+    }
+
+    /// Bytes the allocation of `len` elements of `size` bytes needs.
+    pub fn bytes(&self, size: u32, len: u64) -> u64 {
+        match self {
+            Placement::Linear => len.saturating_mul(u64::from(size)),
+            Placement::Surface { shape, layout } => layout.total_bytes(shape),
+        }
+    }
+}
+
 /// Writes the initial value of a buffer of `len` elements of `elem` at device address
-/// `address`, element by element (no copy of the whole buffer is made). `fresh`: the memory is
-/// known to be zero, so zero elements need no store.
+/// `address`, element by element where `placement` puts them (no copy of the whole buffer is
+/// made). `fresh`: the memory is known to be zero, so zero elements need no store.
 pub fn initialize(
     global: &GlobalMemory,
     address: u64,
+    placement: &Placement,
     elem: Ty,
     len: u64,
     init: &Init,
@@ -190,7 +236,7 @@ pub fn initialize(
 ) {
     let size = elem.bytes();
     for_each_element(elem, len, init, fresh, |i, raw| {
-        global.write_element(address + i * u64::from(size), size, raw)
+        global.write_element(address + placement.offset(size, i), size, raw)
     });
 }
 
@@ -222,13 +268,13 @@ mod tests {
                 let (g, addrs) = GlobalMemory::with_allocations(&[bytes]);
                 // Dirty memory first: a reset must overwrite every element, zeros too.
                 g.write(addrs[0], &vec![0xa5; bytes as usize]);
-                initialize(&g, addrs[0], elem, len, init, false);
+                initialize(&g, addrs[0], &Placement::Linear, elem, len, init, false);
                 let mut got = vec![0; bytes as usize];
                 g.read(addrs[0], &mut got);
                 assert_eq!(got, materialize(elem, len, init), "{elem:?} {init:?}");
                 // Fresh memory may skip the zeros and must end up the same.
                 let (g, addrs) = GlobalMemory::with_allocations(&[bytes]);
-                initialize(&g, addrs[0], elem, len, init, true);
+                initialize(&g, addrs[0], &Placement::Linear, elem, len, init, true);
                 g.read(addrs[0], &mut got);
                 assert_eq!(got, materialize(elem, len, init), "fresh {elem:?} {init:?}");
             }

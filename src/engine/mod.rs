@@ -47,7 +47,7 @@ pub mod report;
 pub mod status;
 
 pub use bench::{BenchOutcome, Measurement};
-pub use buffers::Buffer;
+pub use buffers::{Buffer, Placement};
 pub use diff::Difference;
 pub use expect::ExpectOutcome;
 pub use load::{LaunchLine, LaunchRequest, LoadError, LoadedFile, Purpose, Sources};
@@ -536,28 +536,41 @@ impl Module {
             )));
         }
 
-        // Global memory: one allocation per buffer, initialised.
+        // Global memory: one allocation per buffer and per surface (in its layout),
+        // initialised.
         let mut buffers = Vec::new();
         for p in &spec.params {
-            if let ParamKind::Buffer { elem, len, init } = &p.kind {
-                let init = overrides
-                    .buffers
-                    .iter()
-                    .rev()
-                    .find(|(n, _)| n == &p.name)
-                    .map_or(init, |(_, i)| i);
-                buffers.push(BufferSlot {
-                    name: p.name.clone(),
-                    elem: *elem,
-                    len: *len,
-                    init: init.clone(),
-                    address: 0,
-                });
-            }
+            let (elem, len, init, placement) = match &p.kind {
+                ParamKind::Buffer { elem, len, init } => (*elem, *len, init, Placement::Linear),
+                ParamKind::Surface(d) => (
+                    d.elem,
+                    d.shape.elements(),
+                    &d.init,
+                    Placement::Surface {
+                        shape: d.shape,
+                        layout: d.layout,
+                    },
+                ),
+                ParamKind::Scalar { .. } => continue,
+            };
+            let init = overrides
+                .buffers
+                .iter()
+                .rev()
+                .find(|(n, _)| n == &p.name)
+                .map_or(init, |(_, i)| i);
+            buffers.push(BufferSlot {
+                name: p.name.clone(),
+                elem,
+                len,
+                init: init.clone(),
+                placement,
+                address: 0,
+            });
         }
         let sizes: Vec<u64> = buffers
             .iter()
-            .map(|b| b.len.saturating_mul(b.elem.bytes() as u64))
+            .map(|b| b.placement.bytes(b.elem.bytes(), b.len))
             .collect();
         let (global, addresses) = GlobalMemory::try_with_allocations(&sizes)
             .map_err(|e| Error::Launch(format!("kernel `{name}`: {e}")))?;
@@ -576,10 +589,18 @@ impl Module {
             cbank[off..off + size].copy_from_slice(&raw.to_le_bytes()[..size])
         };
         let mut next_buffer = addresses.iter();
+        let mut next_header = 0u64;
         for p in &spec.params {
             let (raw, size) = match &p.kind {
                 ParamKind::Buffer { .. } => {
                     (*next_buffer.next().expect("one address per buffer"), 8)
+                }
+                // The handle: `samplerPtr[31:20] | headerPtr[19:0]` with the surface's index
+                // in the header pool (docs/surfaces.md).
+                ParamKind::Surface(_) => {
+                    next_buffer.next().expect("one address per surface");
+                    next_header += 1;
+                    (next_header - 1, 8)
                 }
                 ParamKind::Scalar { ty, value } => {
                     let value = overrides
@@ -629,6 +650,8 @@ struct BufferSlot {
     elem: Ty,
     len: u64,
     init: Init,
+    /// Where its elements sit in the allocation (a surface's layout).
+    placement: Placement,
     address: u64,
 }
 
@@ -684,7 +707,15 @@ impl Prepared<'_> {
     /// Writes every buffer's initial value; `fresh`: the memory is still all zero.
     fn initialize_buffers(&self, fresh: bool) {
         for b in &self.buffers {
-            buffers::initialize(&self.global, b.address, b.elem, b.len, &b.init, fresh);
+            buffers::initialize(
+                &self.global,
+                b.address,
+                &b.placement,
+                b.elem,
+                b.len,
+                &b.init,
+                fresh,
+            );
         }
     }
 
@@ -693,7 +724,15 @@ impl Prepared<'_> {
         let Some(b) = self.buffers.iter().find(|b| b.name == name) else {
             return false;
         };
-        buffers::initialize(&self.global, b.address, b.elem, b.len, &b.init, false);
+        buffers::initialize(
+            &self.global,
+            b.address,
+            &b.placement,
+            b.elem,
+            b.len,
+            &b.init,
+            false,
+        );
         true
     }
 
@@ -730,7 +769,17 @@ impl Prepared<'_> {
                             b.name
                         ))
                     })?;
-                self.global.read(b.address, &mut bytes);
+                match b.placement {
+                    Placement::Linear => self.global.read(b.address, &mut bytes),
+                    // A surface's elements, gathered into logical order.
+                    Placement::Surface { .. } => {
+                        let size = b.elem.bytes();
+                        for (i, chunk) in bytes.chunks_exact_mut(size as usize).enumerate() {
+                            let at = b.address + b.placement.offset(size, i as u64);
+                            self.global.read(at, chunk);
+                        }
+                    }
+                }
                 Ok(Buffer {
                     name: b.name.clone(),
                     elem: b.elem,

@@ -55,9 +55,10 @@ impl Module {
                 .find(|p| p.name == name)
                 .map(|p| &p.kind)
             {
-                Some(ParamKind::Buffer { elem, len, .. }) => {
+                Some(kind @ (ParamKind::Buffer { .. } | ParamKind::Surface(_))) => {
+                    let (elem, len) = kind.elements().expect("a buffer or surface");
                     let init = directives::parse_init(value).map_err(fail)?;
-                    directives::check_init(*elem, *len, &init).map_err(fail)?;
+                    directives::check_init(elem, len, &init).map_err(fail)?;
                     o.buffers.push((name.to_string(), init));
                 }
                 Some(ParamKind::Scalar { ty, .. }) => {

@@ -1,5 +1,5 @@
 //! Directive lines, the one parser of the launch directives (`.grid`, `.block`, `.shared`,
-//! `.buffer`, `.param`, `.expect`; syntax in [`crate::front::program`]).
+//! `.buffer`, `.surface`, `.param`, `.expect`; syntax in [`crate::front::program`]).
 //!
 //! Three kinds of text hold directives: SASS program files (the SASS front-end cuts them into
 //! statements), launch files and command-line launch lines ([`crate::front::launch`]), and
@@ -12,17 +12,19 @@
 
 use super::lexer::{end_of, join, Cursor, SyntaxError, TokKind, Token};
 use super::program::{
-    buffer_decl, check_block, check_grid, dims, expect, param_decl, unsigned, ExpectSpans,
+    buffer_decl, check_block, check_grid, dims, expect, param_decl, surface_decl, unsigned,
+    ExpectSpans,
 };
 use crate::ir::{Expect, ParamDecl, ParamKind, Span};
 
 /// The launch directives, as written.
-pub const LAUNCH_DIRECTIVES: [&str; 7] = [
+pub const LAUNCH_DIRECTIVES: [&str; 8] = [
     ".grid",
     ".block",
     ".shared",
     ".static_shared",
     ".buffer",
+    ".surface",
     ".param",
     ".expect",
 ];
@@ -47,7 +49,7 @@ pub enum Directive {
     /// `.static_shared BYTES`: the kernel's static shared variables (what a SASS listing does
     /// not say; a PTX entry's own `.shared` declarations must agree). `span` covers the number.
     StaticShared { bytes: u64, span: Span },
-    /// `.buffer NAME TY[LEN] = INIT` or `.param NAME TY = VALUE`: the declaration (its span is
+    /// `.buffer NAME TY[LEN] = INIT`, `.surface NAME ...` or `.param NAME TY = VALUE`: the declaration (its span is
     /// the whole directive, its constant-bank offset not yet assigned) and where its name is.
     Decl { decl: ParamDecl, name_span: Span },
     /// `.expect ...`, with the spans of its parts for the check against the buffers.
@@ -97,6 +99,18 @@ pub fn parse(word: &Token, args: &[Token], source: &str) -> Result<Option<Direct
                     span: stmt_span,
                 },
                 name_span: b.name_span,
+            }
+        }
+        ".surface" => {
+            let d = surface_decl(&mut cur)?;
+            Directive::Decl {
+                decl: ParamDecl {
+                    name: d.name,
+                    kind: ParamKind::Surface(Box::new(d.decl)),
+                    cbank_offset: 0,
+                    span: stmt_span,
+                },
+                name_span: d.name_span,
             }
         }
         ".param" => {

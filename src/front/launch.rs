@@ -575,11 +575,17 @@ fn bind(
     for ((decl, source), param) in added.into_iter().zip(&info.params) {
         let file = &launch.sources[source].name;
         let mismatch = match &decl.kind {
-            ParamKind::Buffer { .. } => {
+            ParamKind::Buffer { .. } | ParamKind::Surface(_) => {
                 let pointer = matches!(param.ty, Ty::U64 | Ty::S64 | Ty::B64);
+                let (what, value) = match decl.kind {
+                    ParamKind::Surface(_) => ("surface", "a 64-bit surface handle"),
+                    ParamKind::Buffer { .. } | ParamKind::Scalar { .. } => {
+                        ("buffer", "a 64-bit device address")
+                    }
+                };
                 (!pointer).then(|| {
                     format!(
-                        "buffer `{}` binds to parameter {} (a buffer is a 64-bit device address; the parameter must be .u64)",
+                        "{what} `{}` binds to parameter {} (a {what} is {value}; the parameter must be .u64)",
                         decl.name,
                         describe_param(param)
                     )

@@ -17,6 +17,7 @@
 //! | `.shared BYTES` | shared memory per CTA (default 0), at most 16 MiB (the window of `000_6d05a8552870c0ae.txt`) |
 //! | `.buffer NAME TY[LEN] = INIT` | a global buffer of `LEN >= 1` elements |
 //! | `.param NAME TY = VALUE` | a scalar kernel parameter |
+//! | `.surface NAME DIM TY[W{,H{,D}}] {layers N} {pitch{(BYTES)} \| blocklinear(H,D)} {disabled} {sparse P{,P}} = INIT` | a surface in global memory (`docs/surfaces.md`) |
 //! | `.expect ...` | a check run after the launch |
 //!
 //! Element types: `u8 u16 u32 u64 s8 s16 s32 s64 f16 f32 f64`. Initialisers: a scalar fill
@@ -49,9 +50,10 @@
 
 use super::directive::{self, Directive, LAUNCH_DIRECTIVES};
 use super::lexer::{join, lex, Cursor, SyntaxError, TokKind, Token};
+use crate::ir::surface::{SurfaceDecl, SurfaceDim, SurfaceLayout, SurfaceShape, SPARSE_PAGE_BYTES};
 use crate::ir::{
-    CbankLayout, CmpOp, Expect, ExpectLhs, ExpectRhs, Init, LaunchSpec, ParamDecl, ParamKind,
-    Scalar, Span, Ty, MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ, SHARED_WINDOW_BYTES,
+    CbankLayout, CmpOp, Expect, ExpectLhs, ExpectRhs, Init, LaunchSpec, ParamDecl, Scalar, Span,
+    Ty, MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ, SHARED_WINDOW_BYTES,
 };
 use crate::valid::{self, LaunchLimit};
 use std::collections::HashMap;
@@ -624,6 +626,231 @@ pub fn buffer_decl(cur: &mut Cursor) -> Result<BufferDecl, SyntaxError> {
     })
 }
 
+/// A parsed `.surface` declaration with spans.
+#[derive(Debug, Clone)]
+pub struct SurfaceDeclSpanned {
+    pub name: String,
+    pub decl: SurfaceDecl,
+    pub name_span: Span,
+    pub span: Span,
+}
+
+/// The largest coordinate extent: coordinates are S32.
+const MAX_SURFACE_EXTENT: u64 = i32::MAX as u64;
+/// The most array layers: a layer index is the 16 low bits of its register.
+const MAX_SURFACE_LAYERS: u64 = 1 << 16;
+
+/// Reads `NAME DIM TY[W{,H{,D}}] {layers N} {pitch{(BYTES)} | blocklinear(H,D)} {disabled}
+/// {sparse P{,P}} = INIT` and checks it (see `docs/surfaces.md`).
+pub fn surface_decl(cur: &mut Cursor) -> Result<SurfaceDeclSpanned, SyntaxError> {
+    let start = cur.here();
+    let (name, name_span) = name(cur, "a surface name")?;
+    let dims: Vec<&str> = SurfaceDim::ALL.iter().map(|d| d.decl_name()).collect();
+    let dim_tok = cur.expect_word("a surface dimension")?;
+    let Some(dim) = SurfaceDim::ALL
+        .iter()
+        .copied()
+        .find(|d| d.decl_name().eq_ignore_ascii_case(dim_tok.text))
+    else {
+        return Err(SyntaxError::new(
+            dim_tok.span,
+            format!("unknown surface dimension `{}`", dim_tok.text),
+        )
+        .expected(format!("one of {}", dims.join(" "))));
+    };
+    let (elem, elem_span) = elem_type(cur)?;
+    if !matches!(elem.bytes(), 1 | 2 | 4 | 8 | 16) {
+        return Err(SyntaxError::new(
+            elem_span,
+            format!("{elem} is not a surface element type"),
+        ));
+    }
+    let open = cur.expect_punct("[")?;
+    let axes = match dim {
+        SurfaceDim::D1 | SurfaceDim::D1Buffer | SurfaceDim::D1Array => 1,
+        SurfaceDim::D2 | SurfaceDim::D2Array => 2,
+        SurfaceDim::D3 => 3,
+    };
+    let mut extent = [1u32; 3];
+    let mut given = 0;
+    let close = loop {
+        let (v, span) = unsigned(cur, "a surface extent")?;
+        if v == 0 || v > MAX_SURFACE_EXTENT {
+            return Err(SyntaxError::new(
+                span,
+                format!("a surface extent must be between 1 and {MAX_SURFACE_EXTENT}"),
+            ));
+        }
+        if given < 3 {
+            extent[given] = v as u32;
+        }
+        given += 1;
+        if let Some(close) = cur.eat_punct("]") {
+            break close;
+        }
+        cur.expect_punct(",")?;
+    };
+    if given != axes {
+        return Err(SyntaxError::new(
+            join(open, close),
+            format!("a {dim} surface has {axes} extent(s), not {given}"),
+        )
+        .expected(format!(
+            "{axes} extent(s): W{}",
+            [",H", ",H,D"][..axes - 1].concat()
+        )));
+    }
+    let mut shape = SurfaceShape {
+        dim,
+        elem_bytes: elem.bytes(),
+        width: extent[0],
+        height: extent[1],
+        depth: extent[2],
+        layers: 1,
+    };
+    let mut layout = None;
+    let mut disabled = false;
+    let mut sparse: Vec<(u64, Span)> = Vec::new();
+    let mut layers_seen = false;
+    while cur.eat_punct("=").is_none() {
+        let word =
+            cur.expect_word("`layers`, `pitch`, `blocklinear`, `disabled`, `sparse` or `= INIT`")?;
+        match word.text.to_ascii_lowercase().as_str() {
+            "layers" if !layers_seen => {
+                let (n, span) = unsigned(cur, "the layer count")?;
+                if !dim.is_array() {
+                    return Err(SyntaxError::new(
+                        word.span,
+                        format!("a {dim} surface has no layers"),
+                    )
+                    .expected("1d_array or 2d_array"));
+                }
+                if n == 0 || n > MAX_SURFACE_LAYERS {
+                    return Err(SyntaxError::new(
+                        span,
+                        format!("the layer count must be between 1 and {MAX_SURFACE_LAYERS}"),
+                    ));
+                }
+                shape.layers = n as u32;
+                layers_seen = true;
+            }
+            "pitch" if layout.is_none() => {
+                let row = shape.row_bytes();
+                let pitch = if cur.eat_punct("(").is_some() {
+                    let (b, span) = unsigned(cur, "the pitch in bytes")?;
+                    cur.expect_punct(")")?;
+                    if b < row || b % u64::from(shape.elem_bytes) != 0 || b > u64::from(u32::MAX) {
+                        return Err(SyntaxError::new(
+                            span,
+                            format!(
+                                "the pitch must be a multiple of the element size ({}) of at least the row's {row} bytes",
+                                shape.elem_bytes
+                            ),
+                        ));
+                    }
+                    b
+                } else {
+                    row
+                };
+                let pitch = u32::try_from(pitch).map_err(|_| {
+                    SyntaxError::new(word.span, "a row of this surface exceeds 4 GiB")
+                })?;
+                layout = Some(SurfaceLayout::Pitch { pitch });
+            }
+            "blocklinear" if layout.is_none() => {
+                cur.expect_punct("(")?;
+                let mut logs = [0u8; 2];
+                for (i, log) in logs.iter_mut().enumerate() {
+                    if i > 0 {
+                        cur.expect_punct(",")?;
+                    }
+                    let what = ["the block height in GOBs", "the block depth in GOBs"][i];
+                    let (v, span) = unsigned(cur, what)?;
+                    if !(v.is_power_of_two() && v <= 32) {
+                        return Err(SyntaxError::new(
+                            span,
+                            format!("{what} must be 1, 2, 4, 8, 16 or 32"),
+                        ));
+                    }
+                    *log = v.trailing_zeros() as u8;
+                }
+                cur.expect_punct(")")?;
+                layout = Some(SurfaceLayout::BlockLinear {
+                    log_height: logs[0],
+                    log_depth: logs[1],
+                });
+            }
+            "disabled" if !disabled => disabled = true,
+            "sparse" if sparse.is_empty() => loop {
+                let (page, span) = unsigned(cur, "a sparse page index")?;
+                sparse.push((page, span));
+                if cur.eat_punct(",").is_none() {
+                    break;
+                }
+            },
+            other => {
+                let repeated =
+                    ["layers", "pitch", "blocklinear", "disabled", "sparse"].contains(&other);
+                return Err(SyntaxError::new(
+                    word.span,
+                    if repeated {
+                        format!("`{}` is given twice (or with another layout)", word.text)
+                    } else {
+                        format!("unexpected `{}` in a surface declaration", word.text)
+                    },
+                )
+                .expected("`layers`, `pitch`, `blocklinear`, `disabled`, `sparse` or `= INIT`"));
+            }
+        }
+    }
+    if dim.is_array() && !layers_seen {
+        return Err(SyntaxError::new(
+            join(open, close),
+            format!("a {dim} surface needs `layers N`"),
+        )
+        .expected("layers N after the extent"));
+    }
+    let layout = layout.unwrap_or(SurfaceLayout::Pitch {
+        pitch: u32::try_from(shape.row_bytes()).map_err(|_| {
+            SyntaxError::new(join(open, close), "a row of this surface exceeds 4 GiB")
+        })?,
+    });
+    let pages = layout.total_bytes(&shape).div_ceil(SPARSE_PAGE_BYTES);
+    let mut sparse_pages = Vec::with_capacity(sparse.len());
+    for (page, span) in sparse {
+        if page >= pages {
+            return Err(SyntaxError::new(
+                span,
+                format!("the surface has {pages} page(s) of 64 KiB; page {page} is past its end"),
+            ));
+        }
+        sparse_pages.push(page);
+    }
+    sparse_pages.sort_unstable();
+    sparse_pages.dedup();
+    let (init, spans) = init(cur)?;
+    if let Err((part, msg)) = check_init_parts(elem, shape.elements(), &init) {
+        let span = match part {
+            InitPart::Whole => spans.whole,
+            InitPart::Value(i) => spans.values.get(i).copied().unwrap_or(spans.whole),
+        };
+        return Err(SyntaxError::new(span, msg));
+    }
+    Ok(SurfaceDeclSpanned {
+        name,
+        decl: SurfaceDecl {
+            shape,
+            elem,
+            layout,
+            disabled,
+            sparse: sparse_pages,
+            init,
+        },
+        name_span,
+        span: join(start, spans.whole),
+    })
+}
+
 /// A parsed `.param` declaration with spans.
 #[derive(Debug, Clone)]
 pub struct ScalarParamDecl {
@@ -838,7 +1065,7 @@ fn check_expect_spanned(
         let known: Vec<&str> = params
             .items()
             .iter()
-            .filter(|p| matches!(p.kind, ParamKind::Buffer { .. }))
+            .filter(|p| p.kind.elements().is_some())
             .map(|p| p.name.as_str())
             .collect();
         let expected = if known.is_empty() {
@@ -850,7 +1077,7 @@ fn check_expect_spanned(
             SyntaxError::new(spans.buffer, format!("unknown buffer `{buffer}`")).expected(expected),
         );
     };
-    let ParamKind::Buffer { elem, len, .. } = decl.kind else {
+    let Some((elem, len)) = decl.kind.elements() else {
         return Err(SyntaxError::new(
             spans.buffer,
             format!("`{buffer}` is a scalar parameter, not a buffer"),
@@ -1153,6 +1380,7 @@ pub fn parse_dims(text: &str) -> Result<[u32; 3], String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::ParamKind;
 
     fn buffer(name: &str, elem: Ty, len: u64) -> ParamDecl {
         ParamDecl {

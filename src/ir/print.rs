@@ -77,6 +77,9 @@ pub fn print_kernel(k: &Kernel) -> String {
                     init_text(init)
                 );
             }
+            ParamKind::Surface(d) => {
+                let _ = write!(out, ".surface {} {}", p.name, surface_text(d));
+            }
             ParamKind::Scalar { ty, value } => {
                 let _ = write!(out, ".param {} {ty} = {value}", p.name);
             }
@@ -725,6 +728,36 @@ fn expect_text(e: &Expect) -> String {
         ExpectRhs::List(values) => scalar_list(values),
     };
     format!("{lhs} {} {rhs}", cmp_text(e.cmp))
+}
+
+/// A surface declaration after its name, as a program file writes it.
+fn surface_text(d: &super::surface::SurfaceDecl) -> String {
+    use super::surface::{SurfaceDim, SurfaceLayout};
+    let sh = &d.shape;
+    let extent = match sh.dim {
+        SurfaceDim::D1 | SurfaceDim::D1Buffer | SurfaceDim::D1Array => format!("{}", sh.width),
+        SurfaceDim::D2 | SurfaceDim::D2Array => format!("{},{}", sh.width, sh.height),
+        SurfaceDim::D3 => format!("{},{},{}", sh.width, sh.height, sh.depth),
+    };
+    let mut t = format!("{} {}[{extent}]", sh.dim, d.elem);
+    if sh.dim.is_array() {
+        t += &format!(" layers {}", sh.layers);
+    }
+    t += &match d.layout {
+        SurfaceLayout::Pitch { pitch } => format!(" pitch({pitch})"),
+        SurfaceLayout::BlockLinear {
+            log_height,
+            log_depth,
+        } => format!(" blocklinear({},{})", 1u32 << log_height, 1u32 << log_depth),
+    };
+    if d.disabled {
+        t += " disabled";
+    }
+    if !d.sparse.is_empty() {
+        let pages: Vec<String> = d.sparse.iter().map(|p| p.to_string()).collect();
+        t += &format!(" sparse {}", pages.join(","));
+    }
+    t + &format!(" = {}", init_text(&d.init))
 }
 
 #[cfg(test)]

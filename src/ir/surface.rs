@@ -50,7 +50,35 @@
 //! are, from bit 0: `xb[0..4]`, `y[0]`, `xb[4]`, `y[1..3]`, `xb[5]`. A layer of an array
 //! surface occupies a whole number of blocks; layer `l` starts at `l * layer_bytes`.
 
+use super::{Init, Ty};
 use std::fmt;
+
+/// Bytes in one page of a surface's memory, the unit `sparse` marks.
+pub const SPARSE_PAGE_BYTES: u64 = 64 * 1024;
+
+/// A surface as a launch declares it (`.surface NAME DIM TY[W,H,D] ...`, see `docs/surfaces.md`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SurfaceDecl {
+    /// Dimensionality, element size and extent.
+    pub shape: SurfaceShape,
+    /// The element format (its size is `shape.elem_bytes`; its signedness decides `.SD32`/`.SD64`).
+    pub elem: Ty,
+    /// How the elements are laid out in global memory.
+    pub layout: SurfaceLayout,
+    /// Every access does nothing (writes are dropped, reads and atomics return 0).
+    pub disabled: bool,
+    /// The [`SPARSE_PAGE_BYTES`] pages of the surface's memory marked sparse, ascending.
+    pub sparse: Vec<u64>,
+    /// The initial elements, in logical order (x fastest, then y, z, layer).
+    pub init: Init,
+}
+
+impl SurfaceDecl {
+    /// Bytes of global memory the surface occupies.
+    pub fn bytes(&self) -> u64 {
+        self.layout.total_bytes(&self.shape)
+    }
+}
 
 /// A surface's dimensionality (SASS `.dim`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -308,11 +308,23 @@ pub struct ParamDecl {
     pub span: Span,
 }
 
+impl ParamKind {
+    /// The element type and element count of a buffer or a surface (its elements in logical
+    /// order, as `.expect` and dumps see them); `None` for a scalar.
+    pub fn elements(&self) -> Option<(Ty, u64)> {
+        match self {
+            ParamKind::Buffer { elem, len, .. } => Some((*elem, *len)),
+            ParamKind::Surface(s) => Some((s.elem, s.shape.elements())),
+            ParamKind::Scalar { .. } => None,
+        }
+    }
+}
+
 impl ParamDecl {
     /// Bytes the parameter occupies in the constant bank (8 for a buffer address).
     pub fn cbank_size(&self) -> u32 {
         match &self.kind {
-            ParamKind::Buffer { .. } => 8,
+            ParamKind::Buffer { .. } | ParamKind::Surface(_) => 8,
             ParamKind::Scalar { ty, .. } => ty.bytes(),
         }
     }
@@ -330,6 +342,9 @@ pub enum ParamKind {
         /// The initial contents.
         init: Init,
     },
+    /// `.surface NAME DIM TY[W,H,D] ...`: a surface in global memory, passed as its 8-byte
+    /// handle (its index in the launch's header pool, see [`crate::ir::surface`]).
+    Surface(Box<super::surface::SurfaceDecl>),
     /// `.param NAME TY = VALUE`.
     Scalar {
         /// The parameter's type.

@@ -480,7 +480,8 @@ fn run_with_stacks(
             crate::ir::ParamKind::Buffer { elem, len, .. } => {
                 sum.saturating_add(len.saturating_mul(u64::from(elem.bytes())))
             }
-            _ => sum,
+            crate::ir::ParamKind::Surface(s) => sum.saturating_add(s.bytes()),
+            crate::ir::ParamKind::Scalar { .. } => sum,
         });
     if declared_bytes > MAX_BUFFER_BYTES {
         return Err(LitmusError::Setup(format!(

@@ -13,6 +13,7 @@ mod progress;
 mod ptx;
 mod reuse;
 mod sass_listing;
+mod surfaces;
 mod traps;
 mod validation;
 

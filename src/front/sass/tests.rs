@@ -2094,7 +2094,7 @@ fn program_file_errors() {
     let e = err_at(".kernal a\nEXIT", 1, 1, "unknown directive `.kernal`");
     assert_eq!(
         e.expected.as_deref(),
-        Some("one of .kernel .grid .block .shared .static_shared .buffer .param .expect")
+        Some("one of .kernel .grid .block .shared .static_shared .buffer .surface .param .expect")
     );
     err_at(
         ".grid 2\n.grid 3\nEXIT",
