@@ -707,23 +707,12 @@ impl Prepared<'_> {
     /// Writes every buffer's initial value; `fresh`: the memory is still all zero.
     fn initialize_buffers(&self, fresh: bool) {
         for b in &self.buffers {
-            buffers::initialize(
-                &self.global,
-                b.address,
-                &b.placement,
-                b.elem,
-                b.len,
-                &b.init,
-                fresh,
-            );
+            self.initialize(b, fresh);
         }
     }
 
-    /// Restores one buffer to its initial value (false if there is no such buffer).
-    pub fn reset_buffer(&self, name: &str) -> bool {
-        let Some(b) = self.buffers.iter().find(|b| b.name == name) else {
-            return false;
-        };
+    /// Writes one buffer's initial value.
+    fn initialize(&self, b: &BufferSlot, fresh: bool) {
         buffers::initialize(
             &self.global,
             b.address,
@@ -731,8 +720,16 @@ impl Prepared<'_> {
             b.elem,
             b.len,
             &b.init,
-            false,
+            fresh,
         );
+    }
+
+    /// Restores one buffer to its initial value (false if there is no such buffer).
+    pub fn reset_buffer(&self, name: &str) -> bool {
+        let Some(b) = self.buffers.iter().find(|b| b.name == name) else {
+            return false;
+        };
+        self.initialize(b, false);
         true
     }
 

@@ -576,6 +576,22 @@ pub fn check_init(elem: Ty, len: u64, init: &Init) -> Result<(), String> {
     check_init_parts(elem, len, init).map_err(|(_, m)| m)
 }
 
+/// [`check_init_parts`], with the error at the part of the initialiser it is about.
+fn check_init_spanned(
+    elem: Ty,
+    len: u64,
+    init: &Init,
+    spans: &InitSpans,
+) -> Result<(), SyntaxError> {
+    check_init_parts(elem, len, init).map_err(|(part, msg)| {
+        let span = match part {
+            InitPart::Whole => spans.whole,
+            InitPart::Value(i) => spans.values.get(i).copied().unwrap_or(spans.whole),
+        };
+        SyntaxError::new(span, msg)
+    })
+}
+
 /// A parsed `.buffer` declaration with spans.
 #[derive(Debug, Clone)]
 pub struct BufferDecl {
@@ -609,13 +625,7 @@ pub fn buffer_decl(cur: &mut Cursor) -> Result<BufferDecl, SyntaxError> {
     cur.expect_punct("]")?;
     cur.expect_punct("=")?;
     let (init, spans) = init(cur)?;
-    if let Err((part, msg)) = check_init_parts(elem, len, &init) {
-        let span = match part {
-            InitPart::Whole => spans.whole,
-            InitPart::Value(i) => spans.values.get(i).copied().unwrap_or(spans.whole),
-        };
-        return Err(SyntaxError::new(span, msg));
-    }
+    check_init_spanned(elem, len, &init, &spans)?;
     Ok(BufferDecl {
         name,
         elem,
@@ -829,13 +839,7 @@ pub fn surface_decl(cur: &mut Cursor) -> Result<SurfaceDeclSpanned, SyntaxError>
     sparse_pages.sort_unstable();
     sparse_pages.dedup();
     let (init, spans) = init(cur)?;
-    if let Err((part, msg)) = check_init_parts(elem, shape.elements(), &init) {
-        let span = match part {
-            InitPart::Whole => spans.whole,
-            InitPart::Value(i) => spans.values.get(i).copied().unwrap_or(spans.whole),
-        };
-        return Err(SyntaxError::new(span, msg));
-    }
+    check_init_spanned(elem, shape.elements(), &init, &spans)?;
     Ok(SurfaceDeclSpanned {
         name,
         decl: SurfaceDecl {
