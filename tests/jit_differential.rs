@@ -390,6 +390,15 @@ impl Gen {
                     c: self.float_src(ty),
                     round,
                     ftz: ty == Ty::F32 && self.chance(40),
+                    halves: if matches!(ty, Ty::F16x2 | Ty::BF16x2) && self.chance(40) {
+                        [
+                            self.pick(HalfSel::ALL),
+                            self.pick(HalfSel::ALL),
+                            self.pick(HalfSel::ALL),
+                        ]
+                    } else {
+                        HalfSel::AS_READ
+                    },
                 }
             }
             7 => Op::PredLut {
@@ -738,6 +747,13 @@ impl Gen {
                 dst: self.val(),
                 hi: Src::plain(self.operand()),
                 lo: Src::plain(self.operand()),
+            },
+            _ if self.chance(10) => Op::PackedMinMax {
+                op: self.pick(&[BinOp::Min, BinOp::Max]),
+                ty: self.pick(&[Ty::U16, Ty::S16]),
+                dst: self.val(),
+                a: Src::plain(self.operand()),
+                b: Src::plain(self.operand()),
             },
             _ if self.chance(15) => Op::IsSpace {
                 space: self.pick(&[Space::Shared, Space::Global]),

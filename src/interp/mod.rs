@@ -559,13 +559,31 @@ fn step(
             ref c,
             round,
             ftz,
+            halves,
         } => for_lanes(exec, |lane| {
             let a = read_src(warp, env, a, ty, lane)?;
             let b = read_src(warp, env, b, ty, lane)?;
             let c = read_src(warp, env, c, ty, lane)?;
             // Validation guarantees a float type.
-            let value = sem::float::fma_ty(ty, a, b, c, round, ftz).unwrap_or(0);
+            let value = sem::float::fma_selected(ty, halves, [a, b, c], round, ftz).unwrap_or(0);
             write_reg_words(warp, dst, lane, value as u128, ty.regs());
+            Ok(())
+        })?,
+        &Op::PackedMinMax {
+            op,
+            ty,
+            dst,
+            ref a,
+            ref b,
+        } => for_lanes(exec, |lane| {
+            let a = read_src(warp, env, a, Ty::U32, lane)?;
+            let b = read_src(warp, env, b, Ty::U32, lane)?;
+            write_reg(
+                warp,
+                dst,
+                lane,
+                sem::alu::packed_min_max(op, ty, a, b) as u32,
+            );
             Ok(())
         })?,
         &Op::PackHalves {

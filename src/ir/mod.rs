@@ -779,7 +779,9 @@ pub enum Op {
     /// Fused multiply-add `dst = a * b + c` in the float type `ty` (`F16x2`, `BF16x2` per
     /// element, `F16`, `BF16`, `F32`, `F64`) with a single rounding by `round` (SASS
     /// `FFMA`/`DFMA`/`HFMA2`, PTX `fma.rn`/`mad.rn` on floats). `ftz` flushes subnormal inputs
-    /// and result to sign-preserving zero (F32 only).
+    /// and result to sign-preserving zero (F32 only). `halves[i]` selects the halves source `i`
+    /// (`a`, `b`, `c`) reads, before its modifier ([`HalfSel`], SASS `R2.H0_H0`); a selector
+    /// other than [`HalfSel::H1H0`] is only valid on `F16x2` and `BF16x2`.
     Fma {
         /// The float type.
         ty: Ty,
@@ -795,6 +797,8 @@ pub enum Op {
         round: Round,
         /// Flush subnormal inputs and result (F32 only).
         ftz: bool,
+        /// The halves each of `a`, `b`, `c` reads (packed types only).
+        halves: [HalfSel; 3],
     },
     /// Whether a generic address lies in a space's window (SASS `QSPC.E.S`; the meaning of PTX
     /// `isspacep.shared`/`.global`, which the PTX front-end does not read yet): `dst` receives
@@ -822,6 +826,23 @@ pub enum Op {
         hi: Src,
         /// The value of the lower half (`f32`).
         lo: Src,
+    },
+    /// Per-half integer minimum or maximum of two packed 16-bit pairs (SASS
+    /// `VIMNMX.{U16x2,S16x2}`, PTX `min`/`max` on `.u16x2`/`.s16x2`): bits 15..0 of `dst` are
+    /// `op` (`Min` or `Max`) of bits 15..0 of `a` and `b`, bits 31..16 of `dst` that of bits
+    /// 31..16 of `a` and `b`, each half compared as `ty` (`U16` or `S16`). The sources take no
+    /// modifier.
+    PackedMinMax {
+        /// `Min` or `Max`.
+        op: BinOp,
+        /// The type of each half: `U16` or `S16`.
+        ty: Ty,
+        /// The packed result.
+        dst: Reg,
+        /// The first pair.
+        a: Src,
+        /// The second pair.
+        b: Src,
     },
     /// SASS `PLOP3.LUT`: `dst[i] = lut[i][(a<<2)|(b<<1)|c]` of the three predicate inputs
     /// (the truth-table convention of [`Op::Lop3`]: `a = 0xF0`, `b = 0xCC`, `c = 0xAA`).

@@ -103,6 +103,35 @@ op_enum! {
 }
 
 op_enum! {
+    /// Which halves of a packed pair a source of [`crate::ir::Op::Fma`] reads (the SASS operand
+    /// selectors of `HADD2`/`HMUL2`/`HFMA2`: `R2.H0_H0`, `R2.H1_H1`). The selector rearranges
+    /// the 32-bit value read; the source modifier then applies to each half (the two commute).
+    pub enum HalfSel {
+        /// The pair as read: high half in bits 31..16, low half in bits 15..0 (SASS prints no
+        /// selector).
+        H1H0 = "h1_h0",
+        /// The low half in both halves: `(v & 0xffff) * 0x10001`.
+        H0H0 = "h0_h0",
+        /// The high half in both halves: `(v >> 16) * 0x10001`.
+        H1H1 = "h1_h1",
+    }
+}
+
+impl HalfSel {
+    /// Every source reads its pair as it is.
+    pub const AS_READ: [HalfSel; 3] = [HalfSel::H1H0; 3];
+
+    /// The 32-bit pair `v` rearranged by the selector.
+    pub fn apply(self, v: u32) -> u32 {
+        match self {
+            HalfSel::H1H0 => v,
+            HalfSel::H0H0 => (v & 0xffff) * 0x1_0001,
+            HalfSel::H1H1 => (v >> 16) * 0x1_0001,
+        }
+    }
+}
+
+op_enum! {
     /// Comparisons for [`crate::ir::Op::SetP`]. Integer comparisons use the type's signedness.
     /// The `*u` forms are the float unordered comparisons (true if either input is NaN).
     pub enum CmpOp {

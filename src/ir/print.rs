@@ -27,9 +27,9 @@
 
 use super::Init;
 use super::{
-    Address, AtomicInst, CmpOp, Expect, ExpectLhs, ExpectRhs, Guard, ImadMode, Inst, Kernel,
-    MemAccess, Op, Operand, ParamKind, Pred, PredMove, PredSrc, Program, Reg, Round, Scalar,
-    ShfInst, SpecialReg, Src, SrcMod, Ty, VoteMode,
+    Address, AtomicInst, CmpOp, Expect, ExpectLhs, ExpectRhs, Guard, HalfSel, ImadMode, Inst,
+    Kernel, MemAccess, Op, Operand, ParamKind, Pred, PredMove, PredSrc, Program, Reg, Round,
+    Scalar, ShfInst, SpecialReg, Src, SrcMod, Ty, VoteMode,
 };
 use std::fmt::Write;
 
@@ -645,14 +645,28 @@ fn op_text(k: &Kernel, op: &Op) -> String {
             c,
             round: r,
             ftz,
-        } => format!(
-            "fma.{}{}.{ty} {}, {}, {}, {}",
-            round(*r),
-            if *ftz { ".ftz" } else { "" },
+            halves,
+        } => {
+            // A half selector follows its operand (`r6.h0_h0`), as SASS writes it.
+            let selected = |s: &Src, sel: HalfSel| match sel {
+                HalfSel::H1H0 => src(s, *ty),
+                HalfSel::H0H0 | HalfSel::H1H1 => format!("{}.{sel}", src(s, *ty)),
+            };
+            format!(
+                "fma.{}{}.{ty} {}, {}, {}, {}",
+                round(*r),
+                if *ftz { ".ftz" } else { "" },
+                reg(*dst),
+                selected(a, halves[0]),
+                selected(b, halves[1]),
+                selected(c, halves[2])
+            )
+        }
+        Op::PackedMinMax { op, ty, dst, a, b } => format!(
+            "{op}.{ty}x2 {}, {}, {}",
             reg(*dst),
-            src(a, *ty),
-            src(b, *ty),
-            src(c, *ty)
+            src(a, Ty::B32),
+            src(b, Ty::B32)
         ),
         Op::PackHalves { ty, dst, hi, lo } => format!(
             "cvt.rn.{ty}.f32 {}, {}, {}",

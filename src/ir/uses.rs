@@ -519,6 +519,14 @@ impl Op {
                     words: ty.regs(),
                 });
             }
+            Op::PackedMinMax { dst, a, b, .. } => {
+                f(src(a.operand, 1));
+                f(src(b.operand, 1));
+                f(Use::Dst {
+                    reg: *dst,
+                    words: 1,
+                });
+            }
             Op::PackHalves { dst, hi, lo, .. } => {
                 f(src(hi.operand, 1));
                 f(src(lo.operand, 1));
@@ -681,7 +689,8 @@ impl Op {
             | Op::Fma { .. }
             | Op::PredLut { .. }
             | Op::IsSpace { .. }
-            | Op::PackHalves { .. } => Control::Next,
+            | Op::PackHalves { .. }
+            | Op::PackedMinMax { .. } => Control::Next,
         }
     }
 }

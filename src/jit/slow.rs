@@ -22,7 +22,7 @@
 
 use super::warp_ctx::WarpCtx;
 use crate::exec::WARP_STRIDE;
-use crate::ir::{Operand, Reg, Round, Src, Ty};
+use crate::ir::{HalfSel, Operand, Reg, Round, Src, Ty};
 use crate::sem;
 
 /// A `Convert` instruction compiled as a slow-path call.
@@ -43,6 +43,7 @@ pub struct SlowFma {
     pub ty: Ty,
     pub round: Round,
     pub ftz: bool,
+    pub halves: [HalfSel; 3],
     pub dst: Reg,
     pub a: Src,
     pub b: Src,
@@ -138,7 +139,8 @@ pub unsafe extern "C" fn slow_lanes(ctx: *mut WarpCtx, index: u32, exec: u32) {
                     read(regs, &f.c, f.ty, lane),
                 );
                 // Validation guarantees a float type (as in the interpreter).
-                let out = sem::float::fma_ty(f.ty, a, b, c, f.round, f.ftz).unwrap_or(0);
+                let out = sem::float::fma_selected(f.ty, f.halves, [a, b, c], f.round, f.ftz)
+                    .unwrap_or(0);
                 (f.dst, f.ty.regs(), out)
             }
             SlowOp::Pack(p) => {

@@ -2745,6 +2745,7 @@ fn fma_in_every_rounding_mode_and_type() {
                     c: src(reg(4)),
                     round,
                     ftz,
+                    halves: HalfSel::AS_READ,
                 })
                 .push(Op::Fma {
                     ty,
@@ -2760,9 +2761,27 @@ fn fma_in_every_rounding_mode_and_type() {
                     },
                     round,
                     ftz,
-                })
+                    halves: HalfSel::AS_READ,
+                });
+                let packed = elements == 2;
+                if packed {
+                    // Half selectors (SASS `-R0.H0_H0, R2.H1_H1, R4.H0_H0`).
+                    b.push(Op::Fma {
+                        ty,
+                        dst: r(10),
+                        a: Src {
+                            operand: reg(0),
+                            modifier: SrcMod::Neg,
+                        },
+                        b: src(reg(2)),
+                        c: src(reg(4)),
+                        round,
+                        ftz,
+                        halves: [HalfSel::H0H0, HalfSel::H1H1, HalfSel::H0H0],
+                    });
+                }
                 // In place: the destination is an operand.
-                .push(Op::Fma {
+                b.push(Op::Fma {
                     ty,
                     dst: r(0),
                     a: src(reg(0)),
@@ -2770,6 +2789,7 @@ fn fma_in_every_rounding_mode_and_type() {
                     c: src(reg(0)),
                     round,
                     ftz,
+                    halves: HalfSel::AS_READ,
                 })
                 .exit();
                 for batch in 0..6 {
@@ -2818,6 +2838,22 @@ fn fma_in_every_rounding_mode_and_type() {
                         assert_eq!(get(8, l), want, "-a, |c|: {what}");
                         let want = crate::sem::float::fma_ty(ty, a, bv, a, round, ftz).unwrap();
                         assert_eq!(get(0, l), want, "in place: {what}");
+                        if packed {
+                            // Each selected half replicated by hand.
+                            let (lo, hi) = (|v: u64| v & 0xffff, |v: u64| v >> 16 & 0xffff);
+                            let both = |h: u64| h << 16 | h;
+                            let sa = both(lo(na));
+                            let want = crate::sem::float::fma_ty(
+                                ty,
+                                sa,
+                                both(hi(bv)),
+                                both(lo(c)),
+                                round,
+                                ftz,
+                            )
+                            .unwrap();
+                            assert_eq!(get(10, l), want, "-a.h0_h0, b.h1_h1, c.h0_h0: {what}");
+                        }
                         // An oracle independent of `sem`: the host's fused multiply-add.
                         if round == Round::Nearest && !ftz && ty == Ty::F32 {
                             let host = f32::from_bits(a as u32)
@@ -2855,6 +2891,7 @@ fn fma_in_every_rounding_mode_and_type() {
         c: src(imm(c)),
         round: Round::Nearest,
         ftz,
+        halves: HalfSel::AS_READ,
     };
     b.push(fma(0, 0x8000_0001, 0x4000_0000, 0x8000_0000, true))
         .push(fma(1, 0x8000_0001, 0x4000_0000, 0x8000_0000, false))
@@ -3258,5 +3295,68 @@ fn values_other_lanes_read_are_stored_even_where_the_writers_never_read_them() {
                 "{backend}: lane {l} reads lane 20's R5"
             );
         }
+    }
+}
+
+#[test]
+fn packed_min_max_compares_each_half_by_its_signedness() {
+    // Halves at the edges of both readings: 0, 1, 0x7fff (the largest s16), 0x8000 (the
+    // smallest s16, 32768 unsigned), 0xffff (-1 signed, the largest u16).
+    let edges = [0u32, 1, 0x7fff, 0x8000, 0xffff];
+    let cases: Vec<(u32, u32)> = (0..32)
+        .map(|l| {
+            let e = |i: usize| edges[i % edges.len()];
+            (e(l) << 16 | e(l / 5), e(l / 3) << 16 | e(l + 2))
+        })
+        .collect();
+    let mut b = KernelBuilder::new();
+    let mut dst = 2;
+    for op in [BinOp::Min, BinOp::Max] {
+        for ty in [Ty::U16, Ty::S16] {
+            b.push(Op::PackedMinMax {
+                op,
+                ty,
+                dst: r(dst),
+                a: src(reg(0)),
+                b: src(reg(1)),
+            });
+            dst += 1;
+        }
+    }
+    // In place, and with an immediate.
+    b.push(Op::PackedMinMax {
+        op: BinOp::Max,
+        ty: Ty::S16,
+        dst: r(0),
+        a: src(reg(0)),
+        b: src(imm(0x0000_8000)),
+    })
+    .exit();
+    let w = run_both(&b, FULL, |w| {
+        for (l, &(a, bv)) in cases.iter().enumerate() {
+            set_reg(w, 0, l, a);
+            set_reg(w, 1, l, bv);
+        }
+    });
+    for (l, &(a, bv)) in cases.iter().enumerate() {
+        // The model: each half on its own, as u16 or i16.
+        let halves = |f: &dyn Fn(u16, u16) -> u16, x: u32, y: u32| {
+            u32::from(f((x >> 16) as u16, (y >> 16) as u16)) << 16
+                | u32::from(f(x as u16, y as u16))
+        };
+        let smin = |x: u16, y: u16| (x as i16).min(y as i16) as u16;
+        let smax = |x: u16, y: u16| (x as i16).max(y as i16) as u16;
+        let umin = |x: u16, y: u16| x.min(y);
+        let umax = |x: u16, y: u16| x.max(y);
+        let what = format!("{a:#010x} {bv:#010x}");
+        assert_eq!(reg_of(&w, 2, l), halves(&umin, a, bv), "min.u16x2 {what}");
+        assert_eq!(reg_of(&w, 3, l), halves(&smin, a, bv), "min.s16x2 {what}");
+        assert_eq!(reg_of(&w, 4, l), halves(&umax, a, bv), "max.u16x2 {what}");
+        assert_eq!(reg_of(&w, 5, l), halves(&smax, a, bv), "max.s16x2 {what}");
+        assert_eq!(
+            reg_of(&w, 0, l),
+            halves(&smax, a, 0x8000),
+            "in place {what}"
+        );
     }
 }

@@ -136,6 +136,19 @@ pub fn lut3(lut: u8, a: bool, b: bool, c: bool) -> bool {
     lut >> index & 1 == 1
 }
 
+/// [`crate::ir::Op::PackedMinMax`]: `op` on each 16-bit half of `a` and `b` (bits 15..0 with
+/// 15..0, 31..16 with 31..16), each half compared as `ty` (`U16` or `S16`), packed into one
+/// 32-bit word. Validation admits only `Min` and `Max`; any other op is computed per half the
+/// same way ([`binary`] in `S16` for a signed `ty`, `U16` otherwise).
+pub fn packed_min_max(op: BinOp, ty: Ty, a: u64, b: u64) -> u64 {
+    let half_ty = if ty.is_signed_int() { Ty::S16 } else { Ty::U16 };
+    let half = |shift: u32| {
+        let r = binary_int(op, half_ty, (a >> shift) & 0xffff, (b >> shift) & 0xffff);
+        (r as u64 & 0xffff) << shift
+    };
+    half(16) | half(0)
+}
+
 /// [`crate::ir::Op::Binary`]: `op(a, b)` in `ty`, in register form (`u128` because `MulWide` on
 /// 64-bit types yields 128 bits; see [`BinOp::result_words`]).
 pub fn binary(op: BinOp, ty: Ty, a: u64, b: u64, ftz: bool) -> u128 {
@@ -430,6 +443,43 @@ pub fn bool_op(op: BoolOp, x: bool, y: bool) -> bool {
 mod tests {
     use super::*;
     use crate::ir::{Operand, Reg, Src};
+
+    #[test]
+    fn packed_min_max_compares_each_half_by_its_signedness() {
+        // Low halves 0x0001 vs 0xffff (1 vs 65535 unsigned, 1 vs -1 signed); high halves
+        // 0x8000 vs 0x7fff (32768 vs 32767 unsigned, -32768 vs 32767 signed).
+        let (a, b) = (0x8000_0001, 0x7fff_ffff);
+        assert_eq!(packed_min_max(BinOp::Min, Ty::U16, a, b), 0x7fff_0001);
+        assert_eq!(packed_min_max(BinOp::Max, Ty::U16, a, b), 0x8000_ffff);
+        assert_eq!(packed_min_max(BinOp::Min, Ty::S16, a, b), 0x8000_ffff);
+        assert_eq!(packed_min_max(BinOp::Max, Ty::S16, a, b), 0x7fff_0001);
+        // No carry or borrow between the halves, equal halves, the extremes of each type.
+        assert_eq!(
+            packed_min_max(BinOp::Min, Ty::U16, 0xffff_0000, 0x0000_ffff),
+            0
+        );
+        assert_eq!(
+            packed_min_max(BinOp::Max, Ty::U16, 0xffff_0000, 0x0000_ffff),
+            0xffff_ffff
+        );
+        assert_eq!(
+            packed_min_max(BinOp::Min, Ty::S16, 0x1234_5678, 0x1234_5678),
+            0x1234_5678
+        );
+        assert_eq!(
+            packed_min_max(BinOp::Min, Ty::S16, 0x7fff_8000, 0x8000_7fff),
+            0x8000_8000
+        );
+        assert_eq!(
+            packed_min_max(BinOp::Max, Ty::S16, 0x7fff_8000, 0x8000_7fff),
+            0x7fff_7fff
+        );
+        // Bits above 32 are not read.
+        assert_eq!(
+            packed_min_max(BinOp::Max, Ty::U16, 0xdead_0000_0001_0002, 0x0000_0002_0001),
+            0x0002_0002
+        );
+    }
 
     #[test]
     fn iadd3_carries_are_bits_32_and_33_of_the_sum() {

@@ -32,7 +32,7 @@
 //!   is the other input; if both are, the canonical NaN. `-0` is treated as less than `+0`
 //!   (so `min(-0, +0) = -0`, `max(-0, +0) = +0`), which makes the result deterministic.
 
-use crate::ir::{FloatFormat, Round, Ty};
+use crate::ir::{FloatFormat, HalfSel, Round, Ty};
 
 /// Float binary operations of [`float_op`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -324,6 +324,32 @@ pub fn fma_ty(ty: Ty, a: u64, b: u64, c: u64, round: Round, ftz: bool) -> Option
         let element = |x: u64| (x >> shift) & mask;
         acc | (fma(fmt, element(a), element(b), element(c), round, ftz) & mask) << shift
     }))
+}
+
+/// [`crate::ir::Op::Fma`] with its half selectors: each of `a`, `b`, `c` (32-bit pairs,
+/// already modified) rearranged by its [`HalfSel`], then [`fma_ty`]. Selectors and modifiers
+/// commute (a modifier acts alike on both halves), so the order of the two does not matter.
+/// Validation admits selectors other than `H1H0` only on `F16x2`/`BF16x2`; on another type
+/// such a selector rearranges the low 32 bits of the value.
+pub fn fma_selected(
+    ty: Ty,
+    halves: [HalfSel; 3],
+    [a, b, c]: [u64; 3],
+    round: Round,
+    ftz: bool,
+) -> Option<u64> {
+    let pick = |sel: HalfSel, v: u64| match sel {
+        HalfSel::H1H0 => v,
+        HalfSel::H0H0 | HalfSel::H1H1 => u64::from(sel.apply(v as u32)),
+    };
+    fma_ty(
+        ty,
+        pick(halves[0], a),
+        pick(halves[1], b),
+        pick(halves[2], c),
+        round,
+        ftz,
+    )
 }
 
 /// A finite value of `fmt` as `(negative, magnitude, exp2)` with value
@@ -772,6 +798,158 @@ mod tests {
                 false
             ),
             Some(0x4000_4080)
+        );
+    }
+
+    /// `fma_selected` on one packed type with round-to-nearest-even and no flushing.
+    fn sel_fma(ty: Ty, halves: [HalfSel; 3], a: u64, b: u64, c: u64) -> u64 {
+        fma_selected(ty, halves, [a, b, c], Round::Nearest, false).unwrap()
+    }
+
+    #[test]
+    fn half_selectors_replicate_one_half_of_each_source() {
+        use HalfSel::{H0H0, H1H0, H1H1};
+        assert_eq!(H0H0.apply(0x1234_5678), 0x5678_5678);
+        assert_eq!(H1H1.apply(0x1234_5678), 0x1234_1234);
+        assert_eq!(H1H0.apply(0x1234_5678), 0x1234_5678);
+        // a = (3, 1), b = (2, 0.5), c = (1, 1), high half first.
+        // bf16: 1 = 0x3f80, 3 = 0x4040, 2 = 0x4000, 0.5 = 0x3f00, 2.5 = 0x4020.
+        let (a, b, c) = (0x4040_3f80, 0x4000_3f00, 0x3f80_3f80);
+        assert_eq!(
+            sel_fma(Ty::BF16x2, [H0H0, H1H1, H1H0], a, b, c),
+            0x4040_4040
+        ); // 1*2+1
+        assert_eq!(
+            sel_fma(Ty::BF16x2, [H1H1, H0H0, H1H0], a, b, c),
+            0x4020_4020
+        ); // 3*.5+1
+        assert_eq!(sel_fma(Ty::BF16x2, HalfSel::AS_READ, a, b, c), 0x40e0_3fc0); // (7, 1.5)
+                                                                                 // f16: 1 = 0x3c00, 3 = 0x4200, 2 = 0x4000, 0.5 = 0x3800, 2.5 = 0x4100.
+        let (a, b, c) = (0x4200_3c00, 0x4000_3800, 0x3c00_3c00);
+        assert_eq!(sel_fma(Ty::F16x2, [H0H0, H1H1, H1H0], a, b, c), 0x4200_4200);
+        assert_eq!(sel_fma(Ty::F16x2, [H1H1, H0H0, H1H0], a, b, c), 0x4100_4100);
+        // The addend's selector: c.h1_h1 = 2, c.h0_h0 = 0.5 with a = b = (1, 1).
+        let (one, c) = (0x3c00_3c00, 0x4000_3800);
+        assert_eq!(
+            sel_fma(Ty::F16x2, [H1H0, H1H0, H1H1], one, one, c),
+            0x4200_4200
+        );
+        assert_eq!(
+            sel_fma(Ty::F16x2, [H1H0, H1H0, H0H0], one, one, c),
+            0x3e00_3e00
+        );
+    }
+
+    #[test]
+    fn selectors_commute_with_the_float_modifiers() {
+        use crate::ir::SrcMod;
+        let values = [
+            0u64,
+            0x8000_0000,
+            0x0000_8000,
+            0x7fff_fc00,
+            0x3c00_bc00,
+            0x1234_fedc,
+        ];
+        for ty in [Ty::F16x2, Ty::BF16x2] {
+            for v in values {
+                for sel in HalfSel::ALL {
+                    for m in [SrcMod::None, SrcMod::Neg, SrcMod::Abs, SrcMod::NegAbs] {
+                        let before =
+                            u64::from(sel.apply(super::super::apply_modifier(ty, m, v) as u32));
+                        let after =
+                            super::super::apply_modifier(ty, m, u64::from(sel.apply(v as u32)));
+                        assert_eq!(before, after, "{ty} {sel} {m:?} {v:#x}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn selected_half_fma_rounds_once_to_nearest_even() {
+        use HalfSel::{H0H0, H1H0, H1H1};
+        // bf16 (8 significant bits): (1 + 2^-4)^2 - 1.125 = 2^-8 exactly when fused; rounding
+        // the product first would give 1.125 (1.125 + 2^-8 is a tie, 1.125 has an even
+        // significand) and a zero result. 1 + 2^-4 = 0x3f88, 1.125 = 0x3f90, 2^-8 = 0x3b80.
+        let a = 0x3f88_0000; // high half
+        let b = 0x0000_3f88; // low half
+        assert_eq!(
+            sel_fma(Ty::BF16x2, [H1H1, H0H0, H1H0], a, b, 0xbf90_bf90),
+            0x3b80_3b80
+        );
+        // Ties to even: 1 + 2^-8 (halfway between 1 and 1 + 2^-7) rounds down to 1 (0x3f80);
+        // 1 + 3 * 2^-8 (halfway between 1 + 2^-7 and 1 + 2^-6) rounds up to 0x3f82.
+        // 2^-8 = 0x3b80, 3 * 2^-8 = 0x3c40; a.h0_h0 = 1, b = (1, 1).
+        let c = 0x3c40_3b80;
+        assert_eq!(
+            sel_fma(Ty::BF16x2, [H0H0, H1H0, H1H0], 0xdead_3f80, 0x3f80_3f80, c),
+            0x3f82_3f80
+        );
+        // The same bits are different numbers in f16 and bf16: 0x7bff is f16's largest
+        // finite value (65504), whose double overflows to +inf (0x7c00); in bf16 it is
+        // 2^120 * (2 - 2^-7), whose double 0x7c7f is finite.
+        let (big, two) = (0x7bff_0000, 0x4000_4000);
+        assert_eq!(
+            sel_fma(Ty::F16x2, [H1H1, H1H0, H1H0], big, two, 0),
+            0x7c00_7c00
+        );
+        assert_eq!(
+            sel_fma(Ty::BF16x2, [H1H1, H1H0, H1H0], big, two, 0),
+            0x7c7f_7c7f
+        );
+        // Subnormals are kept (no flushing): the smallest subnormal 0x0001 (2^-24 in f16,
+        // 2^-133 in bf16) times 1.5 is a tie between 1 and 2 units, rounding to even (2);
+        // times 0.5 a tie between 0 and 1, rounding to +0.
+        let tiny = 0x0000_0001;
+        assert_eq!(
+            sel_fma(Ty::F16x2, [H0H0, H1H0, H1H0], tiny, 0x3e00_3e00, 0),
+            0x0002_0002
+        );
+        assert_eq!(
+            sel_fma(Ty::BF16x2, [H0H0, H1H0, H1H0], tiny, 0x3fc0_3fc0, 0),
+            0x0002_0002
+        );
+        assert_eq!(
+            sel_fma(Ty::F16x2, [H0H0, H1H0, H1H0], tiny, 0x3800_3800, 0),
+            0
+        );
+        assert_eq!(
+            sel_fma(Ty::BF16x2, [H0H0, H1H0, H1H0], tiny, 0x3f00_3f00, 0),
+            0
+        );
+        // Signed zeros: -0 * 1 + -0 = -0, +0 * 1 + -0 = +0 (round to nearest).
+        let zeros = 0x0000_8000; // (+0, -0)
+        let (one, neg_zero) = (0x3c00_3c00, 0x8000_8000);
+        assert_eq!(
+            sel_fma(Ty::F16x2, [H0H0, H1H0, H1H0], zeros, one, neg_zero),
+            0x8000_8000
+        );
+        assert_eq!(
+            sel_fma(Ty::F16x2, [H1H1, H1H0, H1H0], zeros, one, neg_zero),
+            0
+        );
+        // NaNs and invalid operations give the canonical NaN 0x7fff: a NaN selected from the
+        // other half, inf * 0, inf - inf; a NaN in the unselected half is not read.
+        let (inf, nan) = (0x7c00u64, 0x7e01u64);
+        assert_eq!(
+            sel_fma(Ty::F16x2, [H1H1, H1H0, H1H0], nan << 16, one, 0),
+            0x7fff_7fff
+        );
+        assert_eq!(sel_fma(Ty::F16x2, [H0H0, H1H0, H1H0], nan << 16, one, 0), 0);
+        assert_eq!(
+            sel_fma(Ty::F16x2, [H0H0, H1H0, H1H0], inf, 0, 0),
+            0x7fff_7fff
+        );
+        let minus_inf = 0xfc00_fc00;
+        assert_eq!(
+            sel_fma(Ty::F16x2, [H0H0, H1H0, H1H0], inf, one, minus_inf),
+            0x7fff_7fff
+        );
+        // bf16 infinity (0x7f80) times 2 stays infinite.
+        assert_eq!(
+            sel_fma(Ty::BF16x2, [H1H1, H1H0, H1H0], 0x7f80_0000, two, 0),
+            0x7f80_7f80
         );
     }
 }

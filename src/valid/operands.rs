@@ -8,8 +8,8 @@
 
 use super::{atomics, orders, rules, Diagnostics};
 use crate::ir::{
-    Address, BinOp, Dialect, Inst, Kernel, MemAccess, Op, Operand, Role, Space, Src, SrcMod, Ty,
-    UnOp,
+    Address, BinOp, Dialect, HalfSel, Inst, Kernel, MemAccess, Op, Operand, Role, Space, Src,
+    SrcMod, Ty, UnOp,
 };
 
 /// Register and predicate ranges; SASS pair alignment.
@@ -195,7 +195,13 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
             check_modifier(d, pc, inst, len, Ty::U32);
         }
         Op::Fma {
-            ty, a, b, c, ftz, ..
+            ty,
+            a,
+            b,
+            c,
+            ftz,
+            halves,
+            ..
         } => {
             if !ty.is_float() {
                 let what = format!("fma is not defined on {}", ty_name(*ty));
@@ -207,6 +213,27 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
             }
             for s in [a, b, c] {
                 check_modifier(d, pc, inst, s, *ty);
+            }
+            let packed = matches!(ty, Ty::F16x2 | Ty::BF16x2);
+            if let Some(sel) = halves
+                .iter()
+                .find(|h| **h != HalfSel::H1H0)
+                .filter(|_| !packed)
+            {
+                let what = format!("half selector .{sel} on fma.{}", ty_name(*ty));
+                d.error(pc, inst, what, rules::FMA_HALVES);
+            }
+        }
+        Op::PackedMinMax { op, ty, a, b, .. } => {
+            if !matches!(op, BinOp::Min | BinOp::Max) || !matches!(ty, Ty::U16 | Ty::S16) {
+                let what = format!("{op} on packed {} pairs", ty_name(*ty));
+                d.error(pc, inst, what, rules::PACKED_MIN_MAX);
+            }
+            for s in [a, b] {
+                if s.modifier != SrcMod::None {
+                    let what = format!("source modifier {:?} on a packed min/max", s.modifier);
+                    d.error(pc, inst, what, rules::PACKED_MIN_MAX_MODIFIERS);
+                }
             }
         }
         Op::PredLut { .. } => {}

@@ -284,6 +284,18 @@ pub const FMA_FTZ: &str = ir_contract!(
     "src/ir/mod.rs Op::Fma",
     "`ftz` flushes subnormal inputs and result to sign-preserving zero (F32 only)."
 );
+pub const FMA_HALVES: &str = ir_contract!(
+    "src/ir/mod.rs Op::Fma",
+    "a selector other than [`HalfSel::H1H0`] is only valid on `F16x2` and `BF16x2`."
+);
+pub const PACKED_MIN_MAX: &str = ir_contract!(
+    "src/ir/mod.rs Op::PackedMinMax",
+    "each half compared as `ty` (`U16` or `S16`)."
+);
+pub const PACKED_MIN_MAX_MODIFIERS: &str = ir_contract!(
+    "src/ir/mod.rs Op::PackedMinMax",
+    "The sources take no modifier."
+);
 pub const SETP_CHAIN_INT: &str = ir_contract!(
     "src/ir/mod.rs Op::SetP",
     "With `chain` (SASS `ISETP.EX`, integer types only)"

@@ -3,7 +3,9 @@
 //!
 //! * Registers `R0`..`R254`, `RZ` (`R255` is also RZ). Source registers may carry the
 //!   `.reuse` suffix cuobjdump prints (an operand-reuse-cache hint: no effect on values, so it
-//!   is accepted and dropped); address registers may carry `.64` (a register pair).
+//!   is accepted and dropped); address registers may carry `.64` (a register pair); the
+//!   sources of `HADD2`/`HMUL2`/`HFMA2` may carry a half selector ([`HALF_SELECTORS`]:
+//!   `R6.reuse.H0_H0`). After an absolute value the suffixes follow the bars (`|R2|.reuse`).
 //! * Predicates `P0`..`P6`, `PT`, negated with `!`.
 //! * Immediates: decimal, `0x` hex, negative, floats and `+INF`, `-INF`, `+QNAN`, `-QNAN`
 //!   (float operands only; QNAN is the canonical NaN `0x7fffffff`, with the sign bit for
@@ -16,7 +18,9 @@
 
 use super::super::lexer::{join, Cursor, SyntaxError, TokKind, Token};
 use super::super::program::{number, ByName, NumberLit};
-use crate::ir::{Operand, ParamDecl, Pred, PredSrc, Reg, Scalar, Span, SpecialReg, Src, SrcMod};
+use crate::ir::{
+    HalfSel, Operand, ParamDecl, Pred, PredSrc, Reg, Scalar, Span, SpecialReg, Src, SrcMod,
+};
 
 /// What operands resolve against: the kernel's buffers and parameters by name (for
 /// `c[0x0][NAME]`) and where its uniform registers live.
@@ -100,7 +104,7 @@ impl UniformBase {
     }
 
     /// `URk` / `URZ` as an IR register; `None` if the word is not a uniform register.
-    fn reg_word(&self, text: &str, span: Span) -> Option<Result<(Reg, bool), SyntaxError>> {
+    fn reg_word(&self, text: &str, span: Span) -> Option<Result<RegWord, SyntaxError>> {
         let upper = text.to_ascii_uppercase();
         let (base, suffix) = match upper.split_once('.') {
             Some((b, s)) => (b, Some(s)),
@@ -265,6 +269,8 @@ pub enum Parsed<'a> {
         reg: Reg,
         pair: bool,
         modifier: SrcMod,
+        /// The half selector written (`H1H0` when none was).
+        half: HalfSel,
     },
     Pred(PredSrc),
     Imm(Imm<'a>),
@@ -334,9 +340,24 @@ fn special_names() -> String {
         .join(" ")
 }
 
-/// Reads a register word (`R5`, `RZ`, `R2.64`, `R3.reuse`); `None` if the word is not a
-/// register at all. The flag says whether `.64` was written.
-pub fn register_word(text: &str, span: Span) -> Option<Result<(Reg, bool), SyntaxError>> {
+/// A register word as written: the register, whether `.64` was written (a pair), and its half
+/// selector (`H1H0`, the pair as it is, when none was written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegWord {
+    pub reg: Reg,
+    pub pair: bool,
+    pub half: HalfSel,
+}
+
+/// The half selectors a half-precision source may carry (`HFMA2 R12, R6.H0_H0, R8.H1_H1, ...`),
+/// by their SASS names; [`HalfSel`] says what each reads. SASS writes none for the pair as it
+/// is (`H1_H0`).
+pub const HALF_SELECTORS: [(&str, HalfSel); 2] =
+    [("H0_H0", HalfSel::H0H0), ("H1_H1", HalfSel::H1H1)];
+
+/// Reads a register word (`R5`, `RZ`, `R2.64`, `R3.reuse`, `R6.reuse.H0_H0`); `None` if the
+/// word is not a register at all.
+pub fn register_word(text: &str, span: Span) -> Option<Result<RegWord, SyntaxError>> {
     let upper = text.to_ascii_uppercase();
     let (base, suffix) = match upper.split_once('.') {
         Some((b, s)) => (b, Some(s)),
@@ -364,17 +385,68 @@ pub fn register_word(text: &str, span: Span) -> Option<Result<(Reg, bool), Synta
     Some(with_suffix(reg, suffix, span))
 }
 
-/// A register word's suffix: none or `.reuse` (an operand-cache hint, no effect on values),
-/// or `.64` (a register pair); the flag says whether `.64` was written.
-fn with_suffix(reg: Reg, suffix: Option<&str>, span: Span) -> Result<(Reg, bool), SyntaxError> {
-    match suffix {
-        None | Some("REUSE") => Ok((reg, false)),
-        Some("64") => Ok((reg, true)),
-        Some(other) => Err(
-            SyntaxError::new(span, format!("unknown register suffix `.{other}`"))
-                .expected("`.64` (address pairs) or `.reuse`"),
-        ),
+/// A register word's suffixes (upper case, after the first dot), each at most once and in any
+/// order: `.reuse` (an operand-cache hint, no effect on values), `.64` (a register pair) and a
+/// half selector ([`HALF_SELECTORS`]). Whether the operand position takes a pair or a selector
+/// is for the instruction to check ([`want_src`], [`want_half_src`], addresses).
+fn with_suffix(reg: Reg, suffix: Option<&str>, span: Span) -> Result<RegWord, SyntaxError> {
+    let mut word = RegWord {
+        reg,
+        pair: false,
+        half: HalfSel::H1H0,
+    };
+    let Some(suffix) = suffix else {
+        return Ok(word);
+    };
+    let (mut reuse, mut half) = (false, false);
+    for part in suffix.split('.') {
+        let twice = || {
+            SyntaxError::new(span, format!("register suffix `.{part}` written twice"))
+                .expected("each suffix at most once")
+        };
+        if part == "REUSE" {
+            if std::mem::replace(&mut reuse, true) {
+                return Err(twice());
+            }
+        } else if part == "64" {
+            if std::mem::replace(&mut word.pair, true) {
+                return Err(twice());
+            }
+        } else if let Some((_, sel)) = HALF_SELECTORS.iter().find(|(n, _)| *n == part) {
+            if std::mem::replace(&mut half, true) {
+                return Err(SyntaxError::new(span, "a register takes one half selector")
+                    .expected("`.H0_H0` or `.H1_H1`"));
+            }
+            word.half = *sel;
+        } else if part == "F32" {
+            // The fourth selector of the encoding reads the register as an f32 converted to
+            // the half format; how it rounds is not documented, and no listing here uses it.
+            return Err(SyntaxError::new(
+                span,
+                "the `.F32` operand selector (an f32 register read as a half) is not supported",
+            )
+            .expected("`.H0_H0` or `.H1_H1`"));
+        } else {
+            return Err(
+                SyntaxError::new(span, format!("unknown register suffix `.{part}`")).expected(
+                    "`.64` (address pairs), `.reuse`, or `.H0_H0`/`.H1_H1` (half-precision sources)",
+                ),
+            );
+        }
     }
+    Ok(word)
+}
+
+/// The error for a half selector on an operand that does not read a packed half pair.
+fn half_selector_error(span: Span, what: &str) -> SyntaxError {
+    SyntaxError::new(
+        span,
+        format!(
+            "a half selector (`.H0_H0`, `.H1_H1`) applies only to the sources of HADD2, HMUL2 \
+             and HFMA2, not to {what}"
+        ),
+    )
+    .expected(format!("{what} without `.H0_H0`/`.H1_H1`"))
 }
 
 /// Reads a predicate word (`P3`, `PT`); `None` if the word is not a predicate.
@@ -496,6 +568,17 @@ fn operand<'a>(cur: &mut Cursor<'_, 'a>, params: &Params) -> Result<Parsed<'a>, 
     let Some(tok) = cur.peek().filter(|t| t.kind == TokKind::Word) else {
         return Err(cur.error_expected("an operand"));
     };
+    // Inside bars a register's suffixes follow the closing bar (`|R2|.reuse`, `-|R4|.H1_H1`):
+    // they are read with the register word.
+    let abs = matches!(modifier, SrcMod::Abs | SrcMod::NegAbs);
+    let after_bars = cur
+        .peek_at(2)
+        .filter(|_| abs && cur.peek_at(1).is_some_and(|b| b.is_punct("|")))
+        .filter(|t| t.is_word() && t.text.starts_with('.'));
+    let (word, word_span) = match after_bars {
+        Some(t) => (format!("{}{}", tok.text, t.text), join(tok.span, t.span)),
+        None => (tok.text.to_string(), tok.span),
+    };
     let upper = tok.text.to_ascii_uppercase();
     let value = if upper == "C" && cur.peek_at(1).is_some_and(|t| t.is_punct("[")) {
         cur.next();
@@ -506,14 +589,15 @@ fn operand<'a>(cur: &mut Cursor<'_, 'a>, params: &Params) -> Result<Parsed<'a>, 
             modifier,
         }
     } else if let Some(r) =
-        register_word(tok.text, tok.span).or_else(|| params.uniform.reg_word(tok.text, tok.span))
+        register_word(&word, word_span).or_else(|| params.uniform.reg_word(&word, word_span))
     {
         cur.next();
-        let (reg, pair) = r?;
+        let RegWord { reg, pair, half } = r?;
         Parsed::Reg {
             reg,
             pair,
             modifier,
+            half,
         }
     } else if super::super::program::number_word(tok.text).is_some() {
         if modifier != SrcMod::None {
@@ -549,8 +633,12 @@ fn operand<'a>(cur: &mut Cursor<'_, 'a>, params: &Params) -> Result<Parsed<'a>, 
         cur.next();
         Parsed::Name(tok.text)
     };
-    if matches!(modifier, SrcMod::Abs | SrcMod::NegAbs) {
+    if abs {
         cur.expect_punct("|")?;
+        if after_bars.is_some() && matches!(value, Parsed::Reg { .. }) {
+            // The suffixes, already read with the register word.
+            cur.next();
+        }
     }
     Ok(value)
 }
@@ -603,10 +691,17 @@ fn const_ref(cur: &mut Cursor, params: &Params) -> Result<(u8, u32), SyntaxError
         .filter(|t| t.is_word())
         .and_then(|t| register_word(t.text, t.span))
         .and_then(Result::ok);
-    if let Some((reg, _)) = rz {
+    if let Some(RegWord { reg, pair, half }) = rz {
         // `c[0x0][RZ]` (`LDC R4, c[0x0][RZ]` reads the block size) is offset 0; an index
         // register is an indexed constant read.
         let tok = cur.next().map(|t| t.span).unwrap_or_default();
+        if pair || half != HalfSel::H1H0 {
+            return Err(SyntaxError::new(
+                tok,
+                "a constant-bank offset register takes no `.64` or half selector",
+            )
+            .expected("c[0x0][RZ + offset]"));
+        }
         if !reg.is_rz() {
             return Err(SyntaxError::new(
                 tok,
@@ -710,7 +805,10 @@ fn address<'a>(cur: &mut Cursor<'_, 'a>, params: &Params) -> Result<Parsed<'a>, 
                     )
                     .expected("`[Ra + offset]` or `[offset]`"));
                 };
-                let (reg, pair) = reg?;
+                let RegWord { reg, pair, half } = reg?;
+                if half != HalfSel::H1H0 {
+                    return Err(half_selector_error(tok.span, "an address register"));
+                }
                 if minus {
                     return Err(
                         SyntaxError::new(tok.span, "a register cannot be subtracted")
@@ -919,7 +1017,12 @@ pub fn want_reg(op: &RawOperand, params: &Params, what: &str) -> Result<Reg, Syn
             reg,
             pair: false,
             modifier: SrcMod::None,
+            half: HalfSel::H1H0,
         } => Ok(reg),
+        Parsed::Reg {
+            half: HalfSel::H0H0 | HalfSel::H1H1,
+            ..
+        } => Err(half_selector_error(op.span, what)),
         Parsed::Reg { pair: true, .. } => Err(SyntaxError::new(
             op.span,
             "`.64` is only written on address registers",
@@ -999,7 +1102,32 @@ pub fn want_src(
     mods: Mods,
     what: &str,
 ) -> Result<Src, SyntaxError> {
+    match source(op, params, kind, mods, what)? {
+        (src, HalfSel::H1H0) => Ok(src),
+        (_, HalfSel::H0H0 | HalfSel::H1H1) => Err(half_selector_error(op.span, what)),
+    }
+}
+
+/// A source of `HADD2`/`HMUL2`/`HFMA2`: as [`want_src`] with float modifiers and 32-bit
+/// immediates (a packed pair's raw bits), and a register may carry a half selector.
+pub fn want_half_src(
+    op: &RawOperand,
+    params: &Params,
+    what: &str,
+) -> Result<(Src, HalfSel), SyntaxError> {
+    source(op, params, ImmKind::Int32, Mods::FloatNegAbs, what)
+}
+
+/// A source with the half selector its register carries (`H1H0` for other operands).
+fn source(
+    op: &RawOperand,
+    params: &Params,
+    kind: ImmKind,
+    mods: Mods,
+    what: &str,
+) -> Result<(Src, HalfSel), SyntaxError> {
     let parsed = parse_operand(op, params)?;
+    let mut half = HalfSel::H1H0;
     let (operand, modifier) = match parsed {
         Parsed::Reg { pair: true, .. } => {
             return Err(
@@ -1007,7 +1135,15 @@ pub fn want_src(
                     .expected(what.to_string()),
             )
         }
-        Parsed::Reg { reg, modifier, .. } => (Operand::Reg(reg), modifier),
+        Parsed::Reg {
+            reg,
+            modifier,
+            half: sel,
+            ..
+        } => {
+            half = sel;
+            (Operand::Reg(reg), modifier)
+        }
         Parsed::Const {
             bank,
             offset,
@@ -1042,7 +1178,7 @@ pub fn want_src(
         )
         .expected(accepted.to_string()));
     }
-    Ok(Src { operand, modifier })
+    Ok((Src { operand, modifier }, half))
 }
 
 /// A memory address. `pair_base`: the base is a 64-bit register pair even without `.64`

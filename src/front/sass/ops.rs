@@ -9,13 +9,13 @@ use super::super::lexer::{end_of, join, sub_span, SyntaxError, Token};
 use super::super::program::number_word;
 use super::operands::{
     any_predicate_word, imm_bits, is_pred, parse_operand, split_operands, want_address,
-    want_pred_dst, want_pred_src, want_reg, want_src, ImmKind, Mods, Params, Parsed, RawOperand,
-    SpecialName,
+    want_half_src, want_pred_dst, want_pred_src, want_reg, want_src, ImmKind, Mods, Params, Parsed,
+    RawOperand, SpecialName,
 };
 use crate::ir::{
-    AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Guard, ImadMode, MemAccess, MemOrder, Op, Operand,
-    Pred, PredSrc, Reg, Round, Scalar, Scope, ShfInst, ShflMode, Space, Span, Src, SrcMod, Ty,
-    UnOp, VoteMode,
+    AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Guard, HalfSel, ImadMode, MemAccess, MemOrder, Op,
+    Operand, Pred, PredSrc, Reg, Round, Scalar, Scope, ShfInst, ShflMode, Space, Span, Src, SrcMod,
+    Ty, UnOp, VoteMode,
 };
 use std::collections::HashMap;
 
@@ -1611,9 +1611,11 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
     }
 
     /// `HFMA2{.MMA}{.BF16_V2} Rd, Ra, Rb, Rc` / `HADD2 Rd, Ra, Rb` / `HMUL2 Rd, Ra, Rb` on
-    /// packed half pairs (`.MMA` only selects the execution unit). An immediate pair is
-    /// written as two numbers, high half first (`HFMA2.MMA R7, -RZ, RZ, 0, 5.96e-08` makes
-    /// `R7 = 0x00000001`).
+    /// packed half pairs (`.MMA` only selects the execution unit), each half rounded once to
+    /// nearest even. An immediate pair is written as two numbers, high half first
+    /// (`HFMA2.MMA R7, -RZ, RZ, 0, 5.96e-08` makes `R7 = 0x00000001`). A register source may
+    /// carry a half selector (`R6.H0_H0`, `R8.H1_H1`: `ir::HalfSel`) and the float modifiers
+    /// `-x`, `|x|`, `-|x|`.
     fn half2(&self) -> Result<Op, SyntaxError> {
         let m = self.classify(&[
             group("unit", &["MMA"]),
@@ -1639,25 +1641,40 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         } else {
             crate::ir::FloatFormat::F16
         };
-        // Operands: registers, or an immediate pair written as two numbers.
-        let mut srcs = Vec::new();
+        // Operands: registers or c[][] (with their selectors), or an immediate pair written
+        // as two numbers.
+        let mut srcs: Vec<(Src, HalfSel)> = Vec::new();
         let mut i = 1;
         while i < self.ops.len() {
-            let parsed = parse_operand(&self.ops[i], self.params())?;
-            if let (Parsed::Imm(hi), Some(next)) = (&parsed, self.ops.get(i + 1)) {
-                if let Parsed::Imm(lo) = parse_operand(next, self.params())? {
-                    let half = |imm: &super::operands::Imm, span| -> Result<u64, SyntaxError> {
-                        let bits = imm_bits(imm, ImmKind::F32, span)?;
-                        let x = f64::from(f32::from_bits(bits as u32));
-                        Ok(fmt.from_f64(x, Round::Nearest))
-                    };
-                    let packed = half(hi, self.ops[i].span)? << 16 | half(&lo, next.span)?;
-                    srcs.push(Src::plain(Operand::Imm(packed)));
-                    i += 2;
-                    continue;
+            let what = ["Ra", "Rb", "Rc", "a source"]
+                .get(srcs.len())
+                .copied()
+                .unwrap_or("a source");
+            if let Parsed::Imm(hi) = parse_operand(&self.ops[i], self.params())? {
+                let mut lo = None;
+                if let Some(next) = self.ops.get(i + 1) {
+                    if let Parsed::Imm(imm) = parse_operand(next, self.params())? {
+                        lo = Some((imm, next.span));
+                    }
                 }
+                let Some((lo, lo_span)) = lo else {
+                    return Err(SyntaxError::new(
+                        self.ops[i].span,
+                        "a half-precision immediate is a pair of numbers, high half first",
+                    )
+                    .expected("two immediates (`1, 1`), a register or c[..][..]"));
+                };
+                let half = |imm: &super::operands::Imm, span| -> Result<u64, SyntaxError> {
+                    let bits = imm_bits(imm, ImmKind::F32, span)?;
+                    let x = f64::from(f32::from_bits(bits as u32));
+                    Ok(fmt.from_f64(x, Round::Nearest))
+                };
+                let packed = half(&hi, self.ops[i].span)? << 16 | half(&lo, lo_span)?;
+                srcs.push((Src::plain(Operand::Imm(packed)), HalfSel::H1H0));
+                i += 2;
+                continue;
             }
-            srcs.push(self.src(i, ImmKind::Int32, Mods::FloatNegAbs, "a source")?);
+            srcs.push(want_half_src(&self.ops[i], self.params(), what)?);
             i += 1;
         }
         let dst = self.reg(0, "Rd (a register)")?;
@@ -1667,11 +1684,21 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                 self.end,
                 format!("`{}` takes {want} sources", self.full),
             )
-            .expected("Rd, Ra, Rb{, Rc}"));
+            .expected(if want == 3 {
+                "Rd, Ra, Rb, Rc"
+            } else {
+                "Rd, Ra, Rb"
+            }));
         }
         // `a + b` is `a * 1 + b`, `a * b` is `a * b + (-0)`: one rounding either way.
-        let one = Src::plain(Operand::Imm(fmt.from_f64(1.0, Round::Nearest) * 0x1_0001));
-        let neg_zero = Src::plain(Operand::Imm(fmt.sign_mask() * 0x1_0001));
+        let one = (
+            Src::plain(Operand::Imm(fmt.from_f64(1.0, Round::Nearest) * 0x1_0001)),
+            HalfSel::H1H0,
+        );
+        let neg_zero = (
+            Src::plain(Operand::Imm(fmt.sign_mask() * 0x1_0001)),
+            HalfSel::H1H0,
+        );
         let (a, b, c) = match self.opcode.as_str() {
             "HADD2" => (srcs[0], one, srcs[1]),
             "HMUL2" => (srcs[0], srcs[1], neg_zero),
@@ -1680,11 +1707,12 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         Ok(Op::Fma {
             ty,
             dst,
-            a,
-            b,
-            c,
+            a: a.0,
+            b: b.0,
+            c: c.0,
             round: Round::Nearest,
             ftz: false,
+            halves: [a.1, b.1, c.1],
         })
     }
 
@@ -1755,6 +1783,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                 c: self.src(3, kind, Mods::FloatNegAbs, "Rc")?,
                 round: Round::Nearest,
                 ftz,
+                halves: HalfSel::AS_READ,
             });
         }
         let op = if matches!(self.opcode.as_str(), "FADD" | "DADD") {
@@ -1814,18 +1843,29 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         })
     }
 
-    /// `IMNMX{.U32} Rd, Ra, Rb, Pp` and `FMNMX Rd, Ra, Rb, Pp`: the minimum where `Pp` holds,
-    /// the maximum where it does not (`PT` is min, `!PT` max).
+    /// `IMNMX{.U32} Rd, Ra, Rb, Pp`, `VIMNMX{.U32}` (sm_90's name) and `FMNMX Rd, Ra, Rb, Pp`:
+    /// the minimum where `Pp` holds, the maximum where it does not (`PT` is min, `!PT` max).
+    /// `VIMNMX.{U16x2,S16x2}` does the same in each 16-bit half (`ir::Op::PackedMinMax`).
     fn min_max(&self) -> Result<Op, SyntaxError> {
         let float = self.opcode == "FMNMX";
+        let types: &[&str] = match self.opcode.as_str() {
+            "FMNMX" => &[],
+            "VIMNMX" => &["U32", "S32", "U16X2", "S16X2"],
+            _ => &["U32", "S32"],
+        };
         let m = self.classify(&[
-            group("signedness", if float { &[] } else { &["U32", "S32"] }),
+            group("signedness", types),
             group("flush-to-zero", if float { &["FTZ"] } else { &[] }),
         ])?;
         if m[1].is_some() {
             return Err(self.modifier_error(&m, 1, "FMNMX.FTZ is not supported", "no .FTZ"));
         }
         self.count(4, 4, "Rd, Ra, Rb, Pp")?;
+        let packed = match m[0].map(|(c, _)| c) {
+            Some("U16X2") => Some(Ty::U16),
+            Some("S16X2") => Some(Ty::S16),
+            _ => None,
+        };
         let (ty, kind, mods) = if float {
             (Ty::F32, ImmKind::F32, Mods::FloatNegAbs)
         } else if m[0].map(|(c, _)| c) == Some("U32") {
@@ -1844,6 +1884,15 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                 .expected("PT (min) or !PT (max)"))
             }
         };
+        if let Some(ty) = packed {
+            return Ok(Op::PackedMinMax {
+                op,
+                ty,
+                dst: self.reg(0, "Rd (a register)")?,
+                a: self.src(1, ImmKind::Int32, Mods::Plain, "Ra")?,
+                b: self.src(2, ImmKind::Int32, Mods::Plain, "Rb")?,
+            });
+        }
         Ok(Op::Binary {
             op,
             ty,

@@ -2675,6 +2675,7 @@ fn warp_bit_and_half_ops() {
             c: imm(1),
             round: Round::Nearest,
             ftz: false,
+            halves: HalfSel::AS_READ,
         }
     );
     assert!(matches!(
@@ -2745,6 +2746,7 @@ fn float_compare_min_max_and_match_forms() {
             c: imm(1.0f64.to_bits()),
             round: Round::Nearest,
             ftz: false,
+            halves: HalfSel::AS_READ,
         }
     );
     assert!(matches!(
@@ -3044,9 +3046,12 @@ fn every_mnemonic_takes_short_and_odd_operand_lists_without_panicking() {
         "UR4, c[0x0][0x0]",
         "R0, -RZ, RZ, 0, 1",
         "P0, R0, R1, R2, 0x1f, 0x1f, 0x1f",
+        "R0, R1.H0_H0, -|R2|.reuse.H1_H1, 1",
+        "R0, 1, 1, R1.H1_H1, 2",
+        "R0, R1.H0_H0, PT",
     ];
     for m in crate::front::sass::MNEMONICS {
-        for mods in ["", ".U32", ".64", ".E", ".X"] {
+        for mods in ["", ".U32", ".64", ".E", ".X", ".BF16_V2", ".U16x2"] {
             for ops in lists {
                 // An error or a kernel: either is fine, a panic is not.
                 let _ = parse("t.s", &format!("{m}{mods} {ops}\nEXIT"), Dialect::Sass);
@@ -3071,4 +3076,286 @@ fn f2fp_packs_two_floats() {
         Op::PackHalves { ty: Ty::BF16x2, .. }
     ));
     err_at("F2FP.BF16.F32 R0, R3, R4", 1, 1, "needs an packing");
+}
+
+/// An HFMA2-family op with its selectors, for the tests below.
+fn half_fma(ty: Ty, dst: u16, a: Src, b: Src, c: Src, halves: [HalfSel; 3]) -> Op {
+    Op::Fma {
+        ty,
+        dst: r(dst),
+        a,
+        b,
+        c,
+        round: Round::Nearest,
+        ftz: false,
+        halves,
+    }
+}
+
+fn modified(n: u16, modifier: SrcMod) -> Src {
+    Src {
+        operand: reg(n),
+        modifier,
+    }
+}
+
+#[test]
+fn half_selectors_on_half_precision_sources() {
+    use HalfSel::{H0H0, H1H0, H1H1};
+    // ptxas's atomicAdd on one __nv_bfloat16 (sm_80): R6.lo * R8.hi + (1.0, 1.0) in each half.
+    assert_eq!(
+        op("HFMA2.BF16_V2 R12, R6.H0_H0, R8.H1_H1, 1, 1"),
+        half_fma(
+            Ty::BF16x2,
+            12,
+            rs(6),
+            rs(8),
+            imm(0x3f80_3f80),
+            [H0H0, H1H1, H1H0]
+        )
+    );
+    // The immediate pair in the middle, as ptxas writes `HFMA2.BF16_V2 R5, R0, 1, 1, R4`.
+    assert_eq!(
+        op("HFMA2.BF16_V2 R5, R0, 1, 1, R4"),
+        half_fma(
+            Ty::BF16x2,
+            5,
+            rs(0),
+            imm(0x3f80_3f80),
+            rs(4),
+            HalfSel::AS_READ
+        )
+    );
+    // `.reuse` before the selector (cuobjdump's order) or after it, a negated selected addend.
+    let want = half_fma(
+        Ty::F16x2,
+        5,
+        rs(3),
+        rs(2),
+        modified(5, SrcMod::Neg),
+        [H0H0, H0H0, H1H1],
+    );
+    assert_eq!(
+        op("HFMA2 R5, R3.reuse.H0_H0, R2.H0_H0.reuse, -R5.H1_H1"),
+        want
+    );
+    assert_eq!(op("HFMA2 R5, R3.h0_h0, R2.H0_H0, -R5.reuse.h1_h1"), want);
+    // After an absolute value the suffixes follow the bars; inside them they are read too.
+    let abs = half_fma(
+        Ty::F16x2,
+        0,
+        modified(1, SrcMod::NegAbs),
+        modified(2, SrcMod::Abs),
+        rz(),
+        [H1H1, H0H0, H1H0],
+    );
+    assert_eq!(op("HFMA2 R0, -|R1|.reuse.H1_H1, |R2|.H0_H0, RZ"), abs);
+    assert_eq!(op("HFMA2 R0, -|R1.H1_H1|, |R2.reuse.H0_H0|, RZ"), abs);
+    // HADD2 is a * 1 + b and HMUL2 a * b + (-0): each selector stays with its operand.
+    assert_eq!(
+        op("HADD2 R0, -R1.H1_H1, R2.H0_H0"),
+        half_fma(
+            Ty::F16x2,
+            0,
+            modified(1, SrcMod::Neg),
+            imm(0x3c00_3c00),
+            rs(2),
+            [H1H1, H1H0, H0H0]
+        )
+    );
+    assert_eq!(
+        op("HMUL2.BF16_V2 R0, R1.H0_H0, R2.H1_H1"),
+        half_fma(
+            Ty::BF16x2,
+            0,
+            rs(1),
+            rs(2),
+            imm(0x8000_8000),
+            [H0H0, H1H1, H1H0]
+        )
+    );
+    // HADD2 with an immediate pair (high half first), as ptxas writes it.
+    assert_eq!(
+        op("HADD2 R6, R5, -0.25, 1"),
+        half_fma(
+            Ty::F16x2,
+            6,
+            rs(5),
+            imm(0x3c00_3c00),
+            imm(0xb400_3c00),
+            HalfSel::AS_READ
+        )
+    );
+    // A uniform register takes a selector too (`UR8.H0_H0`).
+    let k = with_uniform("HFMA2 R1, R2.H1_H1, UR8.H0_H0, R3");
+    assert_eq!(
+        k.insts[2].op,
+        half_fma(Ty::F16x2, 1, rs(2), rs(18), rs(3), [H1H1, H0H0, H1H0])
+    );
+    // The IR printer writes the selectors after their operands.
+    let k = kernel("HFMA2.BF16_V2 R12, -R6.H0_H0, |R8|.H1_H1, 1, 1 ;\nEXIT ;");
+    let text = crate::ir::print_kernel(&k);
+    assert!(
+        text.contains("fma.rn.bf16x2 R12, -R6.h0_h0, |R8|.h1_h1, 0x3f803f80"),
+        "{text}"
+    );
+}
+
+#[test]
+fn malformed_or_misplaced_half_selectors_are_errors() {
+    // Not a selector, an unsupported one, two selectors, a repeated suffix.
+    err_at(
+        "HFMA2 R0, R1.H0_H1, R2, R3",
+        1,
+        11,
+        "unknown register suffix `.H0_H1`",
+    );
+    err_at(
+        "HFMA2 R0, R1.H1_H0, R2, R3",
+        1,
+        11,
+        "unknown register suffix `.H1_H0`",
+    );
+    err_at("HFMA2 R0, R1.F32, R2, R3", 1, 11, "`.F32` operand selector");
+    err_at(
+        "HFMA2 R0, R1.H0_H0.H1_H1, R2, R3",
+        1,
+        11,
+        "one half selector",
+    );
+    err_at(
+        "HFMA2 R0, R1.reuse.reuse, R2, R3",
+        1,
+        11,
+        "`.REUSE` written twice",
+    );
+    err_at(
+        "HFMA2 R0, R1.H0_H0., R2, R3",
+        1,
+        11,
+        "unknown register suffix `.`",
+    );
+    err_at(
+        "HFMA2 R0, -|R1|.H2_H2, R2, R3",
+        1,
+        13,
+        "unknown register suffix `.H2_H2`",
+    );
+    // A pair, an integer modifier.
+    err_at("HFMA2 R0, R2.64, R2, R3", 1, 11, "`.64` is only written");
+    err_at(
+        "HFMA2 R0, ~R1.H0_H0, R2, R3",
+        1,
+        11,
+        "modifier is not allowed",
+    );
+    // A selector where no half pair is read: destinations, other ops, addresses, c[][].
+    err_at("HFMA2 R0.H0_H0, R1, R2, R3", 1, 7, "half selector");
+    err_at(
+        "IADD3 R0, R1.H0_H0, R2, RZ",
+        1,
+        11,
+        "only to the sources of HADD2",
+    );
+    err_at(
+        "FFMA R0, R1, R2.H1_H1, R3",
+        1,
+        14,
+        "only to the sources of HADD2",
+    );
+    err_at(
+        "VIMNMX.U16x2 R0, R1.H1_H1, R2, PT",
+        1,
+        18,
+        "only to the sources of HADD2",
+    );
+    err_at("LDG.E R0, [R2.H0_H0]", 1, 12, "an address register");
+    err_at(
+        "LDC R0, c[0x0][RZ.H0_H0]",
+        1,
+        16,
+        "takes no `.64` or half selector",
+    );
+    err_at("HADD2 R0, R1, c[0x0][0x160].H0_H0", 1, 28, "unexpected");
+    // Immediates come in pairs; the source count is the op's.
+    err_at("HADD2 R0, R1, 1", 1, 15, "pair of numbers");
+    err_at("HFMA2 R0, R1, 1, 2, 3", 1, 21, "pair of numbers");
+    err_at("HADD2 R0, R1.H0_H0", 1, 19, "takes 2 sources");
+    err_at("HFMA2 R0, R1, R2.H1_H1, R3, R4", 1, 31, "takes 3 sources");
+    // Forms whose semantics atomjit does not implement are named.
+    err_at("HADD2.F32 R0, -RZ, R1.H0_H0", 1, 7, "not supported");
+    err_at("HFMA2.FTZ R0, R1, R2, R3", 1, 7, "not supported");
+}
+
+#[test]
+fn suffixes_follow_the_bars_of_an_absolute_value() {
+    // cuobjdump prints `FADD.FTZ R4, |R2|.reuse, -RZ`.
+    assert_eq!(
+        op("FADD R4, |R2|.reuse, -RZ"),
+        Op::Binary {
+            op: BinOp::Add,
+            ty: Ty::F32,
+            dst: r(4),
+            a: modified(2, SrcMod::Abs),
+            b: Src {
+                operand: Operand::ZERO,
+                modifier: SrcMod::Neg
+            },
+            ftz: false,
+        }
+    );
+    assert!(matches!(
+        op("FSETP.GT.AND P0, PT, -|R2|.reuse, 0.5, PT"),
+        Op::SetP { a, .. } if a == modified(2, SrcMod::NegAbs)
+    ));
+    err_at(
+        "FADD R4, |R2|.bogus, -RZ",
+        1,
+        11,
+        "unknown register suffix `.BOGUS`",
+    );
+}
+
+#[test]
+fn vimnmx_on_packed_16_bit_pairs() {
+    assert_eq!(
+        op("VIMNMX.U16x2 R7, R10, R12, PT"),
+        Op::PackedMinMax {
+            op: BinOp::Min,
+            ty: Ty::U16,
+            dst: r(7),
+            a: rs(10),
+            b: rs(12),
+        }
+    );
+    assert_eq!(
+        op("VIMNMX.S16x2 R7, R8.reuse, R12, !PT"),
+        Op::PackedMinMax {
+            op: BinOp::Max,
+            ty: Ty::S16,
+            dst: r(7),
+            a: rs(8),
+            b: rs(12),
+        }
+    );
+    // The 32-bit forms stay Binary; `.U32` is unsigned.
+    assert!(matches!(
+        op("VIMNMX.U32 R7, R8, R12, PT"),
+        Op::Binary {
+            op: BinOp::Min,
+            ty: Ty::U32,
+            ..
+        }
+    ));
+    // A per-lane predicate, a modifier, two types, IMNMX (no packed form).
+    err_at("VIMNMX.U16x2 R7, R8, R12, P0", 1, 27, "selected per lane");
+    err_at(
+        "VIMNMX.S16x2 R7, -R8, R12, PT",
+        1,
+        18,
+        "modifier is not allowed",
+    );
+    err_at("VIMNMX.U16x2.S16x2 R7, R8, R12, PT", 1, 14, "");
+    err_at("IMNMX.U16x2 R7, R8, R12, PT", 1, 7, "unknown modifier");
+    err_at("VIMNMX.U16x2 R7, R8, R12", 1, 25, "too few operands");
 }

@@ -5,7 +5,7 @@
 
 use super::{Lane, Translator};
 use crate::ir::{
-    BinOp, BoolOp, CmpOp, ImadMode, Operand, Pred, PredMove, PredSrc, Reg, Round, ShfInst,
+    BinOp, BoolOp, CmpOp, HalfSel, ImadMode, Operand, Pred, PredMove, PredSrc, Reg, Round, ShfInst,
     SpecialReg, Src, Ty, UnOp, VoteMode,
 };
 use crate::jit::slow::{SlowConvert, SlowOp};
@@ -1360,8 +1360,8 @@ impl<'a, 'f> Translator<'a, 'f> {
 
 /// Whether an `Fma` goes through the per-warp slow-path call (not fusable): Cranelift's `fma`
 /// is the correctly rounded fused multiply-add in round-to-nearest on `f32`/`f64` only.
-pub(super) fn is_slow_fma(ty: Ty, round: Round) -> bool {
-    !(matches!(ty, Ty::F32 | Ty::F64) && round == Round::Nearest)
+pub(super) fn is_slow_fma(ty: Ty, round: Round, halves: [HalfSel; 3]) -> bool {
+    !(matches!(ty, Ty::F32 | Ty::F64) && round == Round::Nearest && halves == HalfSel::AS_READ)
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
@@ -1545,8 +1545,9 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// `FMA`: Cranelift's `fma` (one rounding, to nearest even) on `f32`/`f64` in
     /// round-to-nearest, with NaNs canonicalised and `ftz` flushing inputs and result as for
-    /// `Binary`; every other type and rounding through the slow path
-    /// ([`crate::sem::float::fma_ty`]).
+    /// `Binary`; every other type and rounding, and half selectors, through the slow path
+    /// ([`crate::sem::float::fma_selected`]).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn translate_fma(
         &mut self,
         exec: Value,
@@ -1555,13 +1556,15 @@ impl<'a, 'f> Translator<'a, 'f> {
         [a, b, c]: [Src; 3],
         round: Round,
         ftz: bool,
+        halves: [HalfSel; 3],
     ) -> Result<(), JitError> {
-        if is_slow_fma(ty, round) {
+        if is_slow_fma(ty, round, halves) {
             self.call_slow(
                 SlowOp::Fma(crate::jit::slow::SlowFma {
                     ty,
                     round,
                     ftz,
+                    halves,
                     dst,
                     a,
                     b,
@@ -1585,6 +1588,74 @@ impl<'a, 'f> Translator<'a, 'f> {
                 r = t.flush_subnormal(r, ty);
             }
             t.write_reg(lane, dst, ty.regs(), r);
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+
+    /// `VIMNMX.{U16x2,S16x2}` ([`crate::sem::alu::packed_min_max`]): each 16-bit half of the
+    /// two words extended to 32 bits by the signedness of `ty`, compared, and the two results
+    /// packed again.
+    pub(super) fn translate_packed_min_max(
+        &mut self,
+        exec: Value,
+        op: BinOp,
+        ty: Ty,
+        dst: Reg,
+        [a, b]: [Src; 2],
+    ) -> Result<(), JitError> {
+        let max = match op {
+            BinOp::Min => false,
+            BinOp::Max => true,
+            BinOp::Add
+            | BinOp::Sub
+            | BinOp::Mul
+            | BinOp::MulHi
+            | BinOp::MulWide
+            | BinOp::Div
+            | BinOp::Rem
+            | BinOp::And
+            | BinOp::Or
+            | BinOp::Xor
+            | BinOp::Shl
+            | BinOp::Shr => {
+                return Err(self.internal(format!("packed {} (validation admits min and max)", op)))
+            }
+        };
+        let signed = ty.is_signed_int();
+        self.lane_loop(exec, &[], |t, lane, _| {
+            let va = t.read_src(lane, &a, Ty::U32)?;
+            let vb = t.read_src(lane, &b, Ty::U32)?;
+            // Each half as a 32-bit integer of its signedness: the high half by a shift right,
+            // the low half moved to the top first.
+            let halves = |t: &mut Self, v: Value| {
+                let low_top = t.b.ins().ishl_imm_u(v, 16);
+                if signed {
+                    (
+                        t.b.ins().sshr_imm_u(v, 16),
+                        t.b.ins().sshr_imm_u(low_top, 16),
+                    )
+                } else {
+                    (
+                        t.b.ins().ushr_imm_u(v, 16),
+                        t.b.ins().ushr_imm_u(low_top, 16),
+                    )
+                }
+            };
+            let (ah, al) = halves(t, va);
+            let (bh, bl) = halves(t, vb);
+            let pick = |t: &mut Self, x: Value, y: Value| match (max, signed) {
+                (false, false) => t.b.ins().umin(x, y),
+                (false, true) => t.b.ins().smin(x, y),
+                (true, false) => t.b.ins().umax(x, y),
+                (true, true) => t.b.ins().smax(x, y),
+            };
+            let hi = pick(t, ah, bh);
+            let lo = pick(t, al, bl);
+            let hi = t.b.ins().ishl_imm_u(hi, 16);
+            let lo = t.b.ins().band_imm_s(lo, 0xffff);
+            let r = t.b.ins().bor(hi, lo);
+            t.write_reg(lane, dst, 1, r);
             Ok(vec![])
         })?;
         Ok(())

@@ -798,7 +798,13 @@ impl<'a, 'f> Translator<'a, 'f> {
                 c,
                 round,
                 ftz,
-            } => self.per_lane(g, |t, e| t.translate_fma(e, ty, dst, [a, b, c], round, ftz)),
+                halves,
+            } => self.per_lane(g, |t, e| {
+                t.translate_fma(e, ty, dst, [a, b, c], round, ftz, halves)
+            }),
+            &Op::PackedMinMax { op, ty, dst, a, b } => {
+                self.per_lane(g, |t, e| t.translate_packed_min_max(e, op, ty, dst, [a, b]))
+            }
             &Op::PredLut { dst, a, b, c, lut } => {
                 self.per_lane(g, |t, e| t.translate_pred_lut(e, dst, [a, b, c], lut))
             }
@@ -1714,8 +1720,11 @@ fn fusion_of(kernel: &Kernel, inst: &Inst) -> Fusion {
         | Op::Prmt { .. }
         | Op::Bfe { .. }
         | Op::Bfi { .. }
-        | Op::PredLut { .. } => Fusion::Alu,
-        Op::Fma { ty, round, .. } if !alu::is_slow_fma(*ty, *round) => Fusion::Alu,
+        | Op::PredLut { .. }
+        | Op::PackedMinMax { .. } => Fusion::Alu,
+        Op::Fma {
+            ty, round, halves, ..
+        } if !alu::is_slow_fma(*ty, *round, *halves) => Fusion::Alu,
         Op::Convert {
             dst_ty,
             src_ty,

@@ -99,7 +99,8 @@ pub(super) fn is_pure_per_lane(op: &Op) -> bool {
         | Op::Fma { .. }
         | Op::PredLut { .. }
         | Op::IsSpace { .. }
-        | Op::PackHalves { .. } => true,
+        | Op::PackHalves { .. }
+        | Op::PackedMinMax { .. } => true,
         Op::Nop
         | Op::Vote { .. }
         | Op::Shfl { .. }

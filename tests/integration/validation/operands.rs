@@ -509,3 +509,54 @@ fn barrier_ids_and_lea_shift() {
         "LEA shift 32",
     );
 }
+
+#[test]
+fn half_selectors_only_on_packed_half_fma() {
+    use atomjit::ir::HalfSel;
+    let fma = |ty: Ty, halves: [HalfSel; 3]| Op::Fma {
+        ty,
+        dst: atomjit::ir::Reg(4),
+        a: Src::plain(reg(0)),
+        b: Src::plain(reg(1)),
+        c: Src::plain(reg(2)),
+        round: Round::Nearest,
+        ftz: false,
+        halves,
+    };
+    let selected = [HalfSel::H0H0, HalfSel::H1H0, HalfSel::H1H1];
+    for ty in [Ty::F16x2, Ty::BF16x2] {
+        valid(&sass1(fma(ty, selected)));
+    }
+    for ty in [Ty::F32, Ty::F16, Ty::BF16] {
+        valid(&sass1(fma(ty, HalfSel::AS_READ)));
+        let errs = errors(&sass1(fma(ty, selected)));
+        assert_only(&errs, 0, rules::FMA_HALVES, "half selector .h0_h0");
+    }
+}
+
+#[test]
+fn packed_min_max_is_min_or_max_on_16_bit_halves_without_modifiers() {
+    let op = |op: BinOp, ty: Ty, modifier: SrcMod| Op::PackedMinMax {
+        op,
+        ty,
+        dst: atomjit::ir::Reg(4),
+        a: Src {
+            operand: reg(0),
+            modifier,
+        },
+        b: Src::plain(Operand::Imm(0x8000_7fff)),
+    };
+    for o in [BinOp::Min, BinOp::Max] {
+        for ty in [Ty::U16, Ty::S16] {
+            valid(&sass1(op(o, ty, SrcMod::None)));
+        }
+    }
+    let errs = errors(&sass1(op(BinOp::Add, Ty::U16, SrcMod::None)));
+    assert_only(&errs, 0, rules::PACKED_MIN_MAX, "add on packed U16 pairs");
+    let errs = errors(&sass1(op(BinOp::Min, Ty::U32, SrcMod::None)));
+    assert_only(&errs, 0, rules::PACKED_MIN_MAX, "min on packed U32 pairs");
+    for m in [SrcMod::Neg, SrcMod::Not, SrcMod::Abs] {
+        let errs = errors(&sass1(op(BinOp::Max, Ty::S16, m)));
+        assert_only(&errs, 0, rules::PACKED_MIN_MAX_MODIFIERS, "packed min/max");
+    }
+}

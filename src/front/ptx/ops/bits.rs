@@ -181,5 +181,6 @@ pub(super) fn lower_fma(
         c,
         round,
         ftz,
+        halves: crate::ir::HalfSel::AS_READ,
     })
 }
