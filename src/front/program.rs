@@ -1188,6 +1188,7 @@ impl LaunchBuilder {
     /// Sets the constant-bank layout (a pasted listing's `.headerflags` names its architecture).
     pub fn set_layout(&mut self, layout: CbankLayout) {
         self.spec.layout = layout;
+        self.spec.compiled = true;
     }
 
     /// A listing's `.nv.shared.NAME` size: the reserved and static shared bytes together.

@@ -243,6 +243,10 @@ pub struct LaunchSpec {
     pub static_shared: u32,
     /// The constant-bank layout of the architecture the kernel was compiled for.
     pub layout: CbankLayout,
+    /// The code is a compiler's listing whose header named `layout`'s architecture, so its
+    /// instructions follow that architecture's encoding; false for hand-written SASS, which
+    /// follows the documents' encoding rules (the `ATOMS.CAS` register pairing).
+    pub compiled: bool,
     /// Where the kernel's own reads of constant bank 0 end (0: not recorded). A listing
     /// declares no parameters, so its code says how far they reach: the launch must bind
     /// parameters up to here, and the bank is at least this long.
@@ -263,6 +267,7 @@ impl Default for LaunchSpec {
             shared_bytes: 0,
             static_shared: 0,
             layout: CbankLayout::default(),
+            compiled: false,
             cbank_reads: 0,
             params: Vec::new(),
             expects: Vec::new(),

@@ -278,10 +278,12 @@ pub fn check(
     check_table(d, dialect, pc, inst, a);
     check_shape(d, pc, inst, a);
     if dialect == Dialect::Sass {
-        // The document's `ATOMS.CAS` register pairing (Rb even, Rc = Rb + 1) is the encoding
-        // up to sm_89; ptxas 12.9 for sm_90 names Rb and Rc freely (`ATOMS.CAS R26, [R8], R27,
-        // R26`), so sm_90 listings keep only the rules that hold for every register.
-        let paired = kernel.launch.layout.sm() < 90;
+        // The document's `ATOMS.CAS` register pairing (Rb even, Rc = Rb + 1) is its
+        // architecture's encoding, which hand-written SASS follows; ptxas 12.9 names Rb and Rc
+        // freely for sm_80, sm_86 and sm_90 (`ATOMS.CAS R8, [0xb0], R13, R12`, `ATOMS.CAS R26,
+        // [R8], R27, R26`: Rc has its own field), so compiler listings keep only the rules that
+        // hold for every register.
+        let paired = !kernel.launch.compiled;
         check_sass_registers(d, pc, inst, a, paired);
         if a.access.space == Space::Shared {
             check_imm24(d, pc, inst, &a.access.addr, true);

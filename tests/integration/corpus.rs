@@ -24,11 +24,6 @@ const KNOWN_GAPS: &[(&str, &str, &str)] = &[
         "atomic_wide",
         "vector atomics are not supported",
     ),
-    // ptxas 12.9 for sm_80/86 names ATOMS.CAS registers freely (`ATOMS.CAS R8, [0xb0], R13,
-    // R12`, Rc encoded on its own), against the pairing of `000_6d05a8552870c0ae.txt` that the
-    // validator enforces below sm_90 (the layout of hand-written programs too).
-    ("sm_80", "shared_every_function", "(Rb+1) or RZ"),
-    ("sm_86", "shared_every_function", "(Rb+1) or RZ"),
     // MUFU: hardware approximations NVIDIA does not specify bit for bit (division by a
     // non-constant in the kernel).
     ("sm_80", "grid_barrier", "MUFU.RCP"),

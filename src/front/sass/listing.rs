@@ -30,7 +30,6 @@
 //! [`Broken`](super::Broken) with every such form, and the other kernels still run.
 
 use super::super::lexer::{SyntaxError, TokKind, Token};
-use super::super::program::LaunchBuilder;
 use super::{finish_kernel, KernelDraft, ParsedFile, PendingInst, Statement};
 use crate::ir::{CbankLayout, Inst, Operand, Program, Span};
 use std::collections::HashMap;
@@ -154,7 +153,9 @@ impl<'s, 'a> Listing<'s, 'a> {
             ));
         }
         let mut d = KernelDraft::new(name.to_string(), span);
-        d.launch = LaunchBuilder::with_layout(self.layout.unwrap_or_default());
+        if let Some(layout) = self.layout {
+            d.launch.set_layout(layout);
+        }
         self.drafts.push(d);
         self.by_name.insert(name.to_string(), self.drafts.len() - 1);
         Ok(self.drafts.len() - 1)

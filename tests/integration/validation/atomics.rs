@@ -351,16 +351,25 @@ fn spin_groups_lanes_only_on_shared_or_generic_addresses() {
 }
 
 #[test]
-fn sm90_frees_the_cas_register_pairing() {
-    // ptxas 12.9 for sm_90 writes `ATOMS.CAS R26, [R8], R27, R26`: Rb odd, Rc below it. The
-    // document's pairing is the encoding up to sm_89, where the same registers are invalid.
+fn compiler_listings_free_the_cas_register_pairing() {
+    // ptxas 12.9 writes `ATOMS.CAS R26, [R8], R27, R26` (sm_90) and `ATOMS.CAS R8, [0xb0],
+    // R13, R12` (sm_80): Rb odd, Rc below it. The document's pairing binds hand-written SASS,
+    // where the same registers are invalid.
     let cas = || atoms_cas(AtomicOp::Cas, Ty::U32, 26, shared(8, 0), 27, 26);
-    let sm90 = sass()
-        .launch(|l| l.layout = atomjit::ir::CbankLayout::SM90)
-        .op(cas())
-        .op(exit())
-        .build();
-    valid(&sm90);
+    for layout in [
+        atomjit::ir::CbankLayout::SM80,
+        atomjit::ir::CbankLayout::SM90,
+    ] {
+        let listing = sass()
+            .launch(|l| {
+                l.layout = layout;
+                l.compiled = true;
+            })
+            .op(cas())
+            .op(exit())
+            .build();
+        valid(&listing);
+    }
     let errs = errors(&sass1(cas()));
     assert!(
         errs.iter()
