@@ -31,17 +31,6 @@ const KNOWN_GAPS: &[(&str, &str, &str)] = &[
     ("sm_86", "shared_every_function", "HFMA2.BF16_V2"),
     // Packed 16-bit integer min/max (sm_90 `VIMNMX.U16x2`).
     ("sm_90", "atomic_ref_narrow", "VIMNMX.U16X2"),
-    // MUFU: hardware approximations NVIDIA does not specify bit for bit (division by a
-    // non-constant in the kernel).
-    ("sm_80", "grid_barrier", "MUFU.RCP"),
-    ("sm_86", "grid_barrier", "MUFU.RCP"),
-    ("sm_90", "grid_barrier", "MUFU.RCP"),
-    ("sm_80", "shared_hist_dynamic", "MUFU.RCP"),
-    ("sm_86", "shared_hist_dynamic", "MUFU.RCP"),
-    ("sm_90", "shared_hist_dynamic", "MUFU.RCP"),
-    // Compiler literals in constant bank 2, which a listing does not print.
-    ("sm_80", "shared_counters", "constant bank 2"),
-    ("sm_86", "shared_counters", "constant bank 2"),
     // Warp splits by mask: WARPSYNC.EXCLUSIVE (the tiles; sm_80/86 also test them with
     // `R2UR P0, URZ, R`, whose predicate atomjit does not define), and tiles of 16 passing
     // their own membermask to redux.sync in PTX (atomjit traps when the executing lanes are
