@@ -189,6 +189,21 @@ class Tools:
 # build
 
 
+# A constant-bank operand of a bank other than 0 (`c[0x2][0x0]`, `c[0x3][R4]`).
+OTHER_BANK = re.compile(r"\bc\[0x0*[1-9a-fA-F][0-9a-fA-F]*\]\[")
+
+
+def listing(tools, tmp, cubin, plain, full):
+    """The listing of `cubin` as `plain` prints it (`cuobjdump -sass`, `nvdisasm -c`), or, when
+    its code reads a constant bank other than 0, whose contents those do not print, as `full`
+    does (`cuobjdump -elf -sass`, `nvdisasm`): with the cubin's sections, so that the listing
+    carries the bank."""
+    text = tools.tool(*plain, cubin, cwd=tmp)
+    if OTHER_BANK.search(text):
+        text = tools.tool(*full, cubin, cwd=tmp)
+    return text
+
+
 def compile_file(tools, src, out, written, label):
     """NVRTC, ptxas, cuobjdump and nvdisasm for one .cu file: into `out`, as
     STEM.compute_80.ptx, STEM.compute_90.ptx and STEM.sm_XX.{cuobjdump,nvdisasm}.sass."""
@@ -208,9 +223,10 @@ def compile_file(tools, src, out, written, label):
                 cubin = f"{stem}.{real}.cubin"
                 tools.tool("ptxas", f"-arch={real}", "--warn-on-spills",
                            "--warn-on-local-memory-usage", "-o", cubin, ptx_name, cwd=tmp)
-                sass = tools.tool("cuobjdump", "-sass", cubin, cwd=tmp)
+                sass = listing(tools, tmp, cubin, ["cuobjdump", "-sass"],
+                               ["cuobjdump", "-elf", "-sass"])
                 written.add(write(out / f"{stem}.{real}.cuobjdump.sass", sass))
-                sass = tools.tool("nvdisasm", "-c", cubin, cwd=tmp)
+                sass = listing(tools, tmp, cubin, ["nvdisasm", "-c"], ["nvdisasm"])
                 written.add(write(out / f"{stem}.{real}.nvdisasm.sass", sass))
 
 
@@ -248,8 +264,10 @@ def build(args):
         f"{' '.join(NVRTC_OPTIONS)} -I<cuda_runtime/include> -I<cuda_cccl/include>",
         f"ptxas: {tools.version('ptxas')}; options: -arch=ARCH --warn-on-spills "
         "--warn-on-local-memory-usage",
-        f"cuobjdump: {tools.version('cuobjdump')}; options: -sass",
-        f"nvdisasm: {tools.version('nvdisasm')}; options: -c",
+        f"cuobjdump: {tools.version('cuobjdump')}; options: -sass (-elf -sass when the code "
+        "reads a constant bank other than 0)",
+        f"nvdisasm: {tools.version('nvdisasm')}; options: -c (none when the code reads a "
+        "constant bank other than 0)",
         "",
         "compute_80 PTX -> sm_80, sm_86; compute_90 PTX -> sm_90",
     ]

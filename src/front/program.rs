@@ -1207,6 +1207,12 @@ impl LaunchBuilder {
         Ok(())
     }
 
+    /// A listing's constant banks other than 0 (`crate::ir::LaunchSpec::const_banks`), in
+    /// increasing bank order.
+    pub fn set_const_banks(&mut self, banks: Vec<crate::ir::ConstBank>) {
+        self.spec.const_banks = banks;
+    }
+
     /// A builder for a kernel compiled for `layout` (a listing's architecture): parameters
     /// start at its parameter base and its reserved shared bytes come first in the window.
     pub fn with_layout(layout: CbankLayout) -> LaunchBuilder {

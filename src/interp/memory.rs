@@ -91,8 +91,8 @@ pub fn locate<'a>(
     }
 }
 
-/// A little-endian read of `size` bytes of constant bank 0 at `offset`, checked like every
-/// access (alignment, then range).
+/// A little-endian read of `size` bytes of a constant bank (`cbank`: bank 0, or another of the
+/// kernel's banks) at `offset`, checked like every access (alignment, then range).
 pub fn read_const(cbank: &[u8], offset: u64, size: u32) -> Result<u64, Fault> {
     check_alignment(Space::Const, offset, size)?;
     let out_of_range = Fault {

@@ -838,15 +838,19 @@ pub(crate) fn read_operand(
         Operand::Imm(bits) => Ok(if words >= 2 { bits } else { bits & 0xffff_ffff }),
         Operand::Const { bank, offset } => {
             let size = if words >= 2 { 8 } else { 4 };
-            if bank != 0 {
-                // Only bank 0 exists (validation guarantees it); any other bank has no bytes.
-                return Err(Fault {
+            if bank == 0 {
+                return memory::read_const(env.cbank, offset as u64, size);
+            }
+            // The kernel's other banks are fixed bytes of the kernel (validation keeps every
+            // read inside one that exists); a bank it does not have reads as out of range.
+            match env.kernel.launch.const_bank(bank) {
+                Some(b) => memory::read_const(&b.bytes, offset as u64, size),
+                None => Err(Fault {
                     reason: TrapReason::AddressOutOfRange,
                     space: Space::Const,
                     address: offset as u64,
-                });
+                }),
             }
-            memory::read_const(env.cbank, offset as u64, size)
         }
     }
 }

@@ -303,11 +303,13 @@ pub enum Operand {
     /// An immediate, as raw bits (floats are stored as their IEEE bits; 32-bit ops use the low
     /// 32 bits).
     Imm(u64),
-    /// `c[bank][offset]`: a little-endian read of the kernel's constant bank. Only bank 0 exists
-    /// (kernel parameters, see [`LaunchSpec`]); validation guarantees `bank == 0`, natural
-    /// alignment of `offset`, and that the read lies inside the bank.
+    /// `c[bank][offset]`: a little-endian read of one of the kernel's constant banks. Bank 0 is
+    /// the launch's (geometry, ABI words and parameters, see [`LaunchSpec`] and
+    /// [`CbankLayout`]); any other bank is one of [`LaunchSpec::const_banks`], whose bytes the
+    /// kernel's binary fixes ([`ConstBank`]). Validation guarantees that the bank exists, that
+    /// `offset` is naturally aligned, and that the read lies inside the bank.
     Const {
-        /// The bank (0).
+        /// The bank: 0, or one of [`LaunchSpec::const_banks`].
         bank: u8,
         /// Byte offset in the bank.
         offset: u32,

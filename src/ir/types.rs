@@ -255,6 +255,10 @@ pub struct LaunchSpec {
     /// the layout's [`CbankLayout::param_base`] on, naturally aligned (a buffer is its 8-byte
     /// device address).
     pub params: Vec<ParamDecl>,
+    /// The kernel's constant banks other than 0, whose bytes its binary fixes (see
+    /// [`ConstBank`]): in increasing bank order, each bank at most once, never bank 0. Empty
+    /// except for a SASS listing that prints them (`cuobjdump -elf -sass`, full `nvdisasm`).
+    pub const_banks: Vec<ConstBank>,
     /// `.expect` lines, checked after the launch in order.
     pub expects: Vec<Expect>,
 }
@@ -270,6 +274,7 @@ impl Default for LaunchSpec {
             compiled: false,
             cbank_reads: 0,
             params: Vec::new(),
+            const_banks: Vec::new(),
             expects: Vec::new(),
         }
     }
@@ -289,6 +294,43 @@ impl LaunchSpec {
     /// `%dynamic_smem_size`: the window after the reserved and static parts.
     pub fn dynamic_shared(&self) -> u32 {
         self.shared_bytes.saturating_sub(self.static_shared)
+    }
+
+    /// The kernel's constant bank `bank` (1 and up), if its binary gives one.
+    pub fn const_bank(&self, bank: u8) -> Option<&ConstBank> {
+        self.const_banks.iter().find(|b| b.bank == bank)
+    }
+}
+
+/// A constant bank other than 0, with the contents ptxas fixed when it compiled the kernel
+/// (the `.nv.constantN.KERNEL` and `.nv.constantN` sections of the cubin): bank 2 holds what the
+/// compiler generates for a kernel (the shared-memory offsets of its `__shared__` variables,
+/// literals an instruction cannot encode, jump tables), bank 3 the module's `__constant__`
+/// variables with their initial values. Unlike bank 0, which the launch fills (geometry, ABI
+/// words, parameters), nothing at run time changes these bytes: `c[bank][offset]` reads them
+/// as they are, little-endian, and validation keeps every read inside them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ConstBank {
+    /// The bank number (1 to 255).
+    pub bank: u8,
+    /// The bank's bytes from offset 0; its size is the section's.
+    pub bytes: Vec<u8>,
+}
+
+impl ConstBank {
+    /// The little-endian value of `words` 32-bit words (1 or 2) at byte `offset`, or `None`
+    /// when the read does not lie inside the bank.
+    pub fn read(&self, offset: u32, words: u16) -> Option<u64> {
+        let start = offset as usize;
+        let bytes = self
+            .bytes
+            .get(start..start.checked_add(4 * usize::from(words))?)?;
+        Some(
+            bytes
+                .iter()
+                .rev()
+                .fold(0u64, |acc, &b| acc << 8 | u64::from(b)),
+        )
     }
 }
 

@@ -183,6 +183,7 @@ fn build_functions(
     tables.num_regs = kernel.num_regs;
     // Validation guarantees every constant operand lies inside the kernel's bank.
     tables.cbank_needed = u64::from(info.cbank_bytes());
+    tables.const_banks = kernel.launch.const_banks.clone();
     let mut funcs = Vec::with_capacity(plan.starts.len());
     let mut fb_ctx = FunctionBuilderContext::new();
     for chunk in 0..plan.starts.len() {

@@ -77,8 +77,11 @@ pub struct SideTables {
     pub slow_ops: Vec<SlowOp>,
     /// Register slots per lane (the register file holds `num_regs * 32` words).
     pub num_regs: u32,
-    /// Bytes of constant bank the kernel reads (the caller guarantees the bank is this long).
+    /// Bytes of constant bank 0 the kernel reads (the caller guarantees the bank is this long).
     pub cbank_needed: u64,
+    /// The kernel's other constant banks (`LaunchSpec::const_banks`), which slow-path operands
+    /// may read.
+    pub const_banks: Vec<crate::ir::ConstBank>,
     /// Every checked access of the kernel, indexed by the site number a fault reports.
     pub trap_sites: Vec<TrapSite>,
 }
@@ -119,7 +122,7 @@ pub unsafe extern "C" fn slow_lanes(ctx: *mut WarpCtx, index: u32, exec: u32) {
     // SAFETY: the constant bank has at least `cbank_needed` bytes (ensured by `run_group`).
     let cbank = unsafe { std::slice::from_raw_parts(ctx.cbank, tables.cbank_needed as usize) };
     let read = |regs: &[u32], s: &Src, ty: Ty, lane: usize| {
-        let raw = read_operand(regs, cbank, s.operand, ty.regs(), lane);
+        let raw = read_operand(regs, cbank, &tables.const_banks, s.operand, ty.regs(), lane);
         sem::apply_modifier(ty, s.modifier, raw)
     };
     let mut rest = exec;
@@ -177,7 +180,16 @@ pub extern "C" fn rmw_value(op: u32, ty: u32, old: u64, b: u64, ftz: u32) -> u64
     }
 }
 
-fn read_operand(regs: &[u32], cbank: &[u8], op: Operand, words: u16, lane: usize) -> u64 {
+/// Operand `op` of `words` words in `lane`. Validation keeps every constant-bank read inside its
+/// bank; a read outside (a translator bug) gives 0 rather than touching other memory.
+fn read_operand(
+    regs: &[u32],
+    cbank: &[u8],
+    banks: &[crate::ir::ConstBank],
+    op: Operand,
+    words: u16,
+    lane: usize,
+) -> u64 {
     match op {
         Operand::Reg(r) if r.is_rz() => 0,
         Operand::Reg(r) => {
@@ -195,6 +207,11 @@ fn read_operand(regs: &[u32], cbank: &[u8], op: Operand, words: u16, lane: usize
                 v & 0xffff_ffff
             }
         }
+        Operand::Const { bank, offset } if bank != 0 => banks
+            .iter()
+            .find(|b| b.bank == bank)
+            .and_then(|b| b.read(offset, words))
+            .unwrap_or(0),
         Operand::Const { offset, .. } => {
             let n = words as usize * 4;
             let start = offset as usize;

@@ -23,8 +23,9 @@
 //!   document requires. `PreDec` is rejected until the vISA dialect defines it.
 //! * **Operands** (`operands.rs`): every register (each word of a pair) is below
 //!   [`Kernel::num_regs`], every predicate below [`Kernel::num_preds`]; in SASS every 64-bit
-//!   pair starts at an even register; constant reads are in bank 0, naturally aligned, inside
-//!   the bank ([`cbank_bytes`]); branch targets are instructions; ALU types, source modifiers,
+//!   pair starts at an even register; constant reads are naturally aligned and inside their
+//!   bank: bank 0 ([`cbank_bytes`]) or one of the kernel's others
+//!   ([`crate::ir::LaunchSpec::const_banks`]); branch targets are instructions; ALU types, source modifiers,
 //!   conversions and comparisons are legal; `LDS`/`STS` immediates fit 24 bits; no store or
 //!   atomic to the constant bank; no generic addresses in SASS; shared-window bases in SASS are
 //!   32-bit registers; barrier ids are 0..=15. Operand widths: a shift amount
@@ -144,7 +145,7 @@ impl KernelInfo {
     }
 
     /// Whether this is the proof for `kernel`: computed by [`validate`] for a kernel with the
-    /// same instructions, register and predicate counts, dialect, warp size and constant bank.
+    /// same instructions, register and predicate counts, dialect, warp size and constant banks.
     pub fn is_for(&self, kernel: &Kernel) -> bool {
         self.fingerprint == fingerprint(kernel)
     }
@@ -163,6 +164,7 @@ fn fingerprint(kernel: &Kernel) -> u64 {
     )
         .hash(&mut h);
     cbank_bytes(&kernel.launch).hash(&mut h);
+    kernel.launch.const_banks.hash(&mut h);
     kernel.insts.len().hash(&mut h);
     for inst in &kernel.insts {
         (&inst.op, inst.guard).hash(&mut h);
@@ -294,6 +296,16 @@ pub fn cbank_bytes(launch: &LaunchSpec) -> u32 {
     u32::try_from(end).unwrap_or(u32::MAX)
 }
 
+/// The control flow and register liveness of a kernel that need not be valid (both analyses
+/// are total): per instruction, its successors (the instruction count stands for the exit)
+/// and the registers live after it, as [`KernelInfo::live_out`] gives them. For front-end
+/// checks that need dataflow before validation (`front::sass::rcp_seed`).
+pub(crate) fn flow_and_liveness(kernel: &Kernel) -> (Vec<Vec<u32>>, Vec<Vec<u64>>) {
+    let flow = cfg::analyze(kernel);
+    let live = live::live_out(kernel, &flow);
+    (flow.succ, live)
+}
+
 /// Checks `kernel` and computes its [`KernelInfo`].
 pub fn validate(kernel: &Kernel) -> Result<KernelInfo, ValidationErrors> {
     let mut d = Diagnostics::new(&kernel.name);
@@ -315,7 +327,7 @@ pub fn validate(kernel: &Kernel) -> Result<KernelInfo, ValidationErrors> {
     for (index, inst) in kernel.insts.iter().enumerate() {
         let pc = index as u32;
         operands::check_registers(&mut d, kernel, pc, inst);
-        operands::check_const_operands(&mut d, cbank, pc, inst);
+        operands::check_const_operands(&mut d, &kernel.launch, cbank, pc, inst);
         operands::check_op(&mut d, kernel, pc, inst);
         if let Op::Atomic(a) = &inst.op {
             atomics::check(&mut d, kernel, pc, inst, a);
@@ -356,6 +368,21 @@ fn check_kernel(d: &mut Diagnostics, kernel: &Kernel) {
         d.kernel_error(kernel.span, p.message, p.rule);
     }
     check_params(d, l);
+    // The other constant banks: increasing bank numbers (so each at most once), none is bank 0.
+    let mut prev = 0u8;
+    for b in &l.const_banks {
+        if b.bank <= prev {
+            d.kernel_error(
+                kernel.span,
+                format!(
+                    "constant bank {} is listed out of order, twice, or as bank 0 (the launch's)",
+                    b.bank
+                ),
+                rules::CONST_OPERAND,
+            );
+        }
+        prev = prev.max(b.bank);
+    }
     if kernel.insts.is_empty() {
         d.kernel_error(
             kernel.span,

@@ -8,8 +8,8 @@
 
 use super::{atomics, orders, rules, Diagnostics};
 use crate::ir::{
-    Address, BinOp, Dialect, HalfSel, Inst, Kernel, MemAccess, Op, Operand, Role, Space, Src,
-    SrcMod, Ty, UnOp,
+    Address, BinOp, Dialect, HalfSel, Inst, Kernel, LaunchSpec, MemAccess, Op, Operand, Role,
+    Space, Src, SrcMod, Ty, UnOp,
 };
 
 /// Register and predicate ranges; SASS pair alignment.
@@ -61,40 +61,58 @@ pub fn check_registers(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Ins
     }
 }
 
-/// Constant-bank reads: bank 0, naturally aligned, inside the bank of `cbank_bytes` bytes.
-pub fn check_const_operands(d: &mut Diagnostics, cbank_bytes: u32, pc: u32, inst: &Inst) {
+/// Constant-bank reads: in bank 0 (of `cbank_bytes` bytes) or one of the kernel's other banks
+/// ([`crate::ir::LaunchSpec::const_banks`]), naturally aligned, inside the bank.
+pub fn check_const_operands(
+    d: &mut Diagnostics,
+    launch: &LaunchSpec,
+    cbank_bytes: u32,
+    pc: u32,
+    inst: &Inst,
+) {
     for u in inst.op.operand_uses() {
         let Operand::Const { bank, offset } = u.operand else {
             continue;
         };
         let width = u32::from(u.words) * 4;
-        if bank != 0 {
+        let size = if bank == 0 {
+            cbank_bytes
+        } else if let Some(b) = launch.const_bank(bank) {
+            u32::try_from(b.bytes.len()).unwrap_or(u32::MAX)
+        } else {
             d.error(
                 pc,
                 inst,
                 format!(
-                    "c[{bank:#x}][{offset:#x}]: only constant bank 0 exists (ptxas puts the \
-                     kernel's literal constants in another bank, whose contents a SASS listing \
-                     does not print)"
+                    "c[{bank:#x}][{offset:#x}]: the kernel has no constant bank {bank} (only bank 0 \
+                     and the banks its listing prints, with `cuobjdump -elf -sass` or `nvdisasm` \
+                     without `-c`)"
                 ),
                 rules::CONST_OPERAND,
             );
             continue;
-        }
+        };
         if offset % width != 0 {
             d.error(
                 pc,
                 inst,
-                format!("c[0x0][{offset:#x}]: a {width}-byte read must be {width}-byte aligned"),
+                format!(
+                    "c[{bank:#x}][{offset:#x}]: a {width}-byte read must be {width}-byte aligned"
+                ),
                 rules::CONST_OPERAND,
             );
         }
-        if u64::from(offset) + u64::from(width) > u64::from(cbank_bytes) {
+        if u64::from(offset) + u64::from(width) > u64::from(size) {
+            let which = if bank == 0 {
+                "the constant bank".to_string()
+            } else {
+                format!("constant bank {bank}")
+            };
             d.error(
                 pc,
                 inst,
                 format!(
-                    "c[0x0][{offset:#x}]: the {width}-byte read ends past the constant bank ({cbank_bytes:#x} bytes)"
+                    "c[{bank:#x}][{offset:#x}]: the {width}-byte read ends past {which} ({size:#x} bytes)"
                 ),
                 rules::CONST_OPERAND,
             );

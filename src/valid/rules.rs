@@ -229,7 +229,7 @@ pub const PRED_RANGE: &str = ir_contract!(
 );
 pub const CONST_OPERAND: &str = ir_contract!(
     "src/ir/mod.rs Operand::Const",
-    "Only bank 0 exists (kernel parameters, see [`LaunchSpec`]); validation guarantees `bank == 0`, natural alignment of `offset`, and that the read lies inside the bank."
+    "Validation guarantees that the bank exists, that `offset` is naturally aligned, and that the read lies inside the bank."
 );
 pub const SRC2_SHAPE: &str = ir_contract!(
     "src/ir/mod.rs AtomicInst::src2",

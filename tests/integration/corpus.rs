@@ -24,17 +24,6 @@ const KNOWN_GAPS: &[(&str, &str, &str)] = &[
         "atomic_wide",
         "vector atomics are not supported",
     ),
-    // MUFU: hardware approximations NVIDIA does not specify bit for bit (division by a
-    // non-constant in the kernel).
-    ("sm_80", "grid_barrier", "MUFU.RCP"),
-    ("sm_86", "grid_barrier", "MUFU.RCP"),
-    ("sm_90", "grid_barrier", "MUFU.RCP"),
-    ("sm_80", "shared_hist_dynamic", "MUFU.RCP"),
-    ("sm_86", "shared_hist_dynamic", "MUFU.RCP"),
-    ("sm_90", "shared_hist_dynamic", "MUFU.RCP"),
-    // Compiler literals in constant bank 2, which a listing does not print.
-    ("sm_80", "shared_counters", "constant bank 2"),
-    ("sm_86", "shared_counters", "constant bank 2"),
 ];
 
 const CORPUS: &[&str] = &[

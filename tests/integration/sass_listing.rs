@@ -255,3 +255,351 @@ fn a_cuobjdump_function_pasted_after_program_file_directives_runs() {
         );
     }
 }
+
+// ---- constant banks other than 0 ---------------------------------------------------------
+
+/// An nvdisasm (without `-c`) listing of kernel `k` (sm_80): `bank2` as `.nv.constant2.k`, a
+/// module bank 3 holding `0xaabbccdd`, and code that stores what it reads from them to `out`.
+fn banks_listing(read64: &str) -> String {
+    format!(
+        "\t.headerflags\t@\"EF_CUDA_64BIT_ADDRESS EF_CUDA_SM80 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM80)\"
+\t.elftype\t@\"ET_EXEC\"
+\t.section\t.nv.constant3,\"a\",@progbits
+\t.align\t4
+.nv.constant3:
+        /*0000*/ \t.word\t0xaabbccdd
+\t.section\t.nv.constant2.k,\"a\",@progbits
+\t.align\t4
+.nv.constant2.k:
+        /*0000*/ \t.byte\t0x08, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x01, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11
+\t.section\t.nv.constant0.k,\"a\",@progbits
+\t.align\t4
+.nv.constant0.k:
+\t.zero\t360
+\t.section\t.text.k,\"ax\",@progbits
+\t.other\tk,@\"STO_CUDA_ENTRY STV_DEFAULT\"
+k:
+.text.k:
+        /*0000*/                   IMAD.MOV.U32 R2, RZ, RZ, c[0x0][0x160] ;
+        /*0010*/                   IMAD.MOV.U32 R3, RZ, RZ, c[0x0][0x164] ;
+        /*0020*/                   LDC R0, c[0x2][0x4] ;
+        /*0030*/                   STG.E [R2.64], R0 ;
+        /*0040*/                   LDC.64 R4, {read64} ;
+        /*0050*/                   STG.E.64 [R2.64+0x8], R4 ;
+        /*0060*/                   IMAD R6, RZ, RZ, c[0x3][0x0] ;
+        /*0070*/                   STG.E [R2.64+0x10], R6 ;
+        /*0080*/                   I2F.U32.RP R7, c[0x2][0x4] ;
+        /*0090*/                   STG.E [R2.64+0x14], R7 ;
+        /*00a0*/                   EXIT ;
+"
+    )
+}
+
+#[test]
+fn constant_banks_of_a_listing_read_the_same_on_both_backends() {
+    let mut launch = LaunchText::new();
+    launch.push("k.launch", ".kernel k\n.block 1\n.buffer out u32[6] = 0\n");
+    let text = banks_listing("c[0x2][0x8]");
+    for backend in Backend::ALL {
+        let m = engine(backend, 1, true)
+            .load_with_launch("banks.sass", &text, &launch)
+            .unwrap();
+        let r = m.run("k", &Overrides::default()).unwrap();
+        assert!(r.failure.is_none(), "{backend}: {:?}", r.failure);
+        let out: Vec<u32> = r.buffers[0]
+            .bytes
+            .chunks(4)
+            .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+            .collect();
+        // Little-endian reads of the printed bytes: bank 2 word 1 (01 00 00 01), its 64-bit
+        // value at 8 (88 77 .. 11), the module bank's word, and 0x01000001 = 2^24 + 1 rounded
+        // up to f32 (2^24 + 2, a one-bit significand step: 0x4b800001; the JIT's slow path).
+        assert_eq!(
+            out,
+            [
+                0x0100_0001,
+                0,
+                0x5566_7788,
+                0x1122_3344,
+                0xaabb_ccdd,
+                16_777_218f32.to_bits()
+            ],
+            "{backend}"
+        );
+        assert_eq!(16_777_218f32.to_bits(), 0x4b80_0001);
+    }
+    // A read past the bank's 16 bytes is refused when the kernel loads, as for bank 0.
+    let e = engine(Backend::Interp, 1, true)
+        .load_with_launch("banks.sass", &banks_listing("c[0x2][0xc]"), &launch)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("8-byte read must be 8-byte aligned"), "{e}");
+    let e = engine(Backend::Interp, 1, true)
+        .load_with_launch("banks.sass", &banks_listing("c[0x2][0x10]"), &launch)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("c[0x2][0x10]: the 8-byte read ends past constant bank 2 (0x10 bytes)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn both_full_formats_of_the_corpus_give_shared_counters_its_bank_2() {
+    // `IMAD R4, R5, R9, c[0x2][0x0]` adds the shared offset of `slot`, which ptxas places
+    // after `counter` and `tickets` (two 4-byte words): `.nv.constant2.shared_counters` is
+    // that offset as an 8-byte word, `0x00000008 0x00000000` (cuobjdump -elf) or
+    // `.byte 0x08, 0x00, ...` (nvdisasm).
+    for arch in ["sm_80", "sm_86"] {
+        for tool in ["cuobjdump", "nvdisasm"] {
+            let path = format!(
+                "{}/corpus/gen/shared_memory.{arch}.{tool}.sass",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let text = std::fs::read_to_string(&path).unwrap();
+            let p = atomjit::front::parse(&path, &text, Dialect::Sass);
+            // `shared_every_function` cannot run yet: take the kernels from the front-end.
+            let parsed = match p {
+                Ok(p) => p,
+                Err(_) => {
+                    let l = atomjit::front::parse_with_launch(
+                        &path,
+                        &text,
+                        Dialect::Sass,
+                        &LaunchText::new(),
+                    )
+                    .unwrap();
+                    l.program
+                }
+            };
+            let k = parsed.kernel("shared_counters").unwrap();
+            assert_eq!(
+                k.launch.const_banks,
+                [atomjit::ir::ConstBank {
+                    bank: 2,
+                    bytes: vec![8, 0, 0, 0, 0, 0, 0, 0]
+                }],
+                "{path}"
+            );
+        }
+    }
+}
+
+// ---- MUFU.RCP as the seed of an integer division ------------------------------------------
+
+/// The six listings of `udiv.cu` (see the fixtures' README).
+fn udiv_listings() -> Vec<String> {
+    let mut v = Vec::new();
+    for arch in [80, 86, 90] {
+        for tool in ["cuobjdump", "nvdisasm-c"] {
+            v.push(format!("udiv_sm{arch}.{tool}.sass"));
+        }
+    }
+    v
+}
+
+/// Divisors and dividends at the edges of 32-bit division, with pseudo-random others
+/// (SplitMix64, so that the values are the same on every machine).
+fn division_operands(edges: &[u32], count: usize, seed: u64) -> Vec<u32> {
+    let mut state = seed;
+    let mut next = || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut v = edges.to_vec();
+    while v.len() < count {
+        let x = next();
+        // Divisors of every size: shift a random word right by 0 to 31 bits.
+        v.push((x as u32) >> ((x >> 32) % 32));
+    }
+    v
+}
+
+const DIVISORS: &[u32] = &[
+    0,
+    1,
+    2,
+    3,
+    7,
+    10,
+    255,
+    0xffff,
+    0x10000,
+    0x7fff_ffff,
+    0x8000_0000,
+    0x8000_0001,
+    0xffff_fffe,
+    0xffff_ffff,
+];
+const DIVIDENDS: &[u32] = &[
+    0,
+    1,
+    2,
+    3,
+    6,
+    7,
+    8,
+    9,
+    0xffff,
+    0x10000,
+    0x7fff_fffe,
+    0x7fff_ffff,
+    0x8000_0000,
+    0x8000_0001,
+    0xffff_fffe,
+    0xffff_ffff,
+];
+
+fn list<T: std::fmt::Display>(v: &[T]) -> String {
+    let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+    format!("{{{}}}", items.join(", "))
+}
+
+fn words(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks(4)
+        .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn integer_division_by_a_runtime_divisor_is_exact_on_both_backends() {
+    // Every (dividend, divisor) pair: 32 x 32 threads.
+    let divisors = division_operands(DIVISORS, 32, 1);
+    let dividends = division_operands(DIVIDENDS, 32, 2);
+    let (mut n, mut d) = (Vec::new(), Vec::new());
+    for &y in &divisors {
+        for &x in &dividends {
+            n.push(x);
+            d.push(y);
+        }
+    }
+    let count = n.len();
+    // Rust's division; by zero, what the listings compute: `@!P LOP3.LUT q, RZ, d, RZ, 0x33`
+    // (and `SEL r, ~d, r, !P` for the remainder) replace both results with `~0`.
+    let expect = |f: fn(u32, u32) -> u32| -> Vec<u32> {
+        n.iter()
+            .zip(&d)
+            .map(|(&x, &y)| if y == 0 { u32::MAX } else { f(x, y) })
+            .collect()
+    };
+    let (q, r) = (expect(|x, y| x / y), expect(|x, y| x % y));
+    // Signed: the same pairs read as i32; `INT_MIN / -1` wraps to INT_MIN (remainder 0), as
+    // the listing's unsigned quotient of |n| = 2^31 by 1 with the sign of n ^ d (positive).
+    let signed = |f: fn(i32, i32) -> i32| -> Vec<u32> {
+        n.iter()
+            .zip(&d)
+            .map(|(&x, &y)| {
+                if y == 0 {
+                    u32::MAX
+                } else {
+                    f(x as i32, y as i32) as u32
+                }
+            })
+            .collect()
+    };
+    let (sq, sr) = (signed(i32::wrapping_div), signed(i32::wrapping_rem));
+    let launch = format!(
+        ".kernel udiv_reg\n.grid 4\n.block 256\n.buffer n u32[{count}] = {n}\n.buffer d u32[{count}] = {d}\n.buffer q u32[{count}] = 0\n.buffer r u32[{count}] = 0\n\
+         .kernel sdiv_reg\n.grid 4\n.block 256\n.buffer n s32[{count}] = {sn}\n.buffer d s32[{count}] = {sd}\n.buffer q s32[{count}] = 0\n.buffer r s32[{count}] = 0\n\
+         .kernel udiv_param\n.grid 1\n.block 32\n.buffer n u32[32] = {n32}\n.buffer q u32[32] = 0\n.buffer r u32[32] = 0\n.param d u32 = 1\n",
+        n = list(&n),
+        d = list(&d),
+        sn = list(&n.iter().map(|&x| x as i32).collect::<Vec<_>>()),
+        sd = list(&d.iter().map(|&x| x as i32).collect::<Vec<_>>()),
+        n32 = list(&dividends),
+    );
+    let mut l = LaunchText::new();
+    l.push("udiv.launch", &launch);
+    for f in udiv_listings() {
+        for backend in Backend::ALL {
+            let m = engine(backend, 2, false)
+                .load_with_launch(&fixture(&f), &read(&f), &l)
+                .unwrap_or_else(|e| panic!("{f}: {e}"));
+            for (kernel, want_q, want_r) in [("udiv_reg", &q, &r), ("sdiv_reg", &sq, &sr)] {
+                let run = m.run(kernel, &Overrides::default()).unwrap();
+                assert!(
+                    run.failure.is_none(),
+                    "{f} {kernel} {backend}: {:?}",
+                    run.failure
+                );
+                let (got_q, got_r) = (words(&run.buffers[2].bytes), words(&run.buffers[3].bytes));
+                for i in 0..count {
+                    assert_eq!(
+                        (got_q[i], got_r[i]),
+                        (want_q[i], want_r[i]),
+                        "{f} {kernel} {backend}: {:#x} / {:#x}",
+                        n[i],
+                        d[i]
+                    );
+                }
+            }
+            // The divisor as a parameter (c[0x0][0x178] on sm_80/86, a uniform register on
+            // sm_90).
+            for &y in &divisors {
+                let o = Overrides {
+                    params: vec![("d".to_string(), atomjit::ir::Scalar::Int(i128::from(y)))],
+                    ..Overrides::default()
+                };
+                let run = m.run("udiv_param", &o).unwrap();
+                assert!(
+                    run.failure.is_none(),
+                    "{f} udiv_param {backend}: {:?}",
+                    run.failure
+                );
+                let (got_q, got_r) = (words(&run.buffers[1].bytes), words(&run.buffers[2].bytes));
+                for (i, &x) in dividends.iter().enumerate() {
+                    // By zero: `~d` for both (the listing's `SEL`s), as in `udiv_reg`.
+                    let want = (
+                        x.checked_div(y).unwrap_or(u32::MAX),
+                        x.checked_rem(y).unwrap_or(u32::MAX),
+                    );
+                    assert_eq!(
+                        (got_q[i], got_r[i]),
+                        want,
+                        "{f} udiv_param {backend}: {x:#x} / {y:#x}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_seed_is_refused_once_its_reciprocal_is_used_otherwise() {
+    // udiv_reg of the sm_80 listing with the reciprocal also multiplied into the quotient:
+    // the result would depend on the hardware's approximation.
+    let text = read("udiv_sm80.nvdisasm-c.sass");
+    let start = text.find(".text.udiv_reg:").unwrap();
+    let first = start
+        + text[start..]
+            .find("IADD3 R8, R10, 0xffffffe, RZ ;")
+            .unwrap();
+    let mut edited = text.clone();
+    edited.replace_range(
+        first..first + "IADD3 R8, R10, 0xffffffe, RZ ;".len(),
+        "FMUL R8, R10, R10 ;",
+    );
+    let f = temp_file("udiv_fmul.nvdisasm-c.sass", &edited);
+    let (code, out, err) = atomjit(&["check", &f]);
+    assert_eq!(code, 2, "{out}{err}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("kernel `udiv_reg`"))
+        .unwrap();
+    assert!(line.contains("cannot run"), "{out}");
+    assert!(line.contains("MUFU.RCP ×1"), "{out}");
+    assert!(
+        out.contains("only as the seed of ptxas's integer division"),
+        "{out}"
+    );
+    assert!(out.contains("goes to `FMUL R8, R10, R10`"), "{out}");
+    // The other kernels still run.
+    assert!(out.contains("kernel `sdiv_reg`: "), "{out}");
+    assert!(!out.contains("kernel `sdiv_reg` cannot run"), "{out}");
+}

@@ -1,4 +1,4 @@
-//! Whole SASS listings as NVIDIA's tools print them: `cuobjdump -sass FILE` and
+//! Whole SASS listings as NVIDIA's tools print them: `cuobjdump [-elf] -sass FILE` and
 //! `nvdisasm [-c] FILE` (CUDA 12.x).
 //!
 //! **cuobjdump** prints, per architecture, `code for sm_80`, then per function
@@ -16,8 +16,15 @@
 //! `$NAME$callee:`). Without `-c`, data sections follow (`.nv.info*`, `.nv.constant0.NAME`,
 //! `.nv.shared.NAME`, `.debug_frame`, `.nv.callgraph` ...): their contents (`.byte`, `.word`,
 //! `.zero`, `.L_N:` labels, ...) are skipped, except that `.nv.shared.NAME`'s `.zero N` is the
-//! function's static shared memory (with the reserved bytes on sm_90). The trailing `SYMBOLS`
-//! part (`.type .nv.reservedSmem.offset0,@object`, `.size ...`) is skipped too.
+//! function's static shared memory (with the reserved bytes on sm_90), and that the constant
+//! sections other than bank 0 (`.nv.constant2.NAME`, `.nv.constant3`) are read as the
+//! function's constant banks ([`super::elf`]). The trailing `SYMBOLS` part (`.type
+//! .nv.reservedSmem.offset0,@object`, `.size ...`) is skipped too.
+//!
+//! **cuobjdump -elf -sass** prints an ELF dump before the SASS of each cubin; [`super::elf`]
+//! takes its constant sections out and blanks it before the listing is lexed, so what is left
+//! is cuobjdump's SASS listing. A kernel gets the module's banks (`.nv.constantN`) and its own
+//! (`.nv.constantN.NAME`, which win); bank 0 is the launch's, never the listing's.
 //!
 //! Every entry function becomes a kernel of its name (mangled C++ names included); a function
 //! that is not an entry (an `.other` line without `STO_CUDA_ENTRY`) is only a call target
@@ -30,9 +37,10 @@
 //! [`Broken`](super::Broken) with every such form, and the other kernels still run.
 
 use super::super::lexer::{SyntaxError, TokKind, Token};
+use super::elf::{const_section_name, ConstSection, DataBuilder, SectionData};
 use super::{finish_kernel, KernelDraft, ParsedFile, PendingInst, Statement};
-use crate::ir::{CbankLayout, Inst, Operand, Program, Span};
-use std::collections::HashMap;
+use crate::ir::{CbankLayout, ConstBank, Inst, Operand, Program, Span};
+use std::collections::{BTreeMap, HashMap};
 
 /// True when the statements are a tool's listing rather than a program file: no `.kernel`,
 /// and a line only a listing has (`code for`, `Function :`, `.headerflags`, `.section`,
@@ -125,11 +133,23 @@ enum Place {
     Outside,
     /// The code of function `usize` (an index into the drafts).
     Code(usize),
-    /// A data section; `Some(name)` for `.nv.shared.NAME`.
-    Data(Option<String>),
+    /// A data section.
+    Data(Data),
+}
+
+/// The data sections whose contents matter.
+enum Data {
+    /// `.nv.shared.NAME`: its `.zero N` is the function's static shared memory.
+    Shared(String),
+    /// `.nv.constantN.NAME` or `.nv.constantN` (N > 0), read as it comes ([`super::elf`]).
+    Const(DataBuilder),
+    /// Any other section (`.nv.info*`, `.nv.constant0.NAME`, `.debug_frame`, ...): skipped.
+    Other,
 }
 
 struct Listing<'s, 'a> {
+    /// The text the tokens were lexed from.
+    source: &'a str,
     drafts: Vec<KernelDraft<'s, 'a>>,
     by_name: HashMap<String, usize>,
     /// The architecture in force, and where it was named.
@@ -138,6 +158,8 @@ struct Listing<'s, 'a> {
     entry: HashMap<String, bool>,
     /// Per function name: its `.nv.shared.NAME` size.
     shared: HashMap<String, (u64, Span)>,
+    /// The constant sections other than bank 0 read so far (`cuobjdump -elf`'s first).
+    consts: Vec<ConstSection>,
     place: Place,
 }
 
@@ -161,6 +183,30 @@ impl<'s, 'a> Listing<'s, 'a> {
         Ok(self.drafts.len() - 1)
     }
 
+    /// Moves to `place`, keeping the constant section that ends here.
+    fn set_place(&mut self, place: Place) -> Result<(), SyntaxError> {
+        if let Place::Data(Data::Const(done)) = std::mem::replace(&mut self.place, place) {
+            let s = done.section;
+            if let Some(prev) = self
+                .consts
+                .iter()
+                .find(|c| c.bank == s.bank && c.kernel == s.kernel)
+            {
+                return Err(SyntaxError::new(
+                    s.span,
+                    format!(
+                        "constant bank {} of {} appears twice (first on line {}): a listing of several cubins must be split, one file per cubin",
+                        s.bank,
+                        s.kernel.as_deref().map_or("the module".to_string(), |k| format!("`{k}`")),
+                        prev.span.line
+                    ),
+                ));
+            }
+            self.consts.push(s);
+        }
+        Ok(())
+    }
+
     fn set_layout(&mut self, layout: CbankLayout) {
         self.layout = Some(layout);
         if let Place::Code(i) = self.place {
@@ -168,10 +214,37 @@ impl<'s, 'a> Listing<'s, 'a> {
         }
     }
 
-    fn directive(&mut self, toks: &'s [Token<'a>]) -> Result<(), SyntaxError> {
+    fn directive(
+        &mut self,
+        toks: &'s [Token<'a>],
+        address: Option<u64>,
+    ) -> Result<(), SyntaxError> {
         let d = toks[0];
         let word = d.text;
         let arg = toks.get(1).filter(|t| t.is_word());
+        if let Place::Data(Data::Const(data)) = &mut self.place {
+            // `.byte 0x08, 0x00, ...`: the words between the commas.
+            let mut values: Vec<&str> = Vec::new();
+            let mut current: Option<(u32, u32)> = None;
+            for t in &toks[1..] {
+                if t.is_punct(",") {
+                    values.extend(
+                        current
+                            .take()
+                            .map(|(a, b)| &self.source[a as usize..b as usize]),
+                    );
+                } else {
+                    current = Some(match current {
+                        Some((a, _)) => (a, t.span.end),
+                        None => (t.span.start, t.span.end),
+                    });
+                }
+            }
+            values.extend(current.map(|(a, b)| &self.source[a as usize..b as usize]));
+            if data.statement(word, &values, address, d.span.line) {
+                return Ok(());
+            }
+        }
         match word {
             ".headerflags" => {
                 if let Some(layout) = headerflags_layout(toks)? {
@@ -182,20 +255,27 @@ impl<'s, 'a> Listing<'s, 'a> {
                 let Some(name) = arg else {
                     return Err(SyntaxError::new(d.span, "`.section` needs a name"));
                 };
-                self.place = if let Some(f) = name.text.strip_prefix(".text.") {
+                let place = if let Some(f) = name.text.strip_prefix(".text.") {
                     let i = match self.by_name.get(f) {
                         Some(&i) => i,
                         None => self.function(f, name.span)?,
                     };
                     Place::Code(i)
                 } else if let Some(f) = name.text.strip_prefix(".nv.shared.") {
-                    Place::Data(Some(f.to_string()))
+                    Place::Data(Data::Shared(f.to_string()))
+                } else if let Some((bank @ 1.., kernel)) = const_section_name(name.text) {
+                    Place::Data(Data::Const(DataBuilder::new(
+                        bank,
+                        kernel.map(str::to_string),
+                        name.span,
+                    )))
                 } else {
-                    Place::Data(None)
+                    Place::Data(Data::Other)
                 };
+                self.set_place(place)?;
             }
             ".zero" => {
-                if let (Place::Data(Some(f)), Some(n)) = (&self.place, arg) {
+                if let (Place::Data(Data::Shared(f)), Some(n)) = (&self.place, arg) {
                     let bytes = super::super::program::number_word(n.text)
                         .and_then(Result::ok)
                         .and_then(|lit| match lit.value {
@@ -225,13 +305,23 @@ impl<'s, 'a> Listing<'s, 'a> {
                 }
             }
             _ if SKIPPED.contains(&word) => {}
-            _ if matches!(self.place, Place::Data(_)) => {}
             _ => {
+                if let Place::Data(Data::Const(data)) = &mut self.place {
+                    // Whatever it means, the bytes after it are not known.
+                    data.refuse(format!(
+                        "its section has `{word}` on line {}, which atomjit does not read",
+                        d.span.line
+                    ));
+                    return Ok(());
+                }
+                if matches!(self.place, Place::Data(_)) {
+                    return Ok(());
+                }
                 return Err(SyntaxError::new(
                     d.span,
                     format!("unknown directive `{word}` in a listing"),
                 )
-                .expected("an instruction, a label or a directive cuobjdump or nvdisasm prints"))
+                .expected("an instruction, a label or a directive cuobjdump or nvdisasm prints"));
             }
         }
         Ok(())
@@ -279,18 +369,24 @@ fn cbank_reads(insts: &[Inst]) -> u32 {
         .unwrap_or(0)
 }
 
-/// Parses a listing (see the [module docs](self)).
+/// Parses a listing (see the [module docs](self)): `lexed` is the text the statements were
+/// lexed from (`source` with a `cuobjdump -elf` dump blanked), `consts` the constant sections
+/// of that dump ([`super::elf`]).
 pub(super) fn parse<'s, 'a>(
     file_name: &str,
-    source: &'a str,
+    source: &str,
+    lexed: &'a str,
     statements: &'s [Statement<'a>],
+    consts: Vec<ConstSection>,
 ) -> Result<ParsedFile, SyntaxError> {
     let mut l = Listing {
+        source: lexed,
         drafts: Vec::new(),
         by_name: HashMap::new(),
         layout: None,
         entry: HashMap::new(),
         shared: HashMap::new(),
+        consts,
         place: Place::Outside,
     };
     for stmt in statements {
@@ -304,7 +400,7 @@ pub(super) fn parse<'s, 'a>(
                     l.set_layout(layout_at(sm, arch.span)?);
                 }
             }
-            l.place = Place::Outside;
+            l.set_place(Place::Outside)?;
             continue;
         }
         if first.is_word() && first.text == "Function" && second.is_some_and(|t| t.is_punct(":")) {
@@ -312,15 +408,15 @@ pub(super) fn parse<'s, 'a>(
                 return Err(SyntaxError::new(first.span, "`Function :` needs a name"));
             };
             let i = l.function(name.text, name.span)?;
-            l.place = Place::Code(i);
+            l.set_place(Place::Code(i))?;
             continue;
         }
         if is_terminator(toks) {
-            l.place = Place::Outside;
+            l.set_place(Place::Outside)?;
             continue;
         }
         if first.is_word() && first.text == "Fatbin" {
-            l.place = Place::Outside;
+            l.set_place(Place::Outside)?;
             continue;
         }
         if toks.iter().all(|t| t.is_punct("==")) {
@@ -345,7 +441,7 @@ pub(super) fn parse<'s, 'a>(
         }
         let Some(first) = toks.first() else { continue };
         if first.is_word() && first.text.starts_with('.') {
-            l.directive(toks)?;
+            l.directive(toks, stmt.address)?;
             continue;
         }
         match l.place {
@@ -377,12 +473,35 @@ pub(super) fn parse<'s, 'a>(
         )
         .expected("`Function : NAME` (cuobjdump) or `.section .text.NAME` (nvdisasm)"));
     }
-    // Static shared memory from `.nv.shared.NAME` (it includes the reserved bytes).
+    l.set_place(Place::Outside)?;
+    // Static shared memory from `.nv.shared.NAME` (it includes the reserved bytes), and the
+    // constant banks: the module's (`.nv.constantN`), then the function's own
+    // (`.nv.constantN.NAME`) in their place.
     for d in &mut l.drafts {
         d.entry = l.entry.get(&d.name).copied().unwrap_or(true);
         if let Some(&(bytes, span)) = l.shared.get(&d.name) {
             d.launch.set_listing_shared(bytes, span)?;
         }
+        let mut banks: BTreeMap<u8, &SectionData> = BTreeMap::new();
+        for s in l.consts.iter().filter(|s| s.kernel.is_none()) {
+            banks.insert(s.bank, &s.data);
+        }
+        for s in &l.consts {
+            if s.kernel.as_deref() == Some(d.name.as_str()) {
+                banks.insert(s.bank, &s.data);
+            }
+        }
+        let mut known = Vec::new();
+        for (&bank, data) in &banks {
+            match data {
+                SectionData::Bytes(bytes) => known.push(ConstBank {
+                    bank,
+                    bytes: bytes.clone(),
+                }),
+                SectionData::Unknown(why) => d.unknown_banks.push((bank, why.clone())),
+            }
+        }
+        d.launch.set_const_banks(known);
     }
     let mut kernels = Vec::new();
     let mut broken = Vec::new();

@@ -22,9 +22,11 @@
 
 mod broken;
 mod calls;
+mod elf;
 mod listing;
 mod operands;
 mod ops;
+mod rcp_seed;
 mod split;
 #[cfg(test)]
 #[allow(clippy::wildcard_enum_match_arm)] // a test matches the variant it expects
@@ -65,6 +67,9 @@ struct KernelDraft<'s, 'a> {
     /// target), and the labels that start a function of their own (`.type NAME,@function`).
     entry: bool,
     function_labels: Vec<String>,
+    /// Listings: the constant banks the listing prints but whose bytes it does not fix (a
+    /// relocation), with the reason a read of one is refused.
+    unknown_banks: Vec<(u8, String)>,
 }
 
 impl KernelDraft<'_, '_> {
@@ -78,6 +83,7 @@ impl KernelDraft<'_, '_> {
             insts: Vec::new(),
             entry: true,
             function_labels: Vec::new(),
+            unknown_banks: Vec::new(),
         }
     }
 }
@@ -105,14 +111,23 @@ pub struct ParsedFile {
     pub broken: Vec<Option<Broken>>,
 }
 
-/// Parses a SASS file: a program file, or a whole `cuobjdump -sass` / `nvdisasm` listing
+/// Parses a SASS file: a program file, or a whole `cuobjdump [-elf] -sass` / `nvdisasm` listing
 /// ([`listing`]). In a listing, an entry with instructions atomjit cannot lower does not stop
 /// the others: it gets a placeholder kernel (one `EXIT`) and a [`Broken`] report.
 pub fn parse_file(file_name: &str, source: &str) -> Result<ParsedFile, SyntaxError> {
-    let toks = lex(source)?;
+    // `cuobjdump -elf -sass`: the ELF dump before the SASS is not SASS text (`elf`).
+    let (blanked, sections) = match elf::read(source)? {
+        Some(dump) => (Some(dump.lexable), Some(dump.sections)),
+        None => (None, None),
+    };
+    let lexed = blanked.as_deref().unwrap_or(source);
+    let toks = lex(lexed)?;
     let statements = split_statements(&toks);
+    if let Some(sections) = sections {
+        return listing::parse(file_name, source, lexed, &statements, sections);
+    }
     if listing::is_listing(&statements) {
-        return listing::parse(file_name, source, &statements);
+        return listing::parse(file_name, source, source, &statements, Vec::new());
     }
     let has_kernel_directive = statements.iter().any(|s| {
         s.toks
@@ -377,59 +392,73 @@ fn finish_kernel(
             .filter(|t| t.is_word())
             .map(|t| t.text),
     );
-    let params = operands::Params::new(&launch.params, uniform);
+    let params = operands::Params::new(&launch.params, uniform)
+        .with_banks(&launch.const_banks, &draft.unknown_banks);
     let mut lowered = calls::lower_kernel(drafts, index, &params, source);
     for e in split::resolve(&mut lowered.insts) {
         lowered.errors.push(("WARPSYNC.EXCLUSIVE".to_string(), e));
         lowered.errors.sort_by_key(|(_, e)| e.span.start);
     }
     if !lowered.errors.is_empty() {
-        let broken = Broken::new(&draft.name, draft.span, lowered.errors);
-        let exit = Inst {
-            op: crate::ir::Op::Exit,
-            guard: crate::ir::Guard::ALWAYS,
-            span: draft.span,
-            text: "EXIT".to_string(),
-            sched: Vec::new(),
-        };
-        let kernel = Kernel {
-            name: draft.name.clone(),
-            dialect: Dialect::Sass,
-            warp_size: 32,
-            insts: vec![exit],
-            labels: Vec::new(),
-            num_regs: 0,
-            num_preds: 0,
-            uniform: Default::default(),
-            launch,
-            span: draft.span,
-        };
-        return Ok((kernel, Some(broken)));
+        return Ok(broken_kernel(draft, launch, lowered.errors));
     }
     let insts = lowered.insts;
     let labels = lowered.labels;
     let (num_regs, num_preds) = crate::ir::register_counts(&insts);
     // The uniform file exists if any instruction names a uniform register or predicate.
     let uses_uniform = num_regs > u32::from(uniform.reg) || num_preds > u32::from(uniform.pred);
-    Ok((
-        Kernel {
-            name: draft.name.clone(),
-            dialect: Dialect::Sass,
-            warp_size: 32,
-            insts,
-            labels,
-            num_regs,
-            num_preds,
-            uniform: if uses_uniform {
-                uniform.ranges()
-            } else {
-                Default::default()
-            },
-            launch,
-            span: draft.span,
+    let kernel = Kernel {
+        name: draft.name.clone(),
+        dialect: Dialect::Sass,
+        warp_size: 32,
+        insts,
+        labels,
+        num_regs,
+        num_preds,
+        uniform: if uses_uniform {
+            uniform.ranges()
+        } else {
+            Default::default()
         },
-        None,
-    ))
+        launch,
+        span: draft.span,
+    };
+    // `MUFU.RCP` is exact only as the seed of ptxas's integer division.
+    let errors = rcp_seed::check(&kernel);
+    if !errors.is_empty() {
+        return Ok(broken_kernel(draft, kernel.launch, errors));
+    }
+    Ok((kernel, None))
+}
+
+/// The placeholder of a kernel whose instructions did not all lower (one `EXIT`), and the
+/// report of why.
+fn broken_kernel(
+    draft: &KernelDraft,
+    launch: crate::ir::LaunchSpec,
+    errors: Vec<(String, SyntaxError)>,
+) -> (Kernel, Option<Broken>) {
+    let broken = Broken::new(&draft.name, draft.span, errors);
+    let exit = Inst {
+        op: crate::ir::Op::Exit,
+        guard: crate::ir::Guard::ALWAYS,
+        span: draft.span,
+        text: "EXIT".to_string(),
+        sched: Vec::new(),
+    };
+    let kernel = Kernel {
+        name: draft.name.clone(),
+        dialect: Dialect::Sass,
+        warp_size: 32,
+        insts: vec![exit],
+        labels: Vec::new(),
+        num_regs: 0,
+        num_preds: 0,
+        uniform: Default::default(),
+        launch,
+        span: draft.span,
+    };
+    (kernel, Some(broken))
 }
 
 /// One instruction of a kernel as lowered: the op, or why it could not be.

@@ -19,24 +19,56 @@
 use super::super::lexer::{join, Cursor, SyntaxError, TokKind, Token};
 use super::super::program::{number, ByName, NumberLit};
 use crate::ir::{
-    HalfSel, Operand, ParamDecl, Pred, PredSrc, Reg, Scalar, Span, SpecialReg, Src, SrcMod,
+    ConstBank, HalfSel, Operand, ParamDecl, Pred, PredSrc, Reg, Scalar, Span, SpecialReg, Src,
+    SrcMod,
 };
 
 /// What operands resolve against: the kernel's buffers and parameters by name (for
-/// `c[0x0][NAME]`) and where its uniform registers live.
+/// `c[0x0][NAME]`), its constant banks other than 0, and where its uniform registers live.
 pub struct Params<'k> {
     by_name: ByName<'k, ParamDecl>,
     /// The slots of `UR0` and `UP0` (see [`UniformBase`]).
     pub uniform: UniformBase,
+    /// The banks other than 0 whose bytes the listing gives.
+    banks: &'k [ConstBank],
+    /// The banks it prints without fixing their bytes, and why.
+    unknown_banks: &'k [(u8, String)],
 }
 
 impl<'k> Params<'k> {
-    /// Resolves `params` by name, with uniform registers at `uniform`.
+    /// Resolves `params` by name, with uniform registers at `uniform` and no constant bank but
+    /// bank 0.
     pub fn new(params: &'k [ParamDecl], uniform: UniformBase) -> Params<'k> {
         Params {
             by_name: ByName::params(params),
             uniform,
+            banks: &[],
+            unknown_banks: &[],
         }
+    }
+
+    /// With the constant banks other than 0 a listing gives (`banks`) and those it prints
+    /// without their bytes (`unknown`, with the reason).
+    pub fn with_banks(mut self, banks: &'k [ConstBank], unknown: &'k [(u8, String)]) -> Self {
+        self.banks = banks;
+        self.unknown_banks = unknown;
+        self
+    }
+
+    /// Why `c[bank][...]` (bank > 0) cannot be read, or `None` when the kernel has the bank.
+    fn bank_problem(&self, bank: u8) -> Option<String> {
+        if self.banks.iter().any(|b| b.bank == bank) {
+            return None;
+        }
+        if let Some((_, why)) = self.unknown_banks.iter().find(|(b, _)| *b == bank) {
+            return Some(format!("constant bank {bank} cannot be read: {why}"));
+        }
+        Some(format!(
+            "constant bank {bank} is not in the listing: ptxas keeps values it generates there \
+             (shared-variable offsets, literals, jump tables), which `cuobjdump -sass` and \
+             `nvdisasm -c` do not print; print the listing with `cuobjdump -elf -sass` or \
+             `nvdisasm` without `-c` (a program file has only bank 0)"
+        ))
     }
     /// The parameter called `name`.
     pub fn get(&self, name: &str) -> Option<&'k ParamDecl> {
@@ -672,16 +704,10 @@ fn const_ref(cur: &mut Cursor, params: &Params) -> Result<(u8, u32), SyntaxError
         }
     };
     cur.expect_punct("]")?;
-    if bank != 0 {
-        return Err(SyntaxError::new(
-            bank_span,
-            format!(
-                "constant bank {bank} is not supported: only bank 0 (the kernel's parameters and \
-                 launch geometry) exists; ptxas puts a kernel's literal constants in another \
-                 bank, whose contents a SASS listing does not print"
-            ),
-        )
-        .expected("c[0x0][...]"));
+    if let Some(problem) = (bank != 0).then(|| params.bank_problem(bank)).flatten() {
+        return Err(SyntaxError::new(bank_span, problem).expected(
+            "c[0x0][...], or a bank the listing prints (`.nv.constantN.KERNEL`, `.nv.constantN`)",
+        ));
     }
     cur.expect_punct("[")?;
     let mut offset: i128;

@@ -105,6 +105,7 @@ pub const MNEMONICS: &[&str] = &[
     "QSPC",
     "F2FP",
     "BREV",
+    "IABS",
     "UBREV",
     "HFMA2",
     "HADD2",
@@ -369,6 +370,18 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             "MATCH" => self.match_op(),
             "F2FP" => self.f2fp(),
             "QSPC" => self.qspc(),
+            // `IABS Rd, Ra`: the 32-bit absolute value, wrapping (`|INT_MIN|` is `INT_MIN`,
+            // 0x80000000 read unsigned), as ptxas's signed division uses it.
+            "IABS" => {
+                self.classify(&[])?;
+                self.count(2, 2, "Rd, Ra")?;
+                Ok(Op::Unary {
+                    op: UnOp::Abs,
+                    ty: Ty::S32,
+                    dst: self.reg(0, "Rd (a register)")?,
+                    a: self.src(1, ImmKind::Int32, Mods::Plain, "Ra")?,
+                })
+            }
             "BREV" | "UBREV" => {
                 self.classify(&[])?;
                 self.count(2, 2, "Rd, Ra")?;
@@ -408,13 +421,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             }
             // `I2FP` is sm_86+'s integer-to-float on the FMA pipe: the same conversion.
             "I2F" | "I2FP" => self.i2f(),
-            "MUFU" => Err(SyntaxError::new(
-                self.opcode_span,
-                "MUFU (the multi-function unit: reciprocal, square root, sine...) computes \
-                 hardware approximations whose exact results NVIDIA does not document, so atomjit \
-                 cannot reproduce them bit for bit",
-            )
-            .expected("exact arithmetic (e.g. compile with -prec-div=true, or avoid division)")),
+            "MUFU" => self.mufu(),
             "F2I" => self.f2i(),
             "BRA" => self.bra(),
             "EXIT" => self.no_operands(Op::Exit),
@@ -2026,6 +2033,38 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             dst: self.reg(0, "Rd (a register)")?,
             a: self.src(1, ImmKind::Int32, Mods::Plain, "Ra")?,
         })
+    }
+
+    /// `MUFU.RCP Rd, Rs`, lowered to the correctly rounded f32 reciprocal `Rd = 1.0 / Rs`
+    /// (an f32 division, round to nearest even): exact where ptxas uses it as the seed of an
+    /// integer division, which `super::rcp_seed` checks on the whole kernel (this is the only
+    /// SASS instruction lowered to an f32 division). Every other `MUFU` is refused.
+    fn mufu(&self) -> Result<Op, SyntaxError> {
+        let refused = || super::rcp_seed::refusal(self.mnemonic_span, None);
+        if !matches!(self.mods.as_slice(), [(m, _)] if m == "RCP") || self.ops.len() != 2 {
+            return Err(refused());
+        }
+        let dst = self.reg(0, "Rd (a register)").ok();
+        let b = self
+            .src(1, ImmKind::F32, Mods::FloatNegAbs, "Rs (a register)")
+            .ok();
+        match (dst, b) {
+            (Some(dst), Some(b))
+                if !dst.is_rz()
+                    && b.modifier == SrcMod::None
+                    && matches!(b.operand, Operand::Reg(r) if !r.is_rz()) =>
+            {
+                Ok(Op::Binary {
+                    op: BinOp::Div,
+                    ty: Ty::F32,
+                    dst,
+                    a: Src::plain(Operand::Imm(u64::from(1.0f32.to_bits()))),
+                    b,
+                    ftz: false,
+                })
+            }
+            _ => Err(refused()),
+        }
     }
 
     /// `F2I{.FTZ}{.U32|.S32}{.F32}{.TRUNC|.FLOOR|.CEIL}{.NTZ} Rd, Ra`: f32 to integer (signed

@@ -771,7 +771,7 @@ fn mov_forms() {
         &format!("{PARAMS}MOV R0, c[0x1][data]"),
         4,
         11,
-        "constant bank 1 is not supported",
+        "constant bank 1 is not in the listing",
     );
     err_at("MOV R0, c[0x100][0x0]", 1, 11, "0..255");
     err_at("MOV R0, c[0x0][-4]", 1, 16, "out of range");
@@ -3317,6 +3317,240 @@ fn suffixes_follow_the_bars_of_an_absolute_value() {
 }
 
 #[test]
+fn iabs_is_the_wrapping_absolute_value() {
+    assert_eq!(
+        op("IABS R13, R6"),
+        Op::Unary {
+            op: UnOp::Abs,
+            ty: Ty::S32,
+            dst: r(13),
+            a: rs(6),
+        }
+    );
+    err_at("IABS.U32 R1, R2", 1, 6, "unknown modifier");
+}
+
+// ---- constant banks other than 0 ---------------------------------------------------------
+
+/// An nvdisasm (without `-c`) listing of kernel `k`, whose code is `code`, with `sections`
+/// (data sections) before it.
+fn nvdisasm_listing(sections: &str, code: &str) -> String {
+    format!(
+        "\t.headerflags\t@\"EF_CUDA_64BIT_ADDRESS EF_CUDA_SM80 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM80)\"\n\
+         \t.elftype\t@\"ET_EXEC\"\n\
+         {sections}\
+         \t.section\t.nv.constant0.k,\"a\",@progbits\n\
+         \t.align\t4\n\
+         .nv.constant0.k:\n\
+         \t.zero\t368\n\
+         \t.section\t.text.k,\"ax\",@progbits\n\
+         \t.other\tk,@\"STO_CUDA_ENTRY STV_DEFAULT\"\n\
+         k:\n\
+         .text.k:\n\
+         {code}\
+         \x20       /*0070*/                   EXIT ;\n"
+    )
+}
+
+const BANK2: &str = "\t.section\t.nv.constant2.k,\"a\",@progbits\n\
+    \t.sectionflags\t@\"\"\n\
+    \t.align\t4\n\
+    .nv.constant2.k:\n\
+    \x20       /*0000*/ \t.byte\t0x08, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x01\n\
+    \x20       /*0008*/ \t.word\t0x11223344\n";
+
+#[test]
+fn a_listing_gives_its_kernels_constant_banks() {
+    let p = program(&nvdisasm_listing(
+        BANK2,
+        "        /*0000*/                   IMAD R4, R5, R9, c[0x2][0x0] ;\n",
+    ));
+    let k = &p.kernels[0];
+    // The bytes as printed; bank 0 (`.zero 368`) is the launch's, not the listing's.
+    assert_eq!(
+        k.launch.const_banks,
+        [ConstBank {
+            bank: 2,
+            bytes: vec![8, 0, 0, 0, 1, 0, 0, 1, 0x44, 0x33, 0x22, 0x11],
+        }]
+    );
+    match &k.insts[0].op {
+        Op::Imad { c, .. } => assert_eq!(c.operand, Operand::Const { bank: 2, offset: 0 }),
+        other => panic!("{other:?}"),
+    }
+    // A module bank (`.nv.constant3`, `__constant__` variables) belongs to every kernel; the
+    // kernel's own bank of the same number would take its place.
+    let module = "\t.section\t.nv.constant3,\"a\",@progbits\n\
+                  \t.align\t4\n\
+                  .nv.constant3:\n\
+                  \t.type\tctab,@object\n\
+                  ctab:\n\
+                  \x20       /*0000*/ \t.byte\t0x01, 0x00, 0x00, 0x00\n\
+                  \t.zero\t4\n";
+    let p = program(&nvdisasm_listing(
+        &format!("{module}{BANK2}"),
+        "        /*0000*/                   LDC R4, c[0x3][0x4] ;\n",
+    ));
+    let banks: Vec<(u8, usize)> = p.kernels[0]
+        .launch
+        .const_banks
+        .iter()
+        .map(|b| (b.bank, b.bytes.len()))
+        .collect();
+    assert_eq!(banks, [(2, 12), (3, 8)]);
+}
+
+#[test]
+fn a_cuobjdump_elf_listing_gives_the_same_banks() {
+    let src = "\n64bit elf: type=2, abi=7, sm=80, toolkit=129, flags = 0x500550\n\
+        Sections:\n\
+        Index Offset   Size ES Align        Type    Flags Link     Info Name\n\
+        \x20   c    c08      c  0  4        PROGBITS       42    0       10 .nv.constant2.k\n\
+        \n\
+        .nv.constant2.k\n\
+        0x00000008 0x01000001 0x11223344 \n\
+        \n\
+        .nv.info.k\n\
+        \t<0x1>\n\
+        \tAttribute:\tEIATTR_CUDA_API_VERSION\n\
+        \tValue:\t0x81 \n\
+        \n\
+        \tcode for sm_80\n\
+        \t\tFunction : k\n\
+        \t.headerflags\t@\"EF_CUDA_64BIT_ADDRESS EF_CUDA_SM80 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM80)\"\n\
+        \x20       /*0000*/                   IMAD R4, R5, R9, c[0x2][0x0] ;\n\
+        \x20       /*0010*/                   EXIT ;\n\
+        \t\t..........\n";
+    let p = program(src);
+    assert_eq!(
+        p.kernels[0].launch.const_banks,
+        [ConstBank {
+            bank: 2,
+            bytes: vec![8, 0, 0, 0, 1, 0, 0, 1, 0x44, 0x33, 0x22, 0x11],
+        }]
+    );
+    // Errors after the dump keep their lines.
+    let bad = src.replace(
+        "IMAD R4, R5, R9, c[0x2][0x0]",
+        "IMAD R4, R5, R9, c[0x5][0x0]",
+    );
+    let line = bad.lines().position(|l| l.contains("c[0x5]")).unwrap();
+    let col = bad.lines().nth(line).unwrap().find("0x5]").unwrap();
+    err_at(
+        &bad,
+        line as u32 + 1,
+        col as u32 + 1,
+        "constant bank 5 is not in the listing",
+    );
+}
+
+#[test]
+fn a_bank_the_listing_does_not_carry_is_refused_with_how_to_print_it() {
+    let code = "        /*0000*/                   IMAD R4, R5, R9, c[0x2][0x0] ;\n";
+    let e = err(&nvdisasm_listing("", code));
+    assert!(
+        e.message.contains("constant bank 2 is not in the listing"),
+        "{e}"
+    );
+    assert!(e.message.contains("`cuobjdump -elf -sass`"), "{e}");
+    assert!(e.message.contains("`nvdisasm` without `-c`"), "{e}");
+    // A program file has only bank 0.
+    err_at(
+        "IMAD R4, R5, R9, c[0x2][0x0]",
+        1,
+        20,
+        "a program file has only bank 0",
+    );
+    // A bank whose bytes the driver fills in (the address of a `__device__` variable).
+    let reloc = "\t.section\t.nv.constant4,\"a\",@progbits\n\
+                 \t.align\t8\n\
+                 .nv.constant4:\n\
+                 \x20       /*0000*/ \t.dword\tgvar\n";
+    let e = err(&nvdisasm_listing(
+        reloc,
+        "        /*0000*/                   IADD3 R4, P0, R4, c[0x4][0x0], RZ ;\n",
+    ));
+    assert!(e.message.contains("constant bank 4 cannot be read"), "{e}");
+    assert!(e.message.contains("`.dword gvar`"), "{e}");
+}
+
+// ---- MUFU.RCP as the seed of an integer division -----------------------------------------
+
+/// ptxas's unsigned division of R0 by R1 (`udiv_reg` of tests/fixtures/listing/udiv.cu,
+/// sm_80), quotient in R13.
+const UDIV: &str = "I2F.U32.RP R10, R1 ;
+IMAD.MOV R13, RZ, RZ, -R1 ;
+ISETP.NE.U32.AND P2, PT, R1, RZ, PT ;
+MUFU.RCP R10, R10 ;
+IADD3 R8, R10, 0xffffffe, RZ ;
+F2I.FTZ.U32.TRUNC.NTZ R9, R8 ;
+HFMA2.MMA R8, -RZ, RZ, 0, 0 ;
+IMAD R13, R13, R9, RZ ;
+IMAD.HI.U32 R9, R9, R13, R8 ;
+IMAD.HI.U32 R13, R9, R0, RZ ;
+IMAD.MOV R9, RZ, RZ, -R13 ;
+IMAD R6, R1, R9, R0 ;
+ISETP.GE.U32.AND P0, PT, R6, R1, PT ;
+@P0 IADD3 R6, -R1, R6, RZ ;
+@P0 IADD3 R13, R13, 0x1, RZ ;
+ISETP.GE.U32.AND P1, PT, R6, R1, PT ;
+@P1 IADD3 R13, R13, 0x1, RZ ;
+@!P2 LOP3.LUT R13, RZ, R1, RZ, 0x33, !PT ;
+EXIT ;
+";
+
+#[test]
+fn mufu_rcp_seeding_a_division_is_the_correctly_rounded_reciprocal() {
+    let k = kernel(UDIV);
+    assert_eq!(
+        k.insts[3].op,
+        Op::Binary {
+            op: BinOp::Div,
+            ty: Ty::F32,
+            dst: r(10),
+            a: imm(u64::from(1.0f32.to_bits())),
+            b: rs(10),
+            ftz: false,
+        }
+    );
+    // The forms of the corpus: sm_90's VIADD, the signed division's I2F.RP of |d|, a
+    // barrier and a WARPSYNC (a branch to itself) between I2F and MUFU (grid_barrier), the
+    // divisor from the constant bank or a uniform register, one guard over all four.
+    for text in [
+        UDIV.replace("IADD3 R8, R10, 0xffffffe, RZ", "VIADD R8, R10, 0xffffffe"),
+        UDIV.replace("I2F.U32.RP R10, R1", "IABS R10, R1 ;\nI2F.RP R10, R10"),
+        UDIV.replace(
+            "IMAD.MOV R13, RZ, RZ, -R1 ;",
+            "IMAD.MOV R13, RZ, RZ, -R1 ;\nWARPSYNC 0xffffffff ;\nBAR.SYNC.DEFER_BLOCKING 0x0 ;",
+        ),
+        UDIV.replace("I2F.U32.RP R10, R1", "I2F.U32.RP R10, c[0x0][0x0]"),
+        UDIV.replace("I2F.U32.RP R10, R1", "I2F.U32.RP R10, UR4"),
+        UDIV.replace("I2F.U32.RP", "@P3 I2F.U32.RP")
+            .replace("MUFU.RCP", "@P3 MUFU.RCP")
+            .replace("IADD3 R8, R10", "@P3 IADD3 R8, R10")
+            .replace("F2I.FTZ", "@P3 F2I.FTZ"),
+    ] {
+        kernel(&text);
+    }
+}
+
+/// Asserts that `text` is refused at the `MUFU` (line `line`) for the division-seed rule,
+/// with `why` in the message.
+fn refused_seed(text: &str, line: u32, why: &str) {
+    let e = err_at(text, line, 1, "hardware approximations");
+    assert!(
+        e.message
+            .contains("only as the seed of ptxas's integer division"),
+        "{e}"
+    );
+    assert!(
+        e.message.contains(why),
+        "message `{}` lacks `{why}`",
+        e.message
+    );
+}
+
+#[test]
 fn vimnmx_on_packed_16_bit_pairs() {
     assert_eq!(
         op("VIMNMX.U16x2 R7, R10, R12, PT"),
@@ -3358,4 +3592,102 @@ fn vimnmx_on_packed_16_bit_pairs() {
     err_at("VIMNMX.U16x2.S16x2 R7, R8, R12, PT", 1, 14, "");
     err_at("IMNMX.U16x2 R7, R8, R12, PT", 1, 7, "unknown modifier");
     err_at("VIMNMX.U16x2 R7, R8, R12", 1, 25, "too few operands");
+}
+
+#[test]
+fn mufu_is_refused_outside_the_division_seed() {
+    // Other functions, and other forms of RCP, are refused as they are lowered.
+    for text in [
+        "MUFU.SQRT R0, R1",
+        "MUFU.EX2 R5, R4",
+        "MUFU.RSQ R4, R3",
+        "MUFU.RCP64H R7, R3",
+        "MUFU.RCP R0, 2",
+        "MUFU.RCP R0, -R1",
+        "MUFU.RCP.FTZ R0, R1",
+        "MUFU.RCP R0, R1, R2",
+    ] {
+        let e = err_at(&format!("{text}\nEXIT"), 1, 1, "hardware approximations");
+        assert!(
+            e.message.contains("MUFU.RCP` only as the seed"),
+            "{text}: {e}"
+        );
+    }
+    // ptxas's f32 division: the reciprocal refined by FFMAs, not a seed.
+    refused_seed(
+        "MUFU.RCP R9, R2 ;\nFFMA R8, -R2, R9, 1 ;\nFFMA R8, R9, R8, R9 ;\nEXIT",
+        1,
+        "no `I2F.U32.RP R2` or `I2F.RP R2` writes its source",
+    );
+    // The reciprocal feeding a multiplication.
+    refused_seed(
+        "I2F.U32.RP R5, R0 ;\nMUFU.RCP R5, R5 ;\nFMUL R2, R5, R5 ;\nEXIT",
+        2,
+        "goes to `FMUL R2, R5, R5`, not to `IADD3 ..., R5, 0xffffffe, RZ`",
+    );
+    let u = |from: &str, to: &str| {
+        assert!(UDIV.contains(from), "{from}");
+        UDIV.replace(from, to)
+    };
+    // The source rounded to nearest, not up.
+    refused_seed(
+        &u("I2F.U32.RP R10, R1", "I2F.U32 R10, R1"),
+        4,
+        "comes from `I2F.U32 R10, R1`",
+    );
+    // Another bias, another conversion.
+    refused_seed(
+        &u("0xffffffe", "0x1"),
+        4,
+        "goes to `IADD3 R8, R10, 0x1, RZ`",
+    );
+    refused_seed(
+        &u("F2I.FTZ.U32.TRUNC.NTZ", "F2I.FTZ.S32.TRUNC.NTZ"),
+        4,
+        "goes to `F2I.FTZ.S32.TRUNC.NTZ R9, R8`, not to `F2I.FTZ.U32.TRUNC.NTZ`",
+    );
+    refused_seed(
+        &u("F2I.FTZ.U32.TRUNC.NTZ", "F2I.U32.TRUNC.NTZ"),
+        4,
+        "not to `F2I.FTZ.U32.TRUNC.NTZ`",
+    );
+    // The reciprocal, or the biased value, read again later.
+    refused_seed(
+        &u("IMAD R6, R1, R9, R0", "IMAD R6, R1, R10, R0"),
+        4,
+        "its result R10 is read again after `IADD3 R8, R10, 0xffffffe, RZ`",
+    );
+    refused_seed(
+        &u("HFMA2.MMA R8, -RZ, RZ, 0, 0", "IADD3 R8, R8, 0x1, RZ"),
+        4,
+        "the biased value R8 is read again",
+    );
+    // A branch into the sequence, or out of it.
+    refused_seed(
+        &u("MUFU.RCP R10, R10 ;", "back:\nMUFU.RCP R10, R10 ;")
+            .replace("EXIT ;", "@P0 BRA back ;\nEXIT ;"),
+        5,
+        "writes its source in the straight-line code before it",
+    );
+    refused_seed(
+        &u("MUFU.RCP R10, R10 ;", "MUFU.RCP R10, R10 ;\n@P0 BRA out ;")
+            .replace("EXIT ;", "out: EXIT ;"),
+        4,
+        "is not used by an `IADD3 ..., R10, 0xffffffe, RZ` in the straight-line code",
+    );
+    // Guards: not the same on all four, or changed in between.
+    refused_seed(
+        &u("MUFU.RCP", "@P3 MUFU.RCP"),
+        4,
+        "`I2F.U32.RP R10, R1` and the `MUFU.RCP` have different guards",
+    );
+    refused_seed(
+        &UDIV
+            .replace("I2F.U32.RP", "@P2 I2F.U32.RP")
+            .replace("MUFU.RCP", "@P2 MUFU.RCP")
+            .replace("IADD3 R8, R10", "@P2 IADD3 R8, R10")
+            .replace("F2I.FTZ", "@P2 F2I.FTZ"),
+        4,
+        "`ISETP.NE.U32.AND P2, PT, R1, RZ, PT` changes the guard",
+    );
 }

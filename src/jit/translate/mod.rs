@@ -1200,8 +1200,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// Reads an operand of `words` words (i32 or i64). Constant-bank reads are movable loads
-    /// (Cranelift hoists them out of lane loops).
+    /// Reads an operand of `words` words (i32 or i64). Reads of constant bank 0 are movable
+    /// loads (Cranelift hoists them out of lane loops); the kernel's other banks are fixed
+    /// bytes of the kernel ([`crate::ir::ConstBank`]), so their reads are constants.
     fn read_operand(&mut self, lane: &Lane, op: Operand, words: u16) -> Result<Value, JitError> {
         let ty = if words == 2 { I64 } else { I32 };
         Ok(match op {
@@ -1220,12 +1221,25 @@ impl<'a, 'f> Translator<'a, 'f> {
                 };
                 self.b.ins().iconst(ty, v)
             }
-            Operand::Const { offset, .. } => {
+            Operand::Const { bank: 0, offset } => {
                 let base = self
                     .b
                     .ins()
                     .load(I64, self.flags.state_const, self.ctx, off::CBANK);
                 self.b.ins().load(ty, self.flags.cbank, base, offset as i32)
+            }
+            Operand::Const { bank, offset } => {
+                let kernel = self.kernel;
+                let Some(v) = kernel
+                    .launch
+                    .const_bank(bank)
+                    .and_then(|b| b.read(offset, words))
+                else {
+                    return Err(self.internal(format!(
+                        "c[{bank:#x}][{offset:#x}] lies outside the kernel's constant banks"
+                    )));
+                };
+                self.b.ins().iconst(ty, v as i64)
             }
         })
     }

@@ -170,8 +170,60 @@ fn constant_reads_are_bank0_aligned_and_inside() {
         &errors(&k),
         0,
         rules::CONST_OPERAND,
-        "only constant bank 0 exists",
+        "the kernel has no constant bank 2",
     );
+    // A kernel's other banks: reads inside, aligned, are valid; the bank's own size bounds them.
+    let bank = |n: u8, len: usize| atomjit::ir::ConstBank {
+        bank: n,
+        bytes: vec![0; len],
+    };
+    let c2 = |offset: u32| Operand::Const { bank: 2, offset };
+    for (op, problem) in [
+        (mov(Ty::U32, 0, c2(0)), None),
+        (mov(Ty::U32, 0, c2(8)), None),
+        (mov(Ty::U64, 0, c2(0)), None),
+        (
+            mov(Ty::U32, 0, c2(12)),
+            Some("c[0x2][0xc]: the 4-byte read ends past constant bank 2 (0xc bytes)"),
+        ),
+        (
+            mov(Ty::U64, 0, c2(8)),
+            Some("the 8-byte read ends past constant bank 2 (0xc bytes)"),
+        ),
+        (
+            mov(Ty::U32, 0, c2(2)),
+            Some("c[0x2][0x2]: a 4-byte read must be 4-byte aligned"),
+        ),
+        (
+            mov(Ty::U32, 0, Operand::Const { bank: 3, offset: 0 }),
+            Some("the kernel has no constant bank 3"),
+        ),
+    ] {
+        let mut k = kb().op(op).op(exit()).build();
+        k.launch.const_banks = vec![bank(2, 12)];
+        match problem {
+            None => {
+                valid(&k);
+            }
+            Some(m) => assert_only(&errors(&k), 0, rules::CONST_OPERAND, m),
+        }
+    }
+    // The banks are in increasing order, each once, and none is bank 0 (the launch's).
+    for banks in [
+        vec![bank(3, 4), bank(2, 4)],
+        vec![bank(2, 4), bank(2, 4)],
+        vec![bank(0, 4)],
+    ] {
+        let mut k = kb().op(exit()).build();
+        k.launch.const_banks = banks;
+        let e = errors(&k);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].rule, rules::CONST_OPERAND);
+        assert!(
+            e[0].message.contains("out of order, twice, or as bank 0"),
+            "{e:?}"
+        );
+    }
     // Sources of any instruction are checked, e.g. the c of IMAD.WIDE (a 64-bit read).
     let k = kb()
         .op(imad_wide(2, reg(0), imm(4), cbank(0x164)))
