@@ -24,6 +24,32 @@ const KNOWN_GAPS: &[(&str, &str, &str)] = &[
         "atomic_wide",
         "vector atomics are not supported",
     ),
+    // Surface loads, stores and reductions (issue 11).
+    ("compute_80", "surf_histogram", "surface instructions"),
+    ("compute_90", "surf_histogram", "surface instructions"),
+    ("sm_80", "surf_histogram", "SURED"),
+    ("sm_86", "surf_histogram", "SURED"),
+    ("sm_90", "surf_histogram", "SURED"),
+    ("compute_80", "surf_depth_min", "surface instructions"),
+    ("compute_90", "surf_depth_min", "surface instructions"),
+    ("sm_80", "surf_depth_min", "SURED"),
+    ("sm_86", "surf_depth_min", "SURED"),
+    ("sm_90", "surf_depth_min", "SURED"),
+    ("compute_80", "surf_voxel_count", "surface instructions"),
+    ("compute_90", "surf_voxel_count", "surface instructions"),
+    ("sm_80", "surf_voxel_count", "SURED"),
+    ("sm_86", "surf_voxel_count", "SURED"),
+    ("sm_90", "surf_voxel_count", "SURED"),
+    ("compute_80", "surf_bits_and_max", "surface instructions"),
+    ("compute_90", "surf_bits_and_max", "surface instructions"),
+    ("sm_80", "surf_bits_and_max", "SURED"),
+    ("sm_86", "surf_bits_and_max", "SURED"),
+    ("sm_90", "surf_bits_and_max", "SURED"),
+    ("compute_80", "surf_load_store", "surface instructions"),
+    ("compute_90", "surf_load_store", "surface instructions"),
+    ("sm_80", "surf_load_store", "SULD"),
+    ("sm_86", "surf_load_store", "SULD"),
+    ("sm_90", "surf_load_store", "SULD"),
 ];
 
 const CORPUS: &[&str] = &[
@@ -33,6 +59,7 @@ const CORPUS: &[&str] = &[
     "message_passing",
     "patterns",
     "shared_memory",
+    "surfaces",
     "warp_aggregation",
 ];
 
@@ -199,6 +226,11 @@ fn patterns() {
 #[test]
 fn shared_memory() {
     check_corpus_file("shared_memory");
+}
+
+#[test]
+fn surfaces() {
+    check_corpus_file("surfaces");
 }
 
 #[test]

@@ -1086,6 +1086,16 @@ impl<'a> Parser<'a> {
         if mnemonic.text == "call" || mnemonic.text.starts_with("call.") {
             return self.call(b, shared, params, mnemonic, rest, guard, span);
         }
+        let opcode = mnemonic.text.split('.').next().unwrap_or("");
+        if matches!(opcode, "sured" | "suld" | "sust" | "suq") {
+            // Their `[surf, {x, y}]` operand is not an address: refused before it is parsed.
+            return Err(SyntaxError::new(
+                mnemonic.span,
+                format!(
+                    "`{opcode}`: surface instructions are not supported yet (see docs/surfaces.md)"
+                ),
+            ));
+        }
         let mut operands = Vec::new();
         if !rest.is_empty() {
             for part in operands::split_commas(rest) {
