@@ -10,9 +10,11 @@
 //! MATCH, PRMT, BFE/BFI, FMA in every type and rounding, PLOP3, FLO, lane masks, warp splits
 //! by tile masks), uniform
 //! registers and predicates (half the kernels), forward branches (divergent), loops
-//! with bounded (also per-lane) trip counts, LDS/STS and LDG/STG of every width, every
-//! ATOMS/ATOMG/RED op and size of the validator's tables (CAST.SPIN included), fences,
-//! barriers and partial exits; a few accesses are left unmasked so that some kernels trap.
+//! with bounded (also per-lane) trip counts, LDS/STS and LDG/STG of every width, vector loads
+//! and stores (`LDG.E.128`, `ld.v4`, narrow elements), every ATOMS/ATOMG/RED op and size of the
+//! validator's tables (CAST.SPIN included), the vector atomics of sm_90 (`REDG.E.ADD.F32x4`,
+//! `atom.v8.f16`) and the 128-bit `EXCH`/`CAS`, fences, barriers and partial exits; a few
+//! accesses are left unmasked so that some kernels trap.
 //!
 //! Each case is generated from one `u64` seed; a failure prints it (proptest reports the
 //! failing input), and `ATOMJIT_DIFF_SEED=<seed>` reruns just that kernel.
@@ -823,7 +825,141 @@ impl Gen {
         Reg(18)
     }
 
+    /// `words` consecutive value registers from R8..R17 for a vector operand: in SASS aligned
+    /// as a pair or quad (`LDG.E.128 R8`), in PTX anywhere (the front-end's slots).
+    fn range(&mut self, words: u16) -> Reg {
+        if self.wide {
+            Reg(8 + self.below(u64::from(11 - words)) as u16)
+        } else {
+            let align = words.min(4);
+            let starts = (10 - words) / align + 1;
+            Reg(8 + align * self.below(u64::from(starts)) as u16)
+        }
+    }
+
+    /// A load or store of 2, 4 or 8 elements (at most 16 bytes), aligned to its whole size
+    /// (unmasked now and then, so that some trap).
+    fn vector_memory(&mut self) {
+        let (ty, vector) = if self.wide {
+            self.pick(&[
+                (Ty::U64, 2u8),
+                (Ty::U32, 4),
+                (Ty::U32, 2),
+                (Ty::F32, 4),
+                (Ty::S16, 4),
+                (Ty::U16, 8),
+                (Ty::S8, 4),
+                (Ty::U8, 2),
+            ])
+        } else {
+            // SASS `.128` (two u64 elements); the other shapes are PTX's.
+            (Ty::U64, 2)
+        };
+        let bytes = u64::from(ty.bytes()) * u64::from(vector);
+        let global = self.chance(50);
+        let (space, addr) = if global {
+            let base = self.global_address(bytes);
+            (Space::Global, Address::base64(base, 0))
+        } else {
+            let base = self.shared_offset(bytes);
+            (Space::Shared, Address::base32(base, 0))
+        };
+        let access = MemAccess {
+            space,
+            ty,
+            vector,
+            order: self.pick(&[MemOrder::Weak, MemOrder::Relaxed]),
+            scope: self.pick(Scope::ALL),
+            addr,
+        };
+        let data = self.range(ty.regs() * u16::from(vector));
+        let g = self.guard();
+        if self.chance(50) {
+            self.push_guarded(g, Op::Load { access, dst: data });
+        } else {
+            self.push_guarded(
+                g,
+                Op::Store {
+                    access,
+                    src: Operand::Reg(data),
+                },
+            );
+        }
+    }
+
+    /// A vector atomic of sm_90 (global, every element one atomic) or a 128-bit EXCH/CAS.
+    fn wide_atomic(&mut self) {
+        let b128 = atomjit::exec::memory::has_cas128() && self.chance(35);
+        let (op, ty, vector, ftz) = if b128 {
+            (
+                self.pick(&[AtomicOp::Exch, AtomicOp::Cas]),
+                Ty::B128,
+                1u8,
+                false,
+            )
+        } else {
+            let halves: &[Ty] = if self.wide {
+                &[Ty::F16, Ty::BF16, Ty::F16x2, Ty::BF16x2]
+            } else {
+                &[Ty::F16x2, Ty::BF16x2]
+            };
+            if self.chance(40) {
+                (AtomicOp::Add, Ty::F32, self.pick(&[2u8, 4]), true)
+            } else {
+                let ty = self.pick(halves);
+                let counts: &[u8] = if ty.bytes() == 2 { &[2, 4, 8] } else { &[2, 4] };
+                let op = self.pick(&[AtomicOp::Add, AtomicOp::Min, AtomicOp::Max]);
+                (op, ty, self.pick(counts), false)
+            }
+        };
+        let bytes = u64::from(ty.bytes()) * u64::from(vector);
+        let words = ty.regs() * u16::from(vector);
+        // 128-bit atomics also in shared memory; vector atomics are global only.
+        let global = !b128 || self.chance(60);
+        let (space, addr) = if global {
+            let base = self.global_address(bytes);
+            (Space::Global, Address::base64(base, 0))
+        } else {
+            let base = self.shared_offset(bytes);
+            (Space::Shared, Address::base32(base, 0))
+        };
+        let cas = op == AtomicOp::Cas;
+        let src = self.range(words);
+        let src2 = cas.then(|| Operand::Reg(self.range(words)));
+        let dst = if !cas && self.chance(30) {
+            Reg::RZ
+        } else {
+            self.range(words)
+        };
+        let g = self.guard();
+        let inst = AtomicInst {
+            access: MemAccess {
+                space,
+                ty,
+                vector,
+                order: self.pick(&[MemOrder::Relaxed, MemOrder::Release, MemOrder::AcqRel]),
+                scope: self.pick(Scope::ALL),
+                addr,
+            },
+            op,
+            dst,
+            src: Operand::Reg(src),
+            src2,
+            spin: false,
+            ftz,
+            performed: if !self.wide && self.chance(20) {
+                self.value_pred()
+            } else {
+                Pred::PT
+            },
+        };
+        self.push_guarded(g, Op::Atomic(Box::new(inst)));
+    }
+
     fn memory(&mut self) {
+        if self.chance(15) {
+            return self.vector_memory();
+        }
         let ty = self.pick(&[Ty::U32, Ty::U32, Ty::U8, Ty::S8, Ty::U16, Ty::S16, Ty::U64]);
         let global = self.chance(40);
         let order_load = self.pick(&[
@@ -876,6 +1012,7 @@ impl Gen {
                     access: MemAccess {
                         space,
                         ty,
+                        vector: 1,
                         order: order_load,
                         scope,
                         addr,
@@ -895,6 +1032,7 @@ impl Gen {
                     access: MemAccess {
                         space,
                         ty,
+                        vector: 1,
                         order: order_store,
                         scope,
                         addr,
@@ -909,6 +1047,9 @@ impl Gen {
         if self.ws != 32 {
             // Warp sizes other than 32 are vISA kernels, whose atomics come with that dialect.
             return self.memory();
+        }
+        if self.chance(15) {
+            return self.wide_atomic();
         }
         let global = self.chance(if self.wide { 30 } else { 45 });
         let space = if global { Space::Global } else { Space::Shared };
@@ -994,6 +1135,7 @@ impl Gen {
             access: MemAccess {
                 space,
                 ty,
+                vector: 1,
                 order,
                 scope,
                 addr,
@@ -1403,6 +1545,7 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
             access: MemAccess {
                 space: Space::Global,
                 ty: Ty::U32,
+                vector: 1,
                 order: MemOrder::Weak,
                 scope: Scope::Cta,
                 addr,
@@ -1457,6 +1600,7 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
             access: MemAccess {
                 space: Space::Global,
                 ty: Ty::U32,
+                vector: 1,
                 order: MemOrder::Weak,
                 scope: Scope::Cta,
                 addr: Address::Linear(LinearAddress {
@@ -1472,6 +1616,7 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
         access: MemAccess {
             space: Space::Global,
             ty: Ty::U32,
+            vector: 1,
             order: MemOrder::Weak,
             scope: Scope::Cta,
             addr: Address::Linear(LinearAddress {
@@ -1718,4 +1863,40 @@ fn generated_kernels_cover_traps_and_every_atomic_op() {
         total.cas_failures > 0 && total.spin_fast_fails > 0,
         "{total:?}"
     );
+}
+
+/// The wide forms are generated: vector loads and stores, vector atomics of each element type,
+/// and (on a host with a 16-byte compare-and-swap) the 128-bit exchange and compare-and-swap.
+#[test]
+fn generated_kernels_cover_vector_accesses_and_128_bit_atomics() {
+    let mut vector_loads = 0;
+    let mut vector_stores = 0;
+    let mut vector_atomics = std::collections::BTreeSet::new();
+    let mut b128 = std::collections::BTreeSet::new();
+    for seed in 0..300u64 {
+        let (kernel, _, _) = generate(seed);
+        for inst in &kernel.insts {
+            match &inst.op {
+                Op::Load { access, .. } if access.is_vector() => vector_loads += 1,
+                Op::Store { access, .. } if access.is_vector() => vector_stores += 1,
+                Op::Atomic(a) if a.access.is_vector() => {
+                    vector_atomics.insert((a.access.ty.name(), a.access.vector));
+                }
+                Op::Atomic(a) if a.access.ty == Ty::B128 => {
+                    b128.insert((a.op.name(), a.access.space.name()));
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(vector_loads > 10 && vector_stores > 10);
+    for shape in [("f32", 2), ("f32", 4), ("f16", 8), ("bf16x2", 4)] {
+        assert!(
+            vector_atomics.contains(&shape),
+            "{shape:?}: {vector_atomics:?}"
+        );
+    }
+    if atomjit::exec::memory::has_cas128() {
+        assert_eq!(b128.len(), 4, "{b128:?}");
+    }
 }

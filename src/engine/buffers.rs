@@ -94,6 +94,8 @@ pub fn decode(elem: Ty, raw: u64) -> Scalar {
         Ty::F64 => Scalar::Float(f64::from_bits(raw)),
         // Packed pairs decode as their raw bits: expectations compare them bitwise.
         Ty::F16x2 | Ty::BF16x2 => Scalar::Int(raw as u32 as i128),
+        // Not a buffer element type (`Ty::is_buffer_elem`); its low 64 bits, never reached.
+        Ty::B128 => Scalar::Int(raw as i128),
     }
 }
 

@@ -1,13 +1,16 @@
 //! Device memory: the global arena and per-CTA shared windows.
 //!
-//! Both are arrays of `AtomicU64` words, so every access a program makes, plain or atomic, is a
-//! host atomic access of the right width (`AtomicU8`..`AtomicU64` viewed at a checked, naturally
-//! aligned offset). Plain loads and stores use `Relaxed` order, which on x86-64 and AArch64 is an
-//! ordinary `mov`/`ldr`/`str`: this costs nothing and keeps racy GPU programs free of Rust
-//! undefined behaviour. Read-modify-writes use `SeqCst` host atomics (see `docs/memory-model.md`).
+//! Both are arrays of 16-byte-aligned pairs of `AtomicU64` words, so every access a program
+//! makes, plain or atomic, is a host atomic access of the right width (`AtomicU8`..`AtomicU64`
+//! viewed at a checked, naturally aligned offset, and the 16-byte compare-and-swap of
+//! [`Region::cas128`]). Plain loads and stores use `Relaxed` order, which on x86-64 and AArch64
+//! is an ordinary `mov`/`ldr`/`str`: this costs nothing and keeps racy GPU programs free of Rust
+//! undefined behaviour. Read-modify-writes use `SeqCst` host atomics (see
+//! `docs/memory-model.md`).
 //!
 //! Every address is checked before the host touches memory: natural alignment first, then range
-//! (a misaligned access that is also out of range reports "misaligned address").
+//! (a misaligned access that is also out of range reports "misaligned address"). A vector access
+//! is checked as a whole (aligned to its full size) before any element is touched.
 
 use super::TrapReason;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -19,11 +22,30 @@ pub use crate::ir::{GENERIC_SHARED_BASE, GLOBAL_BASE, SHARED_WINDOW_BYTES};
 /// Alignment of each global allocation.
 pub const ALLOC_ALIGN: u64 = 256;
 
-/// A zero-initialised, 8-byte-aligned byte region accessed only through host atomics.
+/// A zero-initialised, 16-byte-aligned byte region accessed only through host atomics.
 #[derive(Debug)]
 pub struct Region {
-    words: Box<[AtomicU64]>,
+    chunks: Box<[Chunk]>,
     len: u64,
+}
+
+/// Sixteen bytes of a [`Region`]: the unit of its allocation, aligned so that a checked
+/// 16-byte offset is a valid operand of the host's 16-byte compare-and-swap.
+#[derive(Debug, Default)]
+#[repr(C, align(16))]
+struct Chunk([AtomicU64; 2]);
+
+/// Whether the host has a 16-byte compare-and-swap (x86-64 `cmpxchg16b`), which the 128-bit
+/// atomics ([`crate::ir::Ty::B128`]) need: validation refuses them on a host without it.
+pub fn has_cas128() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("cmpxchg16b")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
 /// Device memory the host could not provide.
@@ -70,25 +92,26 @@ impl Region {
                 });
             }
         }
-        let n = usize::try_from(len.div_ceil(8)).map_err(|_| AllocError::Refused { bytes: len })?;
+        let n =
+            usize::try_from(len.div_ceil(16)).map_err(|_| AllocError::Refused { bytes: len })?;
         if n == 0 {
             return Ok(Region {
-                words: Box::new([]),
+                chunks: Box::new([]),
                 len,
             });
         }
-        let layout = std::alloc::Layout::array::<AtomicU64>(n)
+        let layout = std::alloc::Layout::array::<Chunk>(n)
             .map_err(|_| AllocError::Refused { bytes: len })?;
-        // SAFETY: `layout` has a nonzero size (n > 0) and `AtomicU64`'s alignment.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut AtomicU64;
+        // SAFETY: `layout` has a nonzero size (n > 0) and `Chunk`'s alignment.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut Chunk;
         if ptr.is_null() {
             return Err(AllocError::Refused { bytes: len });
         }
         // SAFETY: `ptr` is a fresh allocation from the global allocator with the layout of
-        // `[AtomicU64; n]`, and all-zero bytes are a valid `AtomicU64` (0); the box takes
-        // ownership and frees it with the same layout.
-        let words = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n)) };
-        Ok(Region { words, len })
+        // `[Chunk; n]`, and all-zero bytes are a valid `Chunk` (two `AtomicU64` zeros); the box
+        // takes ownership and frees it with the same layout.
+        let chunks = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n)) };
+        Ok(Region { chunks, len })
     }
 
     /// Length in bytes.
@@ -100,13 +123,14 @@ impl Region {
         self.len == 0
     }
 
-    /// The first byte, for generated code that indexes the region itself after its own checks.
+    /// The first byte (16-byte aligned), for generated code that indexes the region itself
+    /// after its own checks.
     pub fn as_ptr(&self) -> *mut u8 {
-        self.words.as_ptr() as *mut u8
+        self.chunks.as_ptr() as *mut u8
     }
 
     /// Checks that `[offset, offset + size)` is naturally aligned (first) and inside the region.
-    /// `size` is 1, 2, 4 or 8.
+    /// `size` is 1, 2, 4, 8 or 16 (a whole vector access).
     #[inline]
     pub fn check(&self, offset: u64, size: u32) -> Result<usize, TrapReason> {
         if offset & (size as u64 - 1) != 0 {
@@ -132,7 +156,37 @@ impl Region {
     #[inline]
     pub fn atomic_u64(&self, offset: usize) -> &AtomicU64 {
         debug_assert!(offset % 8 == 0 && offset as u64 + 8 <= self.len);
-        &self.words[offset / 8]
+        &self.chunks[offset / 16].0[offset / 8 % 2]
+    }
+
+    /// One indivisible 16-byte compare-and-swap at a checked 16-byte offset (`SeqCst`): if the
+    /// 16 bytes (little-endian) equal `current`, they become `new`. Returns the value they
+    /// held. A failed compare writes nothing observable (the host instruction stores the value
+    /// it read back, atomically).
+    ///
+    /// On a host without a 16-byte compare-and-swap ([`has_cas128`] false, where validation
+    /// refuses the 128-bit atomics, so only code that bypassed it gets here) the operation is
+    /// serialised by a process-wide lock instead: indivisible with respect to other 128-bit
+    /// atomics only.
+    pub fn cas128(&self, offset: usize, current: u128, new: u128) -> u128 {
+        debug_assert!(offset % 16 == 0 && offset as u64 + 16 <= self.len);
+        let chunk = &self.chunks[offset / 16];
+        #[cfg(target_arch = "x86_64")]
+        if has_cas128() {
+            // SAFETY: the feature is present (checked just above); the chunk is 16-byte
+            // aligned, lives as long as `self`, and is only ever accessed through atomics.
+            return unsafe { cmpxchg16b(chunk as *const Chunk as *mut u128, current, new) };
+        }
+        static FALLBACK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _serialised = FALLBACK.lock().unwrap_or_else(|e| e.into_inner());
+        let [lo, hi] = &chunk.0;
+        let old =
+            u128::from(lo.load(Ordering::SeqCst)) | u128::from(hi.load(Ordering::SeqCst)) << 64;
+        if old == current {
+            lo.store(new as u64, Ordering::SeqCst);
+            hi.store((new >> 64) as u64, Ordering::SeqCst);
+        }
+        old
     }
 
     /// The 16-bit half-word at a checked offset.
@@ -151,7 +205,8 @@ impl Region {
         unsafe { AtomicU8::from_ptr(self.as_ptr().add(offset)) }
     }
 
-    /// Relaxed load of `size` bytes (1, 2, 4, 8) at a checked offset, zero-extended.
+    /// Relaxed load of `size` bytes (1, 2, 4, 8: one element) at a checked offset,
+    /// zero-extended.
     #[inline]
     pub fn load(&self, offset: usize, size: u32) -> u64 {
         match size {
@@ -191,7 +246,7 @@ impl Region {
         while i < out.len() {
             let at = offset as usize + i;
             if at % 8 == 0 && out.len() - i >= 8 {
-                let word = self.words[at / 8].load(Ordering::Relaxed);
+                let word = self.atomic_u64(at).load(Ordering::Relaxed);
                 out[i..i + 8].copy_from_slice(&word.to_ne_bytes());
                 i += 8;
             } else {
@@ -214,7 +269,7 @@ impl Region {
             let at = offset as usize + i;
             if at % 8 == 0 && data.len() - i >= 8 {
                 let word = u64::from_ne_bytes(data[i..i + 8].try_into().expect("8 bytes"));
-                self.words[at / 8].store(word, Ordering::Relaxed);
+                self.atomic_u64(at).store(word, Ordering::Relaxed);
                 i += 8;
             } else {
                 self.atomic_u8(at).store(data[i], Ordering::Relaxed);
@@ -225,10 +280,41 @@ impl Region {
 
     /// Sets every byte to zero.
     pub fn clear(&self) {
-        for w in self.words.iter() {
+        for w in self.chunks.iter().flat_map(|c| &c.0) {
             w.store(0, Ordering::Relaxed);
         }
     }
+}
+
+/// The host's 16-byte compare-and-swap (`lock cmpxchg16b`), sequentially consistent (a locked
+/// instruction), returning the value the 16 bytes held. Written in assembly: the standard
+/// library's `cmpxchg16b` intrinsic becomes a call of `__atomic_compare_exchange_16` (which
+/// the host C library does not provide) unless the whole crate is built for the feature.
+///
+/// # Safety
+/// The host has `cmpxchg16b` ([`has_cas128`]); `ptr` is 16-byte aligned, valid for reads and
+/// writes of 16 bytes, and accessed by other threads only through atomics.
+#[cfg(target_arch = "x86_64")]
+unsafe fn cmpxchg16b(ptr: *mut u128, current: u128, new: u128) -> u128 {
+    let (mut lo, mut hi) = (current as u64, (current >> 64) as u64);
+    // SAFETY: per this function's contract. `rbx` is reserved by the compiler, so the new low
+    // word comes in another register and is swapped into `rbx` around the instruction (and
+    // `rbx` restored); `rdx:rax` is the expected value and receives the old one, `rcx:rbx` is
+    // the new value. The instruction touches no stack.
+    unsafe {
+        std::arch::asm!(
+            "xchg {new_lo}, rbx",
+            "lock cmpxchg16b xmmword ptr [{ptr}]",
+            "mov rbx, {new_lo}",
+            ptr = in(reg) ptr,
+            new_lo = inout(reg) new as u64 => _,
+            in("rcx") (new >> 64) as u64,
+            inout("rax") lo,
+            inout("rdx") hi,
+            options(nostack),
+        );
+    }
+    u128::from(lo) | u128::from(hi) << 64
 }
 
 /// Global memory: one arena holding every buffer of a launch. Device address `a` is arena
@@ -376,6 +462,52 @@ mod tests {
         assert_eq!(r.check(u64::MAX - 3, 4), Err(TrapReason::AddressOutOfRange));
         assert_eq!(r.check(8, 8), Ok(8));
         assert_eq!(r.check(4, 8), Err(TrapReason::MisalignedAddress));
+    }
+
+    #[test]
+    fn regions_are_sixteen_byte_aligned_and_checked_for_sixteen_byte_accesses() {
+        let r = Region::new(40);
+        assert_eq!(r.as_ptr() as usize % 16, 0);
+        assert_eq!(r.check(16, 16), Ok(16));
+        assert_eq!(r.check(8, 16), Err(TrapReason::MisalignedAddress));
+        assert_eq!(r.check(32, 16), Err(TrapReason::AddressOutOfRange));
+    }
+
+    #[test]
+    fn cas128_is_one_indivisible_sixteen_byte_compare_and_swap() {
+        let r = Region::new(32);
+        r.store(16, 8, 3);
+        r.store(24, 8, 4);
+        let both = |lo: u64, hi: u64| u128::from(lo) | u128::from(hi) << 64;
+        // A miss in the high half changes nothing; a hit swaps both halves.
+        assert_eq!(r.cas128(16, both(3, 5), both(7, 8)), both(3, 4));
+        assert_eq!((r.load(16, 8), r.load(24, 8)), (3, 4));
+        assert_eq!(r.cas128(16, both(3, 4), both(7, 8)), both(3, 4));
+        assert_eq!((r.load(16, 8), r.load(24, 8)), (7, 8));
+        assert_eq!(r.load(0, 8), 0, "the neighbouring chunk is untouched");
+        // Four host threads each add 1 to both halves 5000 times through CAS loops: no update
+        // is lost and the halves never tear (each CAS compares both).
+        let r = Region::new(16);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..5000 {
+                        let mut seen = r.cas128(0, 0, 0);
+                        loop {
+                            let (lo, hi) = (seen as u64, (seen >> 64) as u64);
+                            assert_eq!(lo, hi, "torn value");
+                            let next = both(lo + 1, hi + 1);
+                            let got = r.cas128(0, seen, next);
+                            if got == seen {
+                                break;
+                            }
+                            seen = got;
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!((r.load(0, 8), r.load(8, 8)), (20_000, 20_000));
     }
 
     #[test]

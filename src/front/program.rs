@@ -237,7 +237,8 @@ fn int_range(ty: Ty) -> Option<(i128, i128)> {
         Ty::S16 => signed(16),
         Ty::S32 => signed(32),
         Ty::S64 => signed(64),
-        Ty::F16 | Ty::BF16 | Ty::F32 | Ty::F64 | Ty::F16x2 | Ty::BF16x2 => None,
+        // No program-file value has 128 bits (`Ty::is_buffer_elem`).
+        Ty::F16 | Ty::BF16 | Ty::F32 | Ty::F64 | Ty::F16x2 | Ty::BF16x2 | Ty::B128 => None,
     }
 }
 
@@ -249,6 +250,7 @@ fn float_finite_in(ty: Ty, v: f64) -> Result<bool, String> {
         Ty::F32 => Ok((v as f32).is_finite()),
         Ty::F64 => Ok(true),
         Ty::F16x2 | Ty::BF16x2 => Err(format!("{ty} is a packed pair, not a scalar type")),
+        Ty::B128 => Err(format!("{ty} is not a program-file value type")),
         Ty::U8
         | Ty::U16
         | Ty::U32

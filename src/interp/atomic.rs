@@ -15,6 +15,12 @@
 //! | MIN, MAX signed (32/64-bit) | `AtomicI32`/`AtomicI64` `fetch_min` / `fetch_max` on the same word |
 //! | CAS, CAST (32/64-bit) | `compare_exchange` |
 //! | INC, DEC, float ADD/SUB/MIN/MAX, FCMPWR, PREDEC, any 8/16-bit op | CAS loop: load, compute [`rmw_value`], `compare_exchange`, retry on mismatch |
+//! | CAS, EXCH on `b128` | [`Region::cas128`] (`lock cmpxchg16b`); EXCH as a loop of it |
+//!
+//! A vector atomic ([`crate::ir::MemAccess::vector`]) is one of these per element: each
+//! element's read-modify-write is its own host atomic, performed in element order, exactly as
+//! the scalar atomic of the element type (the PTX ISA: "the atomicity is guaranteed separately
+//! for each of the individual scalar elements").
 //!
 //! A CAS loop whose computed result does not store (a failed FCMPWR compare) still confirms the
 //! value it read with `compare_exchange(old, old)`, so that every lane is one host RMW.
@@ -38,8 +44,8 @@
 use super::memory::{effective_address, locate};
 use super::{for_lanes, read_operand, write_pred, write_reg_words, LaneFault};
 use crate::exec::memory::Region;
-use crate::exec::{CtaEnv, WarpState};
-use crate::ir::{resolve, AtomicInst, AtomicOp, Space, Ty};
+use crate::exec::{CtaEnv, TrapReason, WarpState};
+use crate::ir::{resolve, AtomicInst, AtomicOp, Reg, Space, Ty};
 use crate::sem::atomic::{atomic_result, rmw_value, spin_bank, AtomicOutcome};
 use crate::sem::to_register;
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::SeqCst};
@@ -176,6 +182,49 @@ fn cas_loop(
     }
 }
 
+/// One lane's 128-bit atomic ([`Ty::B128`]: `Exch` or `Cas`, validation guarantees) on the
+/// checked 16-byte location `offset`: one [`Region::cas128`] for `Cas`; for `Exch` a loop of
+/// them (read the current value with a compare-and-swap that cannot change it, then swap it
+/// for `b`, retrying if another thread changed it in between).
+pub fn perform128(region: &Region, offset: usize, op: AtomicOp, b: u128, c: u128) -> (u128, bool) {
+    match op {
+        AtomicOp::Cas | AtomicOp::Cast => {
+            let old = region.cas128(offset, b, c);
+            (old, old == b)
+        }
+        AtomicOp::Exch
+        | AtomicOp::Add
+        | AtomicOp::Sub
+        | AtomicOp::Min
+        | AtomicOp::Max
+        | AtomicOp::Inc
+        | AtomicOp::Dec
+        | AtomicOp::And
+        | AtomicOp::Or
+        | AtomicOp::Xor
+        | AtomicOp::PreDec
+        | AtomicOp::FCmpWr => {
+            // Validation admits only `Exch` besides the compares; any other op exchanges too
+            // (never reached).
+            let mut old = region.cas128(offset, 0, 0);
+            loop {
+                let seen = region.cas128(offset, old, b);
+                if seen == old {
+                    return (old, true);
+                }
+                old = seen;
+            }
+        }
+    }
+}
+
+/// A register quad (RZ: zero) of `lane`.
+fn read_quad(warp: &WarpState, reg: Reg, lane: usize) -> u128 {
+    (0..4).fold(0u128, |acc, i| {
+        acc | u128::from(super::read_reg(warp, reg.word(i), lane)) << (32 * i)
+    })
+}
+
 /// Whether one lane's atomic flushes subnormals: [`AtomicInst::ftz`], except that on a
 /// [`Space::Generic`] address it applies only when the address resolves to global memory (the
 /// PTX rule for `atom.add.f32`: it "flushes subnormal inputs and results to sign-preserving zero
@@ -190,8 +239,30 @@ pub fn effective_ftz(inst: &AtomicInst, address: u64) -> bool {
     }
 }
 
+/// Where a vector atomic lands: as [`locate`], except that a generic address must resolve to
+/// global memory (`ir::AtomicInst`: a vector atomic elsewhere is out of range; alignment is
+/// still reported first).
+fn locate_vector<'a>(
+    env: &CtaEnv<'a>,
+    space: Space,
+    address: u64,
+    size: u32,
+) -> Result<(&'a Region, usize), super::Fault> {
+    if space == Space::Generic && address % u64::from(size) == 0 {
+        let global = matches!(resolve(space, address), Some((Space::Global, _)));
+        if !global {
+            return Err(super::Fault {
+                reason: TrapReason::AddressOutOfRange,
+                space,
+                address,
+            });
+        }
+    }
+    locate(env, space, address, size)
+}
+
 /// [`crate::ir::Op::Atomic`] for the lanes of `exec` (see the module docs for lane order,
-/// traps and `.SPIN`). Counts statistics in `warp.stats`.
+/// traps and `.SPIN`). Counts statistics in `warp.stats`: one atomic per element performed.
 pub fn execute_atomic(
     warp: &mut WarpState,
     env: &CtaEnv,
@@ -199,6 +270,12 @@ pub fn execute_atomic(
     inst: &AtomicInst,
 ) -> Result<(), LaneFault> {
     let ty = inst.access.ty;
+    if ty == Ty::B128 {
+        return execute_atomic128(warp, env, exec, inst);
+    }
+    if inst.access.is_vector() {
+        return execute_vector_atomic(warp, env, exec, inst);
+    }
     let words = ty.regs();
     let mut claimed_banks = 0u32;
     for_lanes(exec, |lane| {
@@ -224,6 +301,74 @@ pub fn execute_atomic(
         };
         write_reg_words(warp, inst.dst, lane, result as u128, words);
         // `AtomicInst::performed`: atomjit performs every form at every address.
+        write_pred(warp, inst.performed, lane, true);
+        Ok(())
+    })
+}
+
+/// A vector atomic: per lane, every element operand read, the whole access checked, then one
+/// host atomic per element in element order, then the results written.
+fn execute_vector_atomic(
+    warp: &mut WarpState,
+    env: &CtaEnv,
+    exec: u32,
+    inst: &AtomicInst,
+) -> Result<(), LaneFault> {
+    let ty = inst.access.ty;
+    let (regs, elem, n) = (ty.regs(), ty.bytes(), usize::from(inst.access.vector));
+    for_lanes(exec, |lane| {
+        let mut b = [0u64; 8];
+        for (i, v) in b.iter_mut().enumerate().take(n) {
+            *v = read_operand(warp, env, &inst.src.word(i as u16 * regs), lane, regs)?;
+        }
+        let address = effective_address(warp, &inst.access, lane);
+        let (region, offset) = locate_vector(env, inst.access.space, address, inst.access.bytes())?;
+        let ftz = effective_ftz(inst, address);
+        let mut results = [0u64; 8];
+        for (i, r) in results.iter_mut().enumerate().take(n) {
+            let at = offset + i * elem as usize;
+            let outcome = perform(region, at, inst.op, ty, b[i], 0, ftz);
+            warp.stats.atomics[inst.op.index()] += 1;
+            *r = to_register(ty, atomic_result(inst.op, outcome));
+        }
+        for (i, &r) in results.iter().enumerate().take(n) {
+            write_reg_words(warp, inst.dst.word(i as u16 * regs), lane, r as u128, regs);
+        }
+        write_pred(warp, inst.performed, lane, true);
+        Ok(())
+    })
+}
+
+/// A 128-bit atomic ([`Ty::B128`]): per lane, the quads read, the 16-byte access checked, one
+/// [`perform128`], the old value written to the destination quad.
+fn execute_atomic128(
+    warp: &mut WarpState,
+    env: &CtaEnv,
+    exec: u32,
+    inst: &AtomicInst,
+) -> Result<(), LaneFault> {
+    // Validation: 128-bit operands are registers (an immediate would be its 64 bits).
+    let quad = |warp: &WarpState, op: &crate::ir::Operand, lane| match *op {
+        crate::ir::Operand::Reg(r) => read_quad(warp, r, lane),
+        crate::ir::Operand::Imm(v) => u128::from(v),
+        crate::ir::Operand::Const { .. } => 0,
+    };
+    for_lanes(exec, |lane| {
+        let b = quad(warp, &inst.src, lane);
+        let c = inst.src2.as_ref().map_or(0, |o| quad(warp, o, lane));
+        let address = effective_address(warp, &inst.access, lane);
+        let (region, offset) = locate(env, inst.access.space, address, 16)?;
+        let (old, stored) = perform128(region, offset, inst.op, b, c);
+        warp.stats.atomics[inst.op.index()] += 1;
+        if matches!(inst.op, AtomicOp::Cas | AtomicOp::Cast) && !stored {
+            warp.stats.cas_failures += 1;
+        }
+        let result = if inst.op.returns_stored_flag() {
+            u128::from(stored)
+        } else {
+            old
+        };
+        write_reg_words(warp, inst.dst, lane, result, 4);
         write_pred(warp, inst.performed, lane, true);
         Ok(())
     })

@@ -37,7 +37,7 @@ use crate::exec::{CtaEnv, TrapReason, WarpState};
 use crate::ir::{resolve, MemAccess, MemOrder, Operand, Reg, Space};
 use std::sync::atomic::{fence, Ordering};
 
-/// Natural alignment of an access of `size` bytes (1, 2, 4 or 8).
+/// Natural alignment of an access of `size` bytes (1, 2, 4, 8 or 16).
 fn check_alignment(space: Space, address: u64, size: u32) -> Result<(), Fault> {
     if address & (size as u64 - 1) != 0 {
         Err(Fault {
@@ -91,9 +91,9 @@ pub fn locate<'a>(
     }
 }
 
-/// A little-endian read of `size` bytes of a constant bank (`cbank`: bank 0, or another of the
-/// kernel's banks) at `offset`, checked like every access (alignment, then range).
-pub fn read_const(cbank: &[u8], offset: u64, size: u32) -> Result<u64, Fault> {
+/// The `size` bytes of a constant bank at `offset`, checked like every access (alignment,
+/// then range).
+fn const_bytes(cbank: &[u8], offset: u64, size: u32) -> Result<&[u8], Fault> {
     check_alignment(Space::Const, offset, size)?;
     let out_of_range = Fault {
         reason: TrapReason::AddressOutOfRange,
@@ -101,26 +101,57 @@ pub fn read_const(cbank: &[u8], offset: u64, size: u32) -> Result<u64, Fault> {
         address: offset,
     };
     let start = usize::try_from(offset).map_err(|_| out_of_range)?;
-    let bytes = start
+    start
         .checked_add(size as usize)
         .and_then(|end| cbank.get(start..end))
-        .ok_or(out_of_range)?;
+        .ok_or(out_of_range)
+}
+
+/// A little-endian read of `size` bytes (at most 8) of a constant bank (`cbank`: bank 0, or
+/// another of the kernel's banks) at `offset`, checked like every access (alignment, then range).
+pub fn read_const(cbank: &[u8], offset: u64, size: u32) -> Result<u64, Fault> {
+    let bytes = const_bytes(cbank, offset, size)?;
     Ok(bytes.iter().rev().fold(0u64, |acc, &b| acc << 8 | b as u64))
 }
 
-/// Loads `size` bytes (zero-extended) from `space` at `address`.
-pub fn load(env: &CtaEnv, space: Space, address: u64, size: u32) -> Result<u64, Fault> {
+/// Loads the `vector` elements of `elem` bytes (each zero-extended) of an access of
+/// `space` at `address`, after checking the whole access (see [`crate::ir::MemAccess`]).
+pub fn load(
+    env: &CtaEnv,
+    space: Space,
+    address: u64,
+    elem: u32,
+    vector: u8,
+) -> Result<[u64; 8], Fault> {
+    let mut out = [0u64; 8];
+    let n = usize::from(vector);
     if space == Space::Const {
-        return read_const(env.cbank, address, size);
+        let bytes = const_bytes(env.cbank, address, elem * u32::from(vector))?;
+        for (v, chunk) in out.iter_mut().zip(bytes.chunks(elem as usize)).take(n) {
+            *v = chunk.iter().rev().fold(0u64, |acc, &b| acc << 8 | b as u64);
+        }
+        return Ok(out);
     }
-    let (region, offset) = locate(env, space, address, size)?;
-    Ok(region.load(offset, size))
+    let (region, offset) = locate(env, space, address, elem * u32::from(vector))?;
+    for (i, v) in out.iter_mut().enumerate().take(n) {
+        *v = region.load(offset + i * elem as usize, elem);
+    }
+    Ok(out)
 }
 
-/// Stores the low `size` bytes of `value` to `space` at `address`.
-pub fn store(env: &CtaEnv, space: Space, address: u64, size: u32, value: u64) -> Result<(), Fault> {
-    let (region, offset) = locate(env, space, address, size)?;
-    region.store(offset, size, value);
+/// Stores the low `elem` bytes of each of `values` (one per element of a vector access) to
+/// `space` at `address`, after checking the whole access.
+pub fn store(
+    env: &CtaEnv,
+    space: Space,
+    address: u64,
+    elem: u32,
+    values: &[u64],
+) -> Result<(), Fault> {
+    let (region, offset) = locate(env, space, address, elem * values.len() as u32)?;
+    for (i, &v) in values.iter().enumerate() {
+        region.store(offset + i * elem as usize, elem, v);
+    }
     Ok(())
 }
 
@@ -153,7 +184,8 @@ fn access_fences(order: MemOrder, is_load: bool) -> (Option<Ordering>, Option<Or
     }
 }
 
-/// [`crate::ir::Op::Load`] for the lanes of `exec`, in increasing lane order.
+/// [`crate::ir::Op::Load`] for the lanes of `exec`, in increasing lane order. A vector access
+/// is checked as a whole, then its elements are read in order and written to their registers.
 pub fn execute_load(
     warp: &mut WarpState,
     env: &CtaEnv,
@@ -168,14 +200,16 @@ pub fn execute_load(
     }
     let result = super::for_lanes(exec, |lane| {
         let address = effective_address(warp, access, lane);
-        let raw = load(env, access.space, address, ty.bytes())?;
-        write_reg_words(
-            warp,
-            dst,
-            lane,
-            crate::sem::to_register(ty, raw) as u128,
-            ty.regs(),
-        );
+        let raw = load(env, access.space, address, ty.bytes(), access.vector)?;
+        for (i, &v) in raw.iter().take(usize::from(access.vector)).enumerate() {
+            write_reg_words(
+                warp,
+                dst.word(i as u16 * ty.regs()),
+                lane,
+                crate::sem::to_register(ty, v) as u128,
+                ty.regs(),
+            );
+        }
         Ok(())
     });
     if let Some(o) = after {
@@ -184,7 +218,8 @@ pub fn execute_load(
     result
 }
 
-/// [`crate::ir::Op::Store`] for the lanes of `exec`, in increasing lane order.
+/// [`crate::ir::Op::Store`] for the lanes of `exec`, in increasing lane order (a vector access:
+/// every element read, the whole access checked, then the elements written in order).
 pub fn execute_store(
     warp: &mut WarpState,
     env: &CtaEnv,
@@ -198,9 +233,13 @@ pub fn execute_store(
         fence(o);
     }
     let result = super::for_lanes(exec, |lane| {
-        let value = read_operand(warp, env, src, lane, ty.regs())?;
+        let mut values = [0u64; 8];
+        let n = usize::from(access.vector);
+        for (i, v) in values.iter_mut().enumerate().take(n) {
+            *v = read_operand(warp, env, &src.word(i as u16 * ty.regs()), lane, ty.regs())?;
+        }
         let address = effective_address(warp, access, lane);
-        store(env, access.space, address, ty.bytes(), value)
+        store(env, access.space, address, ty.bytes(), &values[..n])
     });
     if let Some(o) = after {
         fence(o);

@@ -119,6 +119,7 @@ fn atomic(
         access: MemAccess {
             space,
             ty,
+            vector: 1,
             order: MemOrder::Relaxed,
             scope: if space == Space::Shared {
                 Scope::Cta
@@ -1444,6 +1445,7 @@ fn loads_and_stores_trap_like_atomics() {
             access: MemAccess {
                 space: Space::Shared,
                 ty: Ty::U16,
+                vector: 1,
                 order: MemOrder::Weak,
                 scope: Scope::Cta,
                 addr: at32(8, 0),
@@ -1454,6 +1456,7 @@ fn loads_and_stores_trap_like_atomics() {
             access: MemAccess {
                 space: Space::Global,
                 ty: Ty::U64,
+                vector: 1,
                 order: MemOrder::Weak,
                 scope: Scope::Gpu,
                 addr: at64(10, 0),
@@ -1490,6 +1493,7 @@ fn stores_to_the_constant_bank_trap() {
         access: MemAccess {
             space: Space::Const,
             ty: Ty::U32,
+            vector: 1,
             order: MemOrder::Weak,
             scope: Scope::Cta,
             addr: Address::absolute(0x160),
@@ -2095,6 +2099,7 @@ fn loads_extend_and_stores_truncate_little_endian() {
         access: MemAccess {
             space: Space::Shared,
             ty,
+            vector: 1,
             order: MemOrder::Weak,
             scope: Scope::Cta,
             addr: Address::absolute(0),
@@ -2112,6 +2117,7 @@ fn loads_extend_and_stores_truncate_little_endian() {
             access: MemAccess {
                 space: Space::Shared,
                 ty: Ty::U8,
+                vector: 1,
                 order: MemOrder::Release,
                 scope: Scope::Cta,
                 addr: Address::absolute(16),
@@ -2122,6 +2128,7 @@ fn loads_extend_and_stores_truncate_little_endian() {
             access: MemAccess {
                 space: Space::Shared,
                 ty: Ty::U64,
+                vector: 1,
                 order: MemOrder::Weak,
                 scope: Scope::Cta,
                 addr: Address::absolute(24),
@@ -2132,6 +2139,7 @@ fn loads_extend_and_stores_truncate_little_endian() {
             access: MemAccess {
                 space: Space::Shared,
                 ty: Ty::U16,
+                vector: 1,
                 order: MemOrder::Acquire,
                 scope: Scope::Cta,
                 addr: Address::absolute(25),
@@ -2358,6 +2366,7 @@ fn generic_ftz_applies_only_where_the_address_resolves_to_global() {
         access: MemAccess {
             space: Space::Generic,
             ty: Ty::F32,
+            vector: 1,
             order: MemOrder::Relaxed,
             scope: Scope::Gpu,
             addr: Address::absolute(a as i64),
@@ -2464,4 +2473,420 @@ fn float_division_is_ieee_round_to_nearest() {
     set64(&mut warp, 4, 0, 3.0f64.to_bits());
     m.run(&mut warp, 1);
     assert_eq!(get64(&warp, 0, 0), (1.0f64 / 3.0).to_bits());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vector accesses and 128-bit atomics
+// ---------------------------------------------------------------------------------------------
+
+/// A global access of `vector` elements of `ty` at `[R8.64 + offset]`.
+fn vaccess(space: Space, ty: Ty, vector: u8, offset: i64) -> MemAccess {
+    MemAccess {
+        space,
+        ty,
+        vector,
+        order: MemOrder::Weak,
+        scope: Scope::Gpu,
+        addr: at64(8, offset),
+    }
+}
+
+fn vatomic(space: Space, op: AtomicOp, ty: Ty, vector: u8, dst: Reg, src: u16, ftz: bool) -> Op {
+    Op::Atomic(Box::new(AtomicInst {
+        access: MemAccess {
+            order: MemOrder::Relaxed,
+            ..vaccess(space, ty, vector, 0)
+        },
+        op,
+        dst,
+        src: reg(src),
+        src2: None,
+        spin: false,
+        ftz,
+        performed: Pred::PT,
+    }))
+}
+
+#[test]
+fn a_128_bit_load_and_store_move_a_register_quad() {
+    // `LDG.E.128 R4, [R8.64]` then `STG.E.128 [R8.64+0x10], R4`: two 64-bit elements each.
+    let m = Machine::new(vec![
+        inst(Op::Load {
+            access: vaccess(Space::Global, Ty::U64, 2, 0),
+            dst: Reg(4),
+        }),
+        inst(Op::Store {
+            access: vaccess(Space::Global, Ty::U64, 2, 16),
+            src: reg(4),
+        }),
+    ]);
+    let base = m.buffers[0];
+    m.set_global_u64(base, 0x1111_2222_3333_4444);
+    m.set_global_u64(base + 8, 0x5555_6666_7777_8888);
+    let mut warp = m.warp();
+    set64(&mut warp, 8, 0, base);
+    assert!(matches!(m.run(&mut warp, 1), GroupExit::Exited));
+    // Little-endian words: R4 holds the lowest.
+    let words: Vec<u32> = (4..8).map(|r| get(&warp, r, 0)).collect();
+    assert_eq!(words, [0x3333_4444, 0x1111_2222, 0x7777_8888, 0x5555_6666]);
+    assert_eq!(m.global_u64(base + 16), 0x1111_2222_3333_4444);
+    assert_eq!(m.global_u64(base + 24), 0x5555_6666_7777_8888);
+}
+
+#[test]
+fn narrow_vector_elements_are_extended_each_into_its_register() {
+    // `ld.global.v4.s8`: four bytes, each sign-extended into its own register.
+    let m = Machine::new(vec![inst(Op::Load {
+        access: vaccess(Space::Global, Ty::S8, 4, 0),
+        dst: Reg(4),
+    })]);
+    let base = m.buffers[0];
+    m.set_global_u32(base, 0x80_7f_ff_01);
+    let mut warp = m.warp();
+    set64(&mut warp, 8, 0, base);
+    m.run(&mut warp, 1);
+    let regs: Vec<u32> = (4..8).map(|r| get(&warp, r, 0)).collect();
+    assert_eq!(regs, [1, 0xffff_ffff, 0x7f, 0xffff_ff80]);
+}
+
+#[test]
+fn a_vector_access_must_be_aligned_to_its_whole_size() {
+    // 8-byte aligned is not enough for 16 bytes: a trap before any element is touched.
+    for (ty, vector) in [(Ty::U64, 2u8), (Ty::U32, 4)] {
+        let m = Machine::new(vec![inst(Op::Store {
+            access: vaccess(Space::Global, ty, vector, 8),
+            src: reg(4),
+        })]);
+        let base = m.buffers[0];
+        let mut warp = m.warp();
+        set64(&mut warp, 8, 0, base);
+        set(&mut warp, 4, 0, 0xaaaa_aaaa);
+        let info = trap(m.run(&mut warp, 1));
+        assert_eq!(
+            (info.reason, info.space, info.address),
+            (TrapReason::MisalignedAddress, Space::Global, base + 8)
+        );
+        assert_eq!(m.global_u64(base + 8), 0, "no element was stored");
+    }
+    // An 8-byte vector of two u32 needs 8-byte alignment.
+    let m = Machine::new(vec![inst(Op::Load {
+        access: vaccess(Space::Global, Ty::U32, 2, 4),
+        dst: Reg(4),
+    })]);
+    let mut warp = m.warp();
+    set64(&mut warp, 8, 0, m.buffers[0]);
+    assert_eq!(
+        trap(m.run(&mut warp, 1)).reason,
+        TrapReason::MisalignedAddress
+    );
+}
+
+#[test]
+fn a_vector_access_past_the_end_traps_before_its_first_element() {
+    // The last 16 bytes of the arena start at 1024 - 16; one quad further is out of range
+    // although its first element would be inside.
+    let m = Machine::with_memory(
+        vec![inst(Op::Store {
+            access: vaccess(Space::Global, Ty::U64, 2, 0),
+            src: reg(4),
+        })],
+        64,
+        &[1032],
+    );
+    let base = m.buffers[0];
+    let mut warp = m.warp();
+    set64(&mut warp, 8, 0, base + 1024);
+    set64(&mut warp, 4, 0, 0x0123_4567_89ab_cdef);
+    let info = trap(m.run(&mut warp, 1));
+    assert_eq!(
+        (info.reason, info.address),
+        (TrapReason::AddressOutOfRange, base + 1024)
+    );
+    assert_eq!(
+        m.global_u64(base + 1024),
+        0,
+        "the in-range first element is untouched"
+    );
+}
+
+#[test]
+fn vector_f32_add_is_one_rounded_ftz_add_per_element() {
+    // `REDG.E.ADD.F32x4.FTZ.RN` / `atom.global.add.v4.f32`: each element is the scalar
+    // `atom.add.f32` (round to nearest even, subnormal inputs and results flushed), returning
+    // the old value.
+    let tiny = f32::from_bits(1);
+    let cases: [(f32, f32); 8] = [
+        (1.0, 2.0),
+        // 1 + 2^-24 is a tie: even (1.0) wins; 1 + 3 * 2^-24 rounds up to 1 + 2^-22.
+        (1.0, f32::from_bits(0x3380_0000)),
+        (1.0, f32::from_bits(0x3440_0000)),
+        (tiny, 1.0),
+        (-0.0, tiny),
+        (f32::MAX, f32::MAX),
+        (f32::INFINITY, f32::NEG_INFINITY),
+        (0.1, 0.2),
+    ];
+    let m = Machine::new(vec![inst(vatomic(
+        Space::Global,
+        AtomicOp::Add,
+        Ty::F32,
+        4,
+        Reg(12),
+        4,
+        true,
+    ))]);
+    let base = m.buffers[0];
+    let mut warp = m.warp();
+    for lane in 0..2usize {
+        set64(&mut warp, 8, lane, base + 16 * lane as u64);
+        for e in 0..4 {
+            let (mem, b) = cases[4 * lane + e];
+            m.set_global_u32(base + 16 * lane as u64 + 4 * e as u64, mem.to_bits());
+            set(&mut warp, 4 + e as u16, lane, b.to_bits());
+        }
+    }
+    assert!(matches!(m.run(&mut warp, 0b11), GroupExit::Exited));
+    for lane in 0..2usize {
+        for e in 0..4 {
+            let (mem, b) = cases[4 * lane + e];
+            let at = base + 16 * lane as u64 + 4 * e as u64;
+            assert_eq!(
+                m.global_u32(at),
+                model_add_f32_ftz(mem, b),
+                "lane {lane} element {e}: {mem:e} + {b:e}"
+            );
+            assert_eq!(get(&warp, 12 + e as u16, lane), mem.to_bits(), "old value");
+        }
+    }
+    assert_eq!(m.global_u32(base), 3.0f32.to_bits());
+    assert_eq!(m.global_u32(base + 4), 1.0f32.to_bits(), "ties to even");
+    assert_eq!(
+        m.global_u32(base + 8),
+        f32::from_bits(0x3f80_0002).to_bits()
+    );
+    // One atomic per element.
+    assert_eq!(warp.stats.atomics[AtomicOp::Add.index()], 8);
+}
+
+#[test]
+fn lanes_adding_one_vector_add_each_element_independently() {
+    // 32 lanes `red.v2.f32` the same pair: every element sums 32 additions.
+    let m = Machine::new(vec![inst(vatomic(
+        Space::Global,
+        AtomicOp::Add,
+        Ty::F32,
+        2,
+        Reg::RZ,
+        4,
+        true,
+    ))]);
+    let base = m.buffers[0];
+    let mut warp = m.warp();
+    for lane in 0..32 {
+        set64(&mut warp, 8, lane, base);
+        set(&mut warp, 4, lane, 0.5f32.to_bits());
+        set(&mut warp, 5, lane, (lane as f32).to_bits());
+    }
+    m.run(&mut warp, u32::MAX);
+    assert_eq!(f32::from_bits(m.global_u32(base)), 16.0);
+    assert_eq!(f32::from_bits(m.global_u32(base + 4)), 496.0);
+}
+
+#[test]
+fn vector_half_atomics_compute_each_half_as_the_scalar_atomic() {
+    // `atom.global.min.noftz.v2.f16`: two 16-bit elements, each in its own register; `minNum`
+    // (a NaN loses) without flushing.
+    let h = |x: f32| u32::from(half::f16::from_f32(x).to_bits());
+    let m = Machine::new(vec![inst(vatomic(
+        Space::Global,
+        AtomicOp::Min,
+        Ty::F16,
+        2,
+        Reg(12),
+        4,
+        false,
+    ))]);
+    let base = m.buffers[0];
+    let nan = 0x7e00;
+    m.set_global_u32(base, h(3.0) | nan << 16);
+    let mut warp = m.warp();
+    set64(&mut warp, 8, 0, base);
+    set(&mut warp, 4, 0, h(-1.5));
+    set(&mut warp, 5, 0, h(2.0));
+    m.run(&mut warp, 1);
+    assert_eq!(m.global_u32(base), h(-1.5) | h(2.0) << 16);
+    assert_eq!((get(&warp, 12, 0), get(&warp, 13, 0)), (h(3.0), nan));
+    // SASS `.F16x4`: two packed pairs, each half added independently.
+    let m = Machine::new(vec![inst(vatomic(
+        Space::Global,
+        AtomicOp::Add,
+        Ty::F16x2,
+        2,
+        Reg(12),
+        4,
+        false,
+    ))]);
+    let base = m.buffers[0];
+    m.set_global_u32(base, h(1.0) | h(2.0) << 16);
+    m.set_global_u32(base + 4, h(-4.0) | h(0.25) << 16);
+    let mut warp = m.warp();
+    set64(&mut warp, 8, 0, base);
+    set(&mut warp, 4, 0, h(0.5) | h(0.5) << 16);
+    set(&mut warp, 5, 0, h(4.0) | h(-0.25) << 16);
+    m.run(&mut warp, 1);
+    assert_eq!(m.global_u32(base), h(1.5) | h(2.5) << 16);
+    assert_eq!(m.global_u32(base + 4), h(0.0) | h(0.0) << 16);
+    assert_eq!(warp.stats.atomics[AtomicOp::Add.index()], 2);
+}
+
+#[test]
+fn a_generic_vector_atomic_must_land_in_global_memory() {
+    // "atom with vector type may be used only with .global space and with generic addressing
+    // where the address points to .global space": a shared-window address is out of range.
+    let m = Machine::new(vec![inst(vatomic(
+        Space::Generic,
+        AtomicOp::Add,
+        Ty::F32,
+        2,
+        Reg::RZ,
+        4,
+        true,
+    ))]);
+    let mut warp = m.warp();
+    let shared = crate::ir::GENERIC_SHARED_BASE + 8;
+    set64(&mut warp, 8, 0, m.buffers[0]);
+    set64(&mut warp, 8, 1, shared);
+    set(&mut warp, 4, 0, 1.0f32.to_bits());
+    set(&mut warp, 4, 1, 1.0f32.to_bits());
+    let info = trap(m.run(&mut warp, 0b11));
+    assert_eq!(
+        (info.reason, info.lane, info.space, info.address),
+        (TrapReason::AddressOutOfRange, 1, Space::Generic, shared)
+    );
+    assert_eq!(
+        m.global_u32(m.buffers[0]),
+        1.0f32.to_bits(),
+        "lane 0 completed"
+    );
+    assert_eq!(m.shared_u32(8), 0, "shared memory untouched");
+    // A misaligned generic address reports misalignment first, wherever it points.
+    let mut warp = m.warp();
+    set64(&mut warp, 8, 0, shared + 4);
+    assert_eq!(
+        trap(m.run(&mut warp, 1)).reason,
+        TrapReason::MisalignedAddress
+    );
+}
+
+/// A 128-bit atomic at `[R8.64]` (global) or `[R8]` (shared) with the quads R4 (and R12).
+fn atomic128(space: Space, op: AtomicOp, dst: Reg) -> Op {
+    let addr = if space == Space::Shared {
+        at32(8, 0)
+    } else {
+        at64(8, 0)
+    };
+    Op::Atomic(Box::new(AtomicInst {
+        access: MemAccess {
+            space,
+            ty: Ty::B128,
+            vector: 1,
+            order: MemOrder::Relaxed,
+            scope: Scope::Gpu,
+            addr,
+        },
+        op,
+        dst,
+        src: reg(4),
+        src2: (op == AtomicOp::Cas).then(|| reg(12)),
+        spin: false,
+        ftz: false,
+        performed: Pred::PT,
+    }))
+}
+
+fn set128(warp: &mut WarpState, r: u16, lane: usize, v: u128) {
+    set64(warp, r, lane, v as u64);
+    set64(warp, r + 2, lane, (v >> 64) as u64);
+}
+
+fn get128(warp: &WarpState, r: u16, lane: usize) -> u128 {
+    u128::from(get64(warp, r, lane)) | u128::from(get64(warp, r + 2, lane)) << 64
+}
+
+#[test]
+fn a_128_bit_cas_compares_and_swaps_all_sixteen_bytes() {
+    // `atom.cas.b128`: `d = *a; *a = (*a == b) ? c : *a`, one atomic on 128 bits.
+    let m = Machine::new(vec![inst(atomic128(Space::Global, AtomicOp::Cas, Reg(16)))]);
+    let base = m.buffers[0];
+    let lo_hi = |lo: u64, hi: u64| u128::from(lo) | u128::from(hi) << 64;
+    // Lane 0 hits; lane 1's compare value differs only in the high half: it misses.
+    m.set_global_u64(base, 3);
+    m.set_global_u64(base + 8, 4);
+    m.set_global_u64(base + 16, 3);
+    m.set_global_u64(base + 24, 5);
+    let mut warp = m.warp();
+    for lane in 0..2 {
+        set64(&mut warp, 8, lane, base + 16 * lane as u64);
+        set128(&mut warp, 4, lane, lo_hi(3, 4));
+        set128(&mut warp, 12, lane, lo_hi(5, 6));
+    }
+    m.run(&mut warp, 0b11);
+    assert_eq!((m.global_u64(base), m.global_u64(base + 8)), (5, 6));
+    assert_eq!((m.global_u64(base + 16), m.global_u64(base + 24)), (3, 5));
+    assert_eq!(get128(&warp, 16, 0), lo_hi(3, 4));
+    assert_eq!(get128(&warp, 16, 1), lo_hi(3, 5));
+    assert_eq!(warp.stats.atomics[AtomicOp::Cas.index()], 2);
+    assert_eq!(warp.stats.cas_failures, 1);
+}
+
+#[test]
+fn a_128_bit_exchange_returns_the_old_quad() {
+    for space in [Space::Global, Space::Shared] {
+        let m = Machine::new(vec![inst(atomic128(space, AtomicOp::Exch, Reg(16)))]);
+        let addr = match space {
+            Space::Shared => 32,
+            _ => m.buffers[0] + 32,
+        };
+        let initial = 0x0f0e_0d0c_0b0a_0908_0706_0504_0302_0100u128;
+        let new = 0xffee_ddcc_bbaa_9988_7766_5544_3322_1100u128;
+        match space {
+            Space::Shared => {
+                m.set_shared_u64(32, initial as u64);
+                m.set_shared_u64(40, (initial >> 64) as u64);
+            }
+            _ => {
+                m.set_global_u64(addr, initial as u64);
+                m.set_global_u64(addr + 8, (initial >> 64) as u64);
+            }
+        }
+        let mut warp = m.warp();
+        set64(&mut warp, 8, 0, addr);
+        set128(&mut warp, 4, 0, new);
+        m.run(&mut warp, 1);
+        let now = match space {
+            Space::Shared => u128::from(m.shared_u64(32)) | u128::from(m.shared_u64(40)) << 64,
+            _ => u128::from(m.global_u64(addr)) | u128::from(m.global_u64(addr + 8)) << 64,
+        };
+        assert_eq!(now, new, "{space:?}");
+        assert_eq!(get128(&warp, 16, 0), initial, "{space:?}");
+    }
+}
+
+#[test]
+fn a_128_bit_atomic_needs_sixteen_byte_alignment() {
+    let m = Machine::new(vec![inst(atomic128(
+        Space::Global,
+        AtomicOp::Exch,
+        Reg(16),
+    ))]);
+    let mut warp = m.warp();
+    set64(&mut warp, 8, 0, m.buffers[0] + 8);
+    set128(&mut warp, 16, 0, 7);
+    let info = trap(m.run(&mut warp, 1));
+    assert_eq!(
+        (info.reason, info.address),
+        (TrapReason::MisalignedAddress, m.buffers[0] + 8)
+    );
+    assert_eq!(get128(&warp, 16, 0), 7, "the destination is untouched");
+    assert_eq!(warp.stats.atomics[AtomicOp::Exch.index()], 0);
 }

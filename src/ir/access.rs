@@ -40,18 +40,37 @@ pub const GENERIC_SHARED_BASE: u64 = 0x0000_7e00_0000_0000;
 
 // A region offset must be aligned exactly when the device address is (the JIT's one-compare
 // check and the trap reason it derives from the address rely on it).
-const _: () = assert!(GLOBAL_BASE % 8 == 0 && GENERIC_SHARED_BASE % 8 == 0);
+// 16 covers the largest access (a 128-bit one).
+const _: () = assert!(GLOBAL_BASE % 16 == 0 && GENERIC_SHARED_BASE % 16 == 0);
 // `AtomicInst::spin` on a generic address takes the bank from the generic address.
 const _: () = assert!(GENERIC_SHARED_BASE % 128 == 0);
 const _: () = assert!(GENERIC_SHARED_BASE + SHARED_WINDOW_BYTES as u64 <= GLOBAL_BASE);
 
 /// One memory access: a load's, a store's or an atomic's.
+///
+/// # Vector accesses
+///
+/// With `vector == n > 1` the access is `n` elements of `ty` at consecutive addresses (SASS
+/// `LDG.E.128`, `REDG.E.ADD.F32x2`; PTX `ld.v4`, `red.v2.f32`). The whole access is
+/// [`MemAccess::bytes`] long and its address must be aligned to that size (the PTX ISA: "the
+/// vector's total size" is its alignment; SASS `.64`/`.128` accesses alike), checked with the
+/// range of the whole access before any element is touched, so a faulting lane accesses
+/// nothing. Each element is then a separate access of `ty` (the PTX memory model treats a
+/// vector access as a set of scalar accesses; a vector atomic performs each element as an
+/// independent atomic, in element order). The data operand holds the elements in consecutive
+/// registers: element `i` in the `ty.regs()` registers from `reg + i * ty.regs()` (narrow
+/// loaded elements each extended to a full register), [`MemAccess::words`] registers in all.
+/// Validation allows 1, 2, 4 or 8 elements of at most 16 bytes in all, never of
+/// [`Ty::B128`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MemAccess {
     /// The address space the access names (generic addresses resolve per lane).
     pub space: Space,
-    /// The accessed type: `ty.bytes()` bytes, naturally aligned.
+    /// The accessed type (of each element of a vector access): `ty.bytes()` bytes.
     pub ty: Ty,
+    /// Elements accessed: 1 for a scalar access, 2, 4 or 8 for a vector access (see the type
+    /// docs).
+    pub vector: u8,
     /// The memory order (see [`MemOrder`] for the host lowering).
     pub order: MemOrder,
     /// The thread scope (every scope is coherent on one host; kept and reported).
@@ -61,6 +80,21 @@ pub struct MemAccess {
 }
 
 impl MemAccess {
+    /// Bytes the whole access covers (`ty.bytes() * vector`); its address must be a multiple.
+    pub fn bytes(&self) -> u32 {
+        self.ty.bytes() * u32::from(self.vector)
+    }
+
+    /// 32-bit registers of the access's data operand (`ty.regs() * vector`).
+    pub fn words(&self) -> u16 {
+        self.ty.regs() * u16::from(self.vector)
+    }
+
+    /// True for a vector access (more than one element).
+    pub fn is_vector(&self) -> bool {
+        self.vector > 1
+    }
+
     /// The address one lane's access names, before generic resolution: `read(r, words)` is the
     /// lane's register `r` (or the pair from `r` when `words == 2`; 0 for `RZ`).
     #[inline]

@@ -361,9 +361,19 @@ pub fn weak(space: Space, ty: Ty, addr: Address) -> MemAccess {
     MemAccess {
         space,
         ty,
+        vector: 1,
         order: MemOrder::Weak,
         scope: Scope::Cta,
         addr,
+    }
+}
+
+/// A weak vector access of `vector` elements of `ty` in `space` at `addr` (CTA scope): see
+/// [`MemAccess`] for the alignment and the registers.
+pub fn weak_vector(space: Space, ty: Ty, vector: u8, addr: Address) -> MemAccess {
+    MemAccess {
+        vector,
+        ..weak(space, ty, addr)
     }
 }
 
@@ -402,6 +412,7 @@ pub fn atomic(
         access: MemAccess {
             space,
             ty,
+            vector: 1,
             order: MemOrder::Relaxed,
             scope: Scope::Cta,
             addr,

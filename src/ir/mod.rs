@@ -11,12 +11,15 @@
 //! * Each lane has [`Kernel::num_regs`] 32-bit registers. A 64-bit value lives in a register
 //!   *pair*: the low word in `Rn`, the high word in `Rn+1` (the SASS rule of
 //!   `000_6d05a8552870c0ae.txt`: "64-bit values in register pairs, low word in the even register").
-//!   [`Reg::RZ`] reads as zero (as a pair: zero in both words) and discards writes.
+//!   A 128-bit value ([`Ty::B128`], and a 16-byte vector access) lives in a register *quad*
+//!   `Rn..Rn+3`, word 0 lowest (SASS: `n` a multiple of 4).
+//!   [`Reg::RZ`] reads as zero (as a pair or quad: zero in every word) and discards writes.
 //! * Each lane has [`Kernel::num_preds`] one-bit predicate registers; [`Pred::PT`] is always true
 //!   and discards writes.
-//! * Memory is little-endian. Every access is naturally aligned (checked at run time: a
-//!   misaligned address is a trap, checked *before* the range check, then an address outside the
-//!   space's allocation is a trap). See [`Space`] for the address spaces.
+//! * Memory is little-endian. Every access is naturally aligned (a vector access to its whole
+//!   size; checked at run time: a misaligned address is a trap, checked *before* the range
+//!   check, then an address outside the space's allocation is a trap). See [`Space`] for the
+//!   address spaces and [`MemAccess`] for vector accesses.
 //!
 //! # Instruction execution
 //!
@@ -319,6 +322,17 @@ pub enum Operand {
 impl Operand {
     /// `RZ`: reads zero in every width.
     pub const ZERO: Operand = Operand::Reg(Reg::RZ);
+
+    /// The operand `i` registers past this one, for element `i` of a vector access's data
+    /// operand (whose elements lie in consecutive registers): `Reg(r.word(i))` (RZ stays RZ); an
+    /// immediate or a constant-bank operand is itself (validation admits only registers in
+    /// vector accesses).
+    pub fn word(self, i: u16) -> Operand {
+        match self {
+            Operand::Reg(r) => Operand::Reg(r.word(i)),
+            other @ (Operand::Imm(_) | Operand::Const { .. }) => other,
+        }
+    }
 }
 
 /// A source operand with a modifier. Modifiers apply in the op's type: `Neg` is two's-complement
@@ -594,19 +608,21 @@ pub enum Op {
         src: PredSrc,
     },
     /// Load `access.ty` from memory into `dst` (zero- or sign-extended to 32 bits for
-    /// narrower types, a pair for 64-bit types). See [`MemAccess`] for the address and the
-    /// order.
+    /// narrower types, a pair for 64-bit types); a vector access loads each element into its
+    /// registers (element `i` from `dst + i * ty.regs()`). See [`MemAccess`] for the address,
+    /// vectors and the order.
     Load {
         /// What is read, where, and in which order.
         access: MemAccess,
-        /// The destination (a pair for 64-bit types).
+        /// The destination ([`MemAccess::words`] registers).
         dst: Reg,
     },
-    /// Store the low `access.ty.bits()` bits of `src` to memory. See [`MemAccess`].
+    /// Store the low `access.ty.bits()` bits of `src` to memory; a vector access stores each
+    /// element from its registers (`src` is then a register: validation). See [`MemAccess`].
     Store {
         /// What is written, where, and in which order.
         access: MemAccess,
-        /// The value stored.
+        /// The value stored ([`MemAccess::words`] registers).
         src: Operand,
     },
     /// An atomic read-modify-write. See [`AtomicInst`].
@@ -905,6 +921,23 @@ pub struct ShfInst {
 /// `old = M; M = op(M, src, src2); dst = result` where `result` is `old`, except for
 /// [`AtomicOp::Cast`] which returns 1 if the store happened and 0 otherwise. The exact `op`
 /// formulas are on [`AtomicOp`].
+///
+/// * [`Ty::B128`] (`Exch` and `Cas` only): `M`, `src`, `src2` and `dst` are 128-bit values in
+///   register quads, and the read-modify-write is one indivisible 16-byte atomic (PTX
+///   `atom.cas.b128`/`atom.exch.b128`, SASS `ATOMG.E.CAS.128`), compared bit for bit.
+/// * A vector access ([`MemAccess::vector`] `n > 1`: PTX `atom.add.v4.f32`, SASS
+///   `REDG.E.ADD.F32x2`) is, after the whole access's alignment and range check, `n`
+///   independent atomics in element order, element `i` on the location `i * ty.bytes()` past
+///   the address with the operand in `src + i * ty.regs()`, its result to
+///   `dst + i * ty.regs()` ("the atomicity is guaranteed separately for each of the individual
+///   scalar elements; the entire atom is not guaranteed to be atomic as a single access", PTX
+///   ISA). Each element computes exactly as the scalar atomic of `ty` (an `f32` add rounds to
+///   nearest even and flushes subnormals as `ftz` says). Validation allows vectors of `Add`
+///   on `F32` and of `Add`, `Min`, `Max` on the 16-bit float types and their packed pairs, in
+///   the global space or a generic address; a generic vector atomic whose address does not
+///   resolve to global memory is out of range (a trap naming the generic address): "atom with
+///   vector type may be used only with .global space and with generic addressing where the
+///   address points to .global space". `src` is a register; there is no `src2`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AtomicInst {
     /// Where the read-modify-write lands, its type (the type of `M`, `b` and `c`), order and
@@ -912,8 +945,8 @@ pub struct AtomicInst {
     pub access: MemAccess,
     /// The operation.
     pub op: AtomicOp,
-    /// The destination (a pair for 64-bit types); RZ for reductions (`RED`, PTX `red`) or when
-    /// the result is discarded.
+    /// The destination ([`MemAccess::words`] registers: a pair for 64-bit types, a quad for
+    /// `B128`); RZ for reductions (`RED`, PTX `red`) or when the result is discarded.
     pub dst: Reg,
     /// The operand `Rb` (the compare value for CAS/CAST).
     pub src: Operand,

@@ -188,7 +188,8 @@ fn operand(o: &Operand, ty: Ty) -> String {
             | Ty::B32
             | Ty::B64
             | Ty::F16x2
-            | Ty::BF16x2 => format!("{bits:#x}"),
+            | Ty::BF16x2
+            | Ty::B128 => format!("{bits:#x}"),
         },
     }
 }
@@ -292,12 +293,28 @@ fn imad_mode(m: ImadMode) -> &'static str {
 
 /// `space.ty.order.scope`: the qualifiers of a memory access.
 fn access_qualifiers(m: &MemAccess) -> String {
-    format!("{}.{}.{}.{}", m.space, m.ty, m.order, m.scope)
+    format!("{}{}.{}.{}", m.space, vector_ty(m), m.order, m.scope)
+}
+
+/// `.ty`, or `.vN.ty` for a vector access.
+fn vector_ty(m: &MemAccess) -> String {
+    if m.is_vector() {
+        format!(".v{}.{}", m.vector, m.ty)
+    } else {
+        format!(".{}", m.ty)
+    }
 }
 
 fn atomic(a: &AtomicInst) -> String {
     let m = &a.access;
-    let mut s = format!("atom.{}.{}.{}.{}.{}", m.space, a.op, m.ty, m.order, m.scope);
+    let mut s = format!(
+        "atom.{}.{}{}.{}.{}",
+        m.space,
+        a.op,
+        vector_ty(m),
+        m.order,
+        m.scope
+    );
     if a.spin {
         s.push_str(".spin");
     }

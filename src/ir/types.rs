@@ -44,6 +44,12 @@ op_enum! {
         F16x2 = "f16x2",
         /// Two bfloat16 values in one 32-bit word.
         BF16x2 = "bf16x2",
+        /// 128 untyped bits in a register *quad* (four consecutive registers, word 0 lowest).
+        /// Only the 128-bit atomics take it (`Exch` and `Cas`: SASS `ATOMG.E.CAS.128`, PTX
+        /// `atom.cas.b128`), each one indivisible 16-byte host atomic; validation rejects it
+        /// everywhere else. A plain 128-bit load or store is a vector access of smaller
+        /// elements ([`crate::ir::MemAccess::vector`]).
+        B128 = "b128",
     }
 }
 
@@ -55,18 +61,20 @@ impl Ty {
             Ty::U16 | Ty::S16 | Ty::B16 | Ty::F16 | Ty::BF16 => 2,
             Ty::U32 | Ty::S32 | Ty::B32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 => 4,
             Ty::U64 | Ty::S64 | Ty::B64 | Ty::F64 => 8,
+            Ty::B128 => 16,
         }
     }
     /// Size in bits.
     pub fn bits(self) -> u32 {
         self.bytes() * 8
     }
-    /// Number of 32-bit registers a value of this type occupies (1 or 2).
+    /// Number of 32-bit registers a value of this type occupies: 1 (32 bits or narrower), 2
+    /// (a pair) or 4 (the quad of [`Ty::B128`]).
     pub fn regs(self) -> u16 {
-        if self.bytes() == 8 {
-            2
-        } else {
-            1
+        match self.bytes() {
+            16 => 4,
+            8 => 2,
+            _ => 1,
         }
     }
     /// `S8`..`S64`.
@@ -136,7 +144,8 @@ impl Ty {
             | Ty::S64
             | Ty::B16
             | Ty::B32
-            | Ty::B64 => None,
+            | Ty::B64
+            | Ty::B128 => None,
         }
     }
 }

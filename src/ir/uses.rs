@@ -560,15 +560,15 @@ impl Op {
                 access.addr.for_each_source(&mut f);
                 f(Use::Dst {
                     reg: *dst,
-                    words: access.ty.regs(),
+                    words: access.words(),
                 });
             }
             Op::Store { access, src: s } => {
-                f(src(*s, access.ty.regs()));
+                f(src(*s, access.words()));
                 access.addr.for_each_source(&mut f);
             }
             Op::Atomic(a) => {
-                let words = a.access.ty.regs();
+                let words = a.access.words();
                 f(src(a.src, words));
                 if let Some(c) = a.src2 {
                     f(src(c, words));

@@ -502,11 +502,12 @@ impl JitKernel {
             Some(Event::Continue) => panic!("a chunk's `Continue` escaped `JitKernel::enter`"),
             Some(Event::Trap) => match self.tables.trap_sites.get(ctx.out_a as usize) {
                 Some(site) => {
-                    if let Some(op) = site.atomic {
-                        // The lanes before the faulting one performed the atomic.
+                    if let Some((op, elements)) = site.atomic {
+                        // The lanes before the faulting one performed the atomic (each of its
+                        // elements).
                         let below = 1u32.checked_shl(ctx.out_b).map_or(u32::MAX, |b| b - 1);
                         warp.stats.atomics[op.index()] +=
-                            u64::from((ctx.out_c & below).count_ones());
+                            u64::from((ctx.out_c & below).count_ones() * elements);
                     }
                     GroupExit::Trap(TrapInfo {
                         reason: if ctx.out_addr % u64::from(site.size.max(1)) != 0 {

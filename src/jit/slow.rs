@@ -94,9 +94,10 @@ pub struct TrapSite {
     /// Access size in bytes: a faulting address that is not a multiple of it was misaligned
     /// (alignment is checked first), any other was out of range.
     pub size: u32,
-    /// At an atomic (not CAST.SPIN): its op. The fault block then leaves the executing lanes
-    /// in `out_c`, and the lanes before the faulting one are counted as having performed it.
-    pub atomic: Option<crate::ir::AtomicOp>,
+    /// At an atomic (not CAST.SPIN): its op and the atomics one lane performs (its elements).
+    /// The fault block then leaves the executing lanes in `out_c`, and the lanes before the
+    /// faulting one are counted as having performed it.
+    pub atomic: Option<(crate::ir::AtomicOp, u32)>,
 }
 
 /// The slow-path entry of `Convert` and `Fma`: computes lanes `exec` of slow-path instruction

@@ -98,6 +98,7 @@ impl KernelBuilder {
             access: MemAccess {
                 space,
                 ty,
+                vector: 1,
                 order: MemOrder::Relaxed,
                 scope: Scope::Cta,
                 addr,
@@ -595,6 +596,7 @@ fn cast_spin_lets_the_lowest_lane_of_each_bank_attempt() {
             access: MemAccess {
                 space: Space::Shared,
                 ty: Ty::U32,
+                vector: 1,
                 order: MemOrder::Relaxed,
                 scope: Scope::Cta,
                 addr: shared_addr(1, 0),
@@ -734,6 +736,7 @@ fn global_accesses_are_checked_against_the_arena() {
                     access: MemAccess {
                         space: Space::Global,
                         ty: Ty::U32,
+                        vector: 1,
                         order: MemOrder::Weak,
                         scope: Scope::Cta,
                         addr: global_addr(2, 0),
@@ -744,6 +747,7 @@ fn global_accesses_are_checked_against_the_arena() {
                     access: MemAccess {
                         space: Space::Global,
                         ty: Ty::U32,
+                        vector: 1,
                         order: MemOrder::Weak,
                         scope: Scope::Cta,
                         addr: global_addr(2, 0),
@@ -791,6 +795,7 @@ fn an_empty_shared_window_traps_every_access() {
         access: MemAccess {
             space: Space::Shared,
             ty: Ty::U8,
+            vector: 1,
             order: MemOrder::Weak,
             scope: Scope::Cta,
             addr: Address::absolute(0),
@@ -827,6 +832,7 @@ fn global_float_add_ftz_and_f64_and_64bit_min_max() {
         access: MemAccess {
             space: Space::Global,
             ty: Ty::F32,
+            vector: 1,
             order: MemOrder::Relaxed,
             scope: Scope::Gpu,
             addr: global_addr(2, 0),
@@ -1431,6 +1437,7 @@ fn narrow_loads_extend_and_stores_truncate() {
         access: MemAccess {
             space: Space::Shared,
             ty: Ty::U32,
+            vector: 1,
             order: MemOrder::Weak,
             scope: Scope::Cta,
             addr: Address::absolute(0),
@@ -1442,6 +1449,7 @@ fn narrow_loads_extend_and_stores_truncate() {
             access: MemAccess {
                 space: Space::Shared,
                 ty,
+                vector: 1,
                 order: MemOrder::Acquire,
                 scope: Scope::Cta,
                 addr: Address::absolute(2),
@@ -1453,6 +1461,7 @@ fn narrow_loads_extend_and_stores_truncate() {
         access: MemAccess {
             space: Space::Shared,
             ty: Ty::U8,
+            vector: 1,
             order: MemOrder::Release,
             scope: Scope::Cta,
             addr: Address::absolute(5),
@@ -1463,6 +1472,7 @@ fn narrow_loads_extend_and_stores_truncate() {
         access: MemAccess {
             space: Space::Shared,
             ty: Ty::U64,
+            vector: 1,
             order: MemOrder::Relaxed,
             scope: Scope::Cta,
             addr: Address::absolute(8),
@@ -1473,6 +1483,7 @@ fn narrow_loads_extend_and_stores_truncate() {
         access: MemAccess {
             space: Space::Shared,
             ty: Ty::U64,
+            vector: 1,
             order: MemOrder::Volatile,
             scope: Scope::Sys,
             addr: Address::absolute(8),
@@ -1651,6 +1662,7 @@ fn edges_like_kernel(cases: usize) -> KernelBuilder {
             access: MemAccess {
                 space: Space::Shared,
                 ty: Ty::U32,
+                vector: 1,
                 order: MemOrder::Weak,
                 scope: Scope::Cta,
                 addr: Address::absolute(8),
@@ -1675,6 +1687,7 @@ fn edges_like_kernel(cases: usize) -> KernelBuilder {
             access: MemAccess {
                 space: Space::Shared,
                 ty: Ty::U32,
+                vector: 1,
                 order: MemOrder::Weak,
                 scope: Scope::Cta,
                 addr: Address::absolute(8),
@@ -1685,6 +1698,7 @@ fn edges_like_kernel(cases: usize) -> KernelBuilder {
             access: MemAccess {
                 space: Space::Global,
                 ty: Ty::U32,
+                vector: 1,
                 order: MemOrder::Weak,
                 scope: Scope::Cta,
                 addr: global_addr(20, 8 * i as i64),
@@ -1695,6 +1709,7 @@ fn edges_like_kernel(cases: usize) -> KernelBuilder {
             access: MemAccess {
                 space: Space::Global,
                 ty: Ty::U32,
+                vector: 1,
                 order: MemOrder::Weak,
                 scope: Scope::Cta,
                 addr: global_addr(20, 8 * i as i64 + 4),
@@ -1829,6 +1844,7 @@ fn generic_float_add_flushes_only_on_global_addresses() {
         access: MemAccess {
             space: Space::Generic,
             ty: Ty::F32,
+            vector: 1,
             order: MemOrder::Relaxed,
             scope: Scope::Gpu,
             addr: global_addr(2, 0),
@@ -1954,7 +1970,7 @@ fn sixteen_bit_and_packed_half_atomics_follow_the_interpreter_definition() {
 fn the_rotated_compare_accepts_exactly_the_aligned_in_range_accesses() {
     let lens = (0..48u64).chain([1 << 20, (1 << 20) + 3, (1 << 40) - 1, 1 << 47]);
     for len in lens {
-        for size in [1u32, 2, 4, 8] {
+        for size in [1u32, 2, 4, 8, 16] {
             let offsets = (0..64u64).chain([
                 len.wrapping_sub(9),
                 len.wrapping_sub(8),
@@ -3257,6 +3273,7 @@ fn if_else_kernel(b: &mut KernelBuilder, write: Op, read: Op) {
             access: MemAccess {
                 space: Space::Shared,
                 ty: Ty::U32,
+                vector: 1,
                 order: MemOrder::Weak,
                 scope: Scope::Cta,
                 addr: Address::absolute(0),
@@ -3358,5 +3375,349 @@ fn packed_min_max_compares_each_half_by_its_signedness() {
             halves(&smax, a, 0x8000),
             "in place {what}"
         );
+    }
+}
+
+// ---- vector accesses and 128-bit atomics ---------------------------------------------------------
+
+/// `[R2.64 + offset]` access of `vector` elements of `ty` in `space` (a shared access takes the
+/// 32-bit base R2).
+fn vaccess(space: Space, ty: Ty, vector: u8, offset: i64) -> MemAccess {
+    MemAccess {
+        space,
+        ty,
+        vector,
+        order: MemOrder::Relaxed,
+        scope: Scope::Gpu,
+        addr: if space == Space::Shared {
+            shared_addr(2, offset)
+        } else {
+            global_addr(2, offset)
+        },
+    }
+}
+
+fn vatom(access: MemAccess, op: AtomicOp, dst: Reg, src: u16, src2: Option<u16>, ftz: bool) -> Op {
+    Op::Atomic(Box::new(AtomicInst {
+        access,
+        op,
+        dst,
+        src: reg(src),
+        src2: src2.map(reg),
+        spin: false,
+        ftz,
+        performed: Pred::PT,
+    }))
+}
+
+/// Sets R2:R3 of every lane to the global arena's first byte plus `16 * lane`.
+fn lane_quads(w: &mut WarpState) {
+    for l in 0..32 {
+        let a = GLOBAL_BASE + 16 * l as u64;
+        set_reg(w, 2, l, a as u32);
+        set_reg(w, 3, l, (a >> 32) as u32);
+    }
+}
+
+#[test]
+fn a_128_bit_load_and_store_move_register_quads() {
+    let mut b = KernelBuilder::new();
+    b.push(Op::Load {
+        access: vaccess(Space::Global, Ty::U64, 2, 0),
+        dst: r(8),
+    });
+    // The quad back, 512 bytes further, and as four u32 elements from another quad.
+    b.push(Op::Store {
+        access: vaccess(Space::Global, Ty::U64, 2, 512),
+        src: reg(8),
+    });
+    b.push(Op::Load {
+        access: vaccess(Space::Global, Ty::U32, 4, 0),
+        dst: r(12),
+    });
+    b.exit();
+    let world = World::new(1024, 0);
+    for l in 0..32usize {
+        world.set_global(16 * l, 8, 0x1111_0000_0000_0000 | l as u64);
+        world.set_global(16 * l + 8, 8, 0x2222_0000_0000_0000 | l as u64);
+    }
+    let (exit, w) = run_kernel_masked(&b, &world, FULL, lane_quads);
+    assert!(matches!(exit, GroupExit::Exited), "{exit:?}");
+    for l in 0..32usize {
+        let want = [l as u32, 0x1111_0000, l as u32, 0x2222_0000];
+        let got: Vec<u32> = (8..12).map(|r| reg_of(&w, r, l)).collect();
+        assert_eq!(got, want, "lane {l}");
+        let got: Vec<u32> = (12..16).map(|r| reg_of(&w, r, l)).collect();
+        assert_eq!(got, want, "lane {l} (u32 elements)");
+        assert_eq!(
+            world.global_u64(512 + 16 * l),
+            0x1111_0000_0000_0000 | l as u64
+        );
+        assert_eq!(
+            world.global_u64(520 + 16 * l),
+            0x2222_0000_0000_0000 | l as u64
+        );
+    }
+}
+
+#[test]
+fn a_vector_access_traps_on_its_whole_alignment_and_range() {
+    // Lane 3's address is 8-byte aligned only: misaligned for 16 bytes; lanes 0..3 stored.
+    let mut b = KernelBuilder::new();
+    b.push(Op::Store {
+        access: vaccess(Space::Global, Ty::U64, 2, 0),
+        src: reg(8),
+    });
+    b.exit();
+    let world = World::new(1024, 0);
+    let (exit, _) = run_kernel_masked(&b, &world, 0xff, |w| {
+        lane_quads(w);
+        set_reg(w, 2, 3, GLOBAL_BASE as u32 + 56);
+        for l in 0..8 {
+            set_reg(w, 8, l, 0xa0 + l as u32);
+        }
+    });
+    match exit {
+        GroupExit::Trap(t) => assert_eq!(
+            (t.reason, t.lane, t.address),
+            (TrapReason::MisalignedAddress, 3, GLOBAL_BASE + 56)
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(world.global_u32(32), 0xa2, "lane 2 stored");
+    assert_eq!(world.global_u32(48), 0, "lane 3 stored nothing");
+    assert_eq!(world.global_u32(56), 0);
+    // A quad whose first half is the arena's last 8 bytes is out of range as a whole.
+    let world = World::new(1032, 0);
+    let (exit, _) = run_kernel_masked(&b, &world, 1, |w| {
+        set_reg(w, 2, 0, GLOBAL_BASE as u32 + 1024);
+        set_reg(w, 3, 0, (GLOBAL_BASE >> 32) as u32);
+        set_reg(w, 8, 0, 7);
+    });
+    match exit {
+        GroupExit::Trap(t) => assert_eq!(t.reason, TrapReason::AddressOutOfRange),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(world.global_u64(1024), 0);
+}
+
+#[test]
+fn vector_f32_adds_are_one_ftz_rounded_atomic_per_element() {
+    let mut b = KernelBuilder::new();
+    b.push(vatom(
+        vaccess(Space::Global, Ty::F32, 4, 0),
+        AtomicOp::Add,
+        r(12),
+        8,
+        None,
+        true,
+    ));
+    b.exit();
+    let world = World::new(1024, 0);
+    let sub = f32::from_bits(1);
+    let mem = [1.0f32, 1.0, sub, -0.0];
+    let add = [
+        f32::from_bits(0x3380_0000),
+        f32::from_bits(0x3440_0000),
+        1.0,
+        sub,
+    ];
+    for (e, m) in mem.iter().enumerate() {
+        world.set_global(4 * e, 4, m.to_bits().into());
+    }
+    // Every lane adds to the same quad: lane order, element by element.
+    let (exit, w) = run_kernel_masked(&b, &world, 0b11, |w| {
+        for l in 0..2 {
+            set_reg(w, 2, l, GLOBAL_BASE as u32);
+            set_reg(w, 3, l, (GLOBAL_BASE >> 32) as u32);
+            for (e, a) in add.iter().enumerate() {
+                set_reg(w, 8 + e as u16, l, a.to_bits());
+            }
+        }
+    });
+    assert!(matches!(exit, GroupExit::Exited));
+    // 1 + 2^-24 ties to 1 (twice); 1 + 3 * 2^-24 rounds to 1 + 2^-22, then once more to
+    // 1 + 2^-21; ftz(2^-149) + 1 = 1, then 2; -0 + ftz(2^-149) = +0, twice.
+    let got: Vec<u32> = (0..4).map(|e| world.global_u32(4 * e)).collect();
+    assert_eq!(got, [0x3f80_0000, 0x3f80_0004, 0x4000_0000, 0]);
+    // Lane 1 saw lane 0's results.
+    let old: Vec<u32> = (12..16).map(|r| reg_of(&w, r, 1)).collect();
+    assert_eq!(old, [0x3f80_0000, 0x3f80_0002, 0x3f80_0000, 0]);
+    assert_eq!(w.stats.atomics[AtomicOp::Add.index()], 8, "one per element");
+}
+
+#[test]
+fn a_trapping_vector_atomic_counts_the_elements_of_the_lanes_before() {
+    let mut b = KernelBuilder::new();
+    b.push(vatom(
+        vaccess(Space::Global, Ty::F32, 2, 0),
+        AtomicOp::Add,
+        Reg::RZ,
+        8,
+        None,
+        true,
+    ));
+    b.exit();
+    let world = World::new(1024, 0);
+    let (exit, w) = run_kernel_masked(&b, &world, 0xf, |w| {
+        lane_quads(w);
+        set_reg(w, 2, 2, GLOBAL_BASE as u32 + 4);
+        for l in 0..4 {
+            set_reg(w, 8, l, 1.0f32.to_bits());
+            set_reg(w, 9, l, 2.0f32.to_bits());
+        }
+    });
+    assert!(matches!(exit, GroupExit::Trap(t) if t.lane == 2));
+    assert_eq!(
+        w.stats.atomics[AtomicOp::Add.index()],
+        4,
+        "lanes 0 and 1, two each"
+    );
+    assert_eq!(world.global_u32(20), 2.0f32.to_bits());
+}
+
+#[test]
+fn a_generic_vector_atomic_in_the_shared_window_is_out_of_range() {
+    let mut access = vaccess(Space::Generic, Ty::F32, 2, 0);
+    access.space = Space::Generic;
+    let mut b = KernelBuilder::new();
+    b.push(vatom(access, AtomicOp::Add, Reg::RZ, 8, None, true));
+    b.exit();
+    let world = World::new(64, 64);
+    let shared = GENERIC_SHARED_BASE + 8;
+    let (exit, _) = run_kernel_masked(&b, &world, 1, |w| {
+        set_reg(w, 2, 0, shared as u32);
+        set_reg(w, 3, 0, (shared >> 32) as u32);
+        set_reg(w, 8, 0, 1.0f32.to_bits());
+    });
+    match exit {
+        GroupExit::Trap(t) => assert_eq!(
+            (t.reason, t.space, t.address),
+            (TrapReason::AddressOutOfRange, Space::Generic, shared)
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(world.shared_u32(8), 0);
+}
+
+#[test]
+fn packed_half_vector_atomics_add_min_and_max_each_half() {
+    let h = |x: f32| u32::from(half::f16::from_f32(x).to_bits());
+    let pair = |lo: f32, hi: f32| h(lo) | h(hi) << 16;
+    let mut b = KernelBuilder::new();
+    for (i, op) in [AtomicOp::Add, AtomicOp::Min, AtomicOp::Max]
+        .into_iter()
+        .enumerate()
+    {
+        b.push(vatom(
+            vaccess(Space::Global, Ty::F16x2, 2, 8 * i as i64),
+            op,
+            r(12 + 2 * i as u16),
+            8,
+            None,
+            false,
+        ));
+    }
+    b.exit();
+    let world = World::new(64, 0);
+    for i in 0..3 {
+        world.set_global(8 * i, 4, pair(1.0, -2.0).into());
+        world.set_global(8 * i + 4, 4, pair(0.5, 3.0).into());
+    }
+    let (_, w) = run_kernel_masked(&b, &world, 1, |w| {
+        set_reg(w, 2, 0, GLOBAL_BASE as u32);
+        set_reg(w, 3, 0, (GLOBAL_BASE >> 32) as u32);
+        set_reg(w, 8, 0, pair(2.0, 1.0));
+        set_reg(w, 9, 0, pair(-0.5, 4.0));
+    });
+    assert_eq!(world.global_u32(0), pair(3.0, -1.0));
+    assert_eq!(world.global_u32(4), pair(0.0, 7.0));
+    assert_eq!(world.global_u32(8), pair(1.0, -2.0));
+    assert_eq!(world.global_u32(12), pair(-0.5, 3.0));
+    assert_eq!(world.global_u32(16), pair(2.0, 1.0));
+    assert_eq!(world.global_u32(20), pair(0.5, 4.0));
+    assert_eq!(
+        (reg_of(&w, 12, 0), reg_of(&w, 13, 0)),
+        (pair(1.0, -2.0), pair(0.5, 3.0))
+    );
+}
+
+#[test]
+fn atomics_of_128_bits_swap_and_compare_whole_quads() {
+    if !crate::exec::memory::has_cas128() {
+        return;
+    }
+    let q = |lo: u64, hi: u64| [lo as u32, (lo >> 32) as u32, hi as u32, (hi >> 32) as u32];
+    for space in [Space::Global, Space::Shared, Space::Generic] {
+        let mut b = KernelBuilder::new();
+        // CAS at +0 (hits in lane 0, misses in lane 1 on the high half), EXCH at +64.
+        b.push(vatom(
+            vaccess(space, Ty::B128, 1, 0),
+            AtomicOp::Cas,
+            r(16),
+            8,
+            Some(12),
+            false,
+        ));
+        b.push(vatom(
+            vaccess(space, Ty::B128, 1, 64),
+            AtomicOp::Exch,
+            r(20),
+            12,
+            None,
+            false,
+        ));
+        b.exit();
+        let world = World::new(256, 256);
+        let base = match space {
+            Space::Shared => 0,
+            Space::Generic => GENERIC_SHARED_BASE,
+            Space::Global | Space::Const => GLOBAL_BASE,
+        };
+        let set = |off: usize, v: u64| match space {
+            Space::Global => world.set_global(off, 8, v),
+            _ => world.shared.region().store(off, 8, v),
+        };
+        let get = |off: usize| match space {
+            Space::Global => world.global_u64(off),
+            _ => world.shared.region().load(off, 8),
+        };
+        set(0, 3);
+        set(8, 4);
+        set(16, 3);
+        set(24, 5);
+        set(64, 0xaa);
+        set(72, 0xbb);
+        set(80, 0xcc);
+        set(88, 0xdd);
+        let (exit, w) = run_kernel_masked(&b, &world, 0b11, |w| {
+            for l in 0..2 {
+                let a = base + 16 * l as u64;
+                set_reg(w, 2, l, a as u32);
+                set_reg(w, 3, l, (a >> 32) as u32);
+                for (i, v) in q(3, 4).into_iter().enumerate() {
+                    set_reg(w, 8 + i as u16, l, v);
+                }
+                for (i, v) in q(5 + l as u64, 6).into_iter().enumerate() {
+                    set_reg(w, 12 + i as u16, l, v);
+                }
+            }
+        });
+        assert!(matches!(exit, GroupExit::Exited), "{space:?}: {exit:?}");
+        assert_eq!(
+            (get(0), get(8), get(16), get(24)),
+            (5, 6, 3, 5),
+            "{space:?}"
+        );
+        let old =
+            |l: usize, r0: u16| -> Vec<u32> { (r0..r0 + 4).map(|r| reg_of(&w, r, l)).collect() };
+        assert_eq!(old(0, 16), q(3, 4), "{space:?}");
+        assert_eq!(old(1, 16), q(3, 5), "{space:?}");
+        assert_eq!(w.stats.cas_failures, 1, "{space:?}");
+        // Lane 0 exchanged first at +64, then lane 1 at +80.
+        assert_eq!((get(64), get(72)), (5, 6), "{space:?}");
+        assert_eq!((get(80), get(88)), (6, 6), "{space:?}");
+        assert_eq!(old(0, 20), q(0xaa, 0xbb), "{space:?}");
+        assert_eq!(old(1, 20), q(0xcc, 0xdd), "{space:?}");
     }
 }

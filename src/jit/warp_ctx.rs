@@ -25,13 +25,18 @@ use std::mem::offset_of;
 /// `stop_pc` value meaning "no reconvergence point".
 pub const NO_STOP: u32 = u32::MAX;
 
-/// Byte offsets of the access sizes 1, 2, 4, 8 in the `*_limit` tables.
+/// The number of access sizes the `*_limit` tables hold: 1, 2, 4, 8 and 16 bytes (16: a
+/// 128-bit access, whole vector accesses up to 16 bytes).
+pub const LIMIT_SIZES: usize = 5;
+
+/// Index of the access sizes 1, 2, 4, 8, 16 in the `*_limit` tables (`log2(size)`).
 pub fn limit_index(size: u32) -> usize {
     match size {
         1 => 0,
         2 => 1,
         4 => 2,
-        _ => 3,
+        8 => 3,
+        _ => 4,
     }
 }
 
@@ -42,8 +47,8 @@ pub fn limit_index(size: u32) -> usize {
 /// nonzero low bit to the top (at least `2^(64-k)`), far above any limit of a region shorter than
 /// 2^56 bytes. A region smaller than `size` gets limit 0: every offset is out of range. The
 /// reason of a fault (misaligned first, then out of range) follows from the address and size.
-pub fn limits(len: u64) -> [u64; 4] {
-    [0u32, 1, 2, 3].map(|k| {
+pub fn limits(len: u64) -> [u64; LIMIT_SIZES] {
+    [0u32, 1, 2, 3, 4].map(|k| {
         let size = 1u64 << k;
         if len >= size {
             ((len - size) >> k) + 1
@@ -73,15 +78,15 @@ pub struct WarpCtx {
     /// First byte of the CTA's shared window.
     pub shared_base: *mut u8,
     /// [`limits`] of the shared window's length.
-    pub shared_limit: [u64; 4],
+    pub shared_limit: [u64; LIMIT_SIZES],
     /// First byte of the global arena (device address `GLOBAL_BASE`).
     pub global_base: *mut u8,
     /// [`limits`] of the arena's length.
-    pub global_limit: [u64; 4],
+    pub global_limit: [u64; LIMIT_SIZES],
     /// Constant bank 0.
     pub cbank: *const u8,
     /// [`limits`] of the constant bank's length.
-    pub cbank_limit: [u64; 4],
+    pub cbank_limit: [u64; LIMIT_SIZES],
     /// The warp's counters.
     pub stats: *mut Stats,
     /// The kernel's side tables: slow conversions and trap sites (see `super::slow`).

@@ -128,12 +128,12 @@ const SASS_GLOBAL_ROWS: &[Row] = &[
     ),
     row(
         AtomicOp::Min,
-        &[U32, S32, U64, S64],
+        &[U32, S32, U64, S64, F16X2, BF16X2],
         rules::ATOMG_ROW_MINMAX,
     ),
     row(
         AtomicOp::Max,
-        &[U32, S32, U64, S64],
+        &[U32, S32, U64, S64, F16X2, BF16X2],
         rules::ATOMG_ROW_MINMAX,
     ),
     row(AtomicOp::Inc, &[U32], rules::ATOMG_ROW_INC),
@@ -265,6 +265,51 @@ pub const IMM_U24_MAX: i64 = (1 << 24) - 1;
 pub const IMM_S24_MIN: i64 = -(1 << 23);
 pub const IMM_S24_MAX: i64 = (1 << 23) - 1;
 
+/// One legal vector atomic: the op, the element type, whether it flushes subnormals, and the
+/// element counts.
+struct VectorForm {
+    dialect: Dialect,
+    ops: &'static [AtomicOp],
+    ty: Ty,
+    ftz: bool,
+    counts: &'static [u8],
+}
+
+const ADD: &[AtomicOp] = &[AtomicOp::Add];
+const ADD_MIN_MAX: &[AtomicOp] = &[AtomicOp::Add, AtomicOp::Min, AtomicOp::Max];
+
+const fn vector_form(
+    dialect: Dialect,
+    ops: &'static [AtomicOp],
+    ty: Ty,
+    ftz: bool,
+    counts: &'static [u8],
+) -> VectorForm {
+    VectorForm {
+        dialect,
+        ops,
+        ty,
+        ftz,
+        counts,
+    }
+}
+
+/// The vector atomics ([`rules::PTX_VECTOR_ATOMICS`], [`rules::SASS_VECTOR_ATOMICS`]): PTX's
+/// `.v2`/`.v4` `add.f32` (which flushes subnormals on global memory, as `atom.add.f32` does),
+/// `.v2`/`.v4`/`.v8` of `.f16`/`.bf16` and `.v2`/`.v4` of `.f16x2`/`.bf16x2` with `add`, `min`,
+/// `max` (`.noftz`); SASS's `F32x2`/`F32x4` adds and the `F16x4`/`F16x8` (BF16) forms, which
+/// are vectors of 2 or 4 packed pairs.
+const VECTOR_FORMS: &[VectorForm] = &[
+    vector_form(Dialect::Ptx, ADD, Ty::F32, true, &[2, 4]),
+    vector_form(Dialect::Ptx, ADD_MIN_MAX, Ty::F16, false, &[2, 4, 8]),
+    vector_form(Dialect::Ptx, ADD_MIN_MAX, Ty::BF16, false, &[2, 4, 8]),
+    vector_form(Dialect::Ptx, ADD_MIN_MAX, Ty::F16x2, false, &[2, 4]),
+    vector_form(Dialect::Ptx, ADD_MIN_MAX, Ty::BF16x2, false, &[2, 4]),
+    vector_form(Dialect::Sass, ADD, Ty::F32, true, &[2, 4]),
+    vector_form(Dialect::Sass, ADD_MIN_MAX, Ty::F16x2, false, &[2, 4]),
+    vector_form(Dialect::Sass, ADD_MIN_MAX, Ty::BF16x2, false, &[2, 4]),
+];
+
 /// Checks one atomic instruction (everything but orders, register ranges and pair alignment,
 /// which apply to all instructions and live in `operands` and `orders`).
 pub fn check(
@@ -275,7 +320,13 @@ pub fn check(
     a: &AtomicInst,
 ) {
     let dialect = kernel.dialect;
-    check_table(d, dialect, pc, inst, a);
+    if a.access.ty == Ty::B128 {
+        check_b128(d, dialect, pc, inst, a);
+    } else if a.access.is_vector() {
+        check_vector(d, dialect, pc, inst, a);
+    } else {
+        check_table(d, dialect, pc, inst, a);
+    }
     check_shape(d, pc, inst, a);
     if dialect == Dialect::Sass {
         // The document's `ATOMS.CAS` register pairing (Rb even, Rc = Rb + 1) is its
@@ -295,6 +346,101 @@ fn mnemonic(dialect: Dialect, space: Space) -> String {
     match table(dialect, space) {
         Some(t) => t.mnemonic.to_string(),
         None => format!("atom.{}", space.name()),
+    }
+}
+
+/// The 128-bit atomics ([`Ty::B128`]): exchange and compare-and-swap, scalar, on a host with a
+/// 16-byte compare-and-swap; the operands are register quads.
+fn check_b128(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &AtomicInst) {
+    let op_name = match dialect {
+        Dialect::Ptx => a.op.name().to_string(),
+        Dialect::Sass | Dialect::Visa => a.op.name().to_ascii_uppercase(),
+    };
+    let rule = match dialect {
+        Dialect::Ptx => rules::PTX_ROW_CAS,
+        Dialect::Sass | Dialect::Visa => rules::B128_ATOMICS_ONLY,
+    };
+    if !matches!(a.op, AtomicOp::Exch | AtomicOp::Cas) {
+        d.error(
+            pc,
+            inst,
+            format!("a 128-bit atomic .{op_name}: the 128-bit atomics are .exch and .cas only"),
+            rule,
+        );
+    }
+    if a.access.is_vector() || a.ftz {
+        d.error(
+            pc,
+            inst,
+            "a 128-bit atomic is one scalar access without .ftz".to_string(),
+            rule,
+        );
+    }
+    let registers = [Some(a.src), a.src2]
+        .into_iter()
+        .flatten()
+        .all(|o| matches!(o, Operand::Reg(_)));
+    if !registers {
+        d.error(
+            pc,
+            inst,
+            "the operands of a 128-bit atomic are register quads".to_string(),
+            rules::B128_ATOMICS_ONLY,
+        );
+    }
+    if !crate::exec::memory::has_cas128() {
+        d.error(
+            pc,
+            inst,
+            "128-bit atomics are not supported on this host".to_string(),
+            rules::HOST_CAS128,
+        );
+    }
+}
+
+/// A vector atomic: one of [`VECTOR_FORMS`], in the global space or at a generic address, with
+/// a register operand.
+fn check_vector(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &AtomicInst) {
+    let m = &a.access;
+    let rule = match dialect {
+        Dialect::Ptx => rules::PTX_VECTOR_ATOMICS,
+        Dialect::Sass | Dialect::Visa => rules::SASS_VECTOR_ATOMICS,
+    };
+    let form = format!(
+        "{}.v{}.{}{}",
+        a.op.name(),
+        m.vector,
+        m.ty.name(),
+        if a.ftz { " (ftz)" } else { "" }
+    );
+    let legal = VECTOR_FORMS.iter().any(|f| {
+        f.dialect == dialect
+            && f.ops.contains(&a.op)
+            && f.ty == m.ty
+            && f.ftz == a.ftz
+            && f.counts.contains(&m.vector)
+    });
+    if !legal {
+        d.error(pc, inst, format!("{form} is not a vector atomic"), rule);
+    }
+    if !matches!(m.space, Space::Global | Space::Generic) {
+        d.error(
+            pc,
+            inst,
+            format!(
+                "a vector atomic ({form}) on {} memory: vector atomics are for global memory only",
+                m.space.name()
+            ),
+            rule,
+        );
+    }
+    if !matches!(a.src, Operand::Reg(_)) || a.src2.is_some() {
+        d.error(
+            pc,
+            inst,
+            format!("a vector atomic ({form}) takes one operand vector, in registers"),
+            rules::VECTOR_REGISTERS,
+        );
     }
 }
 
@@ -443,7 +589,8 @@ fn check_sass_registers(d: &mut Diagnostics, pc: u32, inst: &Inst, a: &AtomicIns
         None => None,
     };
     let is_cas = matches!(a.op, AtomicOp::Cas | AtomicOp::Cast);
-    if !(is_cas && a.access.space == Space::Shared && paired) {
+    // `ATOMS.CAS.128` (sm_90) names its quads freely, like every sm_90 `ATOMS.CAS`.
+    if !(is_cas && a.access.space == Space::Shared && paired && a.access.ty != Ty::B128) {
         // ATOMG.CAS takes independent compare and swap registers; only the pair alignment of
         // 64-bit values applies (checked for every instruction in `operands`).
         return;

@@ -18,7 +18,9 @@
 //!   bank 0 from the kernel's layout's parameter base on ([`crate::ir::CbankLayout`]).
 //! * **Atomics** (`atomics.rs`): the op and size are in the `(dialect, space)` op×size table
 //!   (`ATOMS` exactly per `000_6d05a8552870c0ae.txt`); `src2` is present exactly for CAS, CAST
-//!   and FCMPWR; `spin` only on shared CAST; in SASS, Rb and Rc are registers, the `ATOMS`
+//!   and FCMPWR; `spin` only on shared CAST; a vector atomic is one of the forms of
+//!   `atomics::VECTOR_FORMS`, in the global space or at a generic address; a 128-bit atomic
+//!   is `Exch` or `Cas`, on a host with a 16-byte compare-and-swap; in SASS, Rb and Rc are registers, the `ATOMS`
 //!   Imm24 has zero low bits and fits `ImmU24`/`ImmS24`, and `ATOMS.CAS/.CAST` pair Rb/Rc as the
 //!   document requires. `PreDec` is rejected until the vISA dialect defines it.
 //! * **Operands** (`operands.rs`): every register (each word of a pair) is below
@@ -31,7 +33,10 @@
 //!   32-bit registers; barrier ids are 0..=15. Operand widths: a shift amount
 //!   (`Binary` `Shl`/`Shr` `b`) is always one 32-bit word; `Popc`/`Clz` results are one word;
 //!   `MulWide` is defined for integer types up to 32 bits. Loads and stores accept every
-//!   [`crate::ir::Ty`] (each is 1, 2, 4 or 8 bytes; a narrow store writes the low bits).
+//!   [`crate::ir::Ty`] but `B128` (each is 1, 2, 4 or 8 bytes; a narrow store writes the low
+//!   bits); a vector access has 1, 2, 4 or 8 elements of at most 16 bytes in all, and a vector
+//!   store or atomic's data is in registers; in SASS every 128-bit quad starts at a multiple
+//!   of 4. `B128` appears only in `Exch`/`Cas` atomics, whose operands are registers.
 //! * **Orders** (`orders.rs`): loads are weak, relaxed, acquire or volatile; stores weak,
 //!   relaxed, release or volatile; atomics relaxed, acquire, release or acq_rel; fences
 //!   acquire, release, acq_rel or sc (`001_e732919ae3db9bea.txt`).

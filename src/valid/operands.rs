@@ -34,6 +34,17 @@ pub fn check_registers(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Ins
                 rules::REG_RANGE,
             );
         }
+        if kernel.dialect == Dialect::Sass && u.words == 4 && u.reg.0 % 4 != 0 {
+            d.error(
+                pc,
+                inst,
+                format!(
+                    "misaligned 128-bit {role} quad R{}: a quad starts at a multiple of 4",
+                    u.reg.0
+                ),
+                rules::SASS_QUAD_ALIGNED,
+            );
+        }
         if kernel.dialect == Dialect::Sass && u.words == 2 && u.reg.0 % 2 != 0 {
             d.error(
                 pc,
@@ -155,9 +166,89 @@ fn check_modifier(d: &mut Diagnostics, pc: u32, inst: &Inst, s: &Src, ty: Ty) {
     }
 }
 
+/// The value type of a non-memory op that names `Ty::B128`, which only the 128-bit atomics take.
+fn b128_outside_atomics(op: &Op) -> bool {
+    let b128 = |t: &Ty| *t == Ty::B128;
+    match op {
+        Op::Mov { ty, .. }
+        | Op::Unary { ty, .. }
+        | Op::Binary { ty, .. }
+        | Op::SetP { ty, .. }
+        | Op::Select { ty, .. }
+        | Op::Redux { ty, .. }
+        | Op::Match { ty, .. }
+        | Op::Bfe { ty, .. }
+        | Op::Bfi { ty, .. }
+        | Op::Fma { ty, .. }
+        | Op::PackHalves { ty, .. }
+        | Op::PackedMinMax { ty, .. } => b128(ty),
+        Op::Shf(s) => b128(&s.ty),
+        Op::Convert { dst_ty, src_ty, .. } => b128(dst_ty) || b128(src_ty),
+        Op::Load { access, .. } | Op::Store { access, .. } => b128(&access.ty),
+        Op::Nop
+        | Op::ReadSpecial { .. }
+        | Op::IAdd3 { .. }
+        | Op::Imad { .. }
+        | Op::Lea { .. }
+        | Op::Lop3 { .. }
+        | Op::PredLogic { .. }
+        | Op::PredMove(_)
+        | Op::Vote { .. }
+        | Op::Atomic(_)
+        | Op::Fence { .. }
+        | Op::Barrier { .. }
+        | Op::Branch { .. }
+        | Op::Exit
+        | Op::BranchConverged { .. }
+        | Op::WarpSplit { .. }
+        | Op::Shfl { .. }
+        | Op::Prmt { .. }
+        | Op::IsSpace { .. }
+        | Op::PredLut { .. } => false,
+    }
+}
+
+/// The shape of a (vector) access: 1, 2, 4 or 8 elements of at most 16 bytes in all (a scalar
+/// `B128` atomic is its own 16 bytes); a vector store's data is in registers.
+fn check_vector_shape(d: &mut Diagnostics, pc: u32, inst: &Inst, access: &MemAccess) {
+    let ok = matches!(access.vector, 1 | 2 | 4 | 8)
+        && (access.vector == 1 || access.ty != Ty::B128)
+        && access.bytes() <= 16;
+    if !ok {
+        d.error(
+            pc,
+            inst,
+            format!(
+                "a vector access of {} {} elements",
+                access.vector,
+                ty_name(access.ty)
+            ),
+            rules::VECTOR_SHAPE,
+        );
+    }
+    if let Op::Store { src, .. } = &inst.op {
+        if access.is_vector() && !matches!(src, Operand::Reg(_)) {
+            d.error(
+                pc,
+                inst,
+                "a vector store's elements must be in registers".to_string(),
+                rules::VECTOR_REGISTERS,
+            );
+        }
+    }
+}
+
 /// Type legality of ALU ops, conversions, shifts; branch targets; barrier ids; memory spaces.
 pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
     let sass = kernel.dialect == Dialect::Sass;
+    if b128_outside_atomics(&inst.op) {
+        d.error(
+            pc,
+            inst,
+            "the 128-bit type B128 outside a 128-bit atomic".to_string(),
+            rules::B128_ATOMICS_ONLY,
+        );
+    }
     match &inst.op {
         Op::Nop | Op::Mov { .. } | Op::ReadSpecial { .. } | Op::Exit => {}
         Op::Fence { order, .. } => orders::check_fence(d, pc, inst, *order),
@@ -443,16 +534,19 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
             check_modifier(d, pc, inst, a, *src_ty);
         }
         Op::Load { access, .. } => {
+            check_vector_shape(d, pc, inst, access);
             check_space(d, pc, inst, access.space, false);
             check_address(d, sass, pc, inst, access);
             orders::check_load(d, pc, inst, access.order);
         }
         Op::Store { access, .. } => {
+            check_vector_shape(d, pc, inst, access);
             check_space(d, pc, inst, access.space, true);
             check_address(d, sass, pc, inst, access);
             orders::check_store(d, pc, inst, access.order);
         }
         Op::Atomic(a) => {
+            check_vector_shape(d, pc, inst, &a.access);
             check_space(d, pc, inst, a.access.space, true);
             // The Imm24 rules of ATOMS are checked with the atomic rules.
             check_address_base(d, sass, pc, inst, &a.access);

@@ -93,6 +93,11 @@ pub const SASS_PAIR_ALIGNED: &str = concat!(
     atoms_doc!("{Rb,Rc} are expected to be consecutive registers, naturally aligned based on .sz."),
     " (applied to every 64-bit register pair of a SASS kernel)"
 );
+/// 128-bit operands (`LDG.E.128`, `ATOMG.E.CAS.128`) are register quads, aligned as pairs are.
+pub const SASS_QUAD_ALIGNED: &str = concat!(
+    atoms_doc!("{Rb,Rc} are expected to be consecutive registers, naturally aligned based on .sz."),
+    " (applied to every 128-bit register quad of a SASS kernel: ptxas 12.9 writes `LDG.E.128 R16, [R4.64]` and `ATOMG.E.CAS.128.STRONG.GPU PT, R20, [R18], R8, R12`)"
+);
 /// The shared window bound.
 pub const SHARED_WINDOW: &str =
     atoms_doc!("The address must be within the 16 MB shared memory window.");
@@ -157,11 +162,17 @@ pub const PTX_ROW_INC_DEC: &str = concat!(
 pub const PTX_ROW_BITWISE: &str =
     ptx_isa_table!(".b32 .and, .or, .xor, .exch, .cas ... .b64 .and, .or, .xor, .exch, .cas");
 pub const PTX_ROW_EXCH: &str = ptx_isa_table!(
-    ".b32 .and, .or, .xor, .exch, .cas ... .b64 .and, .or, .xor, .exch, .cas (.b128 .exch, .cas: atomjit has no 128-bit type)"
+    ".b32 .and, .or, .xor, .exch, .cas ... .b64 .and, .or, .xor, .exch, .cas ... .b128 .exch, .cas"
 );
 pub const PTX_ROW_CAS: &str = ptx_isa_table!(
-    ".b16 .cas ... .b32 .and, .or, .xor, .exch, .cas ... .b64 .and, .or, .xor, .exch, .cas"
+    ".b16 .cas ... .b32 .and, .or, .xor, .exch, .cas ... .b64 .and, .or, .xor, .exch, .cas ... .b128 .exch, .cas"
 );
+/// The vector atomics of the PTX ISA (PTX ISA 8.1+, sm_90), as ptxas 12.9 accepts them.
+pub const PTX_VECTOR_ATOMICS: &str = "PTX ISA, atom/red with vector type: \"atom{.sem}{.scope}{.global}.add{.level::cache_hint}.vec_32_bit.f32 ... atom{.sem}{.scope}{.global}.op.noftz{.level::cache_hint}.vec_16_bit.half_word_type ... atom{.sem}{.scope}{.global}.op.noftz{.level::cache_hint}.vec_32_bit.packed_type ... .op = { .add, .min, .max }; .half_word_type = { .f16, .bf16 }; .packed_type = { .f16x2, .bf16x2 }; .vec_16_bit = { .v2, .v4, .v8 } .vec_32_bit = { .v2, .v4 };\"; \"atom with vector type may be used only with .global space and with generic addressing where the address points to .global space.\"";
+/// The vector atomics ptxas 12.9 writes for sm_90.
+pub const SASS_VECTOR_ATOMICS: &str = "ptxas 12.9 for sm_90 writes the PTX vector atomics as ATOMG/REDG/ATOM/RED with .ADD.F32x2.FTZ.RN and .ADD.F32x4.FTZ.RN (float2/float4 atomicAdd), and .ADD/.MIN/.MAX on .F16x2 .F16x4 .F16x8 .BF16x2 .BF16x4 .BF16x8 (.RN), each element its own atomic (PTX ISA: \"the atomicity is guaranteed separately for each of the individual scalar elements\")";
+/// 128-bit atomics need the host's 16-byte compare-and-swap.
+pub const HOST_CAS128: &str = "atomjit performs a 128-bit atomic as one host 16-byte compare-and-swap (x86-64 `cmpxchg16b`), which this host does not have";
 pub const PTX_OPS: &str =
     "PTX ISA, atom: \".op = { .and, .or, .xor, .cas, .exch, .add, .inc, .dec, .min, .max }\"";
 
@@ -331,6 +342,18 @@ pub const PREDEC_PENDING: &str = ir_contract!(
     "src/ir/ops.rs AtomicOp::PreDec",
     "Its exact formula is fixed together with the vISA dialect; until then validation rejects it."
 );
+pub const VECTOR_SHAPE: &str = ir_contract!(
+    "src/ir/access.rs MemAccess",
+    "Validation allows 1, 2, 4 or 8 elements of at most 16 bytes in all, never of [`Ty::B128`]."
+);
+pub const VECTOR_REGISTERS: &str = ir_contract!(
+    "src/ir/mod.rs Op::Store",
+    "a vector access stores each element from its registers (`src` is then a register: validation)"
+);
+pub const B128_ATOMICS_ONLY: &str = ir_contract!(
+    "src/ir/types.rs Ty::B128",
+    "Only the 128-bit atomics take it (`Exch` and `Cas`: SASS `ATOMG.E.CAS.128`, PTX `atom.cas.b128`), each one indivisible 16-byte host atomic; validation rejects it everywhere else."
+);
 pub const NO_TABLE: &str = "atomjit has no op×size table for this dialect and space yet (tables are added with their dialect's front-end); the op cannot be checked, so it is rejected";
 
 /// Every rule text above, for audits (`tests::quotes` checks each quoted sentence).
@@ -358,6 +381,7 @@ pub const ALL: &[&str] = &[
     ATOMS_RC_ONLY_CAS,
     ATOMS_RB_REGISTER,
     SASS_PAIR_ALIGNED,
+    SASS_QUAD_ALIGNED,
     SHARED_WINDOW,
     ATOMG_ROW_ADD,
     ATOMG_ROW_MINMAX,
@@ -376,6 +400,9 @@ pub const ALL: &[&str] = &[
     PTX_ROW_EXCH,
     PTX_ROW_CAS,
     PTX_OPS,
+    PTX_VECTOR_ATOMICS,
+    SASS_VECTOR_ATOMICS,
+    HOST_CAS128,
     LOAD_ORDER,
     STORE_ORDER,
     ATOMIC_ORDER_SEQ_CST,
@@ -409,5 +436,8 @@ pub const ALL: &[&str] = &[
     CONVERT,
     BARRIER_IDS,
     PREDEC_PENDING,
+    VECTOR_SHAPE,
+    VECTOR_REGISTERS,
+    B128_ATOMICS_ONLY,
     NO_TABLE,
 ];

@@ -15,15 +15,6 @@ use atomjit::front::LaunchText;
 /// `(source suffix, kernel, what the refusal says)` for every kernel atomjit refuses today. A
 /// source suffix `sm_80` covers both listing formats of that architecture.
 const KNOWN_GAPS: &[(&str, &str, &str)] = &[
-    // 128-bit loads and stores, and sm_90's vector reductions (`float2`/`float4` atomics).
-    ("sm_80", "atomic_wide", "LDG.E.128"),
-    ("sm_86", "atomic_wide", "LDG.E.128"),
-    ("sm_90", "atomic_wide", "REDG.E.ADD.F32X2"),
-    (
-        "compute_90",
-        "atomic_wide",
-        "vector atomics are not supported",
-    ),
     // Surface loads, stores and reductions (issue 11).
     ("compute_80", "surf_histogram", "surface instructions"),
     ("compute_90", "surf_histogram", "surface instructions"),

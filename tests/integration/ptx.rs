@@ -431,3 +431,38 @@ fn cli_lines_for_one_kernel_bind_that_kernel_only() {
     );
     assert!(!err.contains("kernel `store` has"), "{err}");
 }
+
+#[test]
+fn vector_atomics_perform_every_element_as_its_own_atomic() {
+    for backend in backends() {
+        let r = run_file("vector_atomics.ptx", backend, 2);
+        // `olds` is f32 pairs: the old values each lane's `atom.add.v2.f32` returned. Each
+        // element is an independent atomic, so across the 512 threads the first elements are
+        // exactly 0..511 and the second exactly 0, 2, .., 1022, each once (though two host
+        // threads may pair them differently).
+        let olds: Vec<f32> = r
+            .buffer("olds")
+            .unwrap()
+            .values()
+            .map(|v| match v {
+                atomjit::ir::Scalar::Float(f) => f as f32,
+                atomjit::ir::Scalar::Int(i) => panic!("an integer {i} in an f32 buffer"),
+            })
+            .collect();
+        let mut x: Vec<u32> = olds.iter().step_by(2).map(|v| *v as u32).collect();
+        let mut y: Vec<u32> = olds.iter().skip(1).step_by(2).map(|v| *v as u32).collect();
+        x.sort_unstable();
+        y.sort_unstable();
+        assert_eq!(x, (0..512).collect::<Vec<_>>(), "{backend:?}");
+        assert_eq!(
+            y,
+            (0..512).map(|i| 2 * i).collect::<Vec<_>>(),
+            "{backend:?}"
+        );
+        // One atomic per element: 4 + 2 + 8 per thread.
+        assert_eq!(
+            r.launch.stats.atomics[atomjit::ir::AtomicOp::Add.index()],
+            512 * 14
+        );
+    }
+}

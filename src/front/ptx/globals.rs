@@ -181,6 +181,9 @@ fn elem_of(ty: Ty) -> Ty {
         Ty::B16 => Ty::U16,
         Ty::B32 | Ty::F16x2 | Ty::BF16x2 => Ty::U32,
         Ty::B64 => Ty::U64,
+        // `.b128` is a register type only (`regs::TYPE_NAMES` has it for `.reg`); a variable
+        // of it is refused before its element type is asked for.
+        Ty::B128 => Ty::U64,
         Ty::U8
         | Ty::U16
         | Ty::U32

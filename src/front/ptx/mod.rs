@@ -62,7 +62,7 @@ use super::program::{is_identifier, ByName};
 use crate::ir::{Dialect, Guard, Inst, Kernel, LaunchSpec, Op, Program, Span, Ty, PARAM_BASE};
 use globals::{EntryGlobals, GlobalTable};
 use ops::Lowerer;
-use regs::{value_type, Kind, RegFile, SharedLayout};
+use regs::{register_type, value_type, Kind, RegFile, SharedLayout};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -1292,12 +1292,12 @@ fn reg_decl(regs: &mut RegFile, toks: &[Token], at: Span) -> Result<(), SyntaxEr
         }
         let k = if name == "pred" {
             Kind::Pred
-        } else if let Some(ty) = value_type(name) {
+        } else if let Some(ty) = register_type(name) {
             Kind::Value(ty)
         } else {
             return Err(
                 SyntaxError::new(t.span, format!("`{}` is not a register type", t.text)).expected(
-                    ".pred .b8..b64 .u8..u64 .s8..s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64",
+                    ".pred .b8..b128 .u8..u64 .s8..s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64",
                 ),
             );
         };

@@ -304,11 +304,14 @@ pub fn parse_operand(toks: &[Token], fallback: Span) -> Result<Operand, SyntaxEr
         let mut elems = Vec::new();
         for part in split_commas(inner) {
             let e = parse_operand(part, first.span)?;
+            // A literal element is a source value (ptxas takes `st.v2.u32 [a], {1, %r2}` and
+            // `red.add.v2.f32 [a], {0f3F800000, %f1}`); a destination refuses it.
             match e {
-                Operand::Name { negate: false, .. } | Operand::Sink { .. } => elems.push(e),
+                Operand::Name { negate: false, .. }
+                | Operand::Sink { .. }
+                | Operand::Literal { .. } => elems.push(e),
                 other @ (Operand::Name { .. }
                 | Operand::Special { .. }
-                | Operand::Literal { .. }
                 | Operand::Address { .. }
                 | Operand::Vector { .. }
                 | Operand::PredPair { .. }) => {
@@ -556,7 +559,16 @@ mod tests {
             Ok(Operand::Vector { elems, .. }) => assert_eq!(elems.len(), 2),
             other => panic!("{other:?}"),
         }
-        assert!(op("{1, 2}").is_err());
+        // Literal elements are source values (`st.v2.u32 [a], {1, %r2}`, which ptxas takes).
+        match op("{1, %r2}") {
+            Ok(Operand::Vector { elems, .. }) => {
+                assert!(matches!(elems[0], Operand::Literal { .. }))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(op("{[%rd1], %r2}").is_err());
+        assert!(op("{%tid.x, %r2}").is_err());
+        assert!(op("{!%p1, %r2}").is_err());
         assert!(op("%r1 %r2").is_err());
     }
 

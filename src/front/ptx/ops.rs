@@ -20,7 +20,7 @@ use super::super::program::ByName;
 use super::globals::{EntryGlobals, GlobalTable};
 use super::operands::{Literal, Operand, SPECIAL_REGISTERS};
 use super::regs::UNSUPPORTED_TYPES;
-use super::regs::{type_name, value_type, EntryParam, Kind, RegFile, RegRef, SharedLayout};
+use super::regs::{register_type, type_name, EntryParam, Kind, RegFile, RegRef, SharedLayout};
 use crate::ir::{
     Address, AtomicInst, AtomicOp, BinOp, BoolOp, CmpOp, Guard, ImadMode, LinearAddress, MemAccess,
     MemOrder, Op, Operand as IrOp, Pred, PredSrc, Reg, Round, Scope, ShfInst, ShflMode, Space,
@@ -201,7 +201,7 @@ impl Quals {
             }
             if q == "pred" {
                 out.push((Kind::Pred, *span));
-            } else if let Some(ty) = value_type(q) {
+            } else if let Some(ty) = register_type(q) {
                 out.push((Kind::Value(ty), *span));
             } else if UNSUPPORTED_TYPES.contains(&q.as_str()) {
                 return Err(SyntaxError::new(
@@ -209,7 +209,7 @@ impl Quals {
                     format!("the type `.{q}` is not supported by atomjit"),
                 )
                 .expected(
-                    "b8..b64, u8..u64, s8..s64, f16, bf16, f16x2, bf16x2, f32, f64 or pred",
+                    "b8..b128, u8..u64, s8..s64, f16, bf16, f16x2, bf16x2, f32, f64 or pred",
                 ));
             } else {
                 continue;
@@ -369,6 +369,15 @@ fn special(name: &str) -> Option<SpecialReg> {
 /// literals are raw bits for integer types of their width and converted for float types; a
 /// decimal float only fits float types (rounded to nearest even).
 pub fn literal_bits(lit: Literal, ty: Ty, span: Span) -> Result<u64, SyntaxError> {
+    if ty == Ty::B128 {
+        // ptxas takes `mov.b128 %q, 5`, but PTX literals are 64-bit and the ISA does not say
+        // how one widens to 128 bits: atomjit takes .b128 values in registers only.
+        return Err(SyntaxError::new(
+            span,
+            "a literal cannot be a .b128 operand in atomjit (PTX literals are 64-bit; build the value with `mov.b128 %q, {lo, hi}`)",
+        )
+        .expected("a .b128 register"));
+    }
     let bits = ty.bits();
     let mask = u64::MAX >> (64 - bits);
     let err = |m: String| Err(SyntaxError::new(span, m));
@@ -389,6 +398,7 @@ pub fn literal_bits(lit: Literal, ty: Ty, span: Span) -> Result<u64, SyntaxError
             | Ty::B16
             | Ty::B32
             | Ty::B64
+            | Ty::B128
             | Ty::F16x2
             | Ty::BF16x2 => {
                 return Err(SyntaxError::new(
@@ -439,7 +449,8 @@ pub fn literal_bits(lit: Literal, ty: Ty, span: Span) -> Result<u64, SyntaxError
                 | Ty::F16
                 | Ty::BF16
                 | Ty::F16x2
-                | Ty::BF16x2 => float_value(f32::from_bits(b) as f64).or_else(|_| {
+                | Ty::BF16x2
+                | Ty::B128 => float_value(f32::from_bits(b) as f64).or_else(|_| {
                     err(format!(
                         "a 0f literal cannot be a .{} operand",
                         type_name(ty)
@@ -463,7 +474,8 @@ pub fn literal_bits(lit: Literal, ty: Ty, span: Span) -> Result<u64, SyntaxError
                 | Ty::BF16
                 | Ty::F32
                 | Ty::F16x2
-                | Ty::BF16x2 => float_value(f64::from_bits(b)).or_else(|_| {
+                | Ty::BF16x2
+                | Ty::B128 => float_value(f64::from_bits(b)).or_else(|_| {
                     err(format!(
                         "a 0d literal cannot be a .{} operand",
                         type_name(ty)
@@ -687,6 +699,11 @@ impl Lowerer<'_> {
 
     fn scratch(&mut self) -> Result<Reg, SyntaxError> {
         self.regs.scratch(self.span)
+    }
+
+    /// The staging slots of vector accesses ([`super::regs::STAGING_SLOTS`]).
+    fn staging(&mut self) -> Result<Reg, SyntaxError> {
+        self.regs.staging(self.span)
     }
 
     /// The IR address of `[...]` for an access of `size` bytes in `space`, the IR space, and
@@ -1052,6 +1069,9 @@ fn lower_mov(
         return Err(SyntaxError::new(q.opcode_span, "`mov` has no 8-bit types")
             .expected(".b16 .b32 .b64 ..."));
     }
+    if ty == Ty::B128 {
+        return mov_b128(lw, &ops[0], &ops[1]);
+    }
     // Vector packing and unpacking.
     if let Operand::Vector { elems, span } = &ops[1] {
         return mov_pack(lw, ty, &ops[0], elems, *span);
@@ -1118,6 +1138,65 @@ fn lower_mov(
     }
     let src = lw.src(&ops[1], ty, Width::Exact)?;
     Lowered::one(Op::Mov { ty, dst, src })
+}
+
+/// `mov.b128`: `d, {lo, hi}` (two .b64 halves) or `d, {w0, w1, w2, w3}` (four .b32 words,
+/// `w0` lowest) packs a register quad, the mirrored forms unpack one, and `d, a` copies a quad;
+/// each is two 64-bit or four 32-bit moves (distinct registers never share slots, so no move
+/// overwrites a later source). A literal is refused ([`literal_bits`]).
+fn mov_b128(lw: &mut Lowerer, d: &Operand, a: &Operand) -> Result<Lowered, SyntaxError> {
+    let parts = |elems: &[Operand], span: Span| match elems.len() {
+        2 => Ok((Ty::B64, 2u16)),
+        4 => Ok((Ty::B32, 1u16)),
+        n => Err(SyntaxError::new(
+            span,
+            format!("`mov.b128` packs two .b64 or four .b32 values, not {n}"),
+        )
+        .expected("`{lo, hi}` or `{w0, w1, w2, w3}`")),
+    };
+    let mut out = Vec::new();
+    match (d, a) {
+        (_, Operand::Vector { elems, span }) => {
+            let (part, words) = parts(elems, *span)?;
+            let dst = lw.dst(d, Ty::B128, Width::Exact)?;
+            for (k, e) in elems.iter().enumerate() {
+                let src = lw.src(e, part, Width::Exact)?;
+                out.push(element_mov(words, dst.word(k as u16 * words), src));
+            }
+        }
+        (Operand::Vector { elems, span }, _) => {
+            let (part, words) = parts(elems, *span)?;
+            let src = lw.src(a, Ty::B128, Width::Exact)?;
+            let IrOp::Reg(src) = src else {
+                return Err(
+                    SyntaxError::new(a.span(), "`mov.b128` unpacks a .b128 register")
+                        .expected("a .b128 register"),
+                );
+            };
+            for (k, e) in elems.iter().enumerate() {
+                let dst = lw.dst(e, part, Width::Exact)?;
+                out.push(element_mov(
+                    words,
+                    dst,
+                    IrOp::Reg(src.word(k as u16 * words)),
+                ));
+            }
+        }
+        _ => {
+            let dst = lw.dst(d, Ty::B128, Width::Exact)?;
+            let src = lw.src(a, Ty::B128, Width::Exact)?;
+            let IrOp::Reg(src) = src else {
+                return Err(
+                    SyntaxError::new(a.span(), "`mov.b128` copies a .b128 register")
+                        .expected("a .b128 register or `{lo, hi}`"),
+                );
+            };
+            for k in [0, 2] {
+                out.push(element_mov(2, dst.word(k), IrOp::Reg(src.word(k))));
+            }
+        }
+    }
+    Lowered::ops(out)
 }
 
 fn mov_pack(
@@ -1386,6 +1465,23 @@ const LDST_TYPES: &[Ty] = &[
     Ty::F64,
 ];
 
+/// A vector `ld`/`st` of more than 16 bytes is sm_100's 256-bit access, which ptxas refuses
+/// for the targets atomjit reads ("Feature '256 bit wide load/store' requires .target sm_100
+/// or higher").
+fn check_vector_bytes(q: &Quals, ty: Ty, n: usize) -> Result<(), SyntaxError> {
+    if ty.bytes() as usize * n > 16 {
+        return Err(q.unsupported(
+            q.opcode_span,
+            &format!(
+                "a {}-byte vector access (`.v{n}.{}`) is sm_100's 256-bit load/store (\"Feature '256 bit wide load/store' requires .target sm_100 or higher\")",
+                ty.bytes() as usize * n,
+                type_name(ty)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The `.v2`/`.v4` qualifier of `ld`/`st`: the number of elements (1 without one).
 fn vector_width(q: &mut Quals) -> Result<usize, SyntaxError> {
     match q.one_of("vector width", &["v2", "v4", "v8"])? {
@@ -1512,18 +1608,35 @@ fn param_var_access(
     })
 }
 
-/// Whether register ranges `[a, a + aw)` and `[b, b + bw)` overlap.
-fn overlaps(a: Reg, aw: u16, b: Reg, bw: u16) -> bool {
-    !a.is_rz() && !b.is_rz() && a.0 < b.0 + bw && b.0 < a.0 + aw
+/// Whether `regs` are the element registers of an IR vector access of elements `words`
+/// registers wide: register `k` is `regs[0] + k * words`, none of them RZ.
+fn consecutive(regs: &[Reg], words: u16) -> bool {
+    let Some(first) = regs.first() else {
+        return false;
+    };
+    regs.iter().enumerate().all(|(k, r)| {
+        !r.is_rz() && u32::from(r.0) == u32::from(first.0) + k as u32 * u32::from(words)
+    })
+}
+
+/// A move of one element of `words` registers (1 or 2).
+fn element_mov(words: u16, dst: Reg, src: IrOp) -> Op {
+    Op::Mov {
+        ty: if words == 2 { Ty::B64 } else { Ty::B32 },
+        dst,
+        src,
+    }
 }
 
 /// `ld{.sem.scope}{.space}{.hints}{.v2|.v4}.type d, [a]` → `Load`. `ld.param` reads the
 /// kernel parameter from constant bank 0 (`Space::Const` at `PARAM_BASE` + the parameter's
 /// offset), or a body's `.param` variable (call arguments and results: register moves, see
 /// [`param_var_access`]). `ld.const` reads a `.const` variable (in global memory). A vector
-/// access `{a, b, ...}` is one access per element at consecutive offsets, in element order
-/// (each checked for its own natural alignment); if an element register is the address
-/// register, the address is copied first.
+/// access `{a, b, ...}` is one IR vector access ([`MemAccess::vector`]), aligned to its whole
+/// size as the PTX ISA requires ("vector variables are aligned to a multiple of their overall
+/// size"); when the element registers are not consecutive IR slots (or an element is `_` or a
+/// 64-bit register of a narrower type) it loads into the staging slots and moves each element
+/// to its register.
 fn lower_ld(
     lw: &mut Lowerer,
     q: &mut Quals,
@@ -1536,6 +1649,7 @@ fn lower_ld(
     cache_hints(q, false, space)?;
     count(q, ops, 2, "d, [a]", end)?;
     let ty = q.one_type(LDST_TYPES)?;
+    check_vector_bytes(q, ty, n)?;
     let elems = elements(q, &ops[0], n)?;
     if space == MemSpace::Param {
         if let Some(var) = param_var(lw, &ops[1])? {
@@ -1555,35 +1669,36 @@ fn lower_ld(
         dsts.push(reg);
         widened.push(wide);
     }
-    let (space, mut addr, mut out) = lw.address(&ops[1], space, ty.bytes())?;
-    // The PTX front-end writes linear addresses only: their base may need moving.
-    if let Address::Linear(lin) = &mut addr {
-        if let Some(base) = lin.base {
-            let bw = (lin.base_bits / 32) as u16;
-            if n > 1 && dsts.iter().any(|d| overlaps(*d, ty.regs(), base, bw)) {
-                let t = lw.scratch()?.word(2);
-                out.push(Op::Mov {
-                    ty: if bw == 2 { Ty::B64 } else { Ty::B32 },
-                    dst: t,
-                    src: IrOp::Reg(base),
-                });
-                lin.base = Some(t);
+    let (space, addr, mut out) = lw.address(&ops[1], space, ty.bytes() * n as u32)?;
+    let access = MemAccess {
+        space,
+        ty,
+        vector: n as u8,
+        order,
+        scope,
+        addr,
+    };
+    // One op reads its address before it writes: an element may be the address register.
+    let words = ty.regs();
+    if n > 1 && (widened.iter().any(|w| *w) || !consecutive(&dsts, words)) {
+        let t = lw.staging()?;
+        out.push(Op::Load { access, dst: t });
+        for (k, dst) in dsts.iter().enumerate() {
+            if !dst.is_rz() {
+                out.push(element_mov(
+                    words,
+                    *dst,
+                    IrOp::Reg(t.word(k as u16 * words)),
+                ));
             }
         }
-    }
-    for (k, dst) in dsts.into_iter().enumerate() {
-        let mut a = addr;
-        *a.offset_mut() += (k as i64) * ty.bytes() as i64;
+    } else {
         out.push(Op::Load {
-            access: MemAccess {
-                space,
-                ty,
-                order,
-                scope,
-                addr: a,
-            },
-            dst,
+            access,
+            dst: dsts[0],
         });
+    }
+    for (k, &dst) in dsts.iter().enumerate() {
         if widened[k] {
             // A 64-bit destination of a narrower load: the high word is the extension of the
             // (already extended) low word, by the type's signedness.
@@ -1608,8 +1723,10 @@ fn lower_ld(
     Lowered::ops(out)
 }
 
-/// `st{.sem.scope}{.space}{.hints}{.v2|.v4}.type [a], b` → `Store` (per element for vectors;
-/// `st.param` to a body's `.param` variable is a register move).
+/// `st{.sem.scope}{.space}{.hints}{.v2|.v4}.type [a], b` → `Store` (`st.param` to a body's
+/// `.param` variable is a register move). A vector store is one IR vector access, aligned to
+/// its whole size; elements that are not consecutive IR slots (a literal, a 64-bit register
+/// storing its low word) are first moved into the staging slots.
 fn lower_st(
     lw: &mut Lowerer,
     q: &mut Quals,
@@ -1622,6 +1739,7 @@ fn lower_st(
     cache_hints(q, true, space)?;
     count(q, ops, 2, "[a], b", end)?;
     let ty = q.one_type(LDST_TYPES)?;
+    check_vector_bytes(q, ty, n)?;
     let elems = elements(q, &ops[1], n)?;
     let mut srcs = Vec::new();
     for e in &elems {
@@ -1656,21 +1774,35 @@ fn lower_st(
         }
         return Lowered::ops(out);
     }
-    let (space, addr, mut out) = lw.address(&ops[0], space, ty.bytes())?;
-    for (k, src) in srcs.into_iter().enumerate() {
-        let mut a = addr;
-        *a.offset_mut() += (k as i64) * ty.bytes() as i64;
-        out.push(Op::Store {
-            access: MemAccess {
-                space,
-                ty,
-                order,
-                scope,
-                addr: a,
-            },
-            src,
-        });
-    }
+    let (space, addr, mut out) = lw.address(&ops[0], space, ty.bytes() * n as u32)?;
+    let access = MemAccess {
+        space,
+        ty,
+        vector: n as u8,
+        order,
+        scope,
+        addr,
+    };
+    let words = ty.regs();
+    let regs: Option<Vec<Reg>> = srcs
+        .iter()
+        .map(|s| match s {
+            IrOp::Reg(r) => Some(*r),
+            IrOp::Imm(_) | IrOp::Const { .. } => None,
+        })
+        .collect();
+    let src = if n == 1 {
+        srcs[0]
+    } else if let Some(first) = regs.filter(|r| consecutive(r, words)).map(|r| r[0]) {
+        IrOp::Reg(first)
+    } else {
+        let t = lw.staging()?;
+        for (k, src) in srcs.into_iter().enumerate() {
+            out.push(element_mov(words, t.word(k as u16 * words), src));
+        }
+        IrOp::Reg(t)
+    };
+    out.push(Op::Store { access, src });
     Lowered::ops(out)
 }
 
@@ -1902,7 +2034,8 @@ fn wide_of(ty: Ty) -> Ty {
         | Ty::F32
         | Ty::F64
         | Ty::F16x2
-        | Ty::BF16x2 => Ty::U64,
+        | Ty::BF16x2
+        | Ty::B128 => Ty::U64,
     }
 }
 
@@ -2901,6 +3034,18 @@ const HALF_TYPES: &[Ty] = &[Ty::F16, Ty::F16x2, Ty::BF16, Ty::BF16x2];
 ///   half-precision adds, 16-bit atomics other than `cas.b16`, `.bf16`/`.bf16x2` adds below
 ///   `.target sm_90`.
 /// * The op×type table (PTX ISA Table 41/42) is checked by the validator.
+/// * `.b128` (PTX ISA 8.3, sm_90): `atom.exch.b128` and `atom.cas.b128` on `.b128` registers,
+///   one 16-byte atomic each (`ir::Ty::B128`).
+/// * Vector atomics (PTX ISA 8.1, sm_90): `atom`/`red` `.v2`/`.v4` `.add.f32` and `.v2`/`.v4`/
+///   `.v8` `.f16`/`.bf16`, `.v2`/`.v4` `.f16x2`/`.bf16x2` with `.add`/`.min`/`.max.noftz`, on
+///   `.global` or a generic address, lower to one IR vector atomic: each element is its own
+///   atomic, computing as the scalar atomic of its type ("the atomicity is guaranteed
+///   separately for each of the individual scalar elements"); the `.f32` add flushes
+///   subnormals, as `atom.add.f32` does on global memory (ptxas writes it `ATOMG.E.ADD.F32x2.
+///   FTZ.RN`). Elements whose registers are not consecutive IR slots (or literals of the f32
+///   add, which ptxas accepts) go through the staging slots. What ptxas refuses is refused
+///   with its message: `.shared`, `.noftz` on the f32 add, `min`/`max` of f32, other types or
+///   ops, literals of the half types (ptxas crashes on them), and targets below sm_90.
 fn lower_atom(
     lw: &mut Lowerer,
     q: &mut Quals,
@@ -2968,6 +3113,14 @@ fn lower_atom(
     }
     let op = AtomicOp::from_name(&op_name).unwrap_or(AtomicOp::Add);
     let noftz = q.one_of("flush mode", &["noftz"])?;
+    let vector = match q.one_of("vector width", &["v2", "v4", "v8"])? {
+        None => 1u8,
+        Some((v, _)) => match v.as_str() {
+            "v2" => 2,
+            "v4" => 4,
+            _ => 8,
+        },
+    };
     for i in 0..q.items.len() {
         let (name, span) = q.items[i].clone();
         if q.used[i] {
@@ -2978,9 +3131,6 @@ fn lower_atom(
                 span,
                 ".L2::cache_hint (with a cache-policy operand) is not supported",
             ));
-        }
-        if matches!(name.as_str(), "v2" | "v4" | "v8") {
-            return Err(q.unsupported(span, "vector atomics are not supported"));
         }
     }
     let ty = q.one_type(&[
@@ -2997,7 +3147,42 @@ fn lower_atom(
         Ty::BF16x2,
         Ty::F32,
         Ty::F64,
+        Ty::B128,
     ])?;
+    if vector > 1 {
+        return lower_vector_atom(
+            lw,
+            q,
+            ops,
+            end,
+            (order, scope, space),
+            (op, &op_name),
+            ty,
+            vector,
+            noftz,
+        );
+    }
+    if ty == Ty::B128 {
+        if !matches!(op, AtomicOp::Exch | AtomicOp::Cas) {
+            return Err(SyntaxError::new(
+                op_span,
+                format!(
+                    "ptxas rejects `{}.{op_name}.b128` (\"Operation .{op_name} requires .u32 or .s32 or .u64 ... type\"): the 128-bit atomics are exch and cas",
+                    q.opcode
+                ),
+            )
+            .expected(".exch.b128 or .cas.b128"));
+        }
+        if lw.target < 90 {
+            return Err(SyntaxError::new(
+                q.opcode_span,
+                format!(
+                    "ptxas rejects `atom.{op_name}.b128` below sm_90 (\"requires .target sm_90 or higher\"); this module targets sm_{}",
+                    lw.target
+                ),
+            ));
+        }
+    }
     let half = HALF_TYPES.contains(&ty);
     match &noftz {
         Some((_, span)) if op == AtomicOp::Add && ty == Ty::F32 => {
@@ -3098,6 +3283,7 @@ fn lower_atom(
         access: MemAccess {
             space,
             ty,
+            vector: 1,
             order,
             scope,
             addr,
@@ -3110,5 +3296,212 @@ fn lower_atom(
         ftz,
         performed: Pred::PT,
     })));
+    Lowered::ops(out)
+}
+
+/// The vector forms of `atom`/`red` (see [`lower_atom`]): `order`, `scope` and `space` as
+/// parsed, `op` with its name, the element type and count, and the `.noftz` qualifier.
+#[allow(clippy::too_many_arguments)]
+fn lower_vector_atom(
+    lw: &mut Lowerer,
+    q: &mut Quals,
+    ops: &[Operand],
+    end: Span,
+    (order, scope, space): (MemOrder, Scope, MemSpace),
+    (op, op_name): (AtomicOp, &str),
+    ty: Ty,
+    n: u8,
+    noftz: Option<(String, Span)>,
+) -> Result<Lowered, SyntaxError> {
+    let feature = format!("{} instruction with vector types", q.opcode);
+    if lw.target < 90 {
+        return Err(SyntaxError::new(
+            q.opcode_span,
+            format!(
+                "ptxas rejects vector atomics below sm_90 (\"Feature '{feature}' requires .target sm_90 or higher\"); this module targets sm_{}",
+                lw.target
+            ),
+        ));
+    }
+    if space == MemSpace::Shared {
+        return Err(SyntaxError::new(
+            q.opcode_span,
+            format!(
+                "ptxas rejects a vector atomic on .shared (\"State space incorrect for feature '{feature}'\"): \"{} with vector type may be used only with .global space and with generic addressing where the address points to .global space\"",
+                q.opcode
+            ),
+        )
+        .expected(".global or a generic address"));
+    }
+    let half = HALF_TYPES.contains(&ty);
+    let add_min_max = matches!(op, AtomicOp::Add | AtomicOp::Min | AtomicOp::Max);
+    let counts: Option<&[u8]> = match ty {
+        Ty::F32 => (op == AtomicOp::Add).then_some(&[2, 4]),
+        Ty::F16 | Ty::BF16 => add_min_max.then_some(&[2, 4, 8]),
+        Ty::F16x2 | Ty::BF16x2 => add_min_max.then_some(&[2, 4]),
+        Ty::U8
+        | Ty::U16
+        | Ty::U32
+        | Ty::U64
+        | Ty::S8
+        | Ty::S16
+        | Ty::S32
+        | Ty::S64
+        | Ty::B16
+        | Ty::B32
+        | Ty::B64
+        | Ty::F64
+        | Ty::B128 => None,
+    };
+    let counts = match counts {
+        Some(c) => c,
+        None => {
+            return Err(SyntaxError::new(
+                q.opcode_span,
+                format!(
+                    "ptxas rejects `{}.{op_name}.v{n}.{}` (\"Unexpected instruction types specified for '{feature}'\"): the vector atomics are add on .f32 and add, min, max on .f16 .bf16 .f16x2 .bf16x2",
+                    q.opcode,
+                    type_name(ty)
+                ),
+            )
+            .expected(".add.v2.f32 .add.v4.f32 .add.noftz.v8.f16 ..."))
+        }
+    };
+    if !counts.contains(&n) {
+        return Err(SyntaxError::new(
+            q.opcode_span,
+            format!(
+                "ptxas rejects `.v{n}` with `.{}` (\"Vector type too large, exceeds 128 bit limit\"): {} takes {}",
+                type_name(ty),
+                type_name(ty),
+                counts
+                    .iter()
+                    .map(|c| format!(".v{c}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+        ));
+    }
+    match (&noftz, half) {
+        (Some((_, span)), false) => {
+            return Err(SyntaxError::new(
+                *span,
+                format!(
+                    "ptxas rejects `.noftz` on `{}.add.v{n}.f32` (\"Illegal modifier '.noftz' for instruction '{}'\"); it flushes subnormals as `{}.add.f32` on global memory does",
+                    q.opcode, q.opcode, q.opcode
+                ),
+            ))
+        }
+        (None, true) => {
+            return Err(SyntaxError::new(
+                q.opcode_span,
+                format!(
+                    "ptxas rejects `{}.{op_name}.v{n}.{}` without .noftz (\"'.noftz' modifier required for instruction '{}' with type '.{}'\")",
+                    q.opcode,
+                    type_name(ty),
+                    q.opcode,
+                    type_name(ty)
+                ),
+            )
+            .expected(".noftz"))
+        }
+        _ => {}
+    }
+    let red = q.opcode == "red";
+    let form = if red {
+        "[a], {b, ...}"
+    } else {
+        "{d, ...}, [a], {b, ...}"
+    };
+    count(q, ops, if red { 2 } else { 3 }, form, end)?;
+    let (d_op, addr_op, b_op) = if red {
+        (None, &ops[0], &ops[1])
+    } else {
+        (Some(&ops[0]), &ops[1], &ops[2])
+    };
+    let n_elems = usize::from(n);
+    let words = ty.regs();
+    let b_elems = elements(q, b_op, n_elems)?;
+    let mut srcs = Vec::with_capacity(n_elems);
+    for e in b_elems {
+        if half && matches!(e, Operand::Literal { .. }) {
+            return Err(SyntaxError::new(
+                e.span(),
+                format!(
+                    "a literal element of `{}.{op_name}.v{n}.{}`: the value must be in a register (ptxas fails on it)",
+                    q.opcode,
+                    type_name(ty)
+                ),
+            )
+            .expected("a register"));
+        }
+        srcs.push(lw.src(e, ty, Width::Exact)?);
+    }
+    // The destination: every element, or `_` for all of them.
+    let mut dsts = Vec::with_capacity(n_elems);
+    match d_op {
+        None | Some(Operand::Sink { .. }) => {}
+        Some(d) => {
+            for e in elements(q, d, n_elems)? {
+                dsts.push(lw.dst(e, ty, Width::Exact)?);
+            }
+        }
+    }
+    let (space, addr, mut out) = lw.address(addr_op, space, ty.bytes() * u32::from(n))?;
+    let regs: Option<Vec<Reg>> = srcs
+        .iter()
+        .map(|s| match s {
+            IrOp::Reg(r) => Some(*r),
+            IrOp::Imm(_) | IrOp::Const { .. } => None,
+        })
+        .collect();
+    // The staging slots: the operands in the first `n * words`, the results after them.
+    let direct_src = regs.filter(|r| consecutive(r, words)).map(|r| r[0]);
+    let staged_dst = !dsts.is_empty() && !consecutive(&dsts, words);
+    let stage = if direct_src.is_none() || staged_dst {
+        lw.staging()?
+    } else {
+        Reg::RZ
+    };
+    let src = match direct_src {
+        Some(r) => IrOp::Reg(r),
+        None => {
+            for (k, s) in srcs.into_iter().enumerate() {
+                out.push(element_mov(words, stage.word(k as u16 * words), s));
+            }
+            IrOp::Reg(stage)
+        }
+    };
+    let dst = if dsts.is_empty() {
+        Reg::RZ
+    } else if staged_dst {
+        stage.word(u16::from(n) * words)
+    } else {
+        dsts[0]
+    };
+    out.push(Op::Atomic(Box::new(AtomicInst {
+        access: MemAccess {
+            space,
+            ty,
+            vector: n,
+            order,
+            scope,
+            addr,
+        },
+        op,
+        dst,
+        src,
+        src2: None,
+        spin: false,
+        ftz: ty == Ty::F32,
+        performed: Pred::PT,
+    })));
+    if staged_dst {
+        for (k, d) in dsts.into_iter().enumerate() {
+            if !d.is_rz() {
+                out.push(element_mov(words, d, IrOp::Reg(dst.word(k as u16 * words))));
+            }
+        }
+    }
     Lowered::ops(out)
 }

@@ -11,6 +11,9 @@
 //!   `.bf16x2`, `.f32`) occupy one 32-bit slot (narrow values in its low bits);
 //! * 64-bit registers (`.b64`, `.u64`, `.s64`, `.f64`) a pair of two consecutive slots, low
 //!   word first;
+//! * `.b128` registers (PTX ISA 8.3: the operands of `atom.cas.b128`/`atom.exch.b128`, built
+//!   and taken apart with `mov.b128`) a quad of four consecutive slots, low word first. It is a
+//!   register and instruction type only ([`register_type`]): no variable or parameter has it;
 //! * `.pred` registers an IR predicate.
 //!
 //! Lowerings that need temporaries use *scratch* slots and predicates reserved for the
@@ -52,8 +55,8 @@ pub const TYPE_NAMES: &[(&str, Ty)] = &[
 
 /// PTX types atomjit does not model (named so the error can say so).
 pub const UNSUPPORTED_TYPES: &[&str] = &[
-    "b128", "tf32", "e4m3", "e5m2", "e4m3x2", "e5m2x2", "e2m1x2", "e3m2x2", "e2m3x2", "ue8m0x2",
-    "s2f6x2", "b4", "u4", "s4", "b1",
+    "tf32", "e4m3", "e5m2", "e4m3x2", "e5m2x2", "e2m1x2", "e3m2x2", "e2m3x2", "ue8m0x2", "s2f6x2",
+    "b4", "u4", "s4", "b1",
 ];
 
 /// The IR type of a PTX type name (without the dot), if it is one atomjit models.
@@ -61,8 +64,21 @@ pub fn value_type(name: &str) -> Option<Ty> {
     TYPE_NAMES.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
 }
 
+/// The IR type of a register or instruction type name: [`value_type`]'s, and `b128` (a
+/// register quad, which no variable or parameter has).
+pub fn register_type(name: &str) -> Option<Ty> {
+    if name == "b128" {
+        Some(Ty::B128)
+    } else {
+        value_type(name)
+    }
+}
+
 /// The PTX spelling of an IR type (the `.b8` alias reads as `u8`).
 pub fn type_name(ty: Ty) -> &'static str {
+    if ty == Ty::B128 {
+        return "b128";
+    }
     TYPE_NAMES
         .iter()
         .find(|(_, t)| *t == ty)
@@ -124,6 +140,12 @@ const MAX_PREDS: u32 = u16::MAX as u32 - 1;
 /// Scratch slots reserved for lowerings (at most four at a time: `mul24.hi` needs two sources
 /// and a 64-bit product).
 pub const SCRATCH_SLOTS: u16 = 4;
+/// Staging slots reserved for vector accesses whose element registers are not consecutive
+/// (`ld.v4`, `atom.v8.f16`): the IR takes a vector's elements in consecutive registers, so such
+/// an access goes through these, with moves before or after. 16 covers the widest use: the 8
+/// operand and 8 result slots of `atom.v8.f16`. Distinct from the scratch slots, which an
+/// address may occupy at the same time.
+pub const STAGING_SLOTS: u16 = 16;
 
 /// The registers of one kernel: declarations by block, and the slots given out so far.
 ///
@@ -145,6 +167,7 @@ pub struct RegFile {
     next_pred: u32,
     scratch: Option<Reg>,
     scratch_pred: Option<Pred>,
+    staging: Option<Reg>,
 }
 
 impl RegFile {
@@ -379,6 +402,16 @@ impl RegFile {
         }
         let r = self.new_slots(SCRATCH_SLOTS, span)?;
         self.scratch = Some(r);
+        Ok(r)
+    }
+
+    /// The first of [`STAGING_SLOTS`] consecutive staging slots (reserved on first use).
+    pub fn staging(&mut self, span: Span) -> Result<Reg, SyntaxError> {
+        if let Some(r) = self.staging {
+            return Ok(r);
+        }
+        let r = self.new_slots(STAGING_SLOTS, span)?;
+        self.staging = Some(r);
         Ok(r)
     }
 

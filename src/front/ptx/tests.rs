@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::ir::{
-    print_inst, AtomicInst, AtomicOp, Init, MemOrder, ParamKind, Scalar, Scope, Space,
+    print_inst, AtomicInst, AtomicOp, Init, MemOrder, ParamKind, Reg, Scalar, Scope, Space,
 };
 
 const PRELUDE: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
@@ -640,9 +640,10 @@ fn loads_and_stores_with_every_order_scope_and_space() {
         "cannot be .acq_rel",
     );
     err_has("ld.mmio.relaxed.sys.global.u32 %r1, [%rd1];", ".mmio");
+    // A vector is one access, aligned to its whole size.
     assert_eq!(
-        lowered("ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];").len(),
-        4
+        lowered("ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];"),
+        ["ld.global.v4.u32.weak.gpu R0, [R4.64]"]
     );
     err_has(
         "ld.global.v4.u32 {%r1, %r2}, [%rd1];",
@@ -1176,18 +1177,20 @@ fn atom_rejections() {
         "atom.global.add.L2::cache_hint.u32 %r1, [%rd1], 1, %rd2;",
         "cache_hint",
     );
+    // ptxas: "Feature 'atom instruction with vector types' requires .target sm_90 or higher".
     err_has(
         "atom.global.v2.f32.add {%f1, %f2}, [%rd1], {%f3, %f4};",
-        "vector atomics",
+        "requires .target sm_90 or higher",
     );
     err_has(
         "atom.shared::cluster.add.u32 %r1, [%r2], 1;",
         "shared::cluster",
     );
     err_has("atom.param.add.u32 %r1, [p1], 1;", "not a state space");
+    // ptxas: "Instruction 'atom.cas.b128.global' requires .target sm_90 or higher".
     err_has(
         "atom.global.cas.b128 %r1, [%rd1], 1, 2;",
-        "`.b128` is not supported",
+        "requires .target sm_90 or higher",
     );
     err_has(
         "atom.global.add.u8 %r1, [%rd1], 1;",
@@ -1499,5 +1502,296 @@ fn sync_ops_with_a_register_membermask_split_the_warp_by_it_first() {
             k.insts.iter().any(|i| matches!(i.op, Op::WarpSplit { .. })),
             "{line}"
         );
+    }
+}
+
+// ---- vector accesses, .b128 and vector atomics (sm_90) -----------------------------------------
+
+/// `body` in an `sm_90` module (vector and 128-bit atomics need it), with `.b128` registers
+/// `%q0`..`%q3` besides the standard ones.
+fn module90(body: &str) -> String {
+    module(&format!("\t.reg .b128 %q<4>;\n{body}"))
+        .replace(PRELUDE, ".version 8.8\n.target sm_90\n.address_size 64\n")
+}
+
+fn lowered90(body: &str) -> Vec<String> {
+    let k = match parse_program("t.ptx", &module90(body)) {
+        Ok(mut p) => p.kernels.remove(0),
+        Err(e) => panic!("{body:?}: {}", e.to_short_string()),
+    };
+    let mut v: Vec<String> = k.insts.iter().map(|i| print_inst(&k, i)).collect();
+    if k.insts.last().is_some_and(|i| i.text.contains("implicit")) {
+        v.pop();
+    }
+    v
+}
+
+#[track_caller]
+fn err90_has(body: &str, needle: &str) {
+    match parse_program("t.ptx", &module90(body)) {
+        Ok(_) => panic!("{body:?} should not parse"),
+        Err(e) => assert!(
+            e.message.contains(needle),
+            "{body:?}: expected {needle:?} in {:?}",
+            e.message
+        ),
+    }
+}
+
+#[test]
+fn vector_loads_and_stores_are_one_access() {
+    assert_eq!(
+        lowered("st.global.v2.u64 [%rd1], {%rd2, %rd3};"),
+        ["st.global.v2.u64.weak.gpu [R4.64], R0"]
+    );
+    // Element registers that are not consecutive slots go through the staging slots.
+    assert_eq!(
+        lowered("mov.u32 %r2, 1;\nld.global.v2.u32 {%r1, %r2}, [%rd1];"),
+        [
+            "mov.u32 R0, 0x1",
+            "ld.global.v2.u32.weak.gpu R4, [R2.64]",
+            "mov.b32 R1, R4",
+            "mov.b32 R0, R5",
+        ]
+    );
+    assert_eq!(
+        lowered("st.shared.v4.b16 [%r1], {%rs1, 7, %rs2, %rs3};"),
+        [
+            "mov.b32 R4, R0",
+            "mov.b32 R5, 0x7",
+            "mov.b32 R6, R1",
+            "mov.b32 R7, R2",
+            "st.shared.v4.b16.weak.cta [R3], R4",
+        ]
+    );
+    // `_` skips an element; a 64-bit register of a 32-bit element extends into its high word.
+    assert_eq!(
+        lowered("ld.global.v2.u32 {_, %rd2}, [%rd1];"),
+        [
+            "ld.global.v2.u32.weak.gpu R4, [R2.64]",
+            "mov.b32 R0, R5",
+            "mov.u32 R1, RZ",
+        ]
+    );
+    // The address register may be an element: one op reads the address before it writes.
+    assert_eq!(
+        lowered("ld.global.v2.u64 {%rd1, %rd2}, [%rd1];"),
+        ["ld.global.v2.u64.weak.gpu R0, [R0.64]"]
+    );
+    // ld.param of a kernel parameter: the whole vector must lie in it.
+    err_has(
+        "ld.param.v2.u32 {%r1, %r2}, [p1];",
+        "8-byte read at offset 0 is outside the .u32 parameter `p1`",
+    );
+    err_has(
+        "ld.global.v4.u64 {%rd1, %rd2, %rd3, %rd4}, [%rd5];",
+        "256 bit wide load/store",
+    );
+    err_has(
+        "st.global.v4.f64 [%rd5], {%fd1, %fd2, %fd3, %fd4};",
+        "requires .target sm_100",
+    );
+    let k = kernel("ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1+16];");
+    match &k.insts[0].op {
+        Op::Load { access, .. } => {
+            assert_eq!((access.ty, access.vector, access.bytes()), (Ty::F32, 4, 16))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn b128_registers_move_and_take_128_bit_atomics() {
+    // `%q0` is declared first but gets its quad on first use.
+    assert_eq!(
+        lowered90("mov.b128 %q1, {%rd1, %rd2};\nmov.b128 {%rd3, %rd4}, %q1;"),
+        [
+            "mov.b64 R0, R4",
+            "mov.b64 R2, R6",
+            "mov.b64 R8, R0",
+            "mov.b64 R10, R2",
+        ]
+    );
+    assert_eq!(
+        lowered90("mov.b128 %q1, {%r1, %r2, %r3, %r4};"),
+        [
+            "mov.b32 R0, R4",
+            "mov.b32 R1, R5",
+            "mov.b32 R2, R6",
+            "mov.b32 R3, R7",
+        ]
+    );
+    assert_eq!(
+        lowered90("mov.b128 %q2, %q1;"),
+        ["mov.b64 R0, R4", "mov.b64 R2, R6"]
+    );
+    assert_eq!(
+        lowered90("atom.global.exch.b128 %q1, [%rd1], %q2;"),
+        ["atom.global.exch.b128.relaxed.gpu R0, [R4.64], R6"]
+    );
+    assert_eq!(
+        lowered90("atom.cas.b128 %q1, [%rd1], %q2, %q3;"),
+        ["atom.generic.cas.b128.relaxed.gpu R0, [R4.64], R6, R10"]
+    );
+    assert_eq!(
+        lowered90("atom.shared.acq_rel.cta.cas.b128 %q1, [%r1], %q2, %q3;"),
+        ["atom.shared.cas.b128.acq_rel.cta R0, [R4], R5, R9"]
+    );
+    err90_has(
+        "atom.global.add.b128 %q1, [%rd1], %q2;",
+        "the 128-bit atomics are exch and cas",
+    );
+    err90_has("red.global.exch.b128 [%rd1], %q2;", "`red` has no .exch");
+    err90_has(
+        "atom.global.exch.b128 %q1, [%rd1], 5;",
+        "a literal cannot be a .b128 operand",
+    );
+    err90_has("mov.b128 %q1, 5;", "a literal cannot be a .b128 operand");
+    err90_has(
+        "atom.global.exch.b128 %rd1, [%rd1], %q2;",
+        "a .b64 register (64 bits) cannot be a .b128 operand",
+    );
+    err90_has("mov.b128 %q1, {%rd1, %rd2, %rd3};", "not 3");
+    err90_has("mov.b64 %rd1, %q1;", "a .b128 register (128 bits)");
+    err90_has(
+        "ld.global.b128 %q1, [%rd1];",
+        "does not take the type `.b128`",
+    );
+    err90_has("add.b128 %q1, %q2, %q3;", "`.b128`");
+}
+
+#[test]
+fn vector_atomics_lower_to_one_vector_atomic() {
+    // NVRTC's `atomicAdd(float2 *, float2)` for compute_90.
+    let v = lowered90("atom.global.add.v2.f32 {%f1, %f2}, [%rd1], {%f3, %f4};");
+    // Registers get slots in order of first use: the operands, the results, the address.
+    assert_eq!(
+        v,
+        ["atom.global.add.v2.f32.relaxed.gpu.ftz R2, [R4.64], R0"]
+    );
+    let a = atomic_of_90("red.global.sys.add.v4.f32 [%rd1], {%f1, %f2, %f3, %f4};");
+    assert_eq!(
+        (
+            a.op,
+            a.access.ty,
+            a.access.vector,
+            a.dst,
+            a.ftz,
+            a.access.scope
+        ),
+        (AtomicOp::Add, Ty::F32, 4, Reg::RZ, true, Scope::Sys)
+    );
+    // Elements out of slot order, and the f32 add's literals, go through the staging slots.
+    assert_eq!(
+        lowered90("mov.f32 %f2, 0f3F800000;\nred.add.v2.f32 [%rd1], {0f40000000, %f2};"),
+        [
+            "mov.f32 R0, 0x3f800000(1.0)",
+            "mov.b32 R3, 0x40000000",
+            "mov.b32 R4, R0",
+            "atom.generic.add.v2.f32.relaxed.gpu.ftz RZ, [R1.64], R3",
+        ]
+    );
+    assert_eq!(
+        lowered90(
+            "mov.b16 %rs2, 0;\natom.global.max.noftz.v2.bf16 {%rs2, %rs1}, [%rd1], {%rs3, %rs4};"
+        ),
+        // %rs2 = R0 and %rs1 = R3 are not consecutive: the results come through the
+        // staging slots (R6.., after the address), the second half of them.
+        [
+            "mov.b16 R0, 0x0",
+            "atom.global.max.v2.bf16.relaxed.gpu R8, [R4.64], R1",
+            "mov.b32 R0, R8",
+            "mov.b32 R3, R9",
+        ]
+    );
+    let a = atomic_of_90(
+        "atom.global.add.noftz.v8.f16 {%rs0, %rs1, %rs2, %rs3, %rs4, %rs5, %rs6, %rs7}, [%rd1], {%rs0, %rs1, %rs2, %rs3, %rs4, %rs5, %rs6, %rs7};",
+    );
+    assert_eq!(
+        (a.access.ty, a.access.vector, a.ftz, a.dst, a.src),
+        (Ty::F16, 8, false, Reg(0), crate::ir::Operand::Reg(Reg(0)))
+    );
+    let a = atomic_of_90(
+        "atom.global.min.noftz.v4.f16x2 {%r1, %r2, %r3, %r4}, [%rd1], {%r5, %r6, %r7, %r8};",
+    );
+    assert_eq!(
+        (a.op, a.access.ty, a.access.vector),
+        (AtomicOp::Min, Ty::F16x2, 4)
+    );
+    assert_eq!(
+        atomic_of_90("atom.global.add.v4.f32 _, [%rd1], {%f1, %f2, %f3, %f4};").dst,
+        Reg::RZ
+    );
+    // What ptxas 12.9 refuses.
+    err90_has(
+        "red.shared.add.v2.f32 [%r1], {%f1, %f2};",
+        "State space incorrect for feature 'red instruction with vector types'",
+    );
+    err90_has(
+        "red.global.add.noftz.v2.f32 [%rd1], {%f1, %f2};",
+        "Illegal modifier '.noftz' for instruction 'red'",
+    );
+    err90_has(
+        "atom.global.min.v2.f32 {%f1, %f2}, [%rd1], {%f3, %f4};",
+        "Unexpected instruction types",
+    );
+    err90_has(
+        "atom.global.add.v2.u32 {%r1, %r2}, [%rd1], {%r3, %r4};",
+        "Unexpected instruction types",
+    );
+    err90_has(
+        "atom.global.add.v8.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, [%rd1], {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};",
+        "exceeds 128 bit limit",
+    );
+    err90_has(
+        "atom.global.add.v2.f16x2 {%r1, %r2}, [%rd1], {%r3, %r4};",
+        "'.noftz' modifier required",
+    );
+    err90_has(
+        "atom.global.add.noftz.v2.f16 {%rs1, %rs2}, [%rd1], {%rs3, 0x3c00};",
+        "the value must be in a register",
+    );
+    err90_has(
+        "atom.global.add.v2.f32 {%f1, %f2, %f3}, [%rd1], {%f3, %f4};",
+        "takes a vector of 2 elements, found 3",
+    );
+    err90_has(
+        "atom.global.add.v2.f32 {%fd1, %fd2}, [%rd1], {%f3, %f4};",
+        "a .f64 register (64 bits) cannot be a .f32 operand",
+    );
+    err90_has(
+        "red.global.acquire.add.v2.f32 [%rd1], {%f1, %f2};",
+        "`red` cannot be .acquire",
+    );
+    // Scalar min/max of the half types do not exist (ptxas: "Vector modifier required").
+    err90_has(
+        "atom.global.min.noftz.f16 %rs1, [%rd1], %rs2;",
+        "`.noftz` exists only for add",
+    );
+}
+
+fn atomic_of_90(line: &str) -> AtomicInst {
+    match parse_program("t.ptx", &module90(line)) {
+        Ok(mut p) => match p.kernels.remove(0).insts.remove(0).op {
+            Op::Atomic(a) => *a,
+            other => panic!("not an atomic: {other:?}"),
+        },
+        Err(e) => panic!("{line:?}: {}", e.to_short_string()),
+    }
+}
+
+#[test]
+fn vector_and_128_bit_atomics_validate() {
+    let k = match parse_program(
+        "t.ptx",
+        &module90(
+            "atom.global.add.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1], {%f1, %f2, %f3, %f4};\nred.add.noftz.v8.bf16 [%rd1], {%rs0, %rs1, %rs2, %rs3, %rs4, %rs5, %rs6, %rs7};\natom.global.cas.b128 %q0, [%rd1], %q1, %q2;\nmov.b128 {%rd2, %rd3}, %q0;\nst.global.v2.u64 [%rd1], {%rd2, %rd3};",
+        ),
+    ) {
+        Ok(mut p) => p.kernels.remove(0),
+        Err(e) => panic!("{}", e.to_short_string()),
+    };
+    if crate::exec::memory::has_cas128() {
+        crate::valid::validate(&k).unwrap_or_else(|e| panic!("{e}"));
     }
 }

@@ -145,7 +145,7 @@ type Chosen = Vec<Option<(&'static str, Span)>>;
 const ATOMS_OPS: &[&str] = &[
     "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS", "CAST",
 ];
-const ATOMS_SIZES: &[&str] = &["U32", "S32", "U64", "32", "64"];
+const ATOMS_SIZES: &[&str] = &["U32", "S32", "U64", "32", "64", "128"];
 const ATOMG_OPS: &[&str] = &[
     "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS",
 ];
@@ -157,11 +157,12 @@ const RED_OPS: &[&str] = &[
     "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH",
 ];
 const GLOBAL_ATOMIC_TYPES: &[&str] = &[
-    "U32", "S32", "U64", "S64", "32", "64", "F32", "F64", "F16X2", "BF16X2",
+    "U32", "S32", "U64", "S64", "32", "64", "128", "F32", "F64", "F16X2", "BF16X2", "F32X2",
+    "F32X4", "F16X4", "F16X8", "BF16X4", "BF16X8",
 ];
 const ROUNDINGS: &[&str] = &["RN", "RZ", "RM", "RP"];
 const STRONG: &[&str] = &["STRONG.CTA", "STRONG.SM", "STRONG.GPU", "STRONG.SYS"];
-const LOAD_SIZES: &[&str] = &["U8", "S8", "U16", "S16", "32", "U32", "64"];
+const LOAD_SIZES: &[&str] = &["U8", "S8", "U16", "S16", "32", "U32", "64", "128"];
 const ISETP_CMPS: &[&str] = &["EQ", "NE", "LT", "LE", "GT", "GE"];
 const BOOL_OPS: &[&str] = &["AND", "OR", "XOR"];
 
@@ -623,6 +624,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             access: MemAccess {
                 space: Space::Shared,
                 ty: Ty::U32,
+                vector: 1,
                 order: MemOrder::Relaxed,
                 scope: Scope::Cta,
                 addr,
@@ -666,9 +668,12 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                 "ATOMS.CAST.SPIN",
             ));
         }
+        // `.128` (sm_90's `ATOMS.CAS.128`, `ATOMS.EXCH.128`): a 128-bit atomic on register
+        // quads (`ir::Ty::B128`; validation admits EXCH and CAS).
         let ty = match m[2].map(|(c, _)| c) {
             Some("S32") => Ty::S32,
             Some("U64" | "64") => Ty::U64,
+            Some("128") => Ty::B128,
             _ => Ty::U32,
         };
         let compare = matches!(op, AtomicOp::Cas | AtomicOp::Cast);
@@ -698,6 +703,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             access: MemAccess {
                 space: Space::Shared,
                 ty,
+                vector: 1,
                 order: MemOrder::Relaxed,
                 scope: Scope::Cta,
                 addr,
@@ -720,6 +726,12 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
     /// atomic is relaxed at GPU scope (what cuobjdump prints for `atomicAdd`). `.E` selects
     /// 64-bit addressing: the base is a register pair whether or not `.64` is written; without
     /// `.E` the base is 32 bits (zero-extended) unless written `Ra.64`.
+    ///
+    /// sm_90's wide forms: `.128` (`EXCH`, `CAS`) is one 128-bit atomic on register quads
+    /// (`ir::Ty::B128`); the vector forms are independent atomics per element
+    /// (`ir::MemAccess::vector`): `.F32x2`/`.F32x4` (with `.FTZ.RN`) are 2 or 4 `f32` adds,
+    /// `.F16x4`/`.F16x8` (and `BF16`) are 2 or 4 packed pairs (`F16x2` elements), each pair one
+    /// 32-bit atomic as `.F16x2` is.
     fn global_atomic(&self, reduction: bool) -> Result<Op, SyntaxError> {
         if let Some((_, span)) = self.mods.iter().find(|(m, _)| reduction && m == "CAS") {
             return Err(SyntaxError::new(
@@ -768,15 +780,22 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                 AtomicOp::Add
             }
         };
-        let ty = match m[2].map(|(c, _)| c) {
-            None | Some("U32" | "32") => Ty::U32,
-            Some("S32") => Ty::S32,
-            Some("U64" | "64") => Ty::U64,
-            Some("S64") => Ty::S64,
-            Some("F32") => Ty::F32,
-            Some("F16X2") => Ty::F16x2,
-            Some("BF16X2") => Ty::BF16x2,
-            Some(_) => Ty::F64,
+        let (ty, vector) = match m[2].map(|(c, _)| c) {
+            None | Some("U32" | "32") => (Ty::U32, 1),
+            Some("S32") => (Ty::S32, 1),
+            Some("U64" | "64") => (Ty::U64, 1),
+            Some("S64") => (Ty::S64, 1),
+            Some("128") => (Ty::B128, 1),
+            Some("F32") => (Ty::F32, 1),
+            Some("F32X2") => (Ty::F32, 2),
+            Some("F32X4") => (Ty::F32, 4),
+            Some("F16X2") => (Ty::F16x2, 1),
+            Some("F16X4") => (Ty::F16x2, 2),
+            Some("F16X8") => (Ty::F16x2, 4),
+            Some("BF16X2") => (Ty::BF16x2, 1),
+            Some("BF16X4") => (Ty::BF16x2, 2),
+            Some("BF16X8") => (Ty::BF16x2, 4),
+            Some(_) => (Ty::F64, 1),
         };
         let ftz = m[3].is_some();
         if ftz && ty != Ty::F32 {
@@ -788,7 +807,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                     &m,
                     4,
                     ".RN applies to the float types only",
-                    ".F32.RN, .F64.RN, .F16x2.RN or .BF16x2.RN",
+                    ".F32.RN, .F64.RN, .F16x2.RN, .BF16x2.RN or their vectors",
                 ))
             }
             Some("RN") | None => {}
@@ -842,6 +861,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             access: MemAccess {
                 space,
                 ty,
+                vector,
                 order: MemOrder::Relaxed,
                 scope,
                 addr,
@@ -1344,12 +1364,19 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
     /// Modifiers of `LDS`/`STS`/`LDG`/`STG`: size, `.STRONG.scope`, `.E`, `.CONSTANT`.
     /// Without `.STRONG` an access is weak (non-atomic) with the space's natural scope (CTA for
     /// shared, GPU for global); `.STRONG.*` is relaxed at that scope. `LDG.E.CONSTANT` reads
-    /// through the read-only cache: a weak load.
+    /// through the read-only cache: a weak load. Returns the element type and count, the
+    /// order, the scope and whether `.E` was given.
+    ///
+    /// `.128` moves 16 bytes between memory and a register quad (`Rd` a multiple of 4, the
+    /// address 16-byte aligned: validation and the run-time check). It is a vector access of
+    /// two 64-bit elements ([`MemAccess::vector`]): each half is one single-copy atomic host
+    /// access, which is what the PTX memory model promises for a vector access (a set of
+    /// scalar accesses) and no less than the 32-bit elements ptxas makes it of (`ld.v4.u32`).
     fn memory_mods(
         &self,
         global: bool,
         load: bool,
-    ) -> Result<(Ty, MemOrder, Scope, bool), SyntaxError> {
+    ) -> Result<(Ty, u8, MemOrder, Scope, bool), SyntaxError> {
         let consts: &'static [&'static str] = if global && load { &["CONSTANT"] } else { &[] };
         let e: &'static [&'static str] = if global { &["E"] } else { &[] };
         // `LDS.U`: the address is the same in every lane (a broadcast read), a hint about the
@@ -1378,8 +1405,13 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             Some("S8") => Ty::S8,
             Some("U16") => Ty::U16,
             Some("S16") => Ty::S16,
-            Some("64") => Ty::U64,
+            Some("64" | "128") => Ty::U64,
             _ => Ty::U32,
+        };
+        let vector = if m[0].map(|(c, _)| c) == Some("128") {
+            2
+        } else {
+            1
         };
         if !load {
             // A store writes the low bits; signedness has no meaning.
@@ -1400,7 +1432,8 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                 | Ty::F32
                 | Ty::F64
                 | Ty::F16x2
-                | Ty::BF16x2) => other,
+                | Ty::BF16x2
+                | Ty::B128) => other,
             };
         }
         if m[1].is_some() && m[3].is_some() {
@@ -1416,13 +1449,14 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             (None, Some(_)) => (MemOrder::Relaxed, Scope::Sys),
             (None, None) => (MemOrder::Weak, if global { Scope::Gpu } else { Scope::Cta }),
         };
-        Ok((ty, order, scope, m[2].is_some()))
+        Ok((ty, vector, order, scope, m[2].is_some()))
     }
 
-    /// `LDS{.sz} Rd, [Ra + imm]`, `LDG.E{.sz}{.STRONG.scope|.CONSTANT} Rd, [Ra.64 + imm]`.
+    /// `LDS{.sz} Rd, [Ra + imm]`, `LDG.E{.sz}{.STRONG.scope|.CONSTANT} Rd, [Ra.64 + imm]`
+    /// (`.sz` up to `.128`, see [`Self::memory_mods`]).
     fn load(&self) -> Result<Op, SyntaxError> {
         let global = self.opcode != "LDS";
-        let (ty, order, scope, wide) = self.memory_mods(global, true)?;
+        let (ty, vector, order, scope, wide) = self.memory_mods(global, true)?;
         self.count(
             2,
             2,
@@ -1443,6 +1477,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             access: MemAccess {
                 space,
                 ty,
+                vector,
                 order,
                 scope,
                 addr,
@@ -1451,10 +1486,11 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         })
     }
 
-    /// `STS{.sz} [Ra + imm], Rb`, `STG.E{.sz}{.STRONG.scope} [Ra.64 + imm], Rb`.
+    /// `STS{.sz} [Ra + imm], Rb`, `STG.E{.sz}{.STRONG.scope} [Ra.64 + imm], Rb` (`.sz` up to
+    /// `.128`).
     fn store(&self) -> Result<Op, SyntaxError> {
         let global = self.opcode != "STS";
-        let (ty, order, scope, wide) = self.memory_mods(global, false)?;
+        let (ty, vector, order, scope, wide) = self.memory_mods(global, false)?;
         self.count(
             2,
             2,
@@ -1475,6 +1511,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             access: MemAccess {
                 space,
                 ty,
+                vector,
                 order,
                 scope,
                 addr,

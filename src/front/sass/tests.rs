@@ -114,6 +114,7 @@ fn atoms(
         access: MemAccess {
             space: Space::Shared,
             ty,
+            vector: 1,
             order: MemOrder::Relaxed,
             scope: Scope::Cta,
             addr,
@@ -423,6 +424,7 @@ fn gatom(
         access: MemAccess {
             space: Space::Global,
             ty,
+            vector: 1,
             order: MemOrder::Relaxed,
             scope,
             addr,
@@ -1412,6 +1414,7 @@ fn shared_loads_and_stores() {
         access: MemAccess {
             space: Space::Shared,
             ty,
+            vector: 1,
             order,
             scope,
             addr,
@@ -1445,6 +1448,7 @@ fn shared_loads_and_stores() {
             access: MemAccess {
                 space: Space::Shared,
                 ty: Ty::U64,
+                vector: 1,
                 order: MemOrder::Weak,
                 scope: Scope::Cta,
                 addr: shared(Some(r(1)), -8)
@@ -1471,7 +1475,7 @@ fn shared_loads_and_stores() {
             ..
         }
     ));
-    err_at("LDS.128 R0, [R1]", 1, 5, "unknown modifier `.128`");
+    err_at("LDS.256 R0, [R1]", 1, 5, "unknown modifier `.256`");
     err_at("LDS.E R0, [R1]", 1, 5, "unknown modifier `.E`");
     err_at("LDS R0, [R2.64]", 1, 9, "remove `.64`");
     err_at(
@@ -1488,6 +1492,7 @@ fn global_loads_and_stores() {
         access: MemAccess {
             space: Space::Global,
             ty,
+            vector: 1,
             order,
             scope,
             addr,
@@ -1524,6 +1529,7 @@ fn global_loads_and_stores() {
             access: MemAccess {
                 space: Space::Global,
                 ty: Ty::U32,
+                vector: 1,
                 order: MemOrder::Weak,
                 scope: Scope::Gpu,
                 addr: global(2, 4)
@@ -1537,6 +1543,7 @@ fn global_loads_and_stores() {
             access: MemAccess {
                 space: Space::Global,
                 ty: Ty::U64,
+                vector: 1,
                 order: MemOrder::Relaxed,
                 scope: Scope::Gpu,
                 addr: global(2, 0)
@@ -3099,6 +3106,17 @@ fn modified(n: u16, modifier: SrcMod) -> Src {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// 128-bit accesses and sm_90's wide atomics
+
+/// Validation errors of a one-line SASS kernel (empty when it validates).
+fn validation_messages(text: &str) -> Vec<String> {
+    match crate::valid::validate(&kernel(&format!("{text}\nEXIT"))) {
+        Ok(_) => Vec::new(),
+        Err(e) => e.0.iter().map(|e| e.message.clone()).collect(),
+    }
+}
+
 #[test]
 fn half_selectors_on_half_precision_sources() {
     use HalfSel::{H0H0, H1H0, H1H1};
@@ -3689,5 +3707,227 @@ fn mufu_is_refused_outside_the_division_seed() {
             .replace("F2I.FTZ", "@P2 F2I.FTZ"),
         4,
         "`ISETP.NE.U32.AND P2, PT, R1, RZ, PT` changes the guard",
+    );
+}
+
+#[test]
+fn loads_and_stores_of_128_bits_are_vectors_of_two_u64() {
+    let access = |space, addr| MemAccess {
+        space,
+        ty: Ty::U64,
+        vector: 2,
+        order: MemOrder::Weak,
+        scope: if space == Space::Shared {
+            Scope::Cta
+        } else {
+            Scope::Gpu
+        },
+        addr,
+    };
+    assert_eq!(
+        op("LDG.E.128 R16, [R4.64]"),
+        Op::Load {
+            access: access(Space::Global, global(4, 0)),
+            dst: r(16)
+        }
+    );
+    assert_eq!(
+        op("STG.E.128 [R6.64+0x10], R20"),
+        Op::Store {
+            access: access(Space::Global, global(6, 0x10)),
+            src: reg(20)
+        }
+    );
+    assert_eq!(
+        op("LDS.128 R8, [R1+0x20]"),
+        Op::Load {
+            access: access(Space::Shared, shared(Some(r(1)), 0x20)),
+            dst: r(8)
+        }
+    );
+    assert!(matches!(
+        op("ST.E.128 [R2.64], R12"),
+        Op::Store {
+            access: MemAccess {
+                space: Space::Generic,
+                vector: 2,
+                ..
+            },
+            ..
+        }
+    ));
+    assert!(matches!(
+        op("LDG.E.128.STRONG.GPU R16, [R4.64]"),
+        Op::Load {
+            access: MemAccess {
+                order: MemOrder::Relaxed,
+                vector: 2,
+                ..
+            },
+            ..
+        }
+    ));
+    // The data is a register quad: Rd/Rb a multiple of 4 (ptxas's `LDG.E.128 R16`).
+    assert!(validation_messages("LDG.E.128 R16, [R4.64]").is_empty());
+    let m = validation_messages("LDG.E.128 R6, [R4.64]");
+    assert!(
+        m.iter()
+            .any(|m| m.contains("misaligned 128-bit destination quad R6")),
+        "{m:?}"
+    );
+    let m = validation_messages("STS.128 [R1], R10");
+    assert!(
+        m.iter()
+            .any(|m| m.contains("misaligned 128-bit source quad R10")),
+        "{m:?}"
+    );
+    err_at("LDG.E.128.64 R16, [R4.64]", 1, 11, "conflicts with `.128`");
+}
+
+#[test]
+fn sm90_vector_atomics_are_vectors_of_elements() {
+    let vatom = |op, ty, vector, dst: Reg, src: u16, ftz| AtomicInst {
+        access: MemAccess {
+            space: Space::Global,
+            ty,
+            vector,
+            order: MemOrder::Relaxed,
+            scope: Scope::Gpu,
+            addr: global(8, 0),
+        },
+        op,
+        dst,
+        src: reg(src),
+        src2: None,
+        spin: false,
+        ftz,
+        performed: Pred::PT,
+    };
+    // What ptxas 12.9 writes for `atomicAdd(float2 *, float2)` on sm_90.
+    assert_eq!(
+        atomic("REDG.E.ADD.F32x2.FTZ.RN.STRONG.GPU [R8.64], R14"),
+        vatom(AtomicOp::Add, Ty::F32, 2, Reg::RZ, 14, true)
+    );
+    let mut a = vatom(AtomicOp::Add, Ty::F32, 4, r(16), 28, true);
+    a.performed = Pred::PT;
+    assert_eq!(
+        atomic("ATOMG.E.ADD.F32x4.FTZ.RN.STRONG.GPU PT, R16, [R8.64], R28"),
+        a
+    );
+    // `.F16x8` is four packed pairs, `.BF16x4` two.
+    assert_eq!(
+        atomic("ATOMG.E.ADD.F16x8.RN.STRONG.GPU PT, R4, [R8.64], R4"),
+        vatom(AtomicOp::Add, Ty::F16x2, 4, r(4), 4, false)
+    );
+    assert_eq!(
+        atomic("REDG.E.MIN.BF16x4.RN.STRONG.GPU [R8.64], R20"),
+        vatom(AtomicOp::Min, Ty::BF16x2, 2, Reg::RZ, 20, false)
+    );
+    // The generic forms (ptxas's `red.add.v2.f32` through a generic pointer).
+    assert_eq!(
+        atomic("ATOM.E.ADD.F32x2.FTZ.RN.STRONG.GPU PT, RZ, [R8.64], R28")
+            .access
+            .space,
+        Space::Generic
+    );
+    // sm_90's scalar min/max of a packed pair (`atom.max.noftz.v2.bf16`).
+    assert_eq!(
+        atomic("ATOMG.E.MAX.BF16x2.RN.STRONG.GPU PT, R0, [R8.64], R5"),
+        vatom(AtomicOp::Max, Ty::BF16x2, 1, r(0), 5, false)
+    );
+    for ok in [
+        "REDG.E.ADD.F32x2.FTZ.RN.STRONG.GPU [R8.64], R14",
+        "ATOMG.E.ADD.F32x4.FTZ.RN.STRONG.GPU PT, R16, [R8.64], R28",
+        "ATOMG.E.MAX.BF16x8.RN.STRONG.GPU PT, R16, [R8.64], R28",
+        "ATOMG.E.MAX.BF16x2.RN.STRONG.GPU PT, R0, [R8.64], R5",
+    ] {
+        assert!(validation_messages(ok).is_empty(), "{ok}");
+    }
+    // Not vector atomics: an f32 add that does not flush, a min of f32 pairs.
+    for (bad, want) in [
+        (
+            "REDG.E.ADD.F32x2.RN.STRONG.GPU [R8.64], R14",
+            "add.v2.f32 is not a vector atomic",
+        ),
+        (
+            "REDG.E.MIN.F32x2.FTZ.RN.STRONG.GPU [R8.64], R14",
+            "min.v2.f32 (ftz) is not a vector atomic",
+        ),
+        (
+            "ATOMG.E.ADD.F32x4.FTZ.RN.STRONG.GPU PT, R18, [R8.64], R28",
+            "misaligned 128-bit destination quad R18",
+        ),
+        (
+            "REDG.E.ADD.F32x2.FTZ.RN.STRONG.GPU [R8.64], R15",
+            "misaligned 64-bit source pair R15",
+        ),
+    ] {
+        let m = validation_messages(bad);
+        assert!(m.iter().any(|m| m.contains(want)), "{bad}: {m:?}");
+    }
+    err_at(
+        "ATOMS.ADD.F32x2 R0, [R1], R4",
+        1,
+        11,
+        "unknown modifier `.F32X2`",
+    );
+}
+
+#[test]
+fn sm90_atomics_of_128_bits() {
+    let a = atomic("ATOMG.E.EXCH.128.STRONG.GPU PT, R4, [R4.64], R20");
+    assert_eq!(
+        (a.op, a.access.ty, a.access.vector, a.dst, a.src, a.src2),
+        (AtomicOp::Exch, Ty::B128, 1, r(4), reg(20), None)
+    );
+    // ptxas writes the 64-bit base of `.E` without `.64` here: `[R18]`.
+    let a = atomic("ATOMG.E.CAS.128.STRONG.GPU PT, R20, [R18], R8, R12");
+    assert_eq!(
+        (a.op, a.access.ty, a.dst, a.src, a.src2),
+        (AtomicOp::Cas, Ty::B128, r(20), reg(8), Some(reg(12)))
+    );
+    assert_eq!(a.access.addr, global(18, 0));
+    let a = atomic("ATOMS.CAS.128 R8, [R3], R8, R12");
+    assert_eq!(
+        (a.access.space, a.access.ty, a.src2),
+        (Space::Shared, Ty::B128, Some(reg(12)))
+    );
+    assert_eq!(atomic("ATOMS.EXCH.128 R4, [R3], R0").access.ty, Ty::B128);
+    assert_eq!(
+        atomic("ATOM.E.CAS.128.STRONG.GPU PT, R4, [R2], R8, R12")
+            .access
+            .space,
+        Space::Generic
+    );
+    if crate::exec::memory::has_cas128() {
+        for ok in [
+            "ATOMG.E.CAS.128.STRONG.GPU PT, R20, [R18], R8, R12",
+            "ATOMS.EXCH.128 R4, [R3], R0",
+        ] {
+            assert!(validation_messages(ok).is_empty(), "{ok}");
+        }
+    }
+    for (bad, want) in [
+        (
+            "ATOMG.E.ADD.128.STRONG.GPU PT, R4, [R2.64], R8",
+            "the 128-bit atomics are .exch and .cas only",
+        ),
+        (
+            "ATOMG.E.CAS.128.STRONG.GPU PT, R20, [R18], R10, R12",
+            "misaligned 128-bit source quad R10",
+        ),
+        (
+            "ATOMS.CAS.128 R6, [R3], R8, R12",
+            "misaligned 128-bit destination quad R6",
+        ),
+    ] {
+        let m = validation_messages(bad);
+        assert!(m.iter().any(|m| m.contains(want)), "{bad}: {m:?}");
+    }
+    err_at(
+        "ATOMG.E.CAS.128.RN PT, R20, [R18], R8, R12",
+        1,
+        17,
+        ".RN applies to the float types only",
     );
 }

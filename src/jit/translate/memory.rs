@@ -67,7 +67,7 @@ use crate::ir::{
 use crate::jit::warp_ctx::{self, off};
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{I16, I32, I64};
+use cranelift_codegen::ir::types::{I128, I16, I32, I64};
 use cranelift_codegen::ir::{AtomicRmwOp, InstBuilder, MemFlagsData, Type, Value};
 
 /// Which native read-modify-write (if any) an atomic op lowers to.
@@ -141,6 +141,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let access = MemAccess {
             space: Space::Generic,
             ty: crate::ir::Ty::U32,
+            vector: 1,
             order: crate::ir::MemOrder::Weak,
             scope: crate::ir::Scope::Cta,
             addr: *addr,
@@ -207,6 +208,19 @@ impl<'a, 'f> Translator<'a, 'f> {
         addr: Value,
         size: u32,
     ) -> Result<Value, JitError> {
+        self.checked_pointer_in(lane, space, addr, size, false)
+    }
+
+    /// [`Self::checked_pointer`]; with `global_only` a generic address must resolve to global
+    /// memory (a vector atomic's, `ir::AtomicInst`): one in the shared window is out of range.
+    fn checked_pointer_in(
+        &mut self,
+        lane: &Lane,
+        space: Space,
+        addr: Value,
+        size: u32,
+        global_only: bool,
+    ) -> Result<Value, JitError> {
         let cst = self.flags.state_const;
         let k = warp_ctx::limit_index(size);
         let limit_at = |off: i32| off + 8 * k as i32;
@@ -268,10 +282,15 @@ impl<'a, 'f> Translator<'a, 'f> {
                     self.b
                         .ins()
                         .icmp(IntCC::UnsignedGreaterThanOrEqual, g_rot, global_limit);
-                let s_bad =
+                let s_bad = if global_only {
+                    // Every address outside the global arena faults; a misaligned one reports
+                    // "misaligned" (the reason follows from the address), as in the interpreter.
+                    self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1)
+                } else {
                     self.b
                         .ins()
-                        .icmp(IntCC::UnsignedGreaterThanOrEqual, s_rot, shared_limit);
+                        .icmp(IntCC::UnsignedGreaterThanOrEqual, s_rot, shared_limit)
+                };
                 let bad = self.b.ins().select(is_global, g_bad, s_bad);
                 let g_ptr = self.b.ins().iadd(global_base, g_off);
                 let s_ptr = self.b.ins().iadd(shared_base, s_off);
@@ -314,21 +333,34 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let exec = self.exec_mask(g)?;
         let flags = self.device_flags(space);
-        let size = ty.bytes();
+        // A vector access: the whole access checked once, then one load per element.
+        let size = access.bytes();
+        let (elem, n) = (ty.bytes(), u16::from(access.vector));
         self.lane_loop(exec, &[], |t, lane, _| {
             let a = t.lane_address(lane, access)?;
             let p = t.checked_pointer(lane, space, a, size)?;
-            let v = match ty {
-                Ty::U8 => t.b.ins().uload8(I32, flags, p, 0),
-                Ty::S8 => t.b.ins().sload8(I32, flags, p, 0),
-                Ty::U16 | Ty::B16 | Ty::F16 | Ty::BF16 => t.b.ins().uload16(I32, flags, p, 0),
-                Ty::S16 => t.b.ins().sload16(I32, flags, p, 0),
-                Ty::U32 | Ty::S32 | Ty::B32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 => {
-                    t.b.ins().load(I32, flags, p, 0)
-                }
-                Ty::U64 | Ty::S64 | Ty::B64 | Ty::F64 => t.b.ins().load(I64, flags, p, 0),
-            };
-            t.write_reg(lane, dst, words, v);
+            let mut values = Vec::with_capacity(usize::from(n));
+            for i in 0..n {
+                let at = i32::from(i) * elem as i32;
+                values.push(match ty {
+                    Ty::U8 => t.b.ins().uload8(I32, flags, p, at),
+                    Ty::S8 => t.b.ins().sload8(I32, flags, p, at),
+                    Ty::U16 | Ty::B16 | Ty::F16 | Ty::BF16 => t.b.ins().uload16(I32, flags, p, at),
+                    Ty::S16 => t.b.ins().sload16(I32, flags, p, at),
+                    Ty::U32 | Ty::S32 | Ty::B32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 => {
+                        t.b.ins().load(I32, flags, p, at)
+                    }
+                    Ty::U64 | Ty::S64 | Ty::B64 | Ty::F64 => t.b.ins().load(I64, flags, p, at),
+                    Ty::B128 => {
+                        return Err(
+                            t.unsupported("a b128 load (validation admits b128 in atomics only)")
+                        )
+                    }
+                });
+            }
+            for (i, v) in (0..n).zip(values) {
+                t.write_reg(lane, dst.word(i * words), words, v);
+            }
             Ok(vec![])
         })?;
         match order {
@@ -375,16 +407,28 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let exec = self.exec_mask(g)?;
         let flags = self.device_flags(space);
-        let size = ty.bytes();
+        if ty == Ty::B128 {
+            return Err(self.unsupported("a b128 store (validation admits b128 in atomics only)"));
+        }
+        // A vector access: every element read, the whole access checked, then one store per
+        // element.
+        let size = access.bytes();
+        let (elem, n) = (ty.bytes(), u16::from(access.vector));
         self.lane_loop(exec, &[], |t, lane, _| {
-            let v = t.read_operand(lane, src, words)?;
+            let mut values = Vec::with_capacity(usize::from(n));
+            for i in 0..n {
+                values.push(t.read_operand(lane, src.word(i * words), words)?);
+            }
             let a = t.lane_address(lane, access)?;
             let p = t.checked_pointer(lane, space, a, size)?;
-            match size {
-                1 => t.b.ins().istore8(flags, v, p, 0),
-                2 => t.b.ins().istore16(flags, v, p, 0),
-                _ => t.b.ins().store(flags, v, p, 0),
-            };
+            for (i, v) in (0..n).zip(values) {
+                let at = i32::from(i) * elem as i32;
+                match elem {
+                    1 => t.b.ins().istore8(flags, v, p, at),
+                    2 => t.b.ins().istore16(flags, v, p, at),
+                    _ => t.b.ins().store(flags, v, p, at),
+                };
+            }
             Ok(vec![])
         })?;
         match order {
@@ -438,6 +482,32 @@ impl<'a, 'f> Translator<'a, 'f> {
         let half = matches!(a.access.ty, Ty::F16 | Ty::BF16 | Ty::F16x2 | Ty::BF16x2);
         let signed = a.access.ty.is_signed_int();
         let bad = || self.unsupported(format!("atomic {} on {}", a.op.name(), a.access.ty.name()));
+        if a.access.ty == Ty::B128 {
+            // One `lock cmpxchg16b` (a loop of it for the exchange): Cranelift lowers the i128
+            // atomics so when the ISA has `has_cmpxchg16b`, which `cranelift_native` sets
+            // exactly when the host has it, as `has_cas128` asks.
+            if !crate::exec::memory::has_cas128() {
+                return Err(self.unsupported(
+                    "128-bit atomics need a host 16-byte compare-and-swap (x86-64 cmpxchg16b)",
+                ));
+            }
+            return match a.op {
+                AtomicOp::Exch => Ok(AtomicLowering::Rmw(AtomicRmwOp::Xchg)),
+                AtomicOp::Cas => Ok(AtomicLowering::Cas { store_flag: false }),
+                AtomicOp::Add
+                | AtomicOp::Sub
+                | AtomicOp::Min
+                | AtomicOp::Max
+                | AtomicOp::Inc
+                | AtomicOp::Dec
+                | AtomicOp::And
+                | AtomicOp::Or
+                | AtomicOp::Xor
+                | AtomicOp::Cast
+                | AtomicOp::PreDec
+                | AtomicOp::FCmpWr => Err(bad()),
+            };
+        }
         Ok(match a.op {
             AtomicOp::Add if int => AtomicLowering::Rmw(AtomicRmwOp::Add),
             AtomicOp::Add if float => AtomicLowering::Loop(LoopOp::FloatAdd),
@@ -524,16 +594,33 @@ impl<'a, 'f> Translator<'a, 'f> {
         // loop); a trapping lane's fault path hands the executing lanes to the trap exit, which
         // counts the lanes before it (`JitKernel::run_group`); a CAST.SPIN lane counts only
         // when it attempts.
-        if !spin {
-            self.atomic_exec = Some((a.op, exec));
+        // A vector atomic counts one atomic per element.
+        let n = u16::from(a.access.vector);
+        if spin && n > 1 {
+            return Err(self.unsupported(".SPIN on a vector atomic (validation rejects it)"));
         }
-        let it: Type = if words == 2 { I64 } else { I32 };
+        if !spin {
+            self.atomic_exec = Some((a.op, exec, u32::from(n)));
+        }
+        let it: Type = match words {
+            4 => I128,
+            2 => I64,
+            _ => I32,
+        };
+        let elem = a.access.ty.bytes();
+        // `ir::AtomicInst`: a generic vector atomic must land in global memory.
+        let global_only = n > 1 && a.access.space == Space::Generic;
         let zero = self.iconst(I32, 0);
         let carried: Vec<Value> = if spin { vec![zero] } else { vec![] };
         let result = self.lane_loop(exec, &carried, |t, lane, c| {
             let addr = t.lane_address(lane, &a.access)?;
-            let ptr = t.checked_pointer(lane, a.access.space, addr, a.access.ty.bytes())?;
-            let b = t.read_operand(lane, a.src, words)?;
+            let ptr =
+                t.checked_pointer_in(lane, a.access.space, addr, a.access.bytes(), global_only)?;
+            let mut bs = Vec::with_capacity(usize::from(n));
+            for i in 0..n {
+                bs.push(t.read_operand(lane, a.src.word(i * words), words)?);
+            }
+            let b = bs[0];
             let c2 = match src2 {
                 Some(s) => Some(t.read_operand(lane, s, words)?),
                 None => None,
@@ -552,8 +639,20 @@ impl<'a, 'f> Translator<'a, 'f> {
                 Ftz::On
             };
             if !spin {
-                let r = t.perform_atomic(a, &lowering, it, ptr, b, c2, ftz);
-                t.write_reg(lane, a.dst, words, r);
+                // Element by element in order, each its own host atomic; the results are
+                // written once every element is done (a destination may be a later operand).
+                let mut results = Vec::with_capacity(usize::from(n));
+                for (i, &b) in bs.iter().enumerate() {
+                    let p = if i == 0 {
+                        ptr
+                    } else {
+                        t.b.ins().iadd_imm_s(ptr, (i as u32 * elem) as i64)
+                    };
+                    results.push(t.perform_atomic(a, &lowering, it, p, b, c2, ftz));
+                }
+                for (i, r) in (0..n).zip(results) {
+                    t.write_reg(lane, a.dst.word(i * words), words, r);
+                }
                 return Ok(vec![]);
             }
             // CAST.SPIN: bank = (address / 4) mod 32.
@@ -590,7 +689,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.atomic_exec = None;
         result?;
         if !spin && self.fused.is_none() {
-            self.count_atomics(a.op, exec);
+            self.count_atomics(a.op, exec, n);
         }
         if !a.performed.is_pt() {
             // `ir::AtomicInst::performed`: always true in the executing lanes.

@@ -162,7 +162,7 @@ pub(super) struct Translator<'a, 'f> {
     pred_cache: Vec<(u16, Value)>,
     /// While an atomic's lanes are translated: its op and executing lanes. Its counter is added
     /// once after the lane loop; a faulting lane's trap path adds the lanes before it.
-    atomic_exec: Option<(crate::ir::AtomicOp, Value)>,
+    atomic_exec: Option<(crate::ir::AtomicOp, Value, u32)>,
     /// The last instruction of the region being translated (the current instruction when it
     /// is not fused): register writes no instruction after it can read skip their store.
     region_last: usize,
@@ -588,7 +588,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 if !a.spin && !inst.guard.is_never() {
                     self.pc = pc as u32;
                     let exec = self.exec_mask(inst.guard)?;
-                    self.count_atomics(a.op, exec);
+                    self.count_atomics(a.op, exec, u16::from(a.access.vector));
                 }
             }
         }
@@ -621,10 +621,16 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
-    /// `stats.atomics[op] += popcount(exec)`.
-    pub(super) fn count_atomics(&mut self, op: crate::ir::AtomicOp, exec: Value) {
+    /// `stats.atomics[op] += popcount(exec) * elements` (a vector atomic is one atomic per
+    /// element).
+    pub(super) fn count_atomics(&mut self, op: crate::ir::AtomicOp, exec: Value, elements: u16) {
         let n = self.b.ins().popcnt(exec);
         let n = self.b.ins().uextend(I64, n);
+        let n = if elements > 1 {
+            self.b.ins().imul_imm_s(n, i64::from(elements))
+        } else {
+            n
+        };
         self.stat_add(warp_ctx::off::stat_atomic(op), n);
     }
 
@@ -898,9 +904,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             pc: self.pc,
             space,
             size,
-            atomic: self.atomic_exec.map(|(op, _)| op),
+            atomic: self.atomic_exec.map(|(op, _, n)| (op, n)),
         });
-        if let Some((_, exec)) = self.atomic_exec {
+        if let Some((_, exec, _)) = self.atomic_exec {
             self.store_out(off::OUT_C, exec);
         }
         self.store_out_const(off::OUT_A, site);
@@ -1191,12 +1197,20 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.write_reg32(lane, r.word(1), hi);
     }
 
-    /// Writes a value of `words` 32-bit words (an i32 for 1, an i64 for 2).
+    /// Writes a value of `words` 32-bit words (an i32 for 1, an i64 for 2, an i128 for the
+    /// quad of 4).
     fn write_reg(&mut self, lane: &Lane, r: Reg, words: u16, v: Value) {
-        if words == 2 {
-            self.write_reg64(lane, r, v)
-        } else {
-            self.write_reg32(lane, r, v)
+        match words {
+            4 => {
+                if r.is_rz() {
+                    return;
+                }
+                let (lo, hi) = self.b.ins().isplit(v);
+                self.write_reg64(lane, r, lo);
+                self.write_reg64(lane, r.word(2), hi);
+            }
+            2 => self.write_reg64(lane, r, v),
+            _ => self.write_reg32(lane, r, v),
         }
     }
 
@@ -1204,6 +1218,15 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// loads (Cranelift hoists them out of lane loops); the kernel's other banks are fixed
     /// bytes of the kernel ([`crate::ir::ConstBank`]), so their reads are constants.
     fn read_operand(&mut self, lane: &Lane, op: Operand, words: u16) -> Result<Value, JitError> {
+        if words == 4 {
+            // A quad (`Ty::B128`): validation admits only registers.
+            let Operand::Reg(r) = op else {
+                return Err(self.unsupported("a 128-bit operand that is not a register"));
+            };
+            let lo = self.read_reg64(lane, r);
+            let hi = self.read_reg64(lane, r.word(2));
+            return Ok(self.b.ins().iconcat(lo, hi));
+        }
         let ty = if words == 2 { I64 } else { I32 };
         Ok(match op {
             Operand::Reg(r) => {

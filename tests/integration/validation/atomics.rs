@@ -19,10 +19,15 @@ const DOC_TABLE: &[(AtomicOp, &[Ty])] = &[
     (AtomicOp::Cast, &[Ty::U32, Ty::S32, Ty::U64]),
 ];
 
-/// A register-correct ATOMS of `op` at `ty`: Rd = R0, [R1 + 0x10], Rb = R4 (Rc = R5 or R6).
+/// A register-correct ATOMS of `op` at `ty`: Rd = R0, [R1 + 0x10], Rb = R4 (Rc = R5, R6 or,
+/// for a quad, R8).
 fn atoms_form(op: AtomicOp, ty: Ty) -> atomjit::ir::Op {
     let three = matches!(op, AtomicOp::Cas | AtomicOp::Cast | AtomicOp::FCmpWr);
-    let rc = if ty.regs() == 2 { 6 } else { 5 };
+    let rc = match ty.regs() {
+        4 => 8,
+        2 => 6,
+        _ => 5,
+    };
     atomic(
         Space::Shared,
         op,
@@ -41,7 +46,16 @@ fn atoms_accepts_exactly_the_document_table() {
             for ftz in [false, true] {
                 let k = sass1(with_atomic(atoms_form(op, ty), |a| a.ftz = ftz));
                 let row = DOC_TABLE.iter().find(|(o, _)| *o == op);
-                let legal = !ftz && row.is_some_and(|(_, tys)| tys.contains(&ty));
+                // Besides the document's table, sm_90's `ATOMS.EXCH.128` and `ATOMS.CAS.128`
+                // (ptxas 12.9), on a host that can perform them.
+                let wide = ty == Ty::B128;
+                let legal = !ftz
+                    && if wide {
+                        matches!(op, AtomicOp::Exch | AtomicOp::Cas)
+                            && atomjit::exec::memory::has_cas128()
+                    } else {
+                        row.is_some_and(|(_, tys)| tys.contains(&ty))
+                    };
                 match validate(&k) {
                     Ok(_) => assert!(
                         legal,
@@ -54,6 +68,8 @@ fn atoms_accepts_exactly_the_document_table() {
                         );
                         let e = &e.0;
                         let expected_rule = match (op, row) {
+                            _ if wide && !atomjit::exec::memory::has_cas128() => rules::HOST_CAS128,
+                            _ if wide => rules::B128_ATOMICS_ONLY,
                             (AtomicOp::PreDec, _) => rules::PREDEC_PENDING,
                             (_, None) => rules::ATOMS_OPS,
                             (_, Some(_)) => {
@@ -596,6 +612,8 @@ fn ptx_table_41(op: AtomicOp, ty: Ty, ftz: bool, space: Space) -> bool {
         F32 | F64 | F16 | F16x2 | BF16 | BF16x2 => op == Add,
         B16 => op == Cas,
         B32 | B64 => matches!(op, And | Or | Xor | Exch | Cas),
+        // PTX ISA 8.3: `atom.exch.b128`, `atom.cas.b128` (on a host that can perform them).
+        B128 => matches!(op, Exch | Cas) && atomjit::exec::memory::has_cas128(),
         U8 | U16 | S8 | S16 => false,
     }
 }

@@ -205,6 +205,7 @@ impl Rng {
                 access: MemAccess {
                     space: self.space(),
                     ty: self.ty(),
+                    vector: 1,
                     order: self.order(),
                     scope: self.scope(),
                     addr: self.addr(),
@@ -215,6 +216,7 @@ impl Rng {
                 access: MemAccess {
                     space: self.space(),
                     ty: self.ty(),
+                    vector: 1,
                     order: self.order(),
                     scope: self.scope(),
                     addr: self.addr(),
@@ -225,6 +227,7 @@ impl Rng {
                 access: MemAccess {
                     space: self.space(),
                     ty: self.ty(),
+                    vector: 1,
                     order: self.order(),
                     scope: self.scope(),
                     addr: self.addr(),

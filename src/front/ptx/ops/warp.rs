@@ -71,6 +71,7 @@ fn membermask_check(lw: &mut Lowerer, mask: &Operand) -> Result<(Vec<Op>, Overri
             access: MemAccess {
                 space: Space::Global,
                 ty: Ty::U8,
+                vector: 1,
                 order: MemOrder::Weak,
                 scope: Scope::Gpu,
                 addr: Address::absolute(0),
