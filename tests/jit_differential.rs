@@ -1314,7 +1314,15 @@ impl Gen {
         self.insts[at].op = Op::WarpSplit {
             mask: src(Operand::Reg(mask)),
             rejoin,
+            wait: self.chance(50),
         };
+        // Now and then guarded: guard-false lanes continue with the last group.
+        if self.chance(25) {
+            self.insts[at].guard = Guard {
+                pred: self.value_pred(),
+                negate: self.chance(50),
+            };
+        }
     }
 
     /// A loop with a trip count of 1..=4, uniform or per lane, counted in R20 + depth (and P3).

@@ -521,7 +521,7 @@ impl Module {
         let has = |name: &str, buffer: bool| {
             spec.params
                 .iter()
-                .any(|p| p.name == name && matches!(p.kind, ParamKind::Buffer { .. }) == buffer)
+                .any(|p| p.name == name && p.kind.elements().is_some() == buffer)
         };
         if let Some((name, _)) = overrides.buffers.iter().find(|(n, _)| !has(n, true)) {
             return Err(Error::Override(format!(

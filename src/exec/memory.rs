@@ -297,17 +297,19 @@ impl Region {
 #[cfg(target_arch = "x86_64")]
 unsafe fn cmpxchg16b(ptr: *mut u128, current: u128, new: u128) -> u128 {
     let (mut lo, mut hi) = (current as u64, (current >> 64) as u64);
-    // SAFETY: per this function's contract. `rbx` is reserved by the compiler, so the new low
-    // word comes in another register and is swapped into `rbx` around the instruction (and
-    // `rbx` restored); `rdx:rax` is the expected value and receives the old one, `rcx:rbx` is
-    // the new value. The instruction touches no stack.
+    // SAFETY: per this function's contract. `rbx` cannot be an operand, so the new low word
+    // comes in `rsi` and is swapped into `rbx` around the instruction (and `rbx` restored);
+    // `rdx:rax` is the expected value and receives the old one, `rcx:rbx` is the new value.
+    // Every operand has a fixed register: with `in(reg)` the register allocator may give the
+    // pointer `rbx` itself (it did in a release build), which the swap would destroy. The
+    // instruction touches no stack.
     unsafe {
         std::arch::asm!(
-            "xchg {new_lo}, rbx",
-            "lock cmpxchg16b xmmword ptr [{ptr}]",
-            "mov rbx, {new_lo}",
-            ptr = in(reg) ptr,
-            new_lo = inout(reg) new as u64 => _,
+            "xchg rsi, rbx",
+            "lock cmpxchg16b xmmword ptr [rdi]",
+            "mov rbx, rsi",
+            in("rdi") ptr,
+            inout("rsi") new as u64 => _,
             in("rcx") (new >> 64) as u64,
             inout("rax") lo,
             inout("rdx") hi,

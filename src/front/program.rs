@@ -50,7 +50,9 @@
 
 use super::directive::{self, Directive, LAUNCH_DIRECTIVES};
 use super::lexer::{join, lex, Cursor, SyntaxError, TokKind, Token};
-use crate::ir::surface::{SurfaceDecl, SurfaceDim, SurfaceLayout, SurfaceShape, SPARSE_PAGE_BYTES};
+use crate::ir::surface::{
+    SurfaceDecl, SurfaceDim, SurfaceLayout, SurfaceShape, MAX_SURFACE_BYTES, SPARSE_PAGE_BYTES,
+};
 use crate::ir::{
     CbankLayout, CmpOp, Expect, ExpectLhs, ExpectRhs, Init, LaunchSpec, ParamDecl, Scalar, Span,
     Ty, MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ, SHARED_WINDOW_BYTES,
@@ -822,11 +824,22 @@ pub fn surface_decl(cur: &mut Cursor) -> Result<SurfaceDeclSpanned, SyntaxError>
         )
         .expected("layers N after the extent"));
     }
-    let layout = layout.unwrap_or(SurfaceLayout::Pitch {
-        pitch: u32::try_from(shape.row_bytes()).map_err(|_| {
-            SyntaxError::new(join(open, close), "a row of this surface exceeds 4 GiB")
-        })?,
-    });
+    let layout = match layout {
+        Some(layout) => layout,
+        None => SurfaceLayout::Pitch {
+            pitch: u32::try_from(shape.row_bytes()).map_err(|_| {
+                SyntaxError::new(join(open, close), "a row of this surface exceeds 4 GiB")
+            })?,
+        },
+    };
+    if layout.exact_total_bytes(&shape) > u128::from(MAX_SURFACE_BYTES) {
+        return Err(SyntaxError::new(
+            join(open, close),
+            format!(
+                "the surface would occupy more than {MAX_SURFACE_BYTES} bytes (1 TiB) in its layout"
+            ),
+        ));
+    }
     let pages = layout.total_bytes(&shape).div_ceil(SPARSE_PAGE_BYTES);
     let mut sparse_pages = Vec::with_capacity(sparse.len());
     for (page, span) in sparse {
@@ -1187,7 +1200,10 @@ impl LaunchBuilder {
         LaunchBuilder::default()
     }
 
-    /// Sets the constant-bank layout (a pasted listing's `.headerflags` names its architecture).
+    /// Sets the constant-bank layout of the architecture a compiler's listing names (its
+    /// `code for sm_XX` line or `.headerflags`): parameters start at its parameter base, its
+    /// reserved shared bytes come first in the window, and the kernel is marked
+    /// [`LaunchSpec::compiled`] (its encoding is that architecture's: no `ATOMS.CAS` pairing).
     pub fn set_layout(&mut self, layout: CbankLayout) {
         self.spec.layout = layout;
         self.spec.compiled = true;
@@ -1213,14 +1229,6 @@ impl LaunchBuilder {
     /// increasing bank order.
     pub fn set_const_banks(&mut self, banks: Vec<crate::ir::ConstBank>) {
         self.spec.const_banks = banks;
-    }
-
-    /// A builder for a kernel compiled for `layout` (a listing's architecture): parameters
-    /// start at its parameter base and its reserved shared bytes come first in the window.
-    pub fn with_layout(layout: CbankLayout) -> LaunchBuilder {
-        let mut b = LaunchBuilder::default();
-        b.spec.layout = layout;
-        b
     }
 
     /// Applies one directive. `directive` is its word (`.grid`), `args` the tokens after it up

@@ -663,6 +663,7 @@ fn step(
         Op::WarpSplit {
             mask: lanes_src,
             rejoin: _,
+            wait,
         } => {
             if exec == 0 {
                 return Ok(next);
@@ -678,8 +679,14 @@ fn step(
                 .fold(0u32, |acc, l| acc | 1 << l);
             // As for BranchConverged: the group's guard-false lanes count as present.
             let live = warp.lanes & !warp.exited;
-            let complete = smallest & live & !mask == 0;
-            let again = if complete { exec & !group } else { exec };
+            let complete = !*wait || smallest & live & !mask == 0;
+            let again = if !complete {
+                mask
+            } else if exec & !group == 0 {
+                0
+            } else {
+                mask & !group
+            };
             return Ok(branch_flow(pc, mask, pc, again));
         }
         Op::Exit => {

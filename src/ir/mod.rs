@@ -673,15 +673,18 @@ pub enum Op {
     /// Split the warp by a lane mask (SASS `WARPSYNC.EXCLUSIVE`, and PTX `.sync` instructions
     /// whose membermask is a register): lanes naming the same mask run as their own group
     /// from here to `rejoin`. Let `m` be the smallest value of `mask` (one word) among the
-    /// executing lanes and `g` the executing lanes holding it. When every live lane (launched,
-    /// not exited) that `m` names is in the group at this instruction (whatever its guard, as
-    /// for [`Op::BranchConverged`]), the lanes of `g` continue at the next instruction and the
-    /// other executing lanes execute this instruction again, so each distinct mask ends up
-    /// running as one group; otherwise every executing lane executes it again (the group
-    /// waits here for the missing lanes, as SASS `WARPSYNC` does). Lanes whose guard is false
-    /// continue with `g`. The groups rejoin at instruction `rejoin` (after this instruction):
-    /// it is this op's reconvergence point, as the immediate post-dominator is a branch's
-    /// (see [`crate::valid::KernelInfo::reconverge`]). The hardware splits a warp this way for
+    /// executing lanes and `g` the executing lanes holding it. The group is *complete* when
+    /// every live lane (launched, not exited) that `m` names is in the group at this
+    /// instruction (whatever its guard, as for [`Op::BranchConverged`]), or when `wait` is
+    /// false. Then, if every executing lane is in `g`, the whole group continues at the next
+    /// instruction; otherwise the lanes of `g` continue and the group's other lanes (those
+    /// whose guard is false included) execute this instruction again, so each distinct mask
+    /// ends up running as one group and guard-false lanes continue with the last one. A group
+    /// that is not complete executes the instruction again as a whole: it waits here for the
+    /// missing lanes, as SASS `WARPSYNC` does (`wait`; PTX, which traps instead, does not
+    /// wait). The groups rejoin at instruction `rejoin` (after this instruction): it is this
+    /// op's reconvergence point, as the immediate post-dominator is a branch's (see
+    /// [`crate::valid::KernelInfo::reconverge`]). The hardware splits a warp this way for
     /// cooperative-groups tiles: `WARPSYNC.EXCLUSIVE` followed by `REDUX` reduces each tile
     /// separately.
     WarpSplit {
@@ -689,6 +692,8 @@ pub enum Op {
         mask: Src,
         /// Where the groups rejoin (an instruction index after this one).
         rejoin: u32,
+        /// Wait for the live lanes of the smallest mask that are not in the group.
+        wait: bool,
     },
     /// Warp shuffle (SASS `SHFL`, PTX `shfl.sync`): each executing lane reads register `a` of
     /// a source lane `j` computed from its own lane id `l`, `b` and `c` exactly as the PTX ISA

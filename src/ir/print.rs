@@ -580,8 +580,9 @@ fn op_text(k: &Kernel, op: &Op) -> String {
             src(mask, Ty::U32),
             branch_target(k, *target)
         ),
-        Op::WarpSplit { mask, rejoin } => format!(
-            "split {}, rejoin {}",
+        Op::WarpSplit { mask, rejoin, wait } => format!(
+            "split{} {}, rejoin {}",
+            if *wait { ".wait" } else { "" },
             src(mask, Ty::U32),
             branch_target(k, *rejoin)
         ),

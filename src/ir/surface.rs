@@ -53,6 +53,9 @@
 use super::{Init, Ty};
 use std::fmt;
 
+/// The most bytes a surface may occupy (1 TiB), so that sizes and offsets fit `u64`.
+pub const MAX_SURFACE_BYTES: u64 = 1 << 40;
+
 /// Bytes in one page of a surface's memory, the unit `sparse` marks.
 pub const SPARSE_PAGE_BYTES: u64 = 64 * 1024;
 
@@ -275,8 +278,7 @@ impl SurfaceShape {
     pub fn elements(&self) -> u64 {
         [self.width, self.height, self.depth, self.layers]
             .iter()
-            .map(|&n| u64::from(n))
-            .product()
+            .fold(1u64, |n, &e| n.saturating_mul(u64::from(e)))
     }
 
     /// Bytes of one row of elements.
@@ -325,9 +327,37 @@ impl SurfaceLayout {
         }
     }
 
-    /// Bytes the whole surface occupies.
+    /// Bytes the whole surface occupies. The front-end admits only surfaces of at most
+    /// [`MAX_SURFACE_BYTES`] ([`SurfaceLayout::exact_total_bytes`]), so this and every offset
+    /// fit `u64` with room to spare.
     pub fn total_bytes(&self, shape: &SurfaceShape) -> u64 {
         self.layer_bytes(shape) * u64::from(shape.layers)
+    }
+
+    /// [`SurfaceLayout::total_bytes`] computed without overflow, for any extent.
+    pub fn exact_total_bytes(&self, shape: &SurfaceShape) -> u128 {
+        let (w, h, d, layers) = (
+            u128::from(shape.width),
+            u128::from(shape.height),
+            u128::from(shape.depth),
+            u128::from(shape.layers),
+        );
+        match *self {
+            SurfaceLayout::Pitch { pitch } => u128::from(pitch) * h * d * layers,
+            SurfaceLayout::BlockLinear {
+                log_height,
+                log_depth,
+            } => {
+                let gobs_wide = (w * u128::from(shape.elem_bytes)).div_ceil(64);
+                let blocks_high = h.div_ceil(8 << log_height);
+                let blocks_deep = d.div_ceil(1 << log_depth);
+                gobs_wide
+                    * blocks_high
+                    * blocks_deep
+                    * (u128::from(GOB_BYTES) << (log_height + log_depth))
+                    * layers
+            }
+        }
     }
 
     /// The byte offset of element `e` from the surface's start.

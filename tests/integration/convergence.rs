@@ -243,3 +243,62 @@ fn warpsync_exclusive_waits_for_live_lanes_of_its_mask() {
     let src = split_kernel(32, &before, "MOV R3, 0xffffffff ;");
     assert_watchdog_reports_a_hang(&src);
 }
+
+#[test]
+fn guard_false_lanes_of_a_split_continue_with_the_last_group() {
+    // Tiles of 16 (R3 = 0xffff << (tid & 16)); lane 20 does not execute the split (P1 false).
+    // It counts as present for every tile and goes on with the last group, its own tile here:
+    // the tiles reduce 0+..+15 = 120 and 16+..+31 = 376.
+    let src = format!(
+        ".kernel k\n.block 32\n.buffer out u32[32] = 0
+        S2R R0, SR_LANEID ;
+        ISETP.NE.U32.AND P1, PT, R0, 0x14, PT ;
+        LOP3.LUT R4, R0, 0x10, RZ, 0xc0, !PT ;
+        MOV R7, 0xffff ;
+        SHF.L.U32 R3, R7, R4, RZ ;
+        BSSY B0, `(.L_x_9) ;
+   @P1  WARPSYNC.EXCLUSIVE R3 ;
+        REDUX.SUM UR4, R0 ;
+        MOV R5, UR4 ;
+        BSYNC B0 ;
+.L_x_9:{STORE_R5}"
+    );
+    let want: Vec<u32> = (0..32).map(|l| if l < 16 { 120 } else { 376 }).collect();
+    for b in backends() {
+        assert_eq!(out_of(&src, b), want, "{b}");
+    }
+}
+
+#[test]
+fn a_ptx_register_membermask_naming_absent_lanes_traps_like_an_immediate_one() {
+    // Lanes 16..31 skip the shuffle; the others name the whole warp in a register. PTX splits
+    // by the register but does not wait: the membermask check traps, as for `-1` written out.
+    let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n
+.visible .entry k(.param .u64 out)
+{
+    .reg .pred p;
+    .reg .b32 r<4>;
+    mov.u32 r1, %tid.x;
+    mov.u32 r2, -1;
+    setp.lt.u32 p, r1, 16;
+    @!p bra SKIP;
+    shfl.sync.idx.b32 r3, r1, 0, 31, r2;
+SKIP:
+    ret;
+}
+";
+    let mut launch = atomjit::front::LaunchText::new();
+    launch.push("k.launch", ".block 32\n.buffer out u32[32] = 0\n");
+    for b in backends() {
+        let m = engine(b, 1, true)
+            .load_with_launch("k.ptx", ptx, &launch)
+            .expect("loads");
+        let r = m.run("k", &Overrides::default()).expect("launch runs");
+        match r.failure {
+            Some(atomjit::engine::Failure::Trap(t)) => {
+                assert!(t.inst.contains("membermask check"), "{b}: {t}")
+            }
+            other => panic!("{b}: {other:?}"),
+        }
+    }
+}

@@ -104,10 +104,34 @@ fn surface_declarations_are_checked() {
         (".surface s 2d u32[2,2] = {1,2,3,4,5}", "only 4 elements"),
         (".surface s 2d u32[4,4] pitch blocklinear(1,1) = 0", "twice"),
         (".surface s 2d u32[4,4] shiny = 0", "unexpected `shiny`"),
+        (
+            ".surface s 3d u8[2147483647,2147483647,2147483647] = 0",
+            "more than 1099511627776 bytes",
+        ),
+        (
+            ".surface s 2d_array u8[2147483647,2147483647] layers 65536 blocklinear(32,32) = 0",
+            "more than 1099511627776 bytes",
+        ),
     ];
+    // A block-linear row may exceed 4 GiB (only a pitch is a 32-bit byte count).
+    let wide = ".kernel k\n.surface s 1d u64[2147483647] blocklinear(1,1) = 0\nEXIT ;";
+    atomjit::front::parse("s.s", wide, atomjit::ir::Dialect::Sass).expect("parses");
     for (decl, want) in bad {
         let src = format!(".kernel k\n{decl}\nEXIT ;");
         let e = atomjit::front::parse("s.s", &src, atomjit::ir::Dialect::Sass).expect_err(decl);
         assert!(e.to_string().contains(want), "{decl}: {e}");
     }
+}
+
+#[test]
+fn a_surface_takes_an_initialiser_override_like_a_buffer() {
+    let src = ".kernel k\n.block 1\n.surface img 2d u32[4,2] blocklinear(1,1) = 0\nEXIT ;";
+    let m = load(&engine(Backend::Interp, 1, true), "surfaces.s", src);
+    let o = Overrides {
+        buffers: vec![("img".to_string(), atomjit::ir::Init::Iota)],
+        ..Overrides::default()
+    };
+    let r = m.run("k", &o).expect("runs");
+    let img = r.buffer("img").unwrap().as_u32().unwrap();
+    assert_eq!(img, (0..8).collect::<Vec<u32>>());
 }

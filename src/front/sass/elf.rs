@@ -129,8 +129,8 @@ pub fn read(source: &str) -> Result<Option<ElfDump>, SyntaxError> {
             lexable.push_str(line);
             continue;
         }
-        // Blank the line, keeping its length and newline.
-        lexable.extend(line.chars().map(|c| if c == '\n' { '\n' } else { ' ' }));
+        // Blank the line byte for byte (spans are byte offsets), keeping its newline.
+        lexable.extend(line.bytes().map(|b| if b == b'\n' { '\n' } else { ' ' }));
         let toks: Vec<&str> = trimmed.split_whitespace().collect();
         if toks.is_empty() {
             if matches!(state, State::Table) {
@@ -374,7 +374,11 @@ impl DataBuilder {
                 _ => None,
             };
             match (directive, n) {
-                (".zero", Some(n)) if n <= 1 << 24 => bytes.resize(bytes.len() + n as usize, 0),
+                (".zero", Some(n))
+                    if n <= (MAX_BANK_BYTES - bytes.len().min(MAX_BANK_BYTES)) as u64 =>
+                {
+                    bytes.resize(bytes.len() + n as usize, 0)
+                }
                 (".align", Some(n)) if n.is_power_of_two() && n <= 1 << 12 => {
                     let len = bytes.len().next_multiple_of(n as usize);
                     bytes.resize(len, 0);
@@ -407,10 +411,19 @@ impl DataBuilder {
                 }
             }
         }
+        if bytes.len() + out.len() > MAX_BANK_BYTES {
+            self.unknown(format!(
+                "`{name}` grows past {MAX_BANK_BYTES} bytes on line {line}, more than a constant bank holds"
+            ));
+            return true;
+        }
         bytes.extend_from_slice(&out);
         true
     }
 }
+
+/// The size of a constant bank (64 KiB): a section claiming more is not one atomjit reads.
+const MAX_BANK_BYTES: usize = 64 * 1024;
 
 #[cfg(test)]
 mod tests {
@@ -431,6 +444,31 @@ mod tests {
         assert_eq!(const_section_name(".nv.constant2."), None);
         assert_eq!(const_section_name(".nv.constant999.k"), None);
         assert_eq!(const_section_name(".nv.shared.k"), None);
+    }
+
+    #[test]
+    fn a_blanked_dump_keeps_every_byte_offset_of_the_listing() {
+        // Spans are byte offsets: a non-ASCII dump line must blank to as many bytes.
+        let source =
+            "64bit elf: type=2, abi=7, sm=80\n\u{e9}\u{e9}\n\n\tcode for sm_80\n  EXIT ;\n";
+        let dump = read(source).unwrap().expect("a dump");
+        assert_eq!(dump.lexable.len(), source.len());
+        let at = source.find("code for").unwrap();
+        assert_eq!(&dump.lexable[at..], &source[at..]);
+    }
+
+    #[test]
+    fn a_section_cannot_grow_past_a_constant_bank() {
+        let mut d = DataBuilder::new(2, Some("k".into()), Span::default());
+        assert!(d.statement(".zero", &["65536"], None, 1));
+        assert!(matches!(d.section.data, SectionData::Bytes(ref b) if b.len() == 65536));
+        assert!(d.statement(".byte", &["1"], None, 2));
+        assert!(
+            matches!(d.section.data, SectionData::Unknown(ref why) if why.contains("65536 bytes"))
+        );
+        let mut d = DataBuilder::new(2, Some("k".into()), Span::default());
+        assert!(d.statement(".zero", &["65537"], None, 1));
+        assert!(matches!(d.section.data, SectionData::Unknown(_)));
     }
 
     #[test]

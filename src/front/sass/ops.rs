@@ -345,6 +345,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
                     return Ok(Op::WarpSplit {
                         mask: self.src(0, ImmKind::Int32, Mods::Plain, "the lane mask")?,
                         rejoin: super::split::UNRESOLVED,
+                        wait: true,
                     });
                 }
                 self.warpsync(m[0].is_some())

@@ -14,8 +14,9 @@
 //!
 //! or, on sm_80, inside a subroutine called from such a region (`CALL` … `RET`, which
 //! `calls` inlines as a branch back to the `BSYNC` after the call). So the rejoin point is the
-//! first `BSYNC` that control reaches from the split along its straight-line path: the next
-//! instruction, or the target of an unconditional branch. A conditional branch, an exit or a
+//! first `BSYNC` that control reaches from the split along its straight-line path (the next
+//! instruction, or the target of an unconditional branch) and that does not close a `BSSY`
+//! region opened on that path. A conditional branch, an exit or a
 //! barrier on the way means the split is not in a region atomjit understands; that is an
 //! error naming the instruction, never a guess.
 
@@ -55,16 +56,25 @@ pub fn resolve(insts: &mut [Inst]) -> Vec<SyntaxError> {
     errors
 }
 
-/// The first `BSYNC` on the straight-line path after the split at `from`.
+/// The first `BSYNC` on the straight-line path after the split at `from` that does not close
+/// a `BSSY` region opened on that path.
 fn rejoin_of(insts: &[Inst], from: usize) -> Result<u32, String> {
     let mut pc = from + 1;
+    let mut opened: Vec<&str> = Vec::new();
     // Each instruction is visited at most once: a longer walk is a loop.
     for _ in 0..insts.len() {
         let Some(inst) = insts.get(pc) else {
             return Err("control runs past the last instruction".to_string());
         };
-        if is_bsync(inst) {
-            return Ok(pc as u32);
+        match convergence_barrier(inst) {
+            Some(("BSYNC", b)) => match opened.iter().rposition(|&o| o == b) {
+                Some(i) => {
+                    opened.remove(i);
+                }
+                None => return Ok(pc as u32),
+            },
+            Some(("BSSY", b)) => opened.push(b),
+            _ => {}
         }
         let ends_block = inst.op.control().ends_block() && !inst.guard.is_never();
         if let (Op::Branch { target, .. }, true) = (&inst.op, inst.guard.is_always()) {
@@ -78,12 +88,20 @@ fn rejoin_of(insts: &[Inst], from: usize) -> Result<u32, String> {
     Err("its straight-line path loops without reaching a BSYNC".to_string())
 }
 
-/// Whether `inst` was written as `BSYNC Bn` (which lowers to a no-op).
-fn is_bsync(inst: &Inst) -> bool {
-    matches!(inst.op, Op::Nop)
-        && inst
-            .text
-            .split_whitespace()
-            .find(|w| !w.starts_with('@'))
-            .is_some_and(|m| m == "BSYNC" || m.starts_with("BSYNC."))
+/// `("BSSY", "B1")` or `("BSYNC", "B1")` for an instruction written as `BSSY B1, ...` or
+/// `BSYNC B1` (both lower to no-ops).
+fn convergence_barrier(inst: &Inst) -> Option<(&'static str, &str)> {
+    if !matches!(inst.op, Op::Nop) {
+        return None;
+    }
+    let mut words = inst
+        .text
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| !w.is_empty() && !w.starts_with('@'));
+    let mnemonic = words.next()?;
+    let barrier = words.next()?;
+    ["BSSY", "BSYNC"]
+        .into_iter()
+        .find(|m| mnemonic == *m || mnemonic.starts_with(&format!("{m}.")))
+        .map(|m| (m, barrier))
 }

@@ -2944,6 +2944,7 @@ fn warpsync_exclusive_splits_until_the_bsync_of_its_region() {
         Op::WarpSplit {
             mask: Src::plain(Operand::Reg(Reg(5))),
             rejoin: 5,
+            wait: true,
         }
     );
     // sm_80: the split in a called subroutine; its RET returns to the BSYNC after the call.
@@ -2966,6 +2967,16 @@ fn warpsync_exclusive_splits_until_the_bsync_of_its_region() {
         k.insts[rejoin as usize].text.starts_with("BSYNC"),
         "{:?}",
         k.insts[rejoin as usize]
+    );
+    // A region opened after the split is closed before the split's own BSYNC.
+    let k = kernel(
+        "BSSY B0, `(.L_x_1) ;\nWARPSYNC.EXCLUSIVE R5 ;\nBSSY B1, `(.L_x_2) ;\nNOP ;\n\
+         BSYNC B1 ;\n.L_x_2:\nREDUX.SUM.S32 UR4, R2 ;\nBSYNC B0 ;\n.L_x_1:\nEXIT ;",
+    );
+    assert!(
+        matches!(k.insts[1].op, Op::WarpSplit { rejoin: 6, .. }),
+        "{:?}",
+        k.insts[1]
     );
     // No BSYNC on the straight-line path: the rejoin point is unknown, an error.
     err_at("WARPSYNC.EXCLUSIVE R5 ;\nEXIT ;", 1, 1, "EXIT");

@@ -746,7 +746,11 @@ impl<'a, 'f> Translator<'a, 'f> {
                 mask,
                 diverged,
             } => self.translate_branch_converged(g, *target, *mask, *diverged),
-            Op::WarpSplit { mask, rejoin: _ } => self.translate_warp_split(g, *mask),
+            Op::WarpSplit {
+                mask,
+                rejoin: _,
+                wait,
+            } => self.translate_warp_split(g, *mask, *wait),
             Op::Exit => self.translate_exit(g),
             Op::IsSpace { space, dst, addr } => {
                 self.per_lane(g, |t, e| t.translate_is_space(e, *space, *dst, addr))
@@ -1450,9 +1454,10 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// [`Op::WarpSplit`]: the executing lanes holding the smallest mask value continue when
-    /// every live lane that value names is in the group; the other executing lanes (or all of
-    /// them, when lanes are missing) execute the split again.
-    fn translate_warp_split(&mut self, g: Guard, mask: Src) -> Result<Flow, JitError> {
+    /// the group is complete (every live lane that value names is in it, or `wait` is false);
+    /// the group's other lanes (or all of them, when it is not complete) execute the split
+    /// again.
+    fn translate_warp_split(&mut self, g: Guard, mask: Src, wait: bool) -> Result<Flow, JitError> {
         self.group_branch(g, self.pc, |t, exec| {
             // Lane loops read other lanes' registers: no cached register belongs to one lane.
             t.reg_cache.clear();
@@ -1472,10 +1477,18 @@ impl<'a, 'f> Translator<'a, 'f> {
                 Ok(vec![t.b.ins().bor(acc[0], bit)])
             })?[0];
             t.reg_cache.clear();
+            // Done (nobody splits off), split (the group's other lanes again), or wait (all).
+            let others = t.b.ins().band_not(exec, group);
+            let split_off = t.b.ins().band_not(t.mask, group);
+            let zero = t.iconst(I32, 0);
+            let proceed = t.b.ins().icmp_imm_s(IntCC::Equal, others, 0);
+            let again = t.b.ins().select(proceed, zero, split_off);
+            if !wait {
+                return Ok(again);
+            }
             let missing = t.missing_lanes(smallest);
             let complete = t.b.ins().icmp_imm_s(IntCC::Equal, missing, 0);
-            let others = t.b.ins().band_not(exec, group);
-            Ok(t.b.ins().select(complete, others, exec))
+            Ok(t.b.ins().select(complete, again, t.mask))
         })
     }
 

@@ -28,7 +28,8 @@
 //! passes `0xffff << (laneid & 16)`, so the two halves of the warp each reduce on their own.
 //! When the membermask is a register, the check is preceded by an [`Op::WarpSplit`] by it,
 //! rejoining at the next instruction: the lanes naming each mask run the check and the
-//! instruction as one group, and the check then holds for each tile.
+//! instruction as one group, and the check then holds for each tile. The split does not wait
+//! for lanes of a membermask that are elsewhere: the check traps, as with an immediate mask.
 
 use super::*;
 
@@ -102,9 +103,11 @@ fn checked(lw: &mut Lowerer, mask: &Operand, ops: Vec<Op>) -> Result<Lowered, Sy
     if !matches!(value, IrOp::Imm(_)) {
         // The groups rejoin at the instruction after this one (a rejoin point relative to
         // the first op, which the caller rebases).
+        // A group whose membermask names lanes elsewhere does not wait: the check traps.
         out.push(Op::WarpSplit {
             mask: Src::plain(value),
             rejoin: (1 + check.len() + ops.len()) as u32,
+            wait: false,
         });
         for (k, _, _) in &mut overrides {
             *k += 1;
