@@ -158,3 +158,27 @@ fn check_and_dump_ir() {
     assert!(out.to_lowercase().contains("cast"), "{out}");
     assert!(out.contains("spin"), "{out}");
 }
+
+#[test]
+fn diagnostics_that_cannot_be_written_do_not_panic() {
+    // Standard error on a full device (`2>/dev/full`) and on a pipe whose reader is gone
+    // (`2>&1 | head -0`): the error is dropped, the exit status still says what happened.
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
+    let Ok(full) = full else {
+        return; // not Linux: no /dev/full to write to
+    };
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_atomjit"))
+        .args(["run", "missing.s"])
+        .stderr(full)
+        .status()
+        .expect("atomjit runs");
+    assert_eq!(status.code(), Some(2), "a missing file is a usage error");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_atomjit"))
+        .args(["run", "missing.s"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("atomjit runs");
+    drop(child.stderr.take()); // the reader goes away before anything is written
+    let status = child.wait().expect("atomjit exits");
+    assert_eq!(status.code(), Some(2));
+}

@@ -80,7 +80,7 @@ pub fn bench(args: BenchArgs) -> ExitStatus {
                 return report.status();
             }
             Err(e) => {
-                eprint!("{}", loaded.sources.render(&e));
+                err!("{}", loaded.sources.render(&e));
                 return ExitStatus::Usage;
             }
         }

@@ -32,7 +32,7 @@ pub fn check(file: &str) -> ExitStatus {
             if unsupported.len() == 1 { "" } else { "s" }
         );
         for e in unsupported {
-            eprint!("{}", loaded.sources.render(&Error::Parse(e.clone())));
+            err!("{}", loaded.sources.render(&Error::Parse(e.clone())));
         }
         status = ExitStatus::Usage;
     }

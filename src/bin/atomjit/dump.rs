@@ -48,7 +48,7 @@ fn dump_code(module: &Module, dump: DumpFn) -> ExitStatus {
         match dump(kernel, info) {
             Ok(text) => outln!("; kernel {name}\n{text}"),
             Err(e) => {
-                eprintln!("error: kernel `{name}`: {e}");
+                errln!("error: kernel `{name}`: {e}");
                 return ExitStatus::Usage;
             }
         }

@@ -41,7 +41,7 @@ pub struct LitmusArgs {
 
 pub fn litmus(args: LitmusArgs) -> ExitStatus {
     if args.iterations == 0 {
-        eprintln!("error: --iterations must be at least 1");
+        errln!("error: --iterations must be at least 1");
         return ExitStatus::Usage;
     }
     let options = Options {
@@ -57,7 +57,7 @@ pub fn litmus(args: LitmusArgs) -> ExitStatus {
         timeout: crate::watchdog(args.timeout),
     };
     if let Err(m) = options.validate() {
-        eprintln!("error: --threads: {m}");
+        errln!("error: --threads: {m}");
         return ExitStatus::Usage;
     }
     let mut status = ExitStatus::Ok;
@@ -66,7 +66,7 @@ pub fn litmus(args: LitmusArgs) -> ExitStatus {
         let text = match std::fs::read_to_string(file) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: cannot read {file}: {e}");
+                errln!("error: cannot read {file}: {e}");
                 status = status.max(ExitStatus::Usage);
                 continue;
             }
@@ -74,7 +74,7 @@ pub fn litmus(args: LitmusArgs) -> ExitStatus {
         let test = match litmus::parse(file, &text) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
                 status = status.max(ExitStatus::Usage);
                 continue;
             }
@@ -98,10 +98,10 @@ pub fn litmus(args: LitmusArgs) -> ExitStatus {
                             source: text,
                             ..Sources::default()
                         };
-                        eprint!("{}", sources.render(load));
+                        err!("{}", sources.render(load));
                     }
-                    LitmusError::Load(_) | LitmusError::Run(_) => eprintln!("error: {file}: {e}"),
-                    LitmusError::Setup(m) => eprintln!("error: {m}"),
+                    LitmusError::Load(_) | LitmusError::Run(_) => errln!("error: {file}: {e}"),
+                    LitmusError::Setup(m) => errln!("error: {m}"),
                 }
                 status = status.max(e.status());
             }

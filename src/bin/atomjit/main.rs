@@ -41,7 +41,7 @@ fn seconds(s: &str) -> Result<f64, String> {
 /// Loads `file` for `purpose`; if it does not load, shows why on standard error.
 fn load(engine: &Engine, file: &str, purpose: &Purpose) -> Result<LoadedFile, ExitStatus> {
     engine.load_file(file, purpose).map_err(|e| {
-        eprint!("{}", e.render());
+        err!("{}", e.render());
         ExitStatus::Usage
     })
 }

@@ -137,7 +137,7 @@ pub fn run(args: RunArgs) -> ExitStatus {
                     status = status.max(ExitStatus::Failed);
                 }
                 Err(e) => {
-                    eprint!("{}", loaded.sources.render(&e));
+                    err!("{}", loaded.sources.render(&e));
                     status = status.max(ExitStatus::Usage);
                 }
             }
@@ -153,7 +153,7 @@ pub fn run(args: RunArgs) -> ExitStatus {
             Ok(r) => {
                 for name in &args.dumps {
                     if r.buffer(name).is_none() {
-                        eprintln!(
+                        errln!(
                             "error: --dump {name}: kernel `{kernel}` has no buffer named `{name}`"
                         );
                         status = status.max(ExitStatus::Usage);
@@ -166,7 +166,7 @@ pub fn run(args: RunArgs) -> ExitStatus {
                 reports.push(r);
             }
             Err(e) => {
-                eprint!("{}", loaded.sources.render(&e));
+                err!("{}", loaded.sources.render(&e));
                 status = status.max(ExitStatus::Usage);
             }
         }
