@@ -1,5 +1,5 @@
 //! Loading a program *file* the way the command line does: the dialect from the file name
-//! ([`crate::front::dialect_for`]), the launch from a launch file (the `.launch` sidecar beside
+//! or its text ([`crate::front::dialect_of`]), the launch from a launch file (the `.launch` sidecar beside
 //! the program, or one named) and extra lines, and the texts kept so that an error can be
 //! shown against the text it points into ([`Sources::render`]).
 //!
@@ -155,9 +155,59 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// The largest program or launch file atomjit reads (256 MiB): a larger one, or an endless
+/// stream such as `/dev/zero`, is refused once this much has been read.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// Reads a text file: at most [`MAX_FILE_BYTES`], a UTF-8 byte-order mark skipped, and invalid
+/// UTF-8 or a NUL byte refused with its line and column.
 fn read(path: &Path, what: &str) -> Result<String, LoadError> {
-    std::fs::read_to_string(path)
-        .map_err(|e| LoadError::Read(format!("cannot read {what}{}: {e}", path.display())))
+    use std::io::Read;
+    let fail =
+        |why: String| LoadError::Read(format!("cannot read {what}{}: {why}", path.display()));
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(e.to_string()))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(fail(format!(
+            "it is larger than {MAX_FILE_BYTES} bytes, the most atomjit reads"
+        )));
+    }
+    decode_text(bytes).map_err(fail)
+}
+
+/// The text of a file's bytes: a UTF-8 byte-order mark skipped; invalid UTF-8 and NUL bytes
+/// (which no assembly text holds) are errors naming their line and column (1-based, the column
+/// in bytes).
+pub fn decode_text(mut bytes: Vec<u8>) -> Result<String, String> {
+    if bytes.starts_with(&[0xef, 0xbb, 0xbf]) {
+        bytes.drain(..3);
+    }
+    if let Some(nul) = bytes.iter().position(|&b| b == 0) {
+        return Err(format!(
+            "a NUL byte at {}: not a text file",
+            line_col(&bytes, nul)
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        format!("invalid UTF-8 at {}", line_col(e.as_bytes(), offset))
+    })
+}
+
+/// "line L, column C" of byte `offset` of `bytes` (1-based; the column counts bytes).
+fn line_col(bytes: &[u8], offset: usize) -> String {
+    let before = &bytes[..offset];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let col = offset
+        - before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1)
+        + 1;
+    format!("line {line}, column {col}")
 }
 
 impl Engine {
@@ -180,7 +230,7 @@ impl Engine {
         if !lines.is_empty() {
             sources.launch.push("command line", &lines);
         }
-        let dialect = front::dialect_for(file);
+        let dialect = front::dialect_of(file, &sources.source);
         let with_launch = (bind && dialect == Dialect::Ptx) || !sources.launch.is_empty();
         let loaded = self.load_text(
             file,

@@ -206,11 +206,16 @@ impl Engine {
         &self.inner
     }
 
-    /// Parses (dialect from the file name, see [`front::dialect_for`]) and validates every
+    /// Parses (dialect from the file name, or its text, see [`front::dialect_of`]) and validates every
     /// kernel of `source`, for inspection: the PTX entries that have parameters stay unbound
     /// (see [`Module::unbound`]) and cannot run.
     pub fn load(&self, file_name: &str, source: &str) -> Result<Module, Error> {
-        self.load_text(file_name, source, front::dialect_for(file_name), None)
+        self.load_text(
+            file_name,
+            source,
+            front::dialect_of(file_name, source),
+            None,
+        )
     }
 
     /// Like [`Engine::load`], with launch directives from outside the file (a sidecar file,
@@ -229,7 +234,7 @@ impl Engine {
         self.load_text(
             file_name,
             source,
-            front::dialect_for(file_name),
+            front::dialect_of(file_name, source),
             Some(launch),
         )
     }

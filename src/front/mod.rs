@@ -58,13 +58,39 @@ impl fmt::Display for ParseError {
 
 /// The dialect a file name implies: `.ptx` is PTX, `.visa`/`.isa` is vISA, anything else SASS.
 pub fn dialect_for(file_name: &str) -> Dialect {
-    if file_name.ends_with(".ptx") {
-        Dialect::Ptx
-    } else if file_name.ends_with(".visa") || file_name.ends_with(".isa") {
-        Dialect::Visa
-    } else {
-        Dialect::Sass
+    dialect_by_extension(file_name).unwrap_or(Dialect::Sass)
+}
+
+/// The dialect a file name's extension names (case-insensitive): `.ptx` is PTX, `.visa` and
+/// `.isa` vISA, `.s` and `.sass` SASS; `None` for any other name.
+pub fn dialect_by_extension(file_name: &str) -> Option<Dialect> {
+    let ext = std::path::Path::new(file_name)
+        .extension()?
+        .to_str()?
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "ptx" => Some(Dialect::Ptx),
+        "visa" | "isa" => Some(Dialect::Visa),
+        "s" | "sass" => Some(Dialect::Sass),
+        _ => None,
     }
+}
+
+/// The dialect of a program: its extension's ([`dialect_by_extension`]), or else, for a name
+/// that does not say (`/dev/stdin`, `kernel.txt`), PTX when the text's first directive is
+/// `.version` (every PTX module starts so) and SASS otherwise.
+pub fn dialect_of(file_name: &str, text: &str) -> Dialect {
+    dialect_by_extension(file_name).unwrap_or_else(|| {
+        let first = text
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or("").trim())
+            .find(|l| !l.is_empty());
+        if first.is_some_and(|l| l.starts_with(".version")) {
+            Dialect::Ptx
+        } else {
+            Dialect::Sass
+        }
+    })
 }
 
 impl ParseError {

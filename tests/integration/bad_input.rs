@@ -138,3 +138,59 @@ fn a_full_standard_output_is_an_error_and_a_closed_pipe_ends_quietly() {
         out.status
     );
 }
+
+/// Writes `bytes` to a temporary file `name` and returns its path.
+fn temp_bytes(name: &str, bytes: &[u8]) -> String {
+    let path = temp_file(name, "");
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let text = std::fs::read(counter()).unwrap();
+    let with_bom = [&[0xef, 0xbb, 0xbf][..], &text].concat();
+    let path = temp_bytes("bom.s", &with_bom);
+    let (code, out, err) = atomjit(&["run", &path]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn invalid_utf8_and_nul_bytes_are_errors_with_their_position() {
+    let path = temp_bytes("bad.s", b".kernel k\nEXIT ;\n  \xff\xfe ;\n");
+    let err = assert_usage_error(&["check", &path]);
+    assert!(err.contains("invalid UTF-8 at line 3, column 3"), "{err}");
+    let path = temp_bytes("nul.s", b".kernel k\nEX\0IT ;\n");
+    let err = assert_usage_error(&["check", &path]);
+    assert!(err.contains("a NUL byte at line 2, column 3"), "{err}");
+    assert!(!err.contains('\0'), "the NUL is not echoed");
+}
+
+#[test]
+fn ptx_is_recognised_by_its_text_when_the_name_does_not_say() {
+    let ptx = std::fs::read_to_string(format!(
+        "{}/programs/ptx/hist_shared.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let launch = std::fs::read_to_string(format!(
+        "{}/programs/ptx/hist_shared.launch",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    for name in ["hist.PTX", "hist.txt", "hist"] {
+        let path = temp_file(name, &ptx);
+        let launch_path = temp_file("hist.launch", &launch);
+        let (code, out, err) = atomjit(&["run", &path, "--launch", &launch_path]);
+        assert_eq!(code, 0, "{name}: {out}{err}");
+    }
+}
+
+#[test]
+fn an_endless_input_is_refused_at_the_maximum_file_size() {
+    if !std::path::Path::new("/dev/zero").exists() {
+        return;
+    }
+    let err = assert_usage_error(&["check", "/dev/zero"]);
+    assert!(err.contains("larger than 268435456 bytes"), "{err}");
+}
