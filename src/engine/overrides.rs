@@ -73,12 +73,52 @@ impl Module {
                 }
             }
         }
+        // An expectation applies to the kernels that have its buffer, checked before the run
+        // like the file form (the buffer's length and element type); which kernels those are
+        // is the caller's to say when none of them has it (`Module::expectation_kernels`).
         for e in &args.expects {
-            o.expects.push(
-                directives::parse_expect(e)
-                    .map_err(|msg| Error::Override(format!("--expect {e}: {msg}")))?,
-            );
+            let fail = |msg: String| Error::Override(format!("--expect {e}: {msg}"));
+            let parsed = directives::parse_expect(e).map_err(fail)?;
+            if self.has_buffer(kernel, parsed.lhs.buffer()) {
+                directives::check_expect(&parsed, &k.launch.params).map_err(fail)?;
+                o.expects.push(parsed);
+            }
         }
         Ok(o)
+    }
+
+    /// Whether kernel `kernel` has a buffer (or surface) named `name`.
+    pub fn has_buffer(&self, kernel: &str, name: &str) -> bool {
+        self.kernel(kernel).is_ok_and(|(k, _)| {
+            k.launch
+                .params
+                .iter()
+                .any(|p| p.name == name && p.kind.elements().is_some())
+        })
+    }
+
+    /// The kernels among `kernels` that have the buffer a command-line expectation names, or
+    /// why it cannot apply (it does not parse, or no kernel has the buffer).
+    pub fn expectation_kernels(
+        &self,
+        kernels: &[&str],
+        expect: &str,
+    ) -> Result<Vec<String>, Error> {
+        let fail = |msg: String| Error::Override(format!("--expect {expect}: {msg}"));
+        let parsed = directives::parse_expect(expect).map_err(fail)?;
+        let mut have = Vec::new();
+        for &name in kernels {
+            self.kernel(name)?;
+            if self.has_buffer(name, parsed.lhs.buffer()) {
+                have.push(name.to_string());
+            }
+        }
+        if have.is_empty() {
+            return Err(fail(format!(
+                "no kernel run has a buffer named `{}`",
+                parsed.lhs.buffer()
+            )));
+        }
+        Ok(have)
     }
 }

@@ -182,3 +182,66 @@ fn diagnostics_that_cannot_be_written_do_not_panic() {
     let status = child.wait().expect("atomjit exits");
     assert_eq!(status.code(), Some(2));
 }
+
+#[test]
+fn command_line_expectations_and_dumps_are_checked_before_the_run() {
+    let p = program("hist_shared.s");
+    for (args, want) in [
+        (
+            vec!["--expect", "nosuch == 1"],
+            "no kernel run has a buffer named `nosuch`",
+        ),
+        (
+            vec!["--expect", "hist[99999] == 1"],
+            "index 99999 is outside `hist`",
+        ),
+        (
+            vec!["--dump", "nosuch"],
+            "no kernel run has a buffer named `nosuch`",
+        ),
+    ] {
+        let mut all = vec!["run", p.as_str()];
+        all.extend(args.iter().copied());
+        let (code, out, err) = atomjit(&all);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!out.contains("kernel "), "{args:?}: nothing ran: {out}");
+    }
+    // In a file of two kernels, an expectation and a dump apply to the one with the buffer.
+    let edges = program("atomics_edges.s");
+    let (code, out, err) = atomjit(&[
+        "run",
+        &edges,
+        "--backend",
+        "interp",
+        "--expect",
+        "g[0] >= 0",
+        "--dump",
+        "g",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.matches("expect g[0] >= 0: ok").count(), 1, "{out}");
+    assert_eq!(out.matches("  g u32[43] = {").count(), 1, "{out}");
+}
+
+#[test]
+fn contradictory_or_empty_options_are_usage_errors() {
+    let p = program("hist_shared.s");
+    let (code, _, err) = atomjit(&["run", &p, "--deterministic", "--threads", "4"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--deterministic runs on one host thread"),
+        "{err}"
+    );
+    // A kernel named twice runs once, with the command line's launch lines once.
+    let (code, out, err) = atomjit(&["run", &p, "--kernel", "hist", "--kernel", "hist"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.matches("kernel hist:").count(), 1, "{out}");
+    let litmus = format!(
+        "{}/tests/litmus/mp_fence_sc.litmus",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (code, _, err) = atomjit(&["litmus", &litmus, "--stop-after", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--stop-after must be at least 1"), "{err}");
+}

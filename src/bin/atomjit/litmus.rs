@@ -44,6 +44,11 @@ pub fn litmus(args: LitmusArgs) -> ExitStatus {
         errln!("error: --iterations must be at least 1");
         return ExitStatus::Usage;
     }
+    if args.stop_after == Some(0) {
+        // Zero hits are reached before the first iteration: nothing would run.
+        errln!("error: --stop-after must be at least 1");
+        return ExitStatus::Usage;
+    }
     let options = Options {
         iterations: args.iterations,
         stop_after_hits: args.stop_after,

@@ -99,22 +99,33 @@ pub fn run(args: RunArgs) -> ExitStatus {
         .deterministic(args.deterministic)
         .timeout(crate::watchdog(args.timeout));
     if let Some(t) = args.threads {
+        if args.deterministic && t != 1 {
+            errln!("error: --deterministic runs on one host thread; --threads {t} contradicts it");
+            return ExitStatus::Usage;
+        }
         config.threads(t as usize);
     }
     if args.deterministic {
         config.threads(1);
     }
+    // A kernel named twice is run once (and gets the command line's launch lines once).
+    let mut kernels_named: Vec<String> = Vec::new();
+    for k in &args.kernels {
+        if !kernels_named.contains(k) {
+            kernels_named.push(k.clone());
+        }
+    }
     let purpose = Purpose::Run(LaunchRequest {
         launch_file: args.launch.as_ref().map(Into::into),
         lines: args.lines.clone(),
-        kernels: args.kernels.clone(),
+        kernels: kernels_named.clone(),
     });
     let loaded = match crate::load(&Engine::new(&config), &args.file, &purpose) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
     let module = &loaded.module;
-    let kernels = module.selected_kernels(&args.kernels);
+    let kernels = module.selected_kernels(&kernels_named);
     let overrides = OverrideArgs {
         grid: args.grid.clone(),
         block: args.block.clone(),
@@ -122,6 +133,21 @@ pub fn run(args: RunArgs) -> ExitStatus {
         sets: args.sets.clone(),
         expects: args.expects.clone(),
     };
+    // Command-line expectations and dumps are checked before anything runs, as their file
+    // forms are: each must name a buffer of some kernel run, and applies to those kernels.
+    let kernel_refs: Vec<&str> = kernels.iter().map(String::as_str).collect();
+    for e in &args.expects {
+        if let Err(e) = module.expectation_kernels(&kernel_refs, e) {
+            err!("{}", loaded.sources.render(&e));
+            return ExitStatus::Usage;
+        }
+    }
+    for name in &args.dumps {
+        if !kernel_refs.iter().any(|k| module.has_buffer(k, name)) {
+            errln!("error: --dump {name}: no kernel run has a buffer named `{name}`");
+            return ExitStatus::Usage;
+        }
+    }
     let mut status = ExitStatus::Ok;
     if args.diff {
         for kernel in &kernels {
@@ -151,14 +177,6 @@ pub fn run(args: RunArgs) -> ExitStatus {
             .and_then(|o| module.run(kernel, &o))
         {
             Ok(r) => {
-                for name in &args.dumps {
-                    if r.buffer(name).is_none() {
-                        errln!(
-                            "error: --dump {name}: kernel `{kernel}` has no buffer named `{name}`"
-                        );
-                        status = status.max(ExitStatus::Usage);
-                    }
-                }
                 status = status.max(r.status());
                 if !args.json {
                     print_report(&r, &args.dumps);
