@@ -48,7 +48,7 @@ pub mod status;
 
 pub use bench::{BenchOutcome, Measurement};
 pub use buffers::{Buffer, Placement};
-pub use diff::Difference;
+pub use diff::{BackendDiff, Difference};
 pub use expect::ExpectOutcome;
 pub use load::{LaunchLine, LaunchRequest, LoadError, LoadedFile, Purpose, Sources};
 pub use overrides::OverrideArgs;

@@ -245,3 +245,34 @@ fn contradictory_or_empty_options_are_usage_errors() {
     assert_eq!(code, 2);
     assert!(err.contains("--stop-after must be at least 1"), "{err}");
 }
+
+#[test]
+fn diff_reports_the_shared_outcome_with_the_runs_status_json_and_dumps() {
+    // Both backends trap the same way: they agree, and the exit status is the trap's.
+    let trap = super::temp_file(
+        "trap.s",
+        ".kernel k\n.block 1\n.buffer out u32[1] = 7\nSTG.E [RZ.64], RZ ;\nEXIT ;\n",
+    );
+    let (code, out, err) = atomjit(&["run", &trap, "--diff", "--dump", "out"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.contains("agree (memory, statistics, traps): both failed: trap"),
+        "{out}"
+    );
+    assert!(out.contains("  out u32[1] = {7}"), "{out}");
+    // Two runs stopped by the watchdog agree; memory is not compared.
+    let spin = super::temp_file(
+        "spin.s",
+        ".kernel k\n.block 1\n.buffer out u32[1] = 0\nL:\nIADD3 R0, R0, 0x1, RZ ;\nBRA L ;\n",
+    );
+    let (code, out, err) = atomjit(&["run", &spin, "--diff", "--timeout", "0.2"]);
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(out.contains("both stopped by the watchdog"), "{out}");
+    // JSON: the verdict with both reports.
+    let (code, out, err) = atomjit(&["run", &program("ring_inc.s"), "--diff", "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v[0]["agree"], serde_json::Value::Bool(true), "{out}");
+    assert_eq!(v[0]["interp"]["backend"], "interp", "{out}");
+    assert_eq!(v[0]["jit"]["backend"], "jit", "{out}");
+}

@@ -263,15 +263,25 @@ fn overrides_are_parsed_from_their_text() {
 #[test]
 fn the_backend_diff_reports_agreement_or_the_first_difference() {
     let module = ring();
-    assert!(module
-        .diff_backends("ring", &Overrides::default())
-        .unwrap()
-        .is_none());
-    // Both backends trap the same way: no difference.
-    assert!(module
-        .diff_backends("trap", &Overrides::default())
-        .unwrap()
-        .is_none());
+    let ring_diff = module.diff_backends("ring", &Overrides::default()).unwrap();
+    assert!(ring_diff.difference.is_none());
+    assert_eq!(ring_diff.status(), ExitStatus::Ok);
+    assert_eq!(
+        ring_diff.shared_outcome(),
+        "both completed, expectations passed"
+    );
+    // Both backends trap the same way: no difference, but the diff's status is the trap's.
+    let trap_diff = module.diff_backends("trap", &Overrides::default()).unwrap();
+    assert!(trap_diff.difference.is_none());
+    assert_eq!(trap_diff.status(), ExitStatus::Trap);
+    assert!(trap_diff.shared_outcome().starts_with("both failed: trap"));
+    // A failed expectation is the diff's status too.
+    let mut o = Overrides::default();
+    o.expects
+        .push(atomjit::front::program::parse_expect("slots[0] == 999").unwrap());
+    let failed = module.diff_backends("ring", &o).unwrap();
+    assert!(failed.difference.is_none());
+    assert_eq!(failed.status(), ExitStatus::Failed);
     let trap = match module.run("trap", &Overrides::default()).unwrap().failure {
         Some(f) => f,
         None => panic!("trap must trap"),

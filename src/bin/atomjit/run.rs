@@ -150,23 +150,28 @@ pub fn run(args: RunArgs) -> ExitStatus {
     }
     let mut status = ExitStatus::Ok;
     if args.diff {
+        let mut diffs = Vec::new();
         for kernel in &kernels {
             match module
                 .overrides(kernel, &overrides)
                 .and_then(|o| module.diff_backends(kernel, &o))
             {
-                Ok(None) => {
-                    outln!("kernel {kernel}: interp and jit agree (memory, statistics, traps)")
-                }
-                Ok(Some(d)) => {
-                    outln!("kernel {kernel}: DIFFERENCE: {d}");
-                    status = status.max(ExitStatus::Failed);
+                Ok(d) => {
+                    status = status.max(d.status());
+                    if !args.json {
+                        print_diff(kernel, &d, &args.dumps);
+                    }
+                    diffs.push(d);
                 }
                 Err(e) => {
                     err!("{}", loaded.sources.render(&e));
                     status = status.max(ExitStatus::Usage);
                 }
             }
+        }
+        if args.json {
+            let json: Vec<_> = diffs.iter().map(|d| d.json(&args.dumps)).collect();
+            outln!("{}", to_json_text(&json));
         }
         return status;
     }
@@ -194,6 +199,37 @@ pub fn run(args: RunArgs) -> ExitStatus {
         outln!("{}", to_json_text(&json));
     }
     status
+}
+
+/// `--diff`: agreement with what both runs did, or the first difference; then each failed
+/// expectation and the dumps (of both runs when they differ).
+fn print_diff(kernel: &str, d: &atomjit::engine::BackendDiff, dumps: &[String]) {
+    match &d.difference {
+        None => outln!(
+            "kernel {kernel}: interp and jit agree (memory, statistics, traps): {}",
+            d.shared_outcome()
+        ),
+        Some(diff) => outln!("kernel {kernel}: DIFFERENCE: {diff}"),
+    }
+    for r in [&d.interp, &d.jit] {
+        for e in r.expectations.iter().filter(|e| !e.passed) {
+            outln!(
+                "  {}: expect {}: FAILED (expected {}, actual {})",
+                r.backend,
+                e.text,
+                e.expected,
+                e.actual
+            );
+        }
+    }
+    let runs: &[&RunReport] = if d.difference.is_some() {
+        &[&d.interp, &d.jit]
+    } else {
+        &[&d.interp]
+    };
+    for r in runs {
+        print_dumps(r, dumps, d.difference.is_some());
+    }
 }
 
 fn print_report(r: &RunReport, dumps: &[String]) {
@@ -247,11 +283,21 @@ fn print_report(r: &RunReport, dumps: &[String]) {
             );
         }
     }
+    print_dumps(r, dumps, false);
+}
+
+/// The `--dump` buffers of a run, prefixed by its backend when `by_backend`.
+fn print_dumps(r: &RunReport, dumps: &[String], by_backend: bool) {
     for name in dumps {
         if let Some(b) = r.buffer(name) {
             let values: Vec<String> = b.values().map(|v| v.to_string()).collect();
+            let who = if by_backend {
+                format!("{}: ", r.backend)
+            } else {
+                String::new()
+            };
             outln!(
-                "  {} {}[{}] = {{{}}}",
+                "  {who}{} {}[{}] = {{{}}}",
                 b.name,
                 b.elem,
                 b.len(),
