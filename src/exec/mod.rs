@@ -29,7 +29,7 @@ mod warp;
 
 pub use memory::{AllocError, GlobalMemory, SharedMemory, GLOBAL_BASE, SHARED_WINDOW_BYTES};
 pub use scheduler::{launch, CtaRunner, LaunchConfig, LaunchError, LaunchStats};
-pub use trap::{StuckWarp, Trap, TrapInfo, TrapReason, WatchdogReport};
+pub use trap::{StuckWarp, Trap, TrapInfo, TrapReason, WatchdogKind, WatchdogReport};
 pub use warp::WarpState;
 
 use crate::ir::{AtomicOp, Kernel};

@@ -101,21 +101,39 @@ pub struct StuckWarp {
     pub insts: Vec<(u32, String)>,
 }
 
-/// A launch that stopped making progress.
+/// A launch the watchdog ended: a deadlock it proved, or the time limit.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct WatchdogReport {
     pub kernel: String,
-    /// Why the watchdog fired: a timeout, or a deadlock it could prove (every warp waiting).
+    /// Whether the launch provably stopped making progress (every warp waiting), or only ran
+    /// out of time (it may still have been progressing).
+    pub kind: WatchdogKind,
+    /// What the watchdog saw, in words (the deadlock, or how far the launch got).
     pub cause: String,
     pub stuck: Vec<StuckWarp>,
+}
+
+/// Why the watchdog ended a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WatchdogKind {
+    /// A deadlock: nothing could ever run again.
+    Deadlock,
+    /// The time limit passed before the launch completed.
+    TimeLimit,
 }
 
 impl fmt::Display for WatchdogReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "watchdog: kernel `{}` stopped making progress: {}",
-            self.kernel, self.cause
+            "watchdog: kernel `{}` {}: {}",
+            self.kernel,
+            match self.kind {
+                WatchdogKind::Deadlock => "stopped making progress",
+                WatchdogKind::TimeLimit => "reached the time limit",
+            },
+            self.cause
         )?;
         for w in self.stuck.iter().take(16) {
             for ((pc, mask, what), (line, text)) in w.groups.iter().zip(&w.insts) {

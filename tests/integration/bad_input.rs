@@ -93,14 +93,15 @@ fn an_expectation_on_an_index_past_the_end_is_rejected() {
     let (code, out, err) = atomjit(&["run", &path]);
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("outside `x`"), "{err}");
-    // From the command line it is checked after the run: a failed expectation (1).
+    // From the command line it is checked before the run too: a usage error (2).
     let p = counter();
     let (code, out, err) = atomjit(&["run", &p, "--expect", "count[18446744073709551615] == 0"]);
-    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(code, 2, "{out}{err}");
     assert!(
-        out.contains("index 18446744073709551615 is outside `count` (1 elements)"),
-        "{out}"
+        err.contains("index 18446744073709551615 is outside `count` (1 elements)"),
+        "{err}"
     );
+    assert!(!out.contains("kernel "), "nothing ran: {out}");
 }
 
 #[test]

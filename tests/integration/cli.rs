@@ -276,3 +276,29 @@ fn diff_reports_the_shared_outcome_with_the_runs_status_json_and_dumps() {
     assert_eq!(v[0]["interp"]["backend"], "interp", "{out}");
     assert_eq!(v[0]["jit"]["backend"], "jit", "{out}");
 }
+
+#[test]
+fn the_watchdog_tells_a_deadlock_from_a_time_limit() {
+    // A time limit: the launch was still running, which the report must not call a deadlock.
+    let spin = super::temp_file(
+        "spin.s",
+        ".kernel k\n.block 1\nL:\nIADD3 R0, R0, 0x1, RZ ;\nBRA L ;\n",
+    );
+    let (code, out, err) = atomjit(&["run", &spin, "--timeout", "0.2"]);
+    assert_eq!(code, 4, "{out}{err}");
+    let all = format!("{out}{err}");
+    assert!(all.contains("reached the time limit"), "{all}");
+    assert!(all.contains("0 of 1 CTAs finished"), "{all}");
+    assert!(!all.contains("stopped making progress"), "{all}");
+    // A deadlock: the two warps of a CTA wait at different barriers, each of which needs
+    // every thread of the CTA.
+    let stuck = super::temp_file(
+        "stuck.s",
+        ".kernel k\n.block 64\nS2R R0, SR_TID.X ;\nISETP.GE.U32.AND P0, PT, R0, 0x20, PT ;\n\
+         @P0 BRA `(.L_x_1) ;\nBAR.SYNC 0x0 ;\nEXIT ;\n.L_x_1:\nBAR.SYNC 0x1 ;\nEXIT ;\n",
+    );
+    let (code, out, err) = atomjit(&["run", &stuck, "--timeout", "5"]);
+    let all = format!("{out}{err}");
+    assert_eq!(code, 4, "{all}");
+    assert!(all.contains("stopped making progress: deadlock"), "{all}");
+}

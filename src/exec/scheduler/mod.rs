@@ -59,8 +59,8 @@ mod single;
 mod tests;
 
 use super::{
-    GlobalMemory, Stats, StuckWarp, Trap, TrapInfo, WarpRunner, WarpState, WatchdogReport,
-    SHARED_WINDOW_BYTES,
+    GlobalMemory, Stats, StuckWarp, Trap, TrapInfo, WarpRunner, WarpState, WatchdogKind,
+    WatchdogReport, SHARED_WINDOW_BYTES,
 };
 use crate::ir::{Kernel, LaunchSpec, MAX_BLOCK_THREADS};
 use crate::valid::KernelInfo;
@@ -387,8 +387,9 @@ pub fn launch(
             let timeout = config.timeout.unwrap_or_default();
             return Err(LaunchError::Watchdog(Box::new(WatchdogReport {
                 kernel: kernel.name.clone(),
+                kind: WatchdogKind::TimeLimit,
                 cause: format!(
-                    "no completion after {}s ({finished} of {} CTAs finished)",
+                    "no completion after {}s ({finished} of {} CTAs finished; it may still have been progressing)",
                     timeout.as_secs_f64(),
                     shape.ctas
                 ),
@@ -559,6 +560,7 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
             Quantum::Deadlock(cause) => {
                 let report = WatchdogReport {
                     kernel: ctx.kernel.name.clone(),
+                    kind: WatchdogKind::Deadlock,
                     cause,
                     stuck: cta.stuck_warps(ctx),
                 };

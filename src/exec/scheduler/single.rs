@@ -14,7 +14,7 @@
 
 use super::cta::{Cta, Quantum};
 use super::{check_config, LaunchConfig, LaunchContext, LaunchError, QUANTA_PER_CLOCK_CHECK};
-use crate::exec::{GlobalMemory, Stats, WarpRunner, WatchdogReport};
+use crate::exec::{GlobalMemory, Stats, WarpRunner, WatchdogKind, WatchdogReport};
 use crate::ir::Kernel;
 use crate::valid::KernelInfo;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -126,6 +126,7 @@ fn run_to_completion(
             Quantum::Deadlock(cause) => {
                 return Err(LaunchError::Watchdog(Box::new(WatchdogReport {
                     kernel: ctx.kernel.name.clone(),
+                    kind: WatchdogKind::Deadlock,
                     cause,
                     stuck: cta.stuck_warps(ctx),
                 })))
@@ -147,6 +148,7 @@ fn run_to_completion(
                 let [x, y, z] = cta.index;
                 return Err(LaunchError::Watchdog(Box::new(WatchdogReport {
                     kernel: ctx.kernel.name.clone(),
+                    kind: WatchdogKind::TimeLimit,
                     cause: format!("CTA ({x},{y},{z}) did not finish in time"),
                     stuck: cta.stuck_warps(ctx),
                 })));
