@@ -302,3 +302,27 @@ fn the_watchdog_tells_a_deadlock_from_a_time_limit() {
     assert_eq!(code, 4, "{all}");
     assert!(all.contains("stopped making progress: deadlock"), "{all}");
 }
+
+#[test]
+fn litmus_json_keeps_the_files_that_failed() {
+    let good = format!(
+        "{}/tests/litmus/mp_fence_sc.litmus",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bad = super::temp_file("bad.litmus", "garbage\n");
+    let (code, out, err) = atomjit(&["litmus", &good, &bad, "--iterations", "20", "--json"]);
+    assert_eq!(code, 2, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let files = v.as_array().expect("an array");
+    assert_eq!(files.len(), 2, "{out}");
+    assert_eq!(files[0]["file"], good.as_str());
+    assert_eq!(files[1]["file"], bad.as_str());
+    assert_eq!(files[1]["exit_code"], 2);
+    assert!(
+        files[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("missing `.ptx` line"),
+        "{out}"
+    );
+}

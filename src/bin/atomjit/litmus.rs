@@ -66,13 +66,16 @@ pub fn litmus(args: LitmusArgs) -> ExitStatus {
         return ExitStatus::Usage;
     }
     let mut status = ExitStatus::Ok;
-    let mut reports = Vec::new();
+    // Every file's JSON, in order: its report, or its failure (`--json` leaves none out).
+    let mut json: Vec<serde_json::Value> = Vec::new();
+    let failed = |file: &str, status: ExitStatus, error: String| serde_json::json!({ "file": file, "exit_code": status.code(), "error": error });
     for file in &args.files {
         let text = match std::fs::read_to_string(file) {
             Ok(t) => t,
             Err(e) => {
                 errln!("error: cannot read {file}: {e}");
                 status = status.max(ExitStatus::Usage);
+                json.push(failed(file, ExitStatus::Usage, format!("cannot read: {e}")));
                 continue;
             }
         };
@@ -81,6 +84,7 @@ pub fn litmus(args: LitmusArgs) -> ExitStatus {
             Err(e) => {
                 errln!("error: {e}");
                 status = status.max(ExitStatus::Usage);
+                json.push(failed(file, ExitStatus::Usage, e.to_string()));
                 continue;
             }
         };
@@ -90,9 +94,10 @@ pub fn litmus(args: LitmusArgs) -> ExitStatus {
                 if !args.json {
                     print_report(file, &report);
                 }
-                reports.push((file, report));
+                json.push(serde_json::to_value(report.json(file)).expect("reports serialise"));
             }
             Err(e) => {
+                json.push(failed(file, e.status(), e.to_string()));
                 match &e {
                     LitmusError::Load(
                         load @ (Error::Parse(_) | Error::Unbound(_) | Error::Validation { .. }),
@@ -113,7 +118,6 @@ pub fn litmus(args: LitmusArgs) -> ExitStatus {
         }
     }
     if args.json {
-        let json: Vec<_> = reports.iter().map(|(file, r)| r.json(file)).collect();
         outln!("{}", to_json_text(&json));
     }
     status
