@@ -9,12 +9,31 @@ use codespan_reporting::diagnostic::{Diagnostic, Label};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor::NoColor};
 
+/// The most bytes of a source line a diagnostic shows, and of its message: a program's line
+/// can be megabytes long, and echoing it (or a token of it) would flood the terminal.
+const MAX_SHOWN: usize = 240;
+
 fn render(file: &str, source: &str, diags: &[Diagnostic<()>]) -> String {
-    let files = SimpleFile::new(file, source);
     let mut out = NoColor::new(Vec::new());
     let config = term::Config::default();
     for d in diags {
-        if term::emit(&mut out, &config, &files, d).is_err() {
+        let mut d = d.clone();
+        // A label on a long line is shown on an excerpt of that line, at the same line number
+        // (the message says the real column).
+        let excerpt = d
+            .labels
+            .first()
+            .and_then(|l| excerpt(source, l.range.clone()));
+        let emitted = match &excerpt {
+            Some((text, range, from_col)) => {
+                d.labels[0].range = range.clone();
+                d.labels.truncate(1);
+                let name = format!("{file} (an excerpt from column {from_col})");
+                term::emit(&mut out, &config, &SimpleFile::new(name, text.as_str()), &d)
+            }
+            None => term::emit(&mut out, &config, &SimpleFile::new(file, source), &d),
+        };
+        if emitted.is_err() {
             // The span did not fit the source (it cannot, short of a front-end bug): fall back
             // to the message alone rather than lose the error.
             return diags
@@ -24,6 +43,60 @@ fn render(file: &str, source: &str, diags: &[Diagnostic<()>]) -> String {
         }
     }
     String::from_utf8_lossy(&out.into_inner()).into_owned()
+}
+
+/// `text` cut to at most about `max` bytes (on a character boundary), marked with `…`.
+fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// For a label whose line is longer than [`MAX_SHOWN`]: a stand-in source holding as many empty
+/// lines as come before it (so the line number is right) and a window of the line around the
+/// label, the label's range in it, and the (byte) column the window starts at; `None` for a
+/// short line.
+fn excerpt(
+    source: &str,
+    range: std::ops::Range<usize>,
+) -> Option<(String, std::ops::Range<usize>, usize)> {
+    let start = range.start.min(source.len());
+    let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = source[start..]
+        .find('\n')
+        .map_or(source.len(), |i| start + i);
+    if line_end - line_start <= MAX_SHOWN {
+        return None;
+    }
+    let floor = |mut i: usize| {
+        while !source.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let from = floor(start.saturating_sub(MAX_SHOWN / 3).max(line_start));
+    let to = floor((from + MAX_SHOWN).min(line_end));
+    let newlines = source[..line_start].bytes().filter(|&b| b == b'\n').count();
+    let mut text = "\n".repeat(newlines);
+    if from > line_start {
+        text.push('…');
+    }
+    let label_start = text.len() + (start - from);
+    text.push_str(&source[from..to]);
+    if to < line_end {
+        text.push('…');
+    }
+    let end = range.end.clamp(start, to);
+    Some((
+        text,
+        label_start..label_start + (end - start),
+        from - line_start + 1,
+    ))
 }
 
 /// The byte range of a span, clamped to the source so rendering never fails.
@@ -37,12 +110,15 @@ fn range(span: Span, source: &str) -> std::ops::Range<usize> {
 pub fn render_parse_error(source: &str, e: &ParseError) -> String {
     let mut label = Label::primary((), range(e.span, source));
     if let Some(expected) = &e.expected {
-        label = label.with_message(format!("expected {expected}"));
+        label = label.with_message(format!("expected {}", clip(expected, 4 * MAX_SHOWN)));
     }
     let d = Diagnostic::error()
         .with_message(format!(
             "{} (at {}:{}:{})",
-            e.message, e.file, e.span.line, e.span.col
+            clip(&e.message, MAX_SHOWN),
+            e.file,
+            e.span.line,
+            e.span.col
         ))
         .with_labels(vec![label]);
     render(&e.file, source, &[d])
@@ -62,7 +138,9 @@ pub fn render_validation_errors(
             Diagnostic::error()
                 .with_message(format!(
                     "invalid kernel `{kernel}` at {file}:{}:{}: {}",
-                    e.span.line, e.span.col, e.message
+                    e.span.line,
+                    e.span.col,
+                    clip(&e.message, MAX_SHOWN)
                 ))
                 .with_labels(vec![Label::primary((), range(e.span, source))])
                 .with_notes(vec![format!("rule: {}", e.rule)])

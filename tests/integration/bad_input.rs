@@ -195,3 +195,23 @@ fn an_endless_input_is_refused_at_the_maximum_file_size() {
     let err = assert_usage_error(&["check", "/dev/zero"]);
     assert!(err.contains("larger than 268435456 bytes"), "{err}");
 }
+
+#[test]
+fn a_diagnostic_shows_an_excerpt_of_a_huge_line() {
+    // One line of a million bytes with an unknown instruction far into it: the error names the
+    // line and column and shows a few hundred bytes around it, not the line (twice).
+    let mut line = String::from("        ");
+    line.push_str(&"NOP ; ".repeat(100_000));
+    let col = line.len() + 1;
+    line.push_str(&format!("FROB{} R0 ;", "X".repeat(400_000)));
+    let path = temp_file("huge.s", &format!(".kernel k\n{line}\nEXIT ;\n"));
+    let err = assert_usage_error(&["check", &path]);
+    assert!(err.len() < 8_000, "{} bytes of diagnostics", err.len());
+    assert!(
+        err.contains(&format!(":2:{col}")),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+    assert!(err.contains("FROBXXX"), "{}", &err[..err.len().min(2000)]);
+    assert!(err.contains('^'), "a caret marks the spot: {err}");
+}
