@@ -213,6 +213,17 @@ fn line_col(bytes: &[u8], offset: usize) -> String {
 impl Engine {
     /// Reads and loads the program file `file` for `purpose` (see the [module docs](self)).
     pub fn load_file(&self, file: &str, purpose: &Purpose) -> Result<LoadedFile, LoadError> {
+        self.load_file_as(file, purpose, None)
+    }
+
+    /// [`Engine::load_file`] in `dialect` when given (the command line's `--dialect`), else
+    /// the dialect of the file's name or text ([`front::dialect_of`]).
+    pub fn load_file_as(
+        &self,
+        file: &str,
+        purpose: &Purpose,
+        dialect: Option<Dialect>,
+    ) -> Result<LoadedFile, LoadError> {
         let path = Path::new(file);
         let mut sources = Sources {
             file: file.to_string(),
@@ -230,7 +241,7 @@ impl Engine {
         if !lines.is_empty() {
             sources.launch.push("command line", &lines);
         }
-        let dialect = front::dialect_of(file, &sources.source);
+        let dialect = dialect.unwrap_or_else(|| front::dialect_of(file, &sources.source));
         let with_launch = (bind && dialect == Dialect::Ptx) || !sources.launch.is_empty();
         let loaded = self.load_text(
             file,

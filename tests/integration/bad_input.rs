@@ -215,3 +215,19 @@ fn a_diagnostic_shows_an_excerpt_of_a_huge_line() {
     assert!(err.contains("FROBXXX"), "{}", &err[..err.len().min(2000)]);
     assert!(err.contains('^'), "a caret marks the spot: {err}");
 }
+
+#[test]
+fn dialect_forces_the_dialect_whatever_the_name() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let ptx = std::fs::read_to_string(format!("{dir}/programs/ptx/hist_shared.ptx")).unwrap();
+    let launch = std::fs::read_to_string(format!("{dir}/programs/ptx/hist_shared.launch")).unwrap();
+    let path = temp_file("hist.s", &ptx);
+    let launch_path = temp_file("hist.launch", &launch);
+    // Named .s, it is SASS and does not parse; --dialect ptx runs it.
+    assert_usage_error(&["run", &path, "--launch", &launch_path]);
+    let (code, out, err) = atomjit(&["run", &path, "--launch", &launch_path, "--dialect", "ptx"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = atomjit(&["--dialect", "ptx", "check", &path]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_usage_error(&["run", &path, "--dialect", "cuda"]);
+}

@@ -40,7 +40,8 @@ fn seconds(s: &str) -> Result<f64, String> {
 
 /// Loads `file` for `purpose`; if it does not load, shows why on standard error.
 fn load(engine: &Engine, file: &str, purpose: &Purpose) -> Result<LoadedFile, ExitStatus> {
-    engine.load_file(file, purpose).map_err(|e| {
+    let dialect = DIALECT.get().copied().flatten();
+    engine.load_file_as(file, purpose, dialect).map_err(|e| {
         err!("{}", e.render());
         ExitStatus::Usage
     })
@@ -67,7 +68,14 @@ fn backend() -> impl clap::builder::TypedValueParser<Value = Backend> {
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The program's dialect, whatever its name says (default: from the extension, else from
+    /// the text: PTX when it starts with `.version`).
+    #[arg(long, global = true, value_parser = ["sass", "ptx", "visa"])]
+    dialect: Option<String>,
 }
+
+/// The dialect `--dialect` forces, if given (set once, before any file is loaded).
+static DIALECT: std::sync::OnceLock<Option<atomjit::ir::Dialect>> = std::sync::OnceLock::new();
 
 #[derive(Subcommand)]
 enum Command {
@@ -98,6 +106,16 @@ fn main() -> ExitCode {
     if let (Command::Run(args), Some(("run", sub))) = (&mut cli.command, matches.subcommand()) {
         args.lines = run::ordered_lines(sub);
     }
+    let dialect = cli.dialect.as_deref().map(|d| match d {
+        "ptx" => atomjit::ir::Dialect::Ptx,
+        "visa" => atomjit::ir::Dialect::Visa,
+        _ => atomjit::ir::Dialect::Sass,
+    });
+    if dialect.is_some() && matches!(cli.command, Command::Litmus(_)) {
+        errln!("error: --dialect does not apply to litmus tests (their module is PTX)");
+        return ExitCode::from(ExitStatus::Usage.code());
+    }
+    let _ = DIALECT.set(dialect);
     let status = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Check { file } => check::check(&file),
