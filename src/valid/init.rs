@@ -26,12 +26,13 @@
 //!
 //! Predicates are not analysed: they are one word each and are always zeroed.
 
+use super::blocks::Blocks;
 use super::cfg::ControlFlow;
 use crate::ir::{Kernel, Operand, Reg};
 use std::collections::VecDeque;
 
 /// A set of registers as a bit set.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct RegSet(pub(super) Vec<u64>);
 
 impl RegSet {
@@ -55,6 +56,11 @@ impl RegSet {
             *w |= 1 << (r % 64);
         }
     }
+    pub(super) fn remove(&mut self, r: usize) {
+        if let Some(w) = self.0.get_mut(r / 64) {
+            *w &= !(1 << (r % 64));
+        }
+    }
     fn intersect(&mut self, other: &RegSet) {
         for (a, b) in self.0.iter_mut().zip(&other.0) {
             *a &= b;
@@ -70,59 +76,57 @@ pub(super) fn words(reg: Reg, words: u16) -> impl Iterator<Item = usize> {
         .map(|r| usize::from(r.0))
 }
 
+/// `fact` (registers definitely written before `inst`) becomes the fact after it.
+fn step_forward(inst: &crate::ir::Inst, fact: &mut RegSet) {
+    if inst.guard.is_always() {
+        for (reg, w) in inst.op.dst_uses() {
+            for r in words(reg, w) {
+                fact.insert(r);
+            }
+        }
+    }
+}
+
 /// For each register of `kernel`: true when no lane can read it before writing it (its launch
 /// value is never observed, so it needs no zeroing), false when some path may read it first.
+/// Facts are kept per straight-line block (`blocks.rs`) and replayed inside each block.
 pub fn written_before_read(kernel: &Kernel, flow: &ControlFlow) -> Vec<bool> {
     let n = kernel.insts.len();
     let regs = kernel.num_regs as usize;
-    // `written[pc]`: registers definitely written on every path reaching `pc`, before it runs.
-    let mut written: Vec<RegSet> = vec![RegSet::full(regs); n];
     if n == 0 {
         return vec![true; regs];
     }
+    let blocks = Blocks::new(n, flow);
+    let count = blocks.ranges.len();
+    // `written[b]`: registers definitely written on every path reaching block `b`'s start.
+    let mut written: Vec<RegSet> = vec![RegSet::full(regs); count];
     written[0] = RegSet::empty(regs);
-    // Instruction 0 is also reached by nothing but the entry unless a branch targets it: the
-    // entry's empty fact joins every predecessor's.
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (pc, succ) in flow.succ.iter().enumerate() {
-        for &s in succ {
-            if (s as usize) < n {
-                preds[s as usize].push(pc);
-            }
-        }
-    }
-    let after = |pc: usize, before: &RegSet| -> RegSet {
+    let after = |b: usize, before: &RegSet| -> RegSet {
         let mut out = before.clone();
-        let inst = &kernel.insts[pc];
-        if inst.guard.is_always() {
-            for (reg, w) in inst.op.dst_uses() {
-                for r in words(reg, w) {
-                    out.insert(r);
-                }
-            }
+        for pc in blocks.ranges[b].clone() {
+            step_forward(&kernel.insts[pc], &mut out);
         }
         out
     };
-    // A worklist, first in instruction order, until nothing changes (facts only shrink): a
-    // changed fact requeues only the successors, so a long chain of backward branches costs one
-    // visit per instruction per change instead of one pass over the kernel per link.
-    let mut queued = vec![true; n];
-    let mut work: VecDeque<usize> = (0..n).collect();
-    while let Some(pc) = work.pop_front() {
-        queued[pc] = false;
-        let mut fact = if pc == 0 {
+    // A worklist of blocks, first in order, until nothing changes (facts only shrink): a
+    // changed fact requeues only the successors. Block 0 also has the entry as a predecessor,
+    // whose fact is empty.
+    let mut queued = vec![true; count];
+    let mut work: VecDeque<usize> = (0..count).collect();
+    while let Some(b) = work.pop_front() {
+        queued[b] = false;
+        let mut fact = if b == 0 {
             RegSet::empty(regs)
         } else {
             RegSet::full(regs)
         };
-        for &p in &preds[pc] {
+        for &p in &blocks.preds[b] {
             fact.intersect(&after(p, &written[p]));
         }
-        if fact != written[pc] {
-            written[pc] = fact;
-            for &s in flow.succ.get(pc).map(Vec::as_slice).unwrap_or(&[]) {
-                let s = s as usize;
-                if s < n && !queued[s] {
+        if fact != written[b] {
+            written[b] = fact;
+            for &s in &blocks.succ[b] {
+                if !queued[s] {
                     queued[s] = true;
                     work.push_back(s);
                 }
@@ -130,20 +134,25 @@ pub fn written_before_read(kernel: &Kernel, flow: &ControlFlow) -> Vec<bool> {
         }
     }
     let mut safe = vec![true; regs];
-    for (pc, inst) in kernel.insts.iter().enumerate() {
-        if inst.guard.is_never() || !flow.reachable.get(pc).copied().unwrap_or(false) {
-            continue;
-        }
-        for u in inst.op.operand_uses() {
-            if let Operand::Reg(reg) = u.operand {
-                for r in words(reg, u.words) {
-                    if !written[pc].contains(r) {
-                        if let Some(s) = safe.get_mut(r) {
-                            *s = false;
+    for (b, range) in blocks.ranges.iter().enumerate() {
+        let mut fact = written[b].clone();
+        for pc in range.clone() {
+            let inst = &kernel.insts[pc];
+            let runs = !inst.guard.is_never() && flow.reachable.get(pc).copied().unwrap_or(false);
+            if runs {
+                for u in inst.op.operand_uses() {
+                    if let Operand::Reg(reg) = u.operand {
+                        for r in words(reg, u.words) {
+                            if !fact.contains(r) {
+                                if let Some(s) = safe.get_mut(r) {
+                                    *s = false;
+                                }
+                            }
                         }
                     }
                 }
             }
+            step_forward(inst, &mut fact);
         }
     }
     safe

@@ -16,71 +16,122 @@
 //! other lane's path matters. After `EXIT` nothing is live: registers are not observable once a
 //! lane has exited (a trap ends the launch, and reports no registers either).
 //!
-//! The least fixed point is found with a worklist (any order reaches the same one, since the
-//! facts only grow).
+//! The least fixed point is found with a worklist over straight-line blocks (`blocks.rs`; any
+//! order reaches the same one, since the facts only grow). Only each block's `live_out` is
+//! kept; an instruction's is recomputed from its block's end when asked
+//! ([`Liveness::live_after`]), so memory is blocks × registers, not instructions × registers.
 
+use super::blocks::Blocks;
 use super::cfg::ControlFlow;
 use super::init::{words, RegSet};
-use crate::ir::{Kernel, Operand};
+use crate::ir::{Inst, Kernel, Operand};
 use std::collections::VecDeque;
 
-/// For each instruction, the registers live after it, as bit sets (`u64` words, bit `r % 64` of
-/// word `r / 64`).
-pub fn live_out(kernel: &Kernel, flow: &ControlFlow) -> Vec<Vec<u64>> {
+/// The registers live after each block, from which [`Liveness::live_after`] recomputes any
+/// instruction's.
+#[derive(Debug, Clone, Default)]
+pub struct Liveness {
+    blocks: Blocks,
+    /// Per block: the registers live after its last instruction (bit sets, see [`RegSet`]).
+    out: Vec<Vec<u64>>,
+}
+
+impl Liveness {
+    /// The registers live after instruction `pc` of `kernel` (the kernel this was computed
+    /// for), as bit sets: bit `r % 64` of word `r / 64`.
+    pub fn live_after(&self, kernel: &Kernel, pc: usize) -> Vec<u64> {
+        let Some(&b) = self.blocks.of.get(pc) else {
+            return Vec::new();
+        };
+        let b = b as usize;
+        let mut fact = RegSet(self.out[b].clone());
+        for later in (pc + 1..self.blocks.ranges[b].end).rev() {
+            step_back(&kernel.insts[later], &mut fact);
+        }
+        fact.0
+    }
+}
+
+impl Liveness {
+    /// [`Liveness::live_after`] of every instruction of `range`, in order: one backward pass
+    /// over each block the range touches (for a backend that asks about every instruction).
+    pub fn live_after_range(
+        &self,
+        kernel: &Kernel,
+        range: std::ops::Range<usize>,
+    ) -> Vec<Vec<u64>> {
+        let range = range.start.min(self.blocks.of.len())..range.end.min(self.blocks.of.len());
+        let mut out = vec![Vec::new(); range.len()];
+        let mut pc = range.end;
+        while pc > range.start {
+            let b = self.blocks.of[pc - 1] as usize;
+            let block = &self.blocks.ranges[b];
+            let mut fact = RegSet(self.out[b].clone());
+            for at in (block.start..block.end).rev() {
+                if range.contains(&at) {
+                    out[at - range.start] = fact.0.clone();
+                }
+                if at <= range.start {
+                    break;
+                }
+                step_back(&kernel.insts[at], &mut fact);
+            }
+            pc = block.start.max(range.start);
+        }
+        out
+    }
+}
+
+/// `fact` (live after `inst`) becomes the registers live before it.
+fn step_back(inst: &Inst, fact: &mut RegSet) {
+    if inst.guard.is_never() {
+        return;
+    }
+    if inst.guard.is_always() {
+        for (reg, w) in inst.op.dst_uses() {
+            for r in words(reg, w) {
+                fact.remove(r);
+            }
+        }
+    }
+    for u in inst.op.operand_uses() {
+        if let Operand::Reg(reg) = u.operand {
+            for r in words(reg, u.words) {
+                fact.insert(r);
+            }
+        }
+    }
+}
+
+/// The liveness of `kernel`'s registers (see the module docs).
+pub fn liveness(kernel: &Kernel, flow: &ControlFlow) -> Liveness {
     let n = kernel.insts.len();
     let regs = kernel.num_regs as usize;
-    let mut live_in: Vec<RegSet> = vec![RegSet::empty(regs); n];
-    let out_of = |pc: usize, live_in: &[RegSet]| -> RegSet {
+    let blocks = Blocks::new(n, flow);
+    let count = blocks.ranges.len();
+    let mut live_in: Vec<RegSet> = vec![RegSet::empty(regs); count];
+    let out_of = |b: usize, live_in: &[RegSet]| -> RegSet {
         let mut out = RegSet::empty(regs);
-        for &s in flow.succ.get(pc).map(Vec::as_slice).unwrap_or(&[]) {
-            if let Some(set) = live_in.get(s as usize) {
-                for (a, b) in out.0.iter_mut().zip(&set.0) {
-                    *a |= b;
-                }
+        for &s in &blocks.succ[b] {
+            for (a, x) in out.0.iter_mut().zip(&live_in[s].0) {
+                *a |= x;
             }
         }
         out
     };
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (pc, succ) in flow.succ.iter().enumerate() {
-        for &s in succ {
-            if let Some(p) = preds.get_mut(s as usize) {
-                p.push(pc);
-            }
+    // A worklist of blocks, first in reverse order, until nothing changes (facts only grow): a
+    // changed `live_in` requeues only the predecessors.
+    let mut queued = vec![true; count];
+    let mut work: VecDeque<usize> = (0..count).rev().collect();
+    while let Some(b) = work.pop_front() {
+        queued[b] = false;
+        let mut fact = out_of(b, &live_in);
+        for pc in blocks.ranges[b].clone().rev() {
+            step_back(&kernel.insts[pc], &mut fact);
         }
-    }
-    // A worklist, first in reverse instruction order, until nothing changes (facts only grow):
-    // a changed `live_in` requeues only the predecessors, so a long chain of backward branches
-    // costs one visit per instruction per change instead of one pass over the kernel per link.
-    let mut queued = vec![true; n];
-    let mut work: VecDeque<usize> = (0..n).rev().collect();
-    while let Some(pc) = work.pop_front() {
-        queued[pc] = false;
-        let inst = &kernel.insts[pc];
-        let mut fact = out_of(pc, &live_in);
-        if !inst.guard.is_never() {
-            if inst.guard.is_always() {
-                let mut killed = RegSet::empty(regs);
-                for (reg, w) in inst.op.dst_uses() {
-                    for r in words(reg, w) {
-                        killed.insert(r);
-                    }
-                }
-                for (a, k) in fact.0.iter_mut().zip(&killed.0) {
-                    *a &= !k;
-                }
-            }
-            for u in inst.op.operand_uses() {
-                if let Operand::Reg(reg) = u.operand {
-                    for r in words(reg, u.words) {
-                        fact.insert(r);
-                    }
-                }
-            }
-        }
-        if fact != live_in[pc] {
-            live_in[pc] = fact;
-            for &p in &preds[pc] {
+        if fact != live_in[b] {
+            live_in[b] = fact;
+            for &p in &blocks.preds[b] {
                 if !queued[p] {
                     queued[p] = true;
                     work.push_back(p);
@@ -88,5 +139,6 @@ pub fn live_out(kernel: &Kernel, flow: &ControlFlow) -> Vec<Vec<u64>> {
             }
         }
     }
-    (0..n).map(|pc| out_of(pc, &live_in).0).collect()
+    let out = (0..count).map(|b| out_of(b, &live_in).0).collect();
+    Liveness { blocks, out }
 }

@@ -49,10 +49,12 @@
 #![deny(clippy::wildcard_enum_match_arm)]
 
 mod atomics;
+mod blocks;
 mod cfg;
 mod init;
 mod launch;
 mod live;
+pub use live::Liveness;
 mod operands;
 mod orders;
 pub mod rules;
@@ -83,7 +85,9 @@ pub struct KernelInfo {
     cbank_bytes: u32,
     num_barriers: u32,
     written_before_read: Vec<bool>,
-    live_out: Vec<Vec<u64>>,
+    liveness: live::Liveness,
+    /// Every register is live everywhere ([`KernelInfo::unchecked`]).
+    all_live: bool,
     fingerprint: u64,
 }
 
@@ -143,10 +147,28 @@ impl KernelInfo {
         &self.written_before_read
     }
 
-    /// For each instruction: the registers live after it (see `live.rs`), as bit sets (bit
-    /// `r % 64` of word `r / 64`).
-    pub fn live_out(&self) -> &[Vec<u64>] {
-        &self.live_out
+    /// The registers live after instruction `pc` of `kernel` (the kernel this info is for;
+    /// see `live.rs`), as bit sets: bit `r % 64` of word `r / 64`. Computed on demand from the
+    /// facts kept per straight-line block. An info made by [`KernelInfo::unchecked`] has every
+    /// register live everywhere.
+    pub fn live_after(&self, kernel: &Kernel, pc: usize) -> Vec<u64> {
+        if self.all_live {
+            return vec![u64::MAX; (kernel.num_regs as usize).div_ceil(64)];
+        }
+        self.liveness.live_after(kernel, pc)
+    }
+
+    /// [`KernelInfo::live_after`] of every instruction of `range`, in order, in one pass.
+    pub fn live_after_range(
+        &self,
+        kernel: &Kernel,
+        range: std::ops::Range<usize>,
+    ) -> Vec<Vec<u64>> {
+        if self.all_live {
+            let all = vec![u64::MAX; (kernel.num_regs as usize).div_ceil(64)];
+            return vec![all; range.len()];
+        }
+        self.liveness.live_after_range(kernel, range)
     }
 
     /// Whether this is the proof for `kernel`: computed by [`validate`] for a kernel with the
@@ -195,7 +217,8 @@ impl KernelInfo {
             cbank_bytes,
             num_barriers: 0,
             written_before_read: vec![false; kernel.num_regs as usize],
-            live_out: vec![vec![u64::MAX; (kernel.num_regs as usize).div_ceil(64)]; n],
+            liveness: live::Liveness::default(),
+            all_live: true,
             fingerprint: fingerprint(kernel),
         }
     }
@@ -302,12 +325,13 @@ pub fn cbank_bytes(launch: &LaunchSpec) -> u32 {
 }
 
 /// The control flow and register liveness of a kernel that need not be valid (both analyses
-/// are total): per instruction, its successors (the instruction count stands for the exit)
-/// and the registers live after it, as [`KernelInfo::live_out`] gives them. For front-end
-/// checks that need dataflow before validation (`front::sass::rcp_seed`).
-pub(crate) fn flow_and_liveness(kernel: &Kernel) -> (Vec<Vec<u32>>, Vec<Vec<u64>>) {
+/// are total): per instruction, its successors (the instruction count stands for the exit),
+/// and the liveness ([`live::Liveness::live_after`] gives the registers live after an
+/// instruction, as [`KernelInfo::live_after`] does). For front-end checks that need dataflow
+/// before validation (`front::sass::rcp_seed`).
+pub(crate) fn flow_and_liveness(kernel: &Kernel) -> (Vec<Vec<u32>>, live::Liveness) {
     let flow = cfg::analyze(kernel);
-    let live = live::live_out(kernel, &flow);
+    let live = live::liveness(kernel, &flow);
     (flow.succ, live)
 }
 
@@ -448,7 +472,8 @@ fn kernel_info(kernel: &Kernel, flow: &cfg::ControlFlow, cbank: u32) -> KernelIn
         cbank_bytes: cbank,
         num_barriers: 0,
         written_before_read: init::written_before_read(kernel, flow),
-        live_out: live::live_out(kernel, flow),
+        liveness: live::liveness(kernel, flow),
+        all_live: false,
         fingerprint: fingerprint(kernel),
     };
     if n > 0 {

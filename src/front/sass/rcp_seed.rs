@@ -120,14 +120,19 @@ pub fn check(kernel: &Kernel) -> Vec<(String, SyntaxError)> {
 
 /// The kernel with its control flow and liveness.
 struct Chain<'k> {
+    kernel: &'k Kernel,
     insts: &'k [Inst],
     succ: &'k [Vec<u32>],
     preds: Vec<Vec<u32>>,
-    live: &'k [Vec<u64>],
+    live: &'k crate::valid::Liveness,
 }
 
 impl<'k> Chain<'k> {
-    fn new(kernel: &'k Kernel, succ: &'k [Vec<u32>], live: &'k [Vec<u64>]) -> Chain<'k> {
+    fn new(
+        kernel: &'k Kernel,
+        succ: &'k [Vec<u32>],
+        live: &'k crate::valid::Liveness,
+    ) -> Chain<'k> {
         let n = kernel.insts.len();
         let mut preds = vec![Vec::new(); n];
         for (pc, ss) in succ.iter().enumerate() {
@@ -138,6 +143,7 @@ impl<'k> Chain<'k> {
             }
         }
         Chain {
+            kernel,
             insts: &kernel.insts,
             succ,
             preds,
@@ -169,7 +175,8 @@ impl<'k> Chain<'k> {
 
     fn live_after(&self, pc: usize, r: Reg) -> bool {
         let r = r.0 as usize;
-        self.live[pc]
+        self.live
+            .live_after(self.kernel, pc)
             .get(r / 64)
             .is_some_and(|w| w & (1 << (r % 64)) != 0)
     }

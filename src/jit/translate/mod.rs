@@ -166,6 +166,9 @@ pub(super) struct Translator<'a, 'f> {
     /// The last instruction of the region being translated (the current instruction when it
     /// is not fused): register writes no instruction after it can read skip their store.
     region_last: usize,
+    /// The registers live after each instruction of `range` (bit sets), from the validator's
+    /// liveness, computed once for the chunk.
+    live_after: Vec<Vec<u64>>,
     /// While a pure per-lane instruction whose every destination is uniform is translated:
     /// only its lowest executing lane runs (the broadcast keeps that lane's results alone).
     lowest_lane_only: bool,
@@ -274,6 +277,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             pred_cache: Vec::new(),
             atomic_exec: None,
             region_last: 0,
+            live_after: info.live_after_range(kernel, range.clone()),
             lowest_lane_only: false,
             cross_lane: warp::cross_lane_reads(kernel),
         };
@@ -1120,7 +1124,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         if self.kernel.uniform.has_reg(r) || self.cross_lane.contains(&r) {
             return true;
         }
-        let live = &self.info.live_out()[self.region_last];
+        let at = self.region_last.checked_sub(self.range.start);
+        let Some(live) = at.and_then(|i| self.live_after.get(i)) else {
+            return true;
+        };
         let i = usize::from(r.0);
         if live.get(i / 64).is_none_or(|w| w >> (i % 64) & 1 != 0) {
             return true;

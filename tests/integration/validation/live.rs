@@ -6,8 +6,7 @@ use atomjit::ir::{CmpOp, Reg, Space, Ty};
 /// The registers live after instruction `pc`.
 fn live_after(k: &Kernel, pc: usize) -> Vec<usize> {
     let info = valid(k);
-    assert_eq!(info.live_out().len(), k.insts.len());
-    let words = &info.live_out()[pc];
+    let words = info.live_after(k, pc);
     (0..k.num_regs as usize)
         .filter(|&r| words[r / 64] >> (r % 64) & 1 != 0)
         .collect()
@@ -98,7 +97,7 @@ fn liveness_travels_down_a_long_chain_of_backward_branches() {
     let info = valid(&k);
     let live = |pc: usize| -> Vec<usize> {
         (0..k.num_regs as usize)
-            .filter(|&r| info.live_out()[pc][r / 64] >> (r % 64) & 1 != 0)
+            .filter(|&r| info.live_after(&k, pc)[r / 64] >> (r % 64) & 1 != 0)
             .collect()
     };
     // R2 is never written unguarded, so it is live from the start; R1 from its write on.
@@ -108,5 +107,31 @@ fn liveness_travels_down_a_long_chain_of_backward_branches() {
     assert_eq!(live(3), Vec::<usize>::new());
     for pc in 4..k.insts.len() {
         assert_eq!(live(pc), vec![1, 2], "after {pc}");
+    }
+}
+
+#[test]
+fn per_instruction_and_per_range_liveness_agree_on_every_program() {
+    // The facts are kept per block and replayed: asking one instruction at a time and asking
+    // for a whole range (what the JIT does) must give the same sets.
+    for path in crate::program_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.to_string_lossy().to_string();
+        let Ok(program) = atomjit::front::parse(&name, &text, atomjit::front::dialect_for(&name))
+        else {
+            continue; // PTX modules need their launch; the SASS programs are enough here
+        };
+        for k in &program.kernels {
+            let Ok(info) = atomjit::valid::validate(k) else {
+                continue;
+            };
+            let n = k.insts.len();
+            let all = info.live_after_range(k, 0..n);
+            for (pc, live) in all.iter().enumerate() {
+                assert_eq!(&info.live_after(k, pc), live, "{name} `{}` pc {pc}", k.name);
+            }
+            let tail = info.live_after_range(k, n / 2..n);
+            assert_eq!(&all[n / 2..], &tail[..], "{name} `{}`", k.name);
+        }
     }
 }
