@@ -113,6 +113,10 @@ impl std::fmt::Display for Backend {
     }
 }
 
+/// The most instructions a kernel may have for the JIT to compile it; a larger one runs on the
+/// interpreter, and its report says so ([`Module::effective_backend`]).
+pub const JIT_MAX_INSTS: usize = 20_000;
+
 /// Engine settings. Defaults: JIT backend, all host cores, no determinism, 60 s watchdog.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -349,7 +353,11 @@ pub struct Overrides {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunReport {
     pub kernel: String,
+    /// The backend that ran the kernel.
     pub backend: Backend,
+    /// Why that is not the backend asked for (a kernel too large for the JIT runs on the
+    /// interpreter, see [`Module::effective_backend`]).
+    pub fallback: Option<String>,
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared_bytes: u32,
@@ -458,7 +466,27 @@ impl Module {
         self.runner_for(self.index_of(name)?, self.engine.inner.backend)
     }
 
+    /// The backend kernel `i` runs on when `backend` is asked for, and why it differs: a
+    /// kernel of more than [`JIT_MAX_INSTS`] instructions runs on the interpreter (Cranelift
+    /// spends about 100 µs per instruction, so compiling it would stall the launch for longer
+    /// than the interpreter takes to run most such kernels, and outside the watchdog).
+    pub fn effective_backend(&self, name: &str, backend: Backend) -> (Backend, Option<String>) {
+        let Ok(i) = self.index_of(name) else {
+            return (backend, None);
+        };
+        let n = self.program.kernels[i].insts.len();
+        if backend == Backend::Jit && n > JIT_MAX_INSTS {
+            let why = format!(
+                "kernel `{name}` has {n} instructions, more than the JIT compiles within its budget ({JIT_MAX_INSTS}): it ran on the interpreter"
+            );
+            return (Backend::Interp, Some(why));
+        }
+        (backend, None)
+    }
+
     fn runner_for(&self, i: usize, backend: Backend) -> Result<Arc<dyn WarpRunner>, Error> {
+        let name = &self.program.kernels[i].name;
+        let backend = self.effective_backend(name, backend).0;
         let make = || -> Compiled {
             match backend {
                 Backend::Interp => Ok(Arc::new(Interpreter::new()) as Arc<dyn WarpRunner>),
@@ -468,7 +496,8 @@ impl Module {
             }
         };
         // Only the configured backend is cached; others (differential runs) are built per call.
-        let result = if backend == self.engine.inner.backend {
+        let configured = self.effective_backend(name, self.engine.inner.backend).0;
+        let result = if backend == configured {
             self.compiled[i].get_or_init(make).clone()
         } else {
             make()
@@ -621,6 +650,7 @@ impl Module {
         }
 
         let runner = self.runner_for(i, backend)?;
+        let (backend, fallback) = self.effective_backend(name, backend);
         let config = LaunchConfig {
             grid,
             block,
@@ -633,6 +663,7 @@ impl Module {
             module: self,
             index: i,
             backend,
+            fallback,
             runner,
             global,
             cbank,
@@ -665,6 +696,8 @@ pub struct Prepared<'m> {
     module: &'m Module,
     index: usize,
     backend: Backend,
+    /// Why `backend` is not the one asked for (see [`Module::effective_backend`]).
+    fallback: Option<String>,
     runner: Arc<dyn WarpRunner>,
     global: GlobalMemory,
     cbank: Vec<u8>,
@@ -817,6 +850,7 @@ impl Prepared<'_> {
         Ok(RunReport {
             kernel: self.module.program.kernels[self.index].name.clone(),
             backend: self.backend,
+            fallback: self.fallback.clone(),
             grid: self.config.grid,
             block: self.config.block,
             shared_bytes: self.config.shared_bytes,

@@ -10,8 +10,10 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Serialize)]
 pub struct RunJson<'r> {
     pub kernel: &'r str,
-    /// The backend's name (`jit`, `interp`).
+    /// The name of the backend that ran the kernel (`jit`, `interp`).
     pub backend: &'static str,
+    /// Why that is not the backend asked for, or null.
+    pub fallback: Option<&'r str>,
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared_bytes: u32,
@@ -61,6 +63,7 @@ impl RunReport {
         RunJson {
             kernel: &self.kernel,
             backend: self.backend.name(),
+            fallback: self.fallback.as_deref(),
             grid: self.grid,
             block: self.block,
             shared_bytes: self.shared_bytes,

@@ -326,3 +326,30 @@ fn litmus_json_keeps_the_files_that_failed() {
         "{out}"
     );
 }
+
+#[test]
+fn a_kernel_too_large_for_the_jit_runs_on_the_interpreter_and_says_so() {
+    let n = atomjit::engine::JIT_MAX_INSTS + 1;
+    let body = "IADD3 R0, R0, 0x1, RZ ;\n".repeat(n);
+    let src = format!(
+        ".kernel big\n.block 1\n.buffer out u32[1] = 0\n{body}STG.E [R2.64], R0 ;\nEXIT ;\n\
+         .expect out == {n}\n"
+    );
+    let src = src.replace(
+        "STG.E [R2.64], R0 ;",
+        "MOV R2, c[0x0][out] ;\nMOV R3, c[0x0][out+0x4] ;\nSTG.E [R2.64], R0 ;",
+    );
+    let path = super::temp_file("big.s", &src);
+    let (code, out, err) = atomjit(&["run", &path, "--backend", "jit"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("backend interp"), "{out}");
+    assert!(
+        out.contains("more than the JIT compiles within its budget"),
+        "{out}"
+    );
+    let (code, out, err) = atomjit(&["run", &path, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["backend"], "interp");
+    assert!(v[0]["fallback"].as_str().unwrap().contains("instructions"));
+}

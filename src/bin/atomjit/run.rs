@@ -211,6 +211,9 @@ fn print_diff(kernel: &str, d: &atomjit::engine::BackendDiff, dumps: &[String]) 
         ),
         Some(diff) => outln!("kernel {kernel}: DIFFERENCE: {diff}"),
     }
+    if let Some(why) = &d.jit.fallback {
+        outln!("  note: {why} (so both runs used it)");
+    }
     for r in [&d.interp, &d.jit] {
         for e in r.expectations.iter().filter(|e| !e.passed) {
             outln!(
@@ -252,6 +255,9 @@ fn print_report(r: &RunReport, dumps: &[String]) {
         if r.launch.threads == 1 { "" } else { "s" },
         if r.deterministic { " (deterministic)" } else { "" }
     );
+    if let Some(why) = &r.fallback {
+        outln!("  note: {why}");
+    }
     if let Some(f) = &r.failure {
         outln!("  FAILED: {f}");
     } else {
