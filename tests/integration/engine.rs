@@ -366,6 +366,7 @@ fn run_reports_serialise_with_the_json_field_names() {
             "exit_code",
             "expectations",
             "failure",
+            "fallback",
             "grid",
             "host_threads",
             "kernel",
@@ -517,4 +518,39 @@ fn validation_errors_are_shown_with_their_rule() {
     assert!(shown.contains("invalid kernel `k`"), "{shown}");
     assert!(shown.contains("rule: "), "{shown}");
     assert!(shown.contains(":3:"), "{shown}");
+}
+
+#[test]
+fn whole_buffer_integer_equality_compares_bytes_exactly() {
+    // The fast path for `NAME == V` on integers: signed values, narrow types, the first
+    // mismatch named; floats keep numeric equality (-0 == 0).
+    let src = ".kernel k\n.block 1
+.buffer a s16[5] = -1
+.buffer b u8[4] = {7, 7, 9, 7}
+.buffer c f32[3] = -0.0
+.buffer d s64[2] = -5
+.expect a == -1
+.expect b == 7
+.expect c == 0
+.expect d == -5
+EXIT ;";
+    let r = engine()
+        .load("eq.s", src)
+        .unwrap()
+        .run("k", &Overrides::default())
+        .unwrap();
+    let verdicts: Vec<(bool, &str)> = r
+        .expectations
+        .iter()
+        .map(|e| (e.passed, e.actual.as_str()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            (true, "all 5 elements"),
+            (false, "b[2] = 9"),
+            (true, "all 3 elements"),
+            (true, "all 2 elements")
+        ]
+    );
 }
