@@ -51,10 +51,16 @@ pub fn has_cas128() -> bool {
 /// Device memory the host could not provide.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AllocError {
-    /// More than the host's physical memory (such a request could only end in the host's
-    /// out-of-memory killer once the program touched it).
-    #[error("cannot allocate {bytes} bytes of device memory: the host has {physical} bytes of physical memory")]
-    MoreThanPhysical { bytes: u64, physical: u64 },
+    /// More than the host can provide: with the copy of the buffers the run reads back,
+    /// `needed` bytes, more than the memory available to this process (`MemAvailable`, or
+    /// the cgroup's limit less its usage, whichever is smaller). Such a request could only end
+    /// in the out-of-memory killer once the program touched it.
+    #[error("cannot allocate {bytes} bytes of device memory: with the copy the run reads back it needs {needed} bytes, and {available} bytes are available")]
+    MoreThanAvailable {
+        bytes: u64,
+        needed: u64,
+        available: u64,
+    },
     /// The sizes add up to more than the device address space.
     #[error("cannot allocate device memory: the buffers add up to more than 2^64 bytes")]
     Overflow,
@@ -63,17 +69,33 @@ pub enum AllocError {
     Refused { bytes: u64 },
 }
 
-/// The host's physical memory in bytes (`MemTotal` of `/proc/meminfo`), if known.
-fn physical_memory() -> Option<u64> {
-    static TOTAL: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
-    *TOTAL.get_or_init(|| {
-        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-        let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
-        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        kib.checked_mul(1024)
-    })
+/// The memory this process can still get, in bytes, if known: `MemAvailable` of
+/// `/proc/meminfo`, or less when a cgroup limits the process (v2 `memory.max` less
+/// `memory.current`, v1 `memory.limit_in_bytes` less `memory.usage_in_bytes`).
+pub fn available_memory() -> Option<u64> {
+    let read =
+        |path: &str| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
+    let meminfo = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            kib.checked_mul(1024)
+        });
+    let cgroup = [
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+        (
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+        ),
+    ]
+    .iter()
+    .find_map(|(limit, usage)| Some(read(limit)?.saturating_sub(read(usage).unwrap_or(0))));
+    match (meminfo, cgroup) {
+        (Some(m), Some(c)) => Some(m.min(c)),
+        (m, c) => m.or(c),
+    }
 }
-
 impl Region {
     /// A zeroed region of `len` bytes. Panics if the host cannot allocate it: for tests and
     /// small fixed sizes; device memory a program asks for goes through [`Region::try_new`].
@@ -84,11 +106,14 @@ impl Region {
     /// A zeroed region of `len` bytes, or why the host cannot provide it. The memory comes
     /// zeroed from the allocator (fresh pages cost nothing until the program touches them).
     pub fn try_new(len: u64) -> Result<Region, AllocError> {
-        if let Some(physical) = physical_memory() {
-            if len > physical {
-                return Err(AllocError::MoreThanPhysical {
+        if let Some(available) = available_memory() {
+            // The run's report reads every buffer back into host memory: count that copy.
+            let needed = len.saturating_mul(2);
+            if needed > available {
+                return Err(AllocError::MoreThanAvailable {
                     bytes: len,
-                    physical,
+                    needed,
+                    available,
                 });
             }
         }
@@ -530,7 +555,7 @@ mod tests {
     fn memory_the_host_cannot_hold_is_an_error() {
         assert!(matches!(
             Region::try_new(u64::MAX),
-            Err(AllocError::MoreThanPhysical { .. } | AllocError::Refused { .. })
+            Err(AllocError::MoreThanAvailable { .. } | AllocError::Refused { .. })
         ));
         assert_eq!(
             GlobalMemory::try_with_allocations(&[u64::MAX - 8, 16]).err(),

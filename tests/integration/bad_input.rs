@@ -231,3 +231,19 @@ fn dialect_forces_the_dialect_whatever_the_name() {
     assert_eq!(code, 0, "{out}{err}");
     assert_usage_error(&["run", &path, "--dialect", "cuda"]);
 }
+
+#[test]
+fn device_memory_is_refused_beyond_what_is_available_with_the_copy_back() {
+    // A buffer of a little over half the memory available: the device copy fits, but with the
+    // copy the run reads back it would not.
+    let Some(available) = atomjit::exec::memory::available_memory() else {
+        return; // not Linux: nothing to measure against
+    };
+    let elems = (available / 2 + (1 << 30)) / 8;
+    let path = temp_file(
+        "half.s",
+        &format!(".kernel k\n.buffer x u64[{elems}] = 0\n        EXIT ;\n"),
+    );
+    let err = assert_usage_error(&["run", &path]);
+    assert!(err.contains("with the copy the run reads back"), "{err}");
+}
