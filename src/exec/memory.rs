@@ -106,6 +106,12 @@ impl Region {
     /// A zeroed region of `len` bytes, or why the host cannot provide it. The memory comes
     /// zeroed from the allocator (fresh pages cost nothing until the program touches them).
     pub fn try_new(len: u64) -> Result<Region, AllocError> {
+        Region::guard(len)?;
+        Region::try_zeroed(len)
+    }
+
+    /// Refuses device memory the host cannot hold with the copy a run reads back.
+    fn guard(len: u64) -> Result<(), AllocError> {
         if let Some(available) = available_memory() {
             // The run's report reads every buffer back into host memory: count that copy.
             let needed = len.saturating_mul(2);
@@ -117,6 +123,13 @@ impl Region {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// A zeroed region of `len` bytes, or [`AllocError::Refused`] when the host allocator
+    /// refuses (no availability guard: for memory that is not read back, such as a CTA's
+    /// shared window).
+    pub fn try_zeroed(len: u64) -> Result<Region, AllocError> {
         let n =
             usize::try_from(len.div_ceil(16)).map_err(|_| AllocError::Refused { bytes: len })?;
         if n == 0 {
@@ -455,11 +468,17 @@ pub struct SharedMemory {
 
 impl SharedMemory {
     /// A zeroed window of `bytes` bytes (at most [`SHARED_WINDOW_BYTES`]; the launch checks).
+    /// Panics if the host cannot allocate it (tests); launches use [`SharedMemory::try_new`].
     pub fn new(bytes: u32) -> SharedMemory {
-        SharedMemory {
+        SharedMemory::try_new(bytes).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A zeroed window of `bytes` bytes, or the host allocator's refusal.
+    pub fn try_new(bytes: u32) -> Result<SharedMemory, AllocError> {
+        Ok(SharedMemory {
             _one_thread: std::marker::PhantomData,
-            region: Region::new(bytes as u64),
-        }
+            region: Region::try_zeroed(u64::from(bytes))?,
+        })
     }
 
     pub fn region(&self) -> &Region {

@@ -28,14 +28,34 @@ impl WarpState {
     /// A fresh warp with `num_regs` registers and `num_preds` predicates; `lanes` is the mask of
     /// lanes that exist.
     pub fn new(num_regs: u32, num_preds: u32, warp_id: u32, lanes: u32) -> WarpState {
-        WarpState {
-            regs: vec![0; num_regs as usize * WARP_STRIDE],
-            preds: vec![0; num_preds as usize],
+        WarpState::try_new(num_regs, num_preds, warp_id, lanes)
+            .unwrap_or_else(|bytes| panic!("cannot allocate {bytes} bytes of warp registers"))
+    }
+
+    /// [`WarpState::new`], or the bytes the host allocator refused.
+    pub fn try_new(
+        num_regs: u32,
+        num_preds: u32,
+        warp_id: u32,
+        lanes: u32,
+    ) -> Result<WarpState, u64> {
+        let n = num_regs as usize * WARP_STRIDE;
+        let mut regs = Vec::new();
+        regs.try_reserve_exact(n).map_err(|_| n as u64 * 4)?;
+        regs.resize(n, 0);
+        let mut preds = Vec::new();
+        preds
+            .try_reserve_exact(num_preds as usize)
+            .map_err(|_| u64::from(num_preds) * 4)?;
+        preds.resize(num_preds as usize, 0);
+        Ok(WarpState {
+            regs,
+            preds,
             warp_id,
             lanes,
             exited: 0,
             stats: Stats::default(),
-        }
+        })
     }
 
     /// Lanes that exist and have not exited.

@@ -247,3 +247,41 @@ fn device_memory_is_refused_beyond_what_is_available_with_the_copy_back() {
     let err = assert_usage_error(&["run", &path]);
     assert!(err.contains("with the copy the run reads back"), "{err}");
 }
+
+#[test]
+fn a_host_that_refuses_memory_gives_an_error_not_a_panic_or_a_hang() {
+    // Under an address-space limit (setrlimit through the shell's `ulimit -v`, in a child
+    // process), a CTA's 16 MiB shared window cannot be allocated: the launch ends with an
+    // error, also with RUST_BACKTRACE set (workers that panicked used to deadlock on the
+    // backtrace lock). A limit so tight that a small allocation fails elsewhere aborts the
+    // process, which is Rust's policy for small allocations; the large ones are fallible.
+    if !std::path::Path::new("/bin/sh").exists() || cfg!(not(target_os = "linux")) {
+        return;
+    }
+    let path = temp_file(
+        "shm.s",
+        ".kernel k\n.grid 64\n.block 1024\n.shared 16777216\n.buffer out u32[1] = 0\n\
+         S2R R0, SR_TID.X ;\nEXIT ;\n",
+    );
+    let mut clean = 0;
+    for kib in [40_000, 60_000, 100_000] {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v {kib}; exec timeout 60 {} run {path} --backend interp",
+                env!("CARGO_BIN_EXE_atomjit")
+            ))
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .expect("sh runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(124), "{kib} KiB: hung: {err}");
+        assert!(!err.contains("panicked"), "{kib} KiB: {err}");
+        if out.status.code() == Some(2)
+            && err.contains("cannot allocate 16777216 bytes of shared memory")
+        {
+            clean += 1;
+        }
+    }
+    assert!(clean > 0, "no limit gave the allocation error");
+}

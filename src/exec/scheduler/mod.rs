@@ -529,13 +529,20 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
             let Some(linear) = shared.next_cta(ctx.ctas) else {
                 break;
             };
-            resident.push(match spare.pop() {
+            let cta = match spare.pop() {
                 Some(mut cta) => {
                     cta.reset(ctx, linear);
                     cta
                 }
-                None => Box::new(Cta::new(ctx, linear)),
-            });
+                None => match Cta::try_new(ctx, linear) {
+                    Ok(cta) => Box::new(cta),
+                    Err(message) => {
+                        shared.fail(Failure::Error(LaunchError::Config(message)));
+                        break;
+                    }
+                },
+            };
+            resident.push(cta);
         }
         if resident.is_empty() {
             break;

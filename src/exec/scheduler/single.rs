@@ -87,7 +87,7 @@ impl<'a> CtaRunner<'a> {
                     cta.reset(ctx, linear);
                     cta
                 }
-                None => slot.insert(Cta::new(ctx, linear)),
+                None => slot.insert(Cta::try_new(ctx, linear).map_err(LaunchError::Config)?),
             };
             run_to_completion(ctx, cta, abort, deadline)
         }));
