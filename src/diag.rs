@@ -46,7 +46,7 @@ fn render(file: &str, source: &str, diags: &[Diagnostic<()>]) -> String {
 }
 
 /// `text` cut to at most about `max` bytes (on a character boundary), marked with `…`.
-fn clip(text: &str, max: usize) -> String {
+pub fn clip(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
@@ -65,7 +65,10 @@ fn excerpt(
     source: &str,
     range: std::ops::Range<usize>,
 ) -> Option<(String, std::ops::Range<usize>, usize)> {
-    let start = range.start.min(source.len());
+    let mut start = range.start.min(source.len());
+    while !source.is_char_boundary(start) {
+        start -= 1;
+    }
     let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
     let line_end = source[start..]
         .find('\n')
@@ -92,11 +95,10 @@ fn excerpt(
         text.push('…');
     }
     let end = range.end.clamp(start, to);
-    Some((
-        text,
-        label_start..label_start + (end - start),
-        from - line_start + 1,
-    ))
+    // The column (in characters, as messages count) of the excerpt's first character: the
+    // `…` that marks a cut takes the column before the text it precedes.
+    let from_col = source[line_start..from].chars().count() + usize::from(from == line_start);
+    Some((text, label_start..label_start + (end - start), from_col))
 }
 
 /// The byte range of a span, clamped to the source so rendering never fails.

@@ -92,6 +92,11 @@ impl BackendDiff {
         }
     }
 
+    /// Whether a run reached the time limit, so the runs were not compared.
+    pub fn inconclusive(&self) -> bool {
+        timed_out(&self.interp) || timed_out(&self.jit)
+    }
+
     /// The exit status of the diff: the runs' own (a trap, the watchdog, a failed
     /// expectation), or [`super::ExitStatus::Failed`] for a difference if that is larger.
     pub fn status(&self) -> super::ExitStatus {
@@ -105,14 +110,24 @@ impl BackendDiff {
 
     /// The outcome both runs share when they agree: what `--diff` reports besides "agree".
     pub fn shared_outcome(&self) -> String {
+        if timed_out(&self.interp) || timed_out(&self.jit) {
+            let what = |r: &RunReport| match &r.failure {
+                Some(Failure::Watchdog(_)) if timed_out(r) => "reached the time limit",
+                Some(_) => "failed",
+                None => "completed",
+            };
+            return format!(
+                "inconclusive: interp {}, jit {} (a run the time limit stopped is not compared)",
+                what(&self.interp),
+                what(&self.jit)
+            );
+        }
         match &self.interp.failure {
             None if self.interp.expectations.iter().all(|e| e.passed) => {
                 "both completed, expectations passed".to_string()
             }
             None => "both completed, an expectation failed".to_string(),
-            Some(Failure::Watchdog(_)) => {
-                "both stopped by the watchdog (memory not compared)".to_string()
-            }
+            Some(Failure::Watchdog(_)) => "both deadlocked".to_string(),
             Some(f) => format!("both failed: {f}"),
         }
     }
@@ -121,9 +136,9 @@ impl BackendDiff {
 impl Module {
     /// Runs `kernel` with `overrides` on the interpreter and on the JIT, each deterministically
     /// on fresh memory, and returns both runs with the first difference in outcome (trap or
-    /// watchdog), memory or statistics. Two runs the watchdog stopped agree (each stopped at
-    /// whatever point it had reached: neither memory nor statistics are compared); statistics
-    /// are compared only for completed runs.
+    /// watchdog), memory or statistics. When either run reached the time limit the diff is
+    /// inconclusive ([`BackendDiff::inconclusive`]: that run was still going, so nothing is
+    /// compared); statistics are compared only for completed runs.
     pub fn diff_backends(&self, kernel: &str, overrides: &Overrides) -> Result<BackendDiff, Error> {
         let interp = self.run_with(kernel, overrides, Backend::Interp, true)?;
         let jit = self.run_with(kernel, overrides, Backend::Jit, true)?;
@@ -137,8 +152,10 @@ impl Module {
 }
 
 fn first_difference(interp: &RunReport, jit: &RunReport) -> Option<Difference> {
-    let stopped = |r: &RunReport| matches!(r.failure, Some(Failure::Watchdog(_)));
-    if stopped(interp) && stopped(jit) {
+    // A run the time limit stopped was still going: it says nothing about what the kernel
+    // computes (the interpreter is much slower than the JIT, so often only it stops). Two
+    // proved deadlocks are compared like any outcome.
+    if timed_out(interp) || timed_out(jit) {
         return None;
     }
     let describe = |failure: &Option<Failure>| failure.as_ref().map(Failure::to_string);
@@ -165,4 +182,9 @@ fn first_difference(interp: &RunReport, jit: &RunReport) -> Option<Difference> {
         });
     }
     None
+}
+
+/// Whether the watchdog stopped `r` at its time limit (not a proved deadlock).
+fn timed_out(r: &RunReport) -> bool {
+    matches!(&r.failure, Some(Failure::Watchdog(w)) if w.kind == crate::exec::WatchdogKind::TimeLimit)
 }

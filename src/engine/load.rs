@@ -162,9 +162,14 @@ pub const MAX_FILE_BYTES: u64 = 256 << 20;
 /// Reads a text file: at most [`MAX_FILE_BYTES`], a UTF-8 byte-order mark skipped, and invalid
 /// UTF-8 or a NUL byte refused with its line and column.
 fn read(path: &Path, what: &str) -> Result<String, LoadError> {
+    read_text_file(path, what).map_err(LoadError::Read)
+}
+
+/// [`read`] for any text file atomjit takes (program, launch, litmus): the text, or a message
+/// `cannot read WHAT PATH: WHY`.
+pub fn read_text_file(path: &Path, what: &str) -> Result<String, String> {
     use std::io::Read;
-    let fail =
-        |why: String| LoadError::Read(format!("cannot read {what}{}: {why}", path.display()));
+    let fail = |why: String| format!("cannot read {what}{}: {why}", path.display());
     let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1)

@@ -108,8 +108,11 @@ impl Module {
         let parsed = directives::parse_expect(expect).map_err(fail)?;
         let mut have = Vec::new();
         for &name in kernels {
-            self.kernel(name)?;
+            let (k, _) = self.kernel(name)?;
             if self.has_buffer(name, parsed.lhs.buffer()) {
+                // Its index range and value type, against this kernel's buffer, before any
+                // kernel runs.
+                directives::check_expect(&parsed, &k.launch.params).map_err(fail)?;
                 have.push(name.to_string());
             }
         }

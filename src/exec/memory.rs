@@ -71,7 +71,9 @@ pub enum AllocError {
 
 /// The memory this process can still get, in bytes, if known: `MemAvailable` of
 /// `/proc/meminfo`, or less when a cgroup limits the process (v2 `memory.max` less
-/// `memory.current`, v1 `memory.limit_in_bytes` less `memory.usage_in_bytes`).
+/// `memory.current`, v1 `memory.limit_in_bytes` less `memory.usage_in_bytes`, the usage without
+/// its inactive page cache). Only the cgroup mounted at `/sys/fs/cgroup` is read (the process's
+/// own in a container).
 pub fn available_memory() -> Option<u64> {
     let read =
         |path: &str| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
@@ -82,15 +84,36 @@ pub fn available_memory() -> Option<u64> {
             let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
             kib.checked_mul(1024)
         });
+    // A cgroup's usage counts its page cache, which the kernel reclaims before refusing
+    // anyone: the inactive file pages are subtracted (as container tools do).
+    let stat = |path: &str, key: &str| -> Option<u64> {
+        let text = std::fs::read_to_string(path).ok()?;
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(key))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
     let cgroup = [
-        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+        (
+            "/sys/fs/cgroup/memory.max",
+            "/sys/fs/cgroup/memory.current",
+            "/sys/fs/cgroup/memory.stat",
+            "inactive_file",
+        ),
         (
             "/sys/fs/cgroup/memory/memory.limit_in_bytes",
             "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+            "/sys/fs/cgroup/memory/memory.stat",
+            "total_inactive_file",
         ),
     ]
     .iter()
-    .find_map(|(limit, usage)| Some(read(limit)?.saturating_sub(read(usage).unwrap_or(0))));
+    .find_map(|(limit, usage, stats, inactive)| {
+        let used = read(usage)
+            .unwrap_or(0)
+            .saturating_sub(stat(stats, inactive).unwrap_or(0));
+        Some(read(limit)?.saturating_sub(used))
+    });
     match (meminfo, cgroup) {
         (Some(m), Some(c)) => Some(m.min(c)),
         (m, c) => m.or(c),

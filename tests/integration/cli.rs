@@ -207,8 +207,13 @@ fn command_line_expectations_and_dumps_are_checked_before_the_run() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(!out.contains("kernel "), "{args:?}: nothing ran: {out}");
     }
-    // In a file of two kernels, an expectation and a dump apply to the one with the buffer.
+    // An index past the end of a later kernel's buffer is found before the first kernel runs.
     let edges = program("atomics_edges.s");
+    let (code, out, err) = atomjit(&["run", &edges, "--expect", "g[100] == 1"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("index 100 is outside `g`"), "{err}");
+    assert!(!out.contains("kernel "), "nothing ran: {out}");
+    // In a file of two kernels, an expectation and a dump apply to the one with the buffer.
     let (code, out, err) = atomjit(&[
         "run",
         &edges,
@@ -260,14 +265,17 @@ fn diff_reports_the_shared_outcome_with_the_runs_status_json_and_dumps() {
         "{out}"
     );
     assert!(out.contains("  out u32[1] = {7}"), "{out}");
-    // Two runs stopped by the watchdog agree; memory is not compared.
+    // Runs stopped by the time limit are not compared: the diff is inconclusive.
     let spin = super::temp_file(
         "spin.s",
         ".kernel k\n.block 1\n.buffer out u32[1] = 0\nL:\nIADD3 R0, R0, 0x1, RZ ;\nBRA L ;\n",
     );
     let (code, out, err) = atomjit(&["run", &spin, "--diff", "--timeout", "0.2"]);
     assert_eq!(code, 4, "{out}{err}");
-    assert!(out.contains("both stopped by the watchdog"), "{out}");
+    assert!(
+        out.contains("inconclusive: interp reached the time limit, jit reached the time limit"),
+        "{out}"
+    );
     // JSON: the verdict with both reports.
     let (code, out, err) = atomjit(&["run", &program("ring_inc.s"), "--diff", "--json"]);
     assert_eq!(code, 0, "{out}{err}");
@@ -318,6 +326,12 @@ fn litmus_json_keeps_the_files_that_failed() {
     assert_eq!(files[0]["file"], good.as_str());
     assert_eq!(files[1]["file"], bad.as_str());
     assert_eq!(files[1]["exit_code"], 2);
+    // Litmus files are read as program files are: an endless one is refused.
+    if std::path::Path::new("/dev/zero").exists() {
+        let (code, _, err) = atomjit(&["litmus", "/dev/zero"]);
+        assert_eq!(code, 2);
+        assert!(err.contains("larger than"), "{err}");
+    }
     assert!(
         files[1]["error"]
             .as_str()

@@ -63,16 +63,18 @@ pub fn bench(args: BenchArgs) -> ExitStatus {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
+        let (backend, fallback) = module.effective_backend(kernel, args.backend);
         match outcome {
             Ok(BenchOutcome::Measured(m)) => outln!(
-                "kernel {kernel}: {} launches on {} ({} host threads): median {:.3} ms, min {:.3} ms, {:.3e} lanes/s, {:.3e} atomics/s",
+                "kernel {kernel}: {} launches on {} ({} host threads): median {:.3} ms, min {:.3} ms, {:.3e} lanes/s, {:.3e} atomics/s{}",
                 m.launches,
-                args.backend.name(),
+                backend.name(),
                 module.engine().config().threads,
                 m.median_seconds * 1e3,
                 m.min_seconds * 1e3,
                 m.lanes_per_second(),
-                m.atomics_per_second()
+                m.atomics_per_second(),
+                fallback.map(|why| format!("\n  note: {why}")).unwrap_or_default()
             ),
             Ok(BenchOutcome::Failed(report)) => {
                 let failure = report.failure.as_ref().map(|f| f.to_string());

@@ -70,21 +70,24 @@ pub fn litmus(args: LitmusArgs) -> ExitStatus {
     let mut json: Vec<serde_json::Value> = Vec::new();
     let failed = |file: &str, status: ExitStatus, error: String| serde_json::json!({ "file": file, "exit_code": status.code(), "error": error });
     for file in &args.files {
-        let text = match std::fs::read_to_string(file) {
+        // Read as program files are (size cap, byte-order mark, UTF-8 and NUL checks).
+        let text = match atomjit::engine::load::read_text_file(std::path::Path::new(file), "") {
             Ok(t) => t,
             Err(e) => {
-                errln!("error: cannot read {file}: {e}");
+                errln!("error: {e}");
                 status = status.max(ExitStatus::Usage);
-                json.push(failed(file, ExitStatus::Usage, format!("cannot read: {e}")));
+                json.push(failed(file, ExitStatus::Usage, e));
                 continue;
             }
         };
         let test = match litmus::parse(file, &text) {
             Ok(t) => t,
             Err(e) => {
+                // A header error may quote a token of any length: clipped like diagnostics.
+                let e = atomjit::diag::clip(&e.to_string(), 1000);
                 errln!("error: {e}");
                 status = status.max(ExitStatus::Usage);
-                json.push(failed(file, ExitStatus::Usage, e.to_string()));
+                json.push(failed(file, ExitStatus::Usage, e));
                 continue;
             }
         };
@@ -97,7 +100,11 @@ pub fn litmus(args: LitmusArgs) -> ExitStatus {
                 json.push(serde_json::to_value(report.json(file)).expect("reports serialise"));
             }
             Err(e) => {
-                json.push(failed(file, e.status(), e.to_string()));
+                json.push(failed(
+                    file,
+                    e.status(),
+                    atomjit::diag::clip(&e.to_string(), 1000),
+                ));
                 match &e {
                     LitmusError::Load(
                         load @ (Error::Parse(_) | Error::Unbound(_) | Error::Validation { .. }),

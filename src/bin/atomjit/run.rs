@@ -205,6 +205,7 @@ pub fn run(args: RunArgs) -> ExitStatus {
 /// expectation and the dumps (of both runs when they differ).
 fn print_diff(kernel: &str, d: &atomjit::engine::BackendDiff, dumps: &[String]) {
     match &d.difference {
+        None if d.inconclusive() => outln!("kernel {kernel}: {}", d.shared_outcome()),
         None => outln!(
             "kernel {kernel}: interp and jit agree (memory, statistics, traps): {}",
             d.shared_outcome()

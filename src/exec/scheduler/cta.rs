@@ -86,7 +86,7 @@ impl Cta {
     }
 
     /// Reuses this CTA's allocations (registers, shared window) for CTA `linear`, in the state
-    /// [`Cta::new`] would give as far as the program can observe: registers the kernel always
+    /// [`Cta::try_new`] would give as far as the program can observe: registers the kernel always
     /// writes before reading keep their old values, and the warps' counters accumulate (the
     /// worker sums them at its end).
     pub fn reset(&mut self, ctx: &LaunchContext, linear: u64) {

@@ -175,10 +175,7 @@ impl<'k> Chain<'k> {
 
     fn live_after(&self, pc: usize, r: Reg) -> bool {
         let r = r.0 as usize;
-        self.live
-            .live_after(self.kernel, pc)
-            .get(r / 64)
-            .is_some_and(|w| w & (1 << (r % 64)) != 0)
+        self.live.is_live_after(self.kernel, pc, r)
     }
 
     /// The first instruction after `from` that reads or writes `r`, in straight-line code:
