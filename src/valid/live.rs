@@ -217,3 +217,86 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod naive {
+    //! The module docs' definition computed the plain way, one set per instruction, iterated
+    //! to a fixed point: the block-level analysis must agree with it on every program.
+
+    use super::super::init::{words, RegSet};
+    use crate::ir::{Kernel, Operand};
+
+    fn live_in_naive(kernel: &Kernel, succ: &[Vec<u32>]) -> Vec<RegSet> {
+        let n = kernel.insts.len();
+        let regs = kernel.num_regs as usize;
+        let mut live_in = vec![RegSet::empty(regs); n];
+        loop {
+            let mut changed = false;
+            for pc in (0..n).rev() {
+                let mut fact = live_out_naive(&live_in, succ, pc, regs);
+                let inst = &kernel.insts[pc];
+                if !inst.guard.is_never() {
+                    if inst.guard.is_always() {
+                        for (reg, w) in inst.op.dst_uses() {
+                            for r in words(reg, w) {
+                                fact.remove(r);
+                            }
+                        }
+                    }
+                    for u in inst.op.operand_uses() {
+                        if let Operand::Reg(reg) = u.operand {
+                            for r in words(reg, u.words) {
+                                fact.insert(r);
+                            }
+                        }
+                    }
+                }
+                if fact != live_in[pc] {
+                    live_in[pc] = fact;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return live_in;
+            }
+        }
+    }
+
+    fn live_out_naive(live_in: &[RegSet], succ: &[Vec<u32>], pc: usize, regs: usize) -> RegSet {
+        let mut out = RegSet::empty(regs);
+        for &s in &succ[pc] {
+            if let Some(set) = live_in.get(s as usize) {
+                for (a, b) in out.0.iter_mut().zip(&set.0) {
+                    *a |= b;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn block_liveness_matches_the_per_instruction_definition_on_every_sass_program() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/programs/sass");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let name = path.to_string_lossy().to_string();
+            let Ok(program) = crate::front::parse(&name, &text, crate::ir::Dialect::Sass) else {
+                continue;
+            };
+            for k in &program.kernels {
+                let flow = crate::valid::cfg::analyze(k);
+                let live = super::liveness(k, &flow);
+                let live_in = live_in_naive(k, &flow.succ);
+                let regs = k.num_regs as usize;
+                for pc in 0..k.insts.len() {
+                    let want = live_out_naive(&live_in, &flow.succ, pc, regs).0;
+                    assert_eq!(live.live_after(k, pc), want, "{name} `{}` pc {pc}", k.name);
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked >= 10, "only {checked} kernels");
+    }
+}
