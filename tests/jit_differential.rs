@@ -1726,7 +1726,7 @@ fn run(
         deterministic: true,
         timeout: Some(Duration::from_secs(5)),
     };
-    let result = launch(kernel, info, runner, &global, &cbank, &config);
+    let result = launch(kernel, info, runner, &global, &cbank, &[], &config);
     let mut image = vec![0u8; global.region().len() as usize];
     global.read(GLOBAL_BASE, &mut image);
     (result, image)

@@ -58,6 +58,7 @@ pub use status::ExitStatus;
 use crate::exec::{self, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, WarpRunner};
 use crate::front::{self, LaunchText, ParseError};
 use crate::interp::Interpreter;
+use crate::ir::surface::SurfaceHeader;
 use crate::ir::{Dialect, Expect, Init, Kernel, ParamKind, Program, Scalar, Ty};
 use crate::valid::{self, KernelInfo, ValidationErrors};
 use std::sync::{Arc, OnceLock};
@@ -589,7 +590,8 @@ impl Module {
             cbank[off..off + size].copy_from_slice(&raw.to_le_bytes()[..size])
         };
         let mut next_buffer = addresses.iter();
-        let mut next_header = 0u64;
+        // The header pool: every surface, in declaration order, at its allocation.
+        let mut surfaces = Vec::new();
         for p in &spec.params {
             let (raw, size) = match &p.kind {
                 ParamKind::Buffer { .. } => {
@@ -597,10 +599,10 @@ impl Module {
                 }
                 // The handle: `samplerPtr[31:20] | headerPtr[19:0]` with the surface's index
                 // in the header pool (docs/surfaces.md).
-                ParamKind::Surface(_) => {
-                    next_buffer.next().expect("one address per surface");
-                    next_header += 1;
-                    (next_header - 1, 8)
+                ParamKind::Surface(d) => {
+                    let base = *next_buffer.next().expect("one address per surface");
+                    surfaces.push(SurfaceHeader::new(d, base));
+                    ((surfaces.len() - 1) as u64, 8)
                 }
                 ParamKind::Scalar { ty, value } => {
                     let value = overrides
@@ -631,6 +633,7 @@ impl Module {
             runner,
             global,
             cbank,
+            surfaces,
             config,
             buffers,
             expects: spec
@@ -663,6 +666,8 @@ pub struct Prepared<'m> {
     runner: Arc<dyn WarpRunner>,
     global: GlobalMemory,
     cbank: Vec<u8>,
+    /// The launch's surface header pool (`ir::surface::SurfaceHeader`), in declaration order.
+    surfaces: Vec<SurfaceHeader>,
     config: LaunchConfig,
     buffers: Vec<BufferSlot>,
     expects: Vec<Expect>,
@@ -679,6 +684,7 @@ impl Prepared<'_> {
             self.runner.as_ref(),
             &self.global,
             &self.cbank,
+            &self.surfaces,
             &self.config,
         )
     }
@@ -695,6 +701,7 @@ impl Prepared<'_> {
             self.runner.as_ref(),
             &self.global,
             &self.cbank,
+            &self.surfaces,
             &self.config,
         )
     }

@@ -255,6 +255,7 @@ fn locate_vector<'a>(
                 reason: TrapReason::AddressOutOfRange,
                 space,
                 address,
+                surface: None,
             });
         }
     }

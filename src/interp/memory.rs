@@ -44,6 +44,7 @@ fn check_alignment(space: Space, address: u64, size: u32) -> Result<(), Fault> {
             reason: TrapReason::MisalignedAddress,
             space,
             address,
+            surface: None,
         })
     } else {
         Ok(())
@@ -63,6 +64,7 @@ pub fn locate<'a>(
         reason,
         space,
         address,
+        surface: None,
     };
     match space {
         Space::Shared => env
@@ -99,6 +101,7 @@ fn const_bytes(cbank: &[u8], offset: u64, size: u32) -> Result<&[u8], Fault> {
         reason: TrapReason::AddressOutOfRange,
         space: Space::Const,
         address: offset,
+        surface: None,
     };
     let start = usize::try_from(offset).map_err(|_| out_of_range)?;
     start
@@ -263,6 +266,7 @@ mod tests {
                 reason,
                 space: Space::Const,
                 address,
+                surface: None,
             })
         };
         assert_eq!(

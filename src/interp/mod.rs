@@ -60,7 +60,9 @@ pub mod memory;
 #[allow(clippy::wildcard_enum_match_arm)] // a test matches the variant it expects
 mod tests;
 
-use crate::exec::{CtaEnv, GroupExit, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE};
+use crate::exec::{
+    CtaEnv, GroupExit, SurfaceTrap, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE,
+};
 use crate::ir::{
     Inst, Op, Operand, Pred, PredMove, PredSrc, Reg, Space, SpecialReg, Src, Ty, VoteMode,
 };
@@ -95,6 +97,8 @@ pub struct Fault {
     pub reason: TrapReason,
     pub space: Space,
     pub address: u64,
+    /// The surface and coordinates of a faulting surface access (`space` global, `address` 0).
+    pub surface: Option<SurfaceTrap>,
 }
 
 /// A [`Fault`] in one lane.
@@ -155,6 +159,7 @@ pub fn run_group(
                     lane,
                     space: fault.space,
                     address: fault.address,
+                    surface: fault.surface,
                 })
             }
         }
@@ -856,6 +861,7 @@ pub(crate) fn read_operand(
                     reason: TrapReason::AddressOutOfRange,
                     space: Space::Const,
                     address: offset as u64,
+                    surface: None,
                 }),
             }
         }

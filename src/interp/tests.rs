@@ -182,6 +182,7 @@ impl Machine {
             global: &self.global,
             shared: &self.shared,
             cbank: &self.cbank,
+            surfaces: &[],
             ctaid: [3, 4, 5],
             ntid: self.ntid,
             nctaid: [6, 7, 8],
@@ -1226,7 +1227,8 @@ fn misaligned_shared_atomic_traps_at_the_first_faulting_lane_keeping_earlier_eff
             pc: 2,
             lane: 3,
             space: Space::Shared,
-            address: 0xe
+            address: 0xe,
+            surface: None,
         }
     );
     for lane in 0..3 {
@@ -1274,7 +1276,8 @@ fn out_of_range_shared_atomic_traps() {
                 pc: 0,
                 lane: 2,
                 space: Space::Shared,
-                address
+                address,
+                surface: None,
             }
         );
     }
@@ -1347,7 +1350,8 @@ fn global_atomic_traps_outside_the_allocations() {
                 pc: 0,
                 lane: 1,
                 space: Space::Global,
-                address
+                address,
+                surface: None,
             }
         );
     }
@@ -1433,7 +1437,8 @@ fn constant_bank_reads_outside_the_bank_trap() {
             pc: 0,
             lane: 0,
             space: Space::Const,
-            address: 0x180
+            address: 0x180,
+            surface: None,
         }
     );
 }

@@ -519,6 +519,7 @@ impl JitKernel {
                         lane: ctx.out_b,
                         space: site.space,
                         address: ctx.out_addr,
+                        surface: None,
                     })
                 }
                 // The generated code only reports sites it registered: a backend bug, which the

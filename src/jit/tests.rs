@@ -227,6 +227,7 @@ impl World {
             global: &self.global,
             shared: &self.shared,
             cbank: &self.cbank,
+            surfaces: &[],
             ctaid: [2, 0, 0],
             ntid: [64, 1, 1],
             nctaid: [4, 1, 1],
@@ -693,7 +694,8 @@ fn misaligned_is_reported_before_out_of_range_and_earlier_lanes_keep_their_effec
             pc: 2,
             lane: 5,
             space: Space::Shared,
-            address: 0x1002
+            address: 0x1002,
+            surface: None,
         })
     );
     for l in 0..32 {
@@ -710,6 +712,7 @@ fn misaligned_is_reported_before_out_of_range_and_earlier_lanes_keep_their_effec
             reason: TrapReason::AddressOutOfRange,
             lane: 5,
             address: 128,
+            surface: None,
             ..
         })
     ));
@@ -778,7 +781,8 @@ fn global_accesses_are_checked_against_the_arena() {
                         pc: 0,
                         lane: 3,
                         space: Space::Global,
-                        address: addr
+                        address: addr,
+                        surface: None,
                     }),
                     "kind {kind} address {addr:#x}"
                 ),
@@ -2058,6 +2062,7 @@ impl World {
             global: &self.global,
             shared: &self.shared,
             cbank: &self.cbank,
+            surfaces: &[],
             ctaid: [2, 0, 0],
             ntid: [64, 1, 1],
             nctaid: [4, 1, 1],

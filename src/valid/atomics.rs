@@ -647,6 +647,8 @@ pub fn check_imm24(d: &mut Diagnostics, pc: u32, inst: &Inst, addr: &Address, at
     let (off, absolute) = match addr {
         Address::Linear(addr) => (addr.offset, addr.is_absolute()),
         Address::Indexed(x) => (x.offset, false),
+        // A surface access is global (`surfaces::check_address`): no window immediate.
+        Address::Surface(_) => return,
     };
     if absolute {
         if !(0..=IMM_U24_MAX).contains(&off) {

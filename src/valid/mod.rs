@@ -56,6 +56,7 @@ mod live;
 mod operands;
 mod orders;
 pub mod rules;
+mod surfaces;
 
 pub use atomics::{table, AtomicTable, Row, Size, TABLES};
 pub use launch::{

@@ -613,6 +613,7 @@ fn check_space(d: &mut Diagnostics, pc: u32, inst: &Inst, space: Space, writes: 
 /// Base width; a SASS shared-window base is one 32-bit register.
 fn check_address_base(d: &mut Diagnostics, sass: bool, pc: u32, inst: &Inst, access: &MemAccess) {
     match &access.addr {
+        Address::Surface(s) => super::surfaces::check_address(d, sass, pc, inst, access, s),
         Address::Indexed(x) => {
             let widths_ok = [x.base_bits, x.index_bits]
                 .iter()

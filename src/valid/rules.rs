@@ -130,6 +130,36 @@ pub const ATOMG_OPS: &str = "issue 2 (SASS global atomics): \"ATOMG.E.<op>.STRON
 pub const ATOMG_REGISTERS: &str =
     "issue 2 (SASS global atomics): \"ATOMG.E.ADD.STRONG.GPU PT, R0, [R2.64+0x10], R5 ;\"";
 
+// ---- SASS surface instructions (004) ----------------------------------------------------------
+
+/// Quotes `$s` from the SASS `SUATOM` document.
+macro_rules! suatom_doc {
+    ($s:literal) => {
+        concat!("004_16d4664d52412e92.txt: \"", $s, "\"")
+    };
+}
+
+/// A surface access lands in global memory.
+pub const SURFACE_GLOBAL: &str = suatom_doc!(
+    "SUATOM performs an atomic operation on pitch or blocklinear surfaces in global memory."
+);
+/// A surface access moves one element of the surface's format.
+pub const SURFACE_ONE_ELEMENT: &str = concat!(
+    suatom_doc!(
+        "This mode specifies that surface data is treated as raw data of size .sz, without any format conversion."
+    ),
+    " (atomjit: one element of the surface's format, of 1, 2, 4 or 8 bytes)"
+);
+/// The coordinate and handle registers.
+pub const SURFACE_NOT_RZ: &str = suatom_doc!("Note: Ra/Rc cannot be RZ register.");
+/// The coordinate registers' alignment.
+pub const SURFACE_COORDS_ALIGNED: &str = concat!(
+    suatom_doc!(
+        "Ra must follow register alignment rules for given number of coordinates."
+    ),
+    " (as for register pairs and quads: 2 coordinates start at an even register, 3 at a multiple of 4)"
+);
+
 // ---- PTX atomics (the PTX ISA, not one of the reference documents) ------------------------
 
 /// Quotes the PTX ISA's `atom`/`red` op×type table (Table 41 "Atom Scalar Type Operations" and
@@ -440,4 +470,8 @@ pub const ALL: &[&str] = &[
     VECTOR_REGISTERS,
     B128_ATOMICS_ONLY,
     NO_TABLE,
+    SURFACE_GLOBAL,
+    SURFACE_ONE_ELEMENT,
+    SURFACE_NOT_RZ,
+    SURFACE_COORDS_ALIGNED,
 ];

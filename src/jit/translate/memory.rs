@@ -109,6 +109,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         let addr = match &access.addr {
             Address::Linear(addr) => addr,
             Address::Indexed(x) => return Ok(self.indexed_address(lane, access.space, x)),
+            Address::Surface(_) => {
+                return Err(self.unsupported("surface addresses (issue 11: not yet compiled)"))
+            }
         };
         Ok(match addr.form(access.space) {
             LinearForm::Absolute(a) => self.iconst(I64, a as i64),
