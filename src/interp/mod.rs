@@ -49,12 +49,14 @@
 //! What each op computes is [`crate::sem`], the semantics library the JIT's slow paths call
 //! too; this module reads operands, applies it per lane and writes the results. [`atomic`]
 //! executes atomics as host atomics, [`memory`] computes addresses and performs checks, loads,
-//! stores and fences.
+//! stores and fences, and [`surface`] resolves surface addresses (the header pool of
+//! [`CtaEnv::surfaces`]) before a load, store or atomic there.
 
 #![deny(clippy::wildcard_enum_match_arm)]
 
 pub mod atomic;
 pub mod memory;
+pub mod surface;
 
 #[cfg(test)]
 #[allow(clippy::wildcard_enum_match_arm)] // a test matches the variant it expects
