@@ -353,10 +353,13 @@ pub struct RunReport {
     pub launch: LaunchStats,
     /// Every buffer after the launch (also after a trap: whatever the kernel wrote so far).
     pub buffers: Vec<Buffer>,
-    /// Expectation verdicts (empty if the launch failed).
+    /// Expectation verdicts (only that of `.expect trap` if the launch failed).
     pub expectations: Vec<ExpectOutcome>,
     /// A trap or watchdog report, if the launch did not complete.
     pub failure: Option<Failure>,
+    /// The launch trapped as its `.expect trap REASON` line said it would.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub expected_trap: bool,
 }
 
 /// Why a launch did not complete. As JSON: `{"trap": ...}` or `{"watchdog": ...}`.
@@ -380,9 +383,10 @@ impl RunReport {
     pub fn buffer(&self, name: &str) -> Option<&Buffer> {
         self.buffers.iter().find(|b| b.name == name)
     }
-    /// True when the launch completed and every expectation held.
+    /// True when the launch completed, or trapped as `.expect trap` said, and every
+    /// expectation held.
     pub fn passed(&self) -> bool {
-        self.failure.is_none() && self.expectations.iter().all(|e| e.passed)
+        (self.failure.is_none() || self.expected_trap) && self.expectations.iter().all(|e| e.passed)
     }
 }
 
@@ -642,6 +646,7 @@ impl Module {
                 .chain(&overrides.expects)
                 .cloned()
                 .collect(),
+            expect_trap: spec.expect_trap.clone(),
         };
         prepared.initialize_buffers(true);
         Ok(prepared)
@@ -671,6 +676,7 @@ pub struct Prepared<'m> {
     config: LaunchConfig,
     buffers: Vec<BufferSlot>,
     expects: Vec<Expect>,
+    expect_trap: Option<crate::ir::TrapExpect>,
 }
 
 impl Prepared<'_> {
@@ -808,7 +814,7 @@ impl Prepared<'_> {
             Err(LaunchError::Watchdog(w)) => (failed, Some(Failure::Watchdog(w))),
             Err(LaunchError::Config(msg)) => return Err(Error::Launch(msg)),
         };
-        let expectations = if failure.is_none() {
+        let mut expectations: Vec<ExpectOutcome> = if failure.is_none() {
             self.expects
                 .iter()
                 .map(|e| expect::evaluate(e, &buffers))
@@ -816,6 +822,23 @@ impl Prepared<'_> {
         } else {
             Vec::new()
         };
+        // `.expect trap REASON`: the launch must have trapped for that reason.
+        let mut expected_trap = false;
+        if let Some(t) = &self.expect_trap {
+            let (passed, actual) = match &failure {
+                Some(Failure::Trap(trap)) => (trap.reason.name() == t.reason, trap.to_string()),
+                Some(Failure::Watchdog(w)) => (false, w.to_string()),
+                None => (false, "the launch completed without a trap".to_string()),
+            };
+            expected_trap = passed;
+            expectations.push(ExpectOutcome {
+                text: t.text.clone(),
+                line: t.span.line,
+                passed,
+                expected: format!("a trap: {}", t.reason),
+                actual,
+            });
+        }
         Ok(RunReport {
             kernel: self.module.program.kernels[self.index].name.clone(),
             backend: self.backend,
@@ -827,6 +850,7 @@ impl Prepared<'_> {
             buffers,
             expectations,
             failure,
+            expected_trap,
         })
     }
 }

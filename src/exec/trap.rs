@@ -26,6 +26,31 @@ pub enum TrapReason {
 }
 
 impl TrapReason {
+    /// Every reason.
+    pub const ALL: &'static [TrapReason] = &[
+        TrapReason::MisalignedAddress,
+        TrapReason::AddressOutOfRange,
+        TrapReason::SurfaceOutOfBounds,
+        TrapReason::InvalidSurface,
+        TrapReason::SurfaceMismatch,
+    ];
+
+    /// The reason's name in program files (`.expect trap surface_out_of_bounds`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TrapReason::MisalignedAddress => "misaligned_address",
+            TrapReason::AddressOutOfRange => "address_out_of_range",
+            TrapReason::SurfaceOutOfBounds => "surface_out_of_bounds",
+            TrapReason::InvalidSurface => "invalid_surface",
+            TrapReason::SurfaceMismatch => "surface_mismatch",
+        }
+    }
+
+    /// The reason called `name` ([`TrapReason::name`]).
+    pub fn from_name(name: &str) -> Option<TrapReason> {
+        TrapReason::ALL.iter().copied().find(|r| r.name() == name)
+    }
+
     pub fn message(self) -> &'static str {
         match self {
             TrapReason::MisalignedAddress => "misaligned address",
