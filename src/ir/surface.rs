@@ -4,8 +4,12 @@
 //! A surface is a [`SurfaceShape`] (dimensionality, element size, extent, layers) stored in a
 //! [`SurfaceLayout`] (pitch-linear rows, or NVIDIA's block-linear tiling) at a global address.
 //! [`SurfaceShape::element`] turns a lane's coordinates into the element they name under a
-//! [`Clamp`] mode, and [`SurfaceLayout::offset`] turns an element into a byte offset; both
-//! backends call these two functions and nothing else decides where a surface access lands.
+//! [`Clamp`] mode, and [`SurfaceLayout::offset`] turns an element into a byte offset.
+//! [`resolve`] puts them together for one lane of an instruction: its [`SurfaceAddress`] (the
+//! IR's `Address::Surface`), the handle word it read and the launch's header pool
+//! ([`SurfaceHeader`]) give a global address, no access, or a [`SurfaceFault`]. Both backends
+//! call [`resolve`] (the JIT from its slow path) and nothing else decides where a surface
+//! access lands.
 //!
 //! # Coordinates (`004_16d4664d52412e92.txt`)
 //!
@@ -407,8 +411,8 @@ pub enum SurfaceHandle {
         /// Byte offset of the handle word in the bank.
         offset: u32,
     },
-    /// `Rc` ("In true bindless mode, Rc register is used to pass the samplerPtr[31:20] |
-    /// headerPtr[19:0]"), a vector or uniform register (`URc`); its 32 bits are the handle.
+    /// `Rc` ("In true bindless mode, Rc register is used to pass the `samplerPtr[31:20] |
+    /// headerPtr[19:0]`"), a vector or uniform register (`URc`); its 32 bits are the handle.
     Reg(super::Reg),
 }
 
