@@ -13,8 +13,10 @@
 //! with bounded (also per-lane) trip counts, LDS/STS and LDG/STG of every width, vector loads
 //! and stores (`LDG.E.128`, `ld.v4`, narrow elements), every ATOMS/ATOMG/RED op and size of the
 //! validator's tables (CAST.SPIN included), the vector atomics of sm_90 (`REDG.E.ADD.F32x4`,
-//! `atom.v8.f16`) and the 128-bit `EXCH`/`CAS`, fences, barriers and partial exits; a few
-//! accesses are left unmasked so that some kernels trap.
+//! `atom.v8.f16`) and the 128-bit `EXCH`/`CAS`, surface atomics, loads and stores (issue 11:
+//! SASS kernels declare small surfaces in both layouts, accessed in every clamp mode, with
+//! `.BA`, `.SD32`/`.SD64`, CAS vectors, sparse-status predicates and register handles), fences,
+//! barriers and partial exits; a few accesses are left unmasked so that some kernels trap.
 //!
 //! Each case is generated from one `u64` seed; a failure prints it (proptest reports the
 //! failing input), and `ATOMJIT_DIFF_SEED=<seed>` reruns just that kernel.
@@ -54,6 +56,85 @@ struct Gen {
 /// The uniform register and predicate slots of a kernel with `Gen::uniform`.
 const UNIFORM_REGS: std::ops::Range<u16> = 24..28;
 const UNIFORM_PREDS: std::ops::Range<u16> = 7..9;
+
+/// The surfaces every SASS kernel declares after its two buffers (their handles at
+/// `c[0x0][PARAM_BASE + 16 + 8 i]`): both layouts, every dimensionality with more than one
+/// coordinate register, 4- and 8-byte elements, signed and unsigned, and a disabled one.
+/// Extents are powers of two so that `value & (extent - 1)` is always in bounds.
+fn surface_decls() -> Vec<surface::SurfaceDecl> {
+    use surface::{SurfaceDecl, SurfaceDim, SurfaceLayout, SurfaceShape};
+    let decl =
+        |dim, elem: Ty, [width, height, depth, layers]: [u32; 4], layout, disabled| SurfaceDecl {
+            shape: SurfaceShape {
+                dim,
+                elem_bytes: elem.bytes(),
+                width,
+                height,
+                depth,
+                layers,
+            },
+            elem,
+            layout,
+            disabled,
+            sparse: Vec::new(),
+            init: Init::Fill(Scalar::Int(0)),
+        };
+    let block = |log_height, log_depth| SurfaceLayout::BlockLinear {
+        log_height,
+        log_depth,
+    };
+    vec![
+        decl(
+            SurfaceDim::D2,
+            Ty::U32,
+            [8, 4, 1, 1],
+            SurfaceLayout::Pitch { pitch: 48 },
+            false,
+        ),
+        decl(SurfaceDim::D2, Ty::S32, [4, 8, 1, 1], block(1, 0), false),
+        decl(SurfaceDim::D3, Ty::U64, [4, 2, 2, 1], block(0, 1), false),
+        decl(
+            SurfaceDim::D2Array,
+            Ty::S64,
+            [2, 4, 1, 4],
+            SurfaceLayout::Pitch { pitch: 16 },
+            false,
+        ),
+        decl(
+            SurfaceDim::D1Array,
+            Ty::U32,
+            [16, 1, 1, 2],
+            block(0, 0),
+            false,
+        ),
+        decl(
+            SurfaceDim::D1Buffer,
+            Ty::U32,
+            [16, 1, 1, 1],
+            SurfaceLayout::Pitch { pitch: 64 },
+            false,
+        ),
+        decl(
+            SurfaceDim::D2,
+            Ty::U32,
+            [4, 4, 1, 1],
+            SurfaceLayout::Pitch { pitch: 16 },
+            true,
+        ),
+    ]
+}
+
+/// The extent of each coordinate register of `shape` (x, then y, z or the layer).
+fn surface_extents(shape: &surface::SurfaceShape) -> Vec<u32> {
+    use surface::SurfaceDim;
+    match shape.dim {
+        SurfaceDim::D1 | SurfaceDim::D1Buffer => vec![shape.width],
+        SurfaceDim::D1Array => vec![shape.width, shape.layers],
+        SurfaceDim::D2 => vec![shape.width, shape.height],
+        SurfaceDim::D2Array => vec![shape.width, shape.height, shape.layers],
+        SurfaceDim::D3 => vec![shape.width, shape.height, shape.depth],
+    }
+}
 
 fn reg(n: u16) -> Operand {
     Operand::Reg(Reg(n))
@@ -1043,7 +1124,224 @@ impl Gen {
         }
     }
 
+    /// A surface access (SASS only: `SUATOM`/`SURED`, `SULD`, `SUST`) on one of
+    /// [`surface_decls`]: coordinates in R12.. (aligned for any count), in bounds or up to one
+    /// past either edge (mostly in bounds under `.TRAP`, so that few kernels trap), x in bytes
+    /// with `.BA` (misaligned now and then), the handle from the constant bank or from R6 (now
+    /// and then a header past the pool, or the wrong surface for the access).
+    fn surface(&mut self) {
+        use surface::{Clamp, SurfaceAddress, SurfaceHandle};
+        let decls = surface_decls();
+        let index = self.below(decls.len() as u64) as usize;
+        let decl = &decls[index];
+        let clamp = self.pick(&[Clamp::Nearest, Clamp::Ignore, Clamp::Trap]);
+        let byte_x = self.chance(50);
+        let elem = decl.shape.elem_bytes;
+        let inside = clamp != Clamp::Trap || self.chance(96);
+        for (i, &extent) in surface_extents(&decl.shape).iter().enumerate() {
+            let v = self.val();
+            let mask = if inside { extent - 1 } else { 2 * extent - 1 };
+            let r = Reg(12 + i as u16);
+            self.push(Op::Lop3 {
+                dst: r,
+                pred_out: Pred::PT,
+                a: src(Operand::Reg(v)),
+                b: src(Operand::Imm(u64::from(mask))),
+                c: src(Operand::Reg(Reg::RZ)),
+                lut: 0xc0,
+            });
+            // Out of bounds: value - 1, so -1 occurs as well as the far edge.
+            let low = if inside { 0 } else { u64::from(u32::MAX) };
+            let scale = if i == 0 && byte_x { elem } else { 1 };
+            // x in bytes, and a misaligned byte x now and then.
+            let skew = if i == 0 && byte_x && self.chance(3) {
+                2
+            } else {
+                0
+            };
+            self.push(Op::Imad {
+                mode: ImadMode::Lo,
+                signed: false,
+                dst: r,
+                a: src(Operand::Reg(r)),
+                b: src(Operand::Imm(u64::from(scale))),
+                c: src(Operand::Imm(
+                    low.wrapping_mul(u64::from(scale)).wrapping_add(skew) & 0xffff_ffff,
+                )),
+            });
+        }
+        // The handle: usually this surface's word in the constant bank; else R6 holding it,
+        // the handle of another surface (a mismatch unless it has the same shape), or a
+        // header past the pool.
+        let handle = if self.chance(75) {
+            SurfaceHandle::Bank {
+                bank: 0,
+                offset: PARAM_BASE + 16 + 8 * index as u32,
+            }
+        } else {
+            let header = match self.below(40) {
+                0 => decls.len() as u64 + self.below(3),
+                1 => self.below(decls.len() as u64),
+                _ => index as u64,
+            };
+            // samplerPtr bits are ignored.
+            let sampler = self.pick(&[0u64, 0xabc0_0000]);
+            self.push(Op::Mov {
+                ty: Ty::U32,
+                dst: Reg(6),
+                src: Operand::Imm(sampler | header),
+            });
+            SurfaceHandle::Reg(Reg(6))
+        };
+        let kind = self.below(10);
+        // `.SD32`/`.SD64` on 4- and 8-byte elements alike.
+        let wide = elem == 8;
+        let mut addr = SurfaceAddress {
+            coords: Reg(12),
+            dim: decl.shape.dim,
+            byte_x,
+            clamp,
+            handle,
+            format_sign: false,
+            sparse: Pred::PT,
+        };
+        let g = self.guard();
+        if kind < 6 {
+            // SUATOM/SURED: an op and size of the document's table, of the element's size.
+            let (op, ty, format_sign, ftz) = if wide {
+                let op = self.pick(&[
+                    AtomicOp::Add,
+                    AtomicOp::Min,
+                    AtomicOp::Max,
+                    AtomicOp::And,
+                    AtomicOp::Or,
+                    AtomicOp::Xor,
+                    AtomicOp::Exch,
+                    AtomicOp::Cas,
+                ]);
+                let sizes: &[(Ty, bool)] = match op {
+                    AtomicOp::Min | AtomicOp::Max => {
+                        &[(Ty::U64, false), (Ty::S64, false), (Ty::U64, true)]
+                    }
+                    _ => &[(Ty::U64, false)],
+                };
+                let (ty, sd) = self.pick(sizes);
+                (op, ty, sd, false)
+            } else {
+                let op = self.pick(&[
+                    AtomicOp::Add,
+                    AtomicOp::Min,
+                    AtomicOp::Max,
+                    AtomicOp::Inc,
+                    AtomicOp::Dec,
+                    AtomicOp::And,
+                    AtomicOp::Or,
+                    AtomicOp::Xor,
+                    AtomicOp::Exch,
+                    AtomicOp::Cas,
+                ]);
+                let sizes: &[(Ty, bool, bool)] = match op {
+                    AtomicOp::Add => &[
+                        (Ty::U32, false, false),
+                        (Ty::S32, false, false),
+                        (Ty::U32, true, false),
+                        (Ty::F32, false, true),
+                        (Ty::F16x2, false, false),
+                        (Ty::F16x2, false, true),
+                    ],
+                    AtomicOp::Min | AtomicOp::Max => &[
+                        (Ty::U32, false, false),
+                        (Ty::S32, false, false),
+                        (Ty::U32, true, false),
+                        (Ty::F16x2, false, false),
+                    ],
+                    AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => &[
+                        (Ty::U32, false, false),
+                        (Ty::S32, false, false),
+                        (Ty::U32, true, false),
+                    ],
+                    AtomicOp::Exch | AtomicOp::Cas => {
+                        &[(Ty::U32, false, false), (Ty::S32, false, false)]
+                    }
+                    _ => &[(Ty::U32, false, false)],
+                };
+                let (ty, sd, ftz) = self.pick(sizes);
+                (op, ty, sd, ftz)
+            };
+            addr.format_sign = format_sign;
+            let words = ty.regs();
+            let cas = op == AtomicOp::Cas;
+            // The sparse status: with a register handle, or on CAS (the document's forms).
+            let register = matches!(addr.handle, SurfaceHandle::Reg(_));
+            if (register || cas) && self.chance(40) {
+                addr.sparse = self.value_pred();
+            }
+            // Rb: a register (pair); CAS: compare and swap as one aligned vec2/vec4.
+            let rb = if cas {
+                self.range(2 * words)
+            } else if wide {
+                self.pair()
+            } else {
+                self.val()
+            };
+            let dst = if !cas && self.chance(35) {
+                Reg::RZ
+            } else if wide {
+                self.pair()
+            } else {
+                self.val()
+            };
+            let inst = AtomicInst {
+                access: MemAccess {
+                    space: Space::Global,
+                    ty,
+                    vector: 1,
+                    order: MemOrder::Relaxed,
+                    scope: self.pick(&[Scope::Cta, Scope::Gpu, Scope::Sys]),
+                    addr: Address::Surface(addr),
+                },
+                op,
+                dst,
+                src: Operand::Reg(rb),
+                src2: cas.then(|| Operand::Reg(rb.word(words))),
+                spin: false,
+                ftz,
+                performed: Pred::PT,
+            };
+            self.push_guarded(g, Op::Atomic(Box::new(inst)));
+        } else {
+            let ty = if wide {
+                Ty::U64
+            } else {
+                self.pick(&[Ty::U32, Ty::S32, Ty::F32])
+            };
+            let access = MemAccess {
+                space: Space::Global,
+                ty,
+                vector: 1,
+                order: self.pick(&[MemOrder::Weak, MemOrder::Relaxed]),
+                scope: self.pick(&[Scope::Cta, Scope::Gpu]),
+                addr: Address::Surface(addr),
+            };
+            let data = if wide { self.pair() } else { self.val() };
+            if kind < 8 {
+                self.push_guarded(g, Op::Load { access, dst: data });
+            } else {
+                self.push_guarded(
+                    g,
+                    Op::Store {
+                        access,
+                        src: Operand::Reg(data),
+                    },
+                );
+            }
+        }
+    }
+
     fn atomic(&mut self) {
+        if !self.wide && self.chance(25) {
+            return self.surface();
+        }
         if self.ws != 32 {
             // Warp sizes other than 32 are vISA kernels, whose atomics come with that dialect.
             return self.memory();
@@ -1636,32 +1934,51 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
         src: reg(22),
     });
     g.push(Op::Exit);
+    // The SASS kernels declare the surfaces of `surface_decls` after their buffers.
+    let surfaces: Vec<ParamDecl> = if g.wide {
+        Vec::new()
+    } else {
+        surface_decls()
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| ParamDecl {
+                name: format!("surf{i}"),
+                kind: ParamKind::Surface(Box::new(d)),
+                cbank_offset: PARAM_BASE + 16 + 8 * i as u32,
+                span: Span::default(),
+            })
+            .collect()
+    };
     let launch = LaunchSpec {
         grid,
         block,
         shared_bytes: SHARED_BYTES,
-        params: vec![
-            ParamDecl {
-                name: "data".into(),
-                kind: ParamKind::Buffer {
-                    elem: Ty::U32,
-                    len: DATA_BYTES / 4,
-                    init: Init::Fill(Scalar::Int(0)),
+        params: [
+            vec![
+                ParamDecl {
+                    name: "data".into(),
+                    kind: ParamKind::Buffer {
+                        elem: Ty::U32,
+                        len: DATA_BYTES / 4,
+                        init: Init::Fill(Scalar::Int(0)),
+                    },
+                    cbank_offset: PARAM_BASE,
+                    span: Span::default(),
                 },
-                cbank_offset: PARAM_BASE,
-                span: Span::default(),
-            },
-            ParamDecl {
-                name: "out".into(),
-                kind: ParamKind::Buffer {
-                    elem: Ty::U32,
-                    len: 1,
-                    init: Init::Fill(Scalar::Int(0)),
+                ParamDecl {
+                    name: "out".into(),
+                    kind: ParamKind::Buffer {
+                        elem: Ty::U32,
+                        len: 1,
+                        init: Init::Fill(Scalar::Int(0)),
+                    },
+                    cbank_offset: PARAM_BASE + 8,
+                    span: Span::default(),
                 },
-                cbank_offset: PARAM_BASE + 8,
-                span: Span::default(),
-            },
-        ],
+            ],
+            surfaces,
+        ]
+        .concat(),
         expects: Vec::new(),
         ..LaunchSpec::default()
     };
@@ -1703,7 +2020,35 @@ fn run(
 ) -> (Result<LaunchStats, LaunchError>, Vec<u8>) {
     let threads = u64::from(grid[0] * block[0] * block[1] * block[2]);
     let out_bytes = threads * OUT_WORDS * 4;
-    let (global, addrs) = GlobalMemory::with_allocations(&[DATA_BYTES, out_bytes]);
+    // The surfaces the kernel declares, after the two buffers, filled with random bytes.
+    let decls: Vec<&surface::SurfaceDecl> = kernel
+        .launch
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            ParamKind::Surface(d) => Some(&**d),
+            ParamKind::Buffer { .. } | ParamKind::Scalar { .. } => None,
+        })
+        .collect();
+    let mut sizes = vec![DATA_BYTES, out_bytes];
+    sizes.extend(decls.iter().map(|d| d.bytes()));
+    let (global, addrs) = GlobalMemory::with_allocations(&sizes);
+    let mut fill = SplitMix64::new(seed ^ 0x5f5f);
+    for (d, &base) in decls.iter().zip(&addrs[2..]) {
+        for i in 0..d.bytes().div_ceil(8) {
+            // Small values now and then, so that INC/DEC/CAS and the signed comparisons hit
+            // their interesting cases.
+            let v = fill.next();
+            let v = if i % 3 == 0 { v % 8 } else { v };
+            let n = (d.bytes() - 8 * i).min(8) as usize;
+            global.write(base + 8 * i, &v.to_le_bytes()[..n]);
+        }
+    }
+    let headers: Vec<surface::SurfaceHeader> = decls
+        .iter()
+        .zip(&addrs[2..])
+        .map(|(d, &base)| surface::SurfaceHeader::new(d, base))
+        .collect();
     let mut init = SplitMix64::new(seed ^ 0xdada);
     for i in 0..DATA_BYTES / 8 {
         let v = init.next();
@@ -1718,6 +2063,11 @@ fn run(
     cbank[PARAM_BASE as usize..PARAM_BASE as usize + 8].copy_from_slice(&addrs[0].to_le_bytes());
     cbank[PARAM_BASE as usize + 8..PARAM_BASE as usize + 16]
         .copy_from_slice(&addrs[1].to_le_bytes());
+    // Each surface's handle: its index in the pool.
+    for i in 0..headers.len() {
+        let at = PARAM_BASE as usize + 16 + 8 * i;
+        cbank[at..at + 8].copy_from_slice(&(i as u64).to_le_bytes());
+    }
     let config = LaunchConfig {
         grid,
         block,
@@ -1726,7 +2076,7 @@ fn run(
         deterministic: true,
         timeout: Some(Duration::from_secs(5)),
     };
-    let result = launch(kernel, info, runner, &global, &cbank, &config);
+    let result = launch(kernel, info, runner, &global, &cbank, &headers, &config);
     let mut image = vec![0u8; global.region().len() as usize];
     global.read(GLOBAL_BASE, &mut image);
     (result, image)
@@ -1907,4 +2257,79 @@ fn generated_kernels_cover_vector_accesses_and_128_bit_atomics() {
     if atomjit::exec::memory::has_cas128() {
         assert_eq!(b128.len(), 4, "{b128:?}");
     }
+}
+
+/// Surface accesses are generated: atomics, loads and stores, in both layouts and every clamp
+/// mode, with every handle form; some kernels trap on a surface, and the traps agree.
+#[test]
+fn generated_kernels_cover_surfaces() {
+    use surface::{Clamp, SurfaceHandle, SurfaceLayout};
+    let decls = surface_decls();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut surface_traps = std::collections::BTreeSet::new();
+    for seed in 0..200u64 {
+        let (kernel, grid, block) = generate(seed);
+        for inst in &kernel.insts {
+            let (kind, access) = match &inst.op {
+                Op::Atomic(a) => ("atomic", &a.access),
+                Op::Load { access, .. } => ("load", access),
+                Op::Store { access, .. } => ("store", access),
+                _ => continue,
+            };
+            let Some(s) = access.addr.surface() else {
+                continue;
+            };
+            seen.insert(format!("{kind} {:?}", s.clamp));
+            if let SurfaceHandle::Bank { offset, .. } = s.handle {
+                let layout = decls[((offset - PARAM_BASE - 16) / 8) as usize].layout;
+                let name = match layout {
+                    SurfaceLayout::Pitch { .. } => "pitch",
+                    SurfaceLayout::BlockLinear { .. } => "blocklinear",
+                };
+                seen.insert(format!("{kind} {name}"));
+            } else {
+                seen.insert("register handle".to_string());
+            }
+            if s.format_sign {
+                seen.insert("sd".to_string());
+            }
+            if !s.sparse.is_pt() {
+                seen.insert("sparse predicate".to_string());
+            }
+        }
+        if kernel.insts.iter().any(|i| match &i.op {
+            Op::Atomic(a) => a.access.addr.surface().is_some(),
+            _ => false,
+        }) {
+            let info = valid::validate(&kernel).expect("generated kernels are valid");
+            if let (Err(LaunchError::Trap(t)), _) =
+                run(&kernel, &info, &Interpreter::new(), grid, block, seed)
+            {
+                if t.surface.is_some() {
+                    surface_traps.insert(format!("{:?}", t.reason));
+                }
+            }
+        }
+    }
+    for kind in ["atomic", "load", "store"] {
+        for what in ["pitch", "blocklinear"] {
+            assert!(
+                seen.contains(&format!("{kind} {what}")),
+                "{kind} {what}: {seen:?}"
+            );
+        }
+        for clamp in [Clamp::Nearest, Clamp::Ignore, Clamp::Trap] {
+            assert!(
+                seen.contains(&format!("{kind} {clamp:?}")),
+                "{kind} {clamp:?}: {seen:?}"
+            );
+        }
+    }
+    for what in ["register handle", "sd", "sparse predicate"] {
+        assert!(seen.contains(what), "{what}: {seen:?}");
+    }
+    assert!(
+        surface_traps.contains("SurfaceOutOfBounds"),
+        "{surface_traps:?}"
+    );
 }

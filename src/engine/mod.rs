@@ -58,6 +58,7 @@ pub use status::ExitStatus;
 use crate::exec::{self, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, WarpRunner};
 use crate::front::{self, LaunchText, ParseError};
 use crate::interp::Interpreter;
+use crate::ir::surface::SurfaceHeader;
 use crate::ir::{Dialect, Expect, Init, Kernel, ParamKind, Program, Scalar, Ty};
 use crate::valid::{self, KernelInfo, ValidationErrors};
 use std::sync::{Arc, OnceLock};
@@ -365,10 +366,13 @@ pub struct RunReport {
     pub launch: LaunchStats,
     /// Every buffer after the launch (also after a trap: whatever the kernel wrote so far).
     pub buffers: Vec<Buffer>,
-    /// Expectation verdicts (empty if the launch failed).
+    /// Expectation verdicts (only that of `.expect trap` if the launch failed).
     pub expectations: Vec<ExpectOutcome>,
     /// A trap or watchdog report, if the launch did not complete.
     pub failure: Option<Failure>,
+    /// The launch trapped as its `.expect trap REASON` line said it would.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub expected_trap: bool,
 }
 
 /// Why a launch did not complete. As JSON: `{"trap": ...}` or `{"watchdog": ...}`.
@@ -392,9 +396,10 @@ impl RunReport {
     pub fn buffer(&self, name: &str) -> Option<&Buffer> {
         self.buffers.iter().find(|b| b.name == name)
     }
-    /// True when the launch completed and every expectation held.
+    /// True when the launch completed, or trapped as `.expect trap` said, and every
+    /// expectation held.
     pub fn passed(&self) -> bool {
-        self.failure.is_none() && self.expectations.iter().all(|e| e.passed)
+        (self.failure.is_none() || self.expected_trap) && self.expectations.iter().all(|e| e.passed)
     }
 }
 
@@ -623,7 +628,8 @@ impl Module {
             cbank[off..off + size].copy_from_slice(&raw.to_le_bytes()[..size])
         };
         let mut next_buffer = addresses.iter();
-        let mut next_header = 0u64;
+        // The header pool: every surface, in declaration order, at its allocation.
+        let mut surfaces = Vec::new();
         for p in &spec.params {
             let (raw, size) = match &p.kind {
                 ParamKind::Buffer { .. } => {
@@ -631,10 +637,10 @@ impl Module {
                 }
                 // The handle: `samplerPtr[31:20] | headerPtr[19:0]` with the surface's index
                 // in the header pool (docs/surfaces.md).
-                ParamKind::Surface(_) => {
-                    next_buffer.next().expect("one address per surface");
-                    next_header += 1;
-                    (next_header - 1, 8)
+                ParamKind::Surface(d) => {
+                    let base = *next_buffer.next().expect("one address per surface");
+                    surfaces.push(SurfaceHeader::new(d, base));
+                    ((surfaces.len() - 1) as u64, 8)
                 }
                 ParamKind::Scalar { ty, value } => {
                     let value = overrides
@@ -667,6 +673,7 @@ impl Module {
             runner,
             global,
             cbank,
+            surfaces,
             config,
             buffers,
             expects: spec
@@ -675,6 +682,7 @@ impl Module {
                 .chain(&overrides.expects)
                 .cloned()
                 .collect(),
+            expect_trap: spec.expect_trap.clone(),
         };
         prepared.initialize_buffers(true);
         Ok(prepared)
@@ -701,9 +709,12 @@ pub struct Prepared<'m> {
     runner: Arc<dyn WarpRunner>,
     global: GlobalMemory,
     cbank: Vec<u8>,
+    /// The launch's surface header pool (`ir::surface::SurfaceHeader`), in declaration order.
+    surfaces: Vec<SurfaceHeader>,
     config: LaunchConfig,
     buffers: Vec<BufferSlot>,
     expects: Vec<Expect>,
+    expect_trap: Option<crate::ir::TrapExpect>,
 }
 
 impl Prepared<'_> {
@@ -717,6 +728,7 @@ impl Prepared<'_> {
             self.runner.as_ref(),
             &self.global,
             &self.cbank,
+            &self.surfaces,
             &self.config,
         )
     }
@@ -733,6 +745,7 @@ impl Prepared<'_> {
             self.runner.as_ref(),
             &self.global,
             &self.cbank,
+            &self.surfaces,
             &self.config,
         )
     }
@@ -839,7 +852,7 @@ impl Prepared<'_> {
             Err(LaunchError::Watchdog(w)) => (failed, Some(Failure::Watchdog(w))),
             Err(LaunchError::Config(msg)) => return Err(Error::Launch(msg)),
         };
-        let expectations = if failure.is_none() {
+        let mut expectations: Vec<ExpectOutcome> = if failure.is_none() {
             self.expects
                 .iter()
                 .map(|e| expect::evaluate(e, &buffers))
@@ -847,6 +860,23 @@ impl Prepared<'_> {
         } else {
             Vec::new()
         };
+        // `.expect trap REASON`: the launch must have trapped for that reason.
+        let mut expected_trap = false;
+        if let Some(t) = &self.expect_trap {
+            let (passed, actual) = match &failure {
+                Some(Failure::Trap(trap)) => (trap.reason.name() == t.reason, trap.to_string()),
+                Some(Failure::Watchdog(w)) => (false, w.to_string()),
+                None => (false, "the launch completed without a trap".to_string()),
+            };
+            expected_trap = passed;
+            expectations.push(ExpectOutcome {
+                text: t.text.clone(),
+                line: t.span.line,
+                passed,
+                expected: format!("a trap: {}", t.reason),
+                actual,
+            });
+        }
         Ok(RunReport {
             kernel: self.module.program.kernels[self.index].name.clone(),
             backend: self.backend,
@@ -859,6 +889,7 @@ impl Prepared<'_> {
             buffers,
             expectations,
             failure,
+            expected_trap,
         })
     }
 }

@@ -54,10 +54,13 @@ impl ExitStatus {
 }
 
 impl RunReport {
-    /// A trap or the watchdog if the launch did not complete, else [`ExitStatus::Failed`] if
-    /// an expectation failed, else [`ExitStatus::Ok`].
+    /// A trap or the watchdog if the launch did not complete (unless it trapped as its
+    /// `.expect trap` line said), else [`ExitStatus::Failed`] if an expectation failed, else
+    /// [`ExitStatus::Ok`].
     pub fn status(&self) -> ExitStatus {
         match &self.failure {
+            // A trap `.expect trap` announced is the expected outcome.
+            Some(_) if self.expected_trap => ExitStatus::Ok,
             Some(failure) => ExitStatus::of_failure(Some(failure)),
             None if self.expectations.iter().any(|e| !e.passed) => ExitStatus::Failed,
             None => ExitStatus::Ok,

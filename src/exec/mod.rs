@@ -29,7 +29,7 @@ mod warp;
 
 pub use memory::{AllocError, GlobalMemory, SharedMemory, GLOBAL_BASE, SHARED_WINDOW_BYTES};
 pub use scheduler::{launch, CtaRunner, LaunchConfig, LaunchError, LaunchStats};
-pub use trap::{StuckWarp, Trap, TrapInfo, TrapReason, WatchdogKind, WatchdogReport};
+pub use trap::{StuckWarp, SurfaceTrap, Trap, TrapInfo, TrapReason, WatchdogKind, WatchdogReport};
 pub use warp::WarpState;
 
 use crate::ir::{AtomicOp, Kernel};
@@ -74,6 +74,9 @@ pub struct CtaEnv<'a> {
     pub shared: &'a SharedMemory,
     /// Constant bank 0 (launch geometry and parameters, see [`crate::ir::LaunchSpec`]).
     pub cbank: &'a [u8],
+    /// The launch's surface header pool, in declaration order (a handle's `headerPtr` indexes
+    /// it; see [`crate::ir::surface::resolve`]).
+    pub surfaces: &'a [crate::ir::surface::SurfaceHeader],
     pub ctaid: [u32; 3],
     pub ntid: [u32; 3],
     pub nctaid: [u32; 3],

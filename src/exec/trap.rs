@@ -1,5 +1,6 @@
 //! Runtime faults and watchdog reports.
 
+use crate::ir::surface::SurfaceFault;
 use crate::ir::Space;
 use std::fmt;
 
@@ -12,14 +13,112 @@ pub enum TrapReason {
     /// The address is outside the space's allocated region ("An address outside an allocated
     /// memory region causes an address out-of-range error").
     AddressOutOfRange,
+    /// A surface access out of bounds under `.TRAP` (`004_16d4664d52412e92.txt`: "The .clamp
+    /// field specifies how to clamp out of bounds addresses").
+    SurfaceOutOfBounds,
+    /// A surface handle whose header index is at or past the launch's pool: "Any header
+    /// pointer greater than one specified in SetTexHeaderPoolC.MaximumIndex will be regarded
+    /// as an 'invalid' texture".
+    InvalidSurface,
+    /// A surface access whose dimensionality or size is not the surface's
+    /// ([`crate::ir::surface::SurfaceFault::Mismatch`]).
+    SurfaceMismatch,
 }
 
 impl TrapReason {
+    /// Every reason.
+    pub const ALL: &'static [TrapReason] = &[
+        TrapReason::MisalignedAddress,
+        TrapReason::AddressOutOfRange,
+        TrapReason::SurfaceOutOfBounds,
+        TrapReason::InvalidSurface,
+        TrapReason::SurfaceMismatch,
+    ];
+
+    /// The reason's name in program files (`.expect trap surface_out_of_bounds`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TrapReason::MisalignedAddress => "misaligned_address",
+            TrapReason::AddressOutOfRange => "address_out_of_range",
+            TrapReason::SurfaceOutOfBounds => "surface_out_of_bounds",
+            TrapReason::InvalidSurface => "invalid_surface",
+            TrapReason::SurfaceMismatch => "surface_mismatch",
+        }
+    }
+
+    /// The reason called `name` ([`TrapReason::name`]).
+    pub fn from_name(name: &str) -> Option<TrapReason> {
+        TrapReason::ALL.iter().copied().find(|r| r.name() == name)
+    }
+
     pub fn message(self) -> &'static str {
         match self {
             TrapReason::MisalignedAddress => "misaligned address",
             TrapReason::AddressOutOfRange => "address out of range",
+            TrapReason::SurfaceOutOfBounds => "surface coordinates out of bounds",
+            TrapReason::InvalidSurface => "invalid surface (no such header in the launch's pool)",
+            TrapReason::SurfaceMismatch => {
+                "surface access does not match the surface (dimensionality or element size)"
+            }
         }
+    }
+
+    /// The reason of a surface fault (a misaligned `.BA` x is a misaligned address).
+    pub fn of_surface(fault: SurfaceFault) -> TrapReason {
+        match fault {
+            SurfaceFault::Invalid => TrapReason::InvalidSurface,
+            SurfaceFault::Mismatch => TrapReason::SurfaceMismatch,
+            SurfaceFault::OutOfBounds => TrapReason::SurfaceOutOfBounds,
+            SurfaceFault::Misaligned => TrapReason::MisalignedAddress,
+        }
+    }
+}
+
+/// Where a faulting surface access pointed: the surface (its header index in the launch's
+/// pool, in declaration order) and the lane's coordinate registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SurfaceTrap {
+    /// The header index the handle named.
+    pub index: u32,
+    /// The coordinate registers as read (`Ra`, `Ra+1`, `Ra+2`); the first `count` count.
+    pub coords: [u32; 3],
+    /// How many coordinates the access has (1 to 3).
+    pub count: u8,
+}
+
+impl SurfaceTrap {
+    /// The coordinates the access has.
+    pub fn coords(&self) -> &[u32] {
+        &self.coords[..usize::from(self.count.min(3))]
+    }
+}
+
+impl fmt::Display for SurfaceTrap {
+    /// `surface 1, coordinates (-1, 4)` (each coordinate as the signed 32-bit value read).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let coords: Vec<String> = self
+            .coords()
+            .iter()
+            .map(|&c| (c as i32).to_string())
+            .collect();
+        write!(
+            f,
+            "surface {}, coordinates ({})",
+            self.index,
+            coords.join(", ")
+        )
+    }
+}
+
+impl serde::Serialize for SurfaceTrap {
+    /// `{"index": 1, "coords": [-1, 4]}`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let coords: Vec<i32> = self.coords().iter().map(|&c| c as i32).collect();
+        let mut st = s.serialize_struct("SurfaceTrap", 2)?;
+        st.serialize_field("index", &self.index)?;
+        st.serialize_field("coords", &coords)?;
+        st.end()
     }
 }
 
@@ -38,6 +137,9 @@ pub struct TrapInfo {
     pub lane: u32,
     pub space: Space,
     pub address: u64,
+    /// A surface access's fault: which surface and coordinates (`space` is then global and
+    /// `address` 0: a surface access that faults has no address).
+    pub surface: Option<SurfaceTrap>,
 }
 
 /// A fault with everything needed to find it: kernel, instruction and source line, CTA, warp,
@@ -57,6 +159,9 @@ pub struct Trap {
     #[serde(serialize_with = "serialize_space")]
     pub space: Space,
     pub address: u64,
+    /// The surface and coordinates of a faulting surface access (see [`TrapInfo::surface`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub surface: Option<SurfaceTrap>,
 }
 
 fn serialize_space<S: serde::Serializer>(space: &Space, s: S) -> Result<S::Ok, S::Error> {
@@ -71,12 +176,14 @@ impl serde::Serialize for Space {
 
 impl fmt::Display for Trap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let place = match &self.surface {
+            Some(s) => s.to_string(),
+            None => format!("{} address {:#x}", self.space, self.address),
+        };
         write!(
             f,
-            "trap: {} at {} address {:#x} in kernel `{}`, instruction {} (line {}: `{}`), CTA ({},{},{}), warp {}, lane {}",
+            "trap: {} at {place} in kernel `{}`, instruction {} (line {}: `{}`), CTA ({},{},{}), warp {}, lane {}",
             self.reason,
-            self.space,
-            self.address,
             self.kernel,
             self.pc,
             self.line,
@@ -148,5 +255,54 @@ impl fmt::Display for WatchdogReport {
             writeln!(f, "  ... and {} more warps", self.stuck.len() - 16)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_surface_trap_names_the_surface_its_coordinates_and_the_lane() {
+        let trap = Trap {
+            reason: TrapReason::SurfaceOutOfBounds,
+            kernel: "k".to_string(),
+            pc: 3,
+            line: 7,
+            inst: "SURED.D.2D.ADD.TRAP [R4], R6, 0x0, 0x58".to_string(),
+            cta: [1, 0, 0],
+            warp: 0,
+            lane: 5,
+            space: Space::Global,
+            address: 0,
+            surface: Some(SurfaceTrap {
+                index: 1,
+                coords: [u32::MAX, 4, 0xdead],
+                count: 2,
+            }),
+        };
+        let text = trap.to_string();
+        assert!(
+            text.starts_with(
+                "trap: surface coordinates out of bounds at surface 1, coordinates (-1, 4) in kernel `k`"
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with("lane 5"), "{text}");
+        let json = serde_json::to_value(&trap).unwrap();
+        assert_eq!(
+            json["surface"],
+            serde_json::json!({"index": 1, "coords": [-1, 4]})
+        );
+        assert_eq!(json["reason"], "SurfaceOutOfBounds");
+        // Other traps serialise as before, without a surface field.
+        let plain = Trap {
+            surface: None,
+            ..trap
+        };
+        assert!(serde_json::to_value(&plain)
+            .unwrap()
+            .get("surface")
+            .is_none());
     }
 }

@@ -54,6 +54,8 @@ pub enum Directive {
     Decl { decl: ParamDecl, name_span: Span },
     /// `.expect ...`, with the spans of its parts for the check against the buffers.
     Expect { expect: Expect, spans: ExpectSpans },
+    /// `.expect trap REASON`: the launch must trap for `REASON`.
+    ExpectTrap(crate::ir::TrapExpect),
 }
 
 /// Parses the launch directive `word` followed by `args` (the rest of its line). `source` is
@@ -135,8 +137,36 @@ pub fn parse(word: &Token, args: &[Token], source: &str) -> Result<Option<Direct
                     .unwrap_or(""),
                 _ => "",
             };
-            let (expect, spans) = expect(&mut cur, text, stmt_span)?;
-            Directive::Expect { expect, spans }
+            // `.expect trap REASON` (a buffer called `trap` is compared: `.expect trap == 1`).
+            let trap = args.len() == 2
+                && args[0].is_word()
+                && args[0].text.eq_ignore_ascii_case("trap")
+                && args[1].is_word();
+            if trap {
+                let word = &args[1];
+                let reason = word.text.to_ascii_lowercase();
+                if crate::exec::TrapReason::from_name(&reason).is_none() {
+                    let names: Vec<&str> = crate::exec::TrapReason::ALL
+                        .iter()
+                        .map(|r| r.name())
+                        .collect();
+                    return Err(SyntaxError::new(
+                        word.span,
+                        format!("`{}` is not a trap reason", word.text),
+                    )
+                    .expected(format!("one of {}", names.join(" "))));
+                }
+                cur.next();
+                cur.next();
+                Directive::ExpectTrap(crate::ir::TrapExpect {
+                    reason,
+                    text: text.to_string(),
+                    span: stmt_span,
+                })
+            } else {
+                let (expect, spans) = expect(&mut cur, text, stmt_span)?;
+                Directive::Expect { expect, spans }
+            }
         }
         _ => return Ok(None),
     };

@@ -285,7 +285,7 @@ fn apply_to_kernel(
     launch: &LaunchText,
 ) -> Result<Option<ParseError>, ParseError> {
     let mut spec = kernel.launch.clone();
-    let mut seen: [Option<Span>; 4] = [None; 4];
+    let mut seen: [Option<Span>; 5] = [None; 5];
     // `.shared` and `.static_shared`: the bytes, the source's name and the number's span.
     let mut dynamic: Option<(u64, &str, Span)> = None;
     let mut static_decl: Option<(u64, &str, Span)> = None;
@@ -314,6 +314,7 @@ fn apply_to_kernel(
             Directive::Shared { .. } => Some(2),
             Directive::StaticShared { .. } => Some(3),
             Directive::Decl { .. } | Directive::Expect { .. } => None,
+            Directive::ExpectTrap(_) => Some(4),
         };
         if let Some(i) = slot {
             if let Some(prev) = seen[i].replace(word.span) {
@@ -338,6 +339,7 @@ fn apply_to_kernel(
                 added.push((decl, d.source));
             }
             Directive::Expect { expect, .. } => expects.push((expect, d.source)),
+            Directive::ExpectTrap(t) => spec.expect_trap = Some(t),
         }
     }
 

@@ -19,6 +19,7 @@
 //! | `.param NAME TY = VALUE` | a scalar kernel parameter |
 //! | `.surface NAME DIM TY[W{,H{,D}}] {layers N} {pitch{(BYTES)} \| blocklinear(H,D)} {disabled} {sparse P{,P}} = INIT` | a surface in global memory (`docs/surfaces.md`) |
 //! | `.expect ...` | a check run after the launch |
+//! | `.expect trap REASON` | the launch must trap for `REASON` (`exec::TrapReason::name`: `misaligned_address`, `address_out_of_range`, `surface_out_of_bounds`, `invalid_surface`, `surface_mismatch`); the buffer checks are then skipped |
 //!
 //! Element types: `u8 u16 u32 u64 s8 s16 s32 s64 f16 f32 f64`. Initialisers: a scalar fill
 //! (`= 0`), a list (`= {1, 2, 3}`; shorter than the buffer: the rest is zero; longer: an error),
@@ -1285,6 +1286,19 @@ impl LaunchBuilder {
             Directive::Expect { expect, spans } => {
                 self.spec.expects.push(expect);
                 self.expect_spans.push(spans);
+            }
+            Directive::ExpectTrap(t) => {
+                if let Some(prev) = &self.spec.expect_trap {
+                    return Err(SyntaxError::new(
+                        t.span,
+                        format!(
+                            "the kernel already expects a trap (line {})",
+                            prev.span.line
+                        ),
+                    )
+                    .expected("one `.expect trap` per kernel"));
+                }
+                self.spec.expect_trap = Some(t);
             }
         }
         Ok(())

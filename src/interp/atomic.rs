@@ -255,6 +255,7 @@ fn locate_vector<'a>(
                 reason: TrapReason::AddressOutOfRange,
                 space,
                 address,
+                surface: None,
             });
         }
     }
@@ -269,6 +270,9 @@ pub fn execute_atomic(
     exec: u32,
     inst: &AtomicInst,
 ) -> Result<(), LaneFault> {
+    if let crate::ir::Address::Surface(s) = &inst.access.addr {
+        return super::surface::execute_atomic(warp, env, exec, inst, s);
+    }
     let ty = inst.access.ty;
     if ty == Ty::B128 {
         return execute_atomic128(warp, env, exec, inst);

@@ -34,7 +34,7 @@
 use super::{read_operand, read_reg_words, write_reg_words, Fault, LaneFault};
 use crate::exec::memory::Region;
 use crate::exec::{CtaEnv, TrapReason, WarpState};
-use crate::ir::{resolve, MemAccess, MemOrder, Operand, Reg, Space};
+use crate::ir::{resolve, Address, MemAccess, MemOrder, Operand, Reg, Space};
 use std::sync::atomic::{fence, Ordering};
 
 /// Natural alignment of an access of `size` bytes (1, 2, 4, 8 or 16).
@@ -44,6 +44,7 @@ fn check_alignment(space: Space, address: u64, size: u32) -> Result<(), Fault> {
             reason: TrapReason::MisalignedAddress,
             space,
             address,
+            surface: None,
         })
     } else {
         Ok(())
@@ -63,6 +64,7 @@ pub fn locate<'a>(
         reason,
         space,
         address,
+        surface: None,
     };
     match space {
         Space::Shared => env
@@ -99,6 +101,7 @@ fn const_bytes(cbank: &[u8], offset: u64, size: u32) -> Result<&[u8], Fault> {
         reason: TrapReason::AddressOutOfRange,
         space: Space::Const,
         address: offset,
+        surface: None,
     };
     let start = usize::try_from(offset).map_err(|_| out_of_range)?;
     start
@@ -173,7 +176,10 @@ pub fn fence_for(order: MemOrder) {
 }
 
 /// Host fences around a plain load or store of order `order`: `(before, after)`.
-fn access_fences(order: MemOrder, is_load: bool) -> (Option<Ordering>, Option<Ordering>) {
+pub(super) fn access_fences(
+    order: MemOrder,
+    is_load: bool,
+) -> (Option<Ordering>, Option<Ordering>) {
     match order {
         MemOrder::Weak | MemOrder::Relaxed | MemOrder::Volatile => (None, None),
         MemOrder::Acquire if is_load => (None, Some(Ordering::Acquire)),
@@ -193,6 +199,9 @@ pub fn execute_load(
     access: &MemAccess,
     dst: Reg,
 ) -> Result<(), LaneFault> {
+    if let Address::Surface(s) = &access.addr {
+        return super::surface::execute_load(warp, env, exec, access, s, dst);
+    }
     let ty = access.ty;
     let (before, after) = access_fences(access.order, true);
     if let Some(o) = before {
@@ -227,6 +236,9 @@ pub fn execute_store(
     access: &MemAccess,
     src: &Operand,
 ) -> Result<(), LaneFault> {
+    if let Address::Surface(s) = &access.addr {
+        return super::surface::execute_store(warp, env, exec, access, s, src);
+    }
     let ty = access.ty;
     let (before, after) = access_fences(access.order, false);
     if let Some(o) = before {
@@ -263,6 +275,7 @@ mod tests {
                 reason,
                 space: Space::Const,
                 address,
+                surface: None,
             })
         };
         assert_eq!(

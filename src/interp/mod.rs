@@ -49,18 +49,22 @@
 //! What each op computes is [`crate::sem`], the semantics library the JIT's slow paths call
 //! too; this module reads operands, applies it per lane and writes the results. [`atomic`]
 //! executes atomics as host atomics, [`memory`] computes addresses and performs checks, loads,
-//! stores and fences.
+//! stores and fences, and [`surface`] resolves surface addresses (the header pool of
+//! [`CtaEnv::surfaces`]) before a load, store or atomic there.
 
 #![deny(clippy::wildcard_enum_match_arm)]
 
 pub mod atomic;
 pub mod memory;
+pub mod surface;
 
 #[cfg(test)]
 #[allow(clippy::wildcard_enum_match_arm)] // a test matches the variant it expects
 mod tests;
 
-use crate::exec::{CtaEnv, GroupExit, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE};
+use crate::exec::{
+    CtaEnv, GroupExit, SurfaceTrap, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE,
+};
 use crate::ir::{
     Inst, Op, Operand, Pred, PredMove, PredSrc, Reg, Space, SpecialReg, Src, Ty, VoteMode,
 };
@@ -95,6 +99,8 @@ pub struct Fault {
     pub reason: TrapReason,
     pub space: Space,
     pub address: u64,
+    /// The surface and coordinates of a faulting surface access (`space` global, `address` 0).
+    pub surface: Option<SurfaceTrap>,
 }
 
 /// A [`Fault`] in one lane.
@@ -155,6 +161,7 @@ pub fn run_group(
                     lane,
                     space: fault.space,
                     address: fault.address,
+                    surface: fault.surface,
                 })
             }
         }
@@ -856,6 +863,7 @@ pub(crate) fn read_operand(
                     reason: TrapReason::AddressOutOfRange,
                     space: Space::Const,
                     address: offset as u64,
+                    surface: None,
                 }),
             }
         }

@@ -146,6 +146,7 @@ struct Machine {
     buffers: Vec<u64>,
     shared: SharedMemory,
     cbank: Vec<u8>,
+    surfaces: Vec<crate::ir::surface::SurfaceHeader>,
     ntid: [u32; 3],
 }
 
@@ -171,6 +172,7 @@ impl Machine {
             buffers,
             shared: SharedMemory::new(shared_bytes),
             cbank,
+            surfaces: Vec::new(),
             ntid: [32, 1, 1],
         }
     }
@@ -182,6 +184,7 @@ impl Machine {
             global: &self.global,
             shared: &self.shared,
             cbank: &self.cbank,
+            surfaces: &self.surfaces,
             ctaid: [3, 4, 5],
             ntid: self.ntid,
             nctaid: [6, 7, 8],
@@ -1226,7 +1229,8 @@ fn misaligned_shared_atomic_traps_at_the_first_faulting_lane_keeping_earlier_eff
             pc: 2,
             lane: 3,
             space: Space::Shared,
-            address: 0xe
+            address: 0xe,
+            surface: None,
         }
     );
     for lane in 0..3 {
@@ -1274,7 +1278,8 @@ fn out_of_range_shared_atomic_traps() {
                 pc: 0,
                 lane: 2,
                 space: Space::Shared,
-                address
+                address,
+                surface: None,
             }
         );
     }
@@ -1347,7 +1352,8 @@ fn global_atomic_traps_outside_the_allocations() {
                 pc: 0,
                 lane: 1,
                 space: Space::Global,
-                address
+                address,
+                surface: None,
             }
         );
     }
@@ -1433,7 +1439,8 @@ fn constant_bank_reads_outside_the_bank_trap() {
             pc: 0,
             lane: 0,
             space: Space::Const,
-            address: 0x180
+            address: 0x180,
+            surface: None,
         }
     );
 }
@@ -2889,4 +2896,376 @@ fn a_128_bit_atomic_needs_sixteen_byte_alignment() {
     );
     assert_eq!(get128(&warp, 16, 0), 7, "the destination is untouched");
     assert_eq!(warp.stats.atomics[AtomicOp::Exch.index()], 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Surfaces (004_16d4664d52412e92.txt)
+// ---------------------------------------------------------------------------------------------
+
+mod surfaces {
+    use super::*;
+    use crate::ir::surface::{
+        Clamp, SurfaceAddress, SurfaceDim, SurfaceHandle, SurfaceHeader, SurfaceLayout,
+        SurfaceShape,
+    };
+
+    /// The handle word of surface 0 is at c[0x0][0x160], of surface 1 at 0x168.
+    fn bank(index: u16) -> SurfaceHandle {
+        SurfaceHandle::Bank {
+            bank: 0,
+            offset: 0x160 + 8 * u32::from(index),
+        }
+    }
+
+    fn surf(dim: SurfaceDim, clamp: Clamp, byte_x: bool, handle: SurfaceHandle) -> SurfaceAddress {
+        SurfaceAddress {
+            coords: Reg(4),
+            dim,
+            byte_x,
+            clamp,
+            handle,
+            format_sign: false,
+            sparse: Pred::PT,
+        }
+    }
+
+    fn access(ty: Ty, s: SurfaceAddress) -> MemAccess {
+        MemAccess {
+            space: Space::Global,
+            ty,
+            vector: 1,
+            order: MemOrder::Relaxed,
+            scope: Scope::Gpu,
+            addr: Address::Surface(s),
+        }
+    }
+
+    fn suatom(op: AtomicOp, ty: Ty, s: SurfaceAddress, cas: bool, ftz: bool) -> Op {
+        let words = ty.regs();
+        Op::Atomic(Box::new(AtomicInst {
+            access: access(ty, s),
+            op,
+            dst: Reg(10),
+            src: reg(8),
+            src2: cas.then_some(Operand::Reg(Reg(8).word(words))),
+            spin: false,
+            ftz,
+            performed: Pred::PT,
+        }))
+    }
+
+    /// A machine whose global memory holds the surfaces `headers` (their bases are filled in),
+    /// each at its own allocation, with the handles 0, 1, ... in the constant bank.
+    fn machine(insts: Vec<Inst>, mut headers: Vec<SurfaceHeader>) -> Machine {
+        let sizes: Vec<u64> = headers
+            .iter()
+            .map(|h| h.layout.total_bytes(&h.shape))
+            .collect();
+        let mut m = Machine::with_memory(insts, 0, &sizes);
+        for (i, h) in headers.iter_mut().enumerate() {
+            h.base = m.buffers[i];
+            m.cbank[0x160 + 8 * i..0x164 + 8 * i].copy_from_slice(&(i as u32).to_le_bytes());
+        }
+        m.surfaces = headers;
+        m
+    }
+
+    fn header(dim: SurfaceDim, elem: Ty, extent: [u32; 4], layout: SurfaceLayout) -> SurfaceHeader {
+        SurfaceHeader {
+            base: 0,
+            shape: SurfaceShape {
+                dim,
+                elem_bytes: elem.bytes(),
+                width: extent[0],
+                height: extent[1],
+                depth: extent[2],
+                layers: extent[3],
+            },
+            layout,
+            elem,
+            disabled: false,
+            sparse: Vec::new(),
+        }
+    }
+
+    /// A 2-D `elem` surface of 8 x 4 elements in rows of 64 bytes.
+    fn img(elem: Ty) -> SurfaceHeader {
+        header(
+            SurfaceDim::D2,
+            elem,
+            [8, 4, 1, 1],
+            SurfaceLayout::Pitch { pitch: 64 },
+        )
+    }
+
+    /// Byte offset of (x, y) in [`img`], independently of the layout code.
+    fn at(m: &Machine, x: u64, y: u64, size: u64) -> u64 {
+        m.surfaces[0].base + y * 64 + x * size
+    }
+
+    #[test]
+    fn suatom_add_returns_each_lanes_prior_value_in_lane_order() {
+        let s = surf(SurfaceDim::D2, Clamp::Trap, false, bank(0));
+        let m = machine(
+            vec![inst(suatom(AtomicOp::Add, Ty::U32, s, false, false))],
+            vec![img(Ty::U32)],
+        );
+        m.set_global_u32(at(&m, 3, 2, 4), 100);
+        let mut w = m.warp();
+        for lane in 0..4 {
+            // Lanes 0..3 all add lane + 1 to (3, 2).
+            set(&mut w, 4, lane, 3);
+            set(&mut w, 5, lane, 2);
+            set(&mut w, 8, lane, lane as u32 + 1);
+        }
+        assert_eq!(m.run(&mut w, 0b1111), GroupExit::Exited);
+        // "Rd = M; M = M + Rb;" in lane order: 100, 101, 103, 106; memory 110.
+        let old: Vec<u32> = (0..4).map(|l| get(&w, 10, l)).collect();
+        assert_eq!(old, [100, 101, 103, 106]);
+        assert_eq!(m.global_u32(at(&m, 3, 2, 4)), 110);
+        assert_eq!(w.stats.atomics[AtomicOp::Add.index()], 4);
+    }
+
+    #[test]
+    fn ign_out_of_bounds_does_nothing_and_returns_zero() {
+        let s = surf(SurfaceDim::D2, Clamp::Ignore, true, bank(0));
+        let m = machine(
+            vec![inst(suatom(AtomicOp::Exch, Ty::U32, s, false, false))],
+            vec![img(Ty::U32)],
+        );
+        let mut w = m.warp();
+        // Lane 0: byte x 32 = element 8, past the 8-wide row; lane 1: (7, 3).
+        for (lane, (x, y)) in [(32u32, 0u32), (28, 3)].into_iter().enumerate() {
+            set(&mut w, 4, lane, x);
+            set(&mut w, 5, lane, y);
+            set(&mut w, 8, lane, 0xabcd);
+            set(&mut w, 10, lane, 0x5555);
+        }
+        m.set_global_u32(at(&m, 7, 3, 4), 9);
+        assert_eq!(m.run(&mut w, 0b11), GroupExit::Exited);
+        assert_eq!((get(&w, 10, 0), get(&w, 10, 1)), (0, 9));
+        assert_eq!(m.global_u32(at(&m, 7, 3, 4)), 0xabcd);
+        assert_eq!(
+            w.stats.atomics[AtomicOp::Exch.index()],
+            1,
+            "the dropped lane performed nothing"
+        );
+    }
+
+    #[test]
+    fn trap_out_of_bounds_names_surface_coordinates_and_lane_after_earlier_lanes() {
+        let s = surf(SurfaceDim::D2, Clamp::Trap, false, bank(1));
+        let m = machine(
+            vec![inst(suatom(AtomicOp::Add, Ty::U32, s, false, false))],
+            vec![img(Ty::U32), img(Ty::U32)],
+        );
+        let mut w = m.warp();
+        for (lane, (x, y)) in [(1i32, 1i32), (2, -1), (3, 3)].into_iter().enumerate() {
+            set(&mut w, 4, lane, x as u32);
+            set(&mut w, 5, lane, y as u32);
+            set(&mut w, 8, lane, 5);
+        }
+        let info = trap(m.run(&mut w, 0b111));
+        assert_eq!(info.reason, TrapReason::SurfaceOutOfBounds);
+        assert_eq!(info.lane, 1);
+        let st = info.surface.expect("a surface trap");
+        assert_eq!((st.index, st.coords()), (1, &[2, (-1i32) as u32][..]));
+        // Lane 0 added to surface 1's (1, 1); lane 2 never ran.
+        let base1 = m.surfaces[1].base;
+        assert_eq!(m.global_u32(base1 + 64 + 4), 5);
+        assert_eq!(m.global_u32(base1 + 3 * 64 + 12), 0);
+    }
+
+    #[test]
+    fn an_invalid_handle_and_a_mismatched_access_trap() {
+        // The handle from a register: header 2 of a pool of 1 is invalid.
+        let s = surf(
+            SurfaceDim::D2,
+            Clamp::Trap,
+            false,
+            SurfaceHandle::Reg(Reg(12)),
+        );
+        let m = machine(
+            vec![inst(Op::Load {
+                access: access(Ty::U32, s),
+                dst: Reg(10),
+            })],
+            vec![img(Ty::U32)],
+        );
+        let mut w = m.warp();
+        set(&mut w, 12, 0, 0xfff0_0000); // samplerPtr only: header 0.
+        set(&mut w, 12, 1, 2);
+        let info = trap(m.run(&mut w, 0b11));
+        assert_eq!((info.reason, info.lane), (TrapReason::InvalidSurface, 1));
+        assert_eq!(info.surface.map(|s| s.index), Some(2));
+        // A 64-bit access of a 32-bit surface.
+        let s = surf(SurfaceDim::D2, Clamp::Trap, false, bank(0));
+        let m = machine(
+            vec![inst(Op::Load {
+                access: access(Ty::U64, s),
+                dst: Reg(10),
+            })],
+            vec![img(Ty::U32)],
+        );
+        let info = trap(m.run(&mut m.warp(), 1));
+        assert_eq!(info.reason, TrapReason::SurfaceMismatch);
+    }
+
+    #[test]
+    fn misaligned_byte_x_is_a_misaligned_address_trap() {
+        let s = surf(SurfaceDim::D2, Clamp::Nearest, true, bank(0));
+        let m = machine(
+            vec![inst(Op::Store {
+                access: access(Ty::U32, s),
+                src: reg(8),
+            })],
+            vec![img(Ty::U32)],
+        );
+        let mut w = m.warp();
+        set(&mut w, 4, 0, 6);
+        let info = trap(m.run(&mut w, 1));
+        assert_eq!(info.reason, TrapReason::MisalignedAddress);
+        assert_eq!(info.surface.map(|s| s.coords), Some([6, 0, 0]));
+    }
+
+    #[test]
+    fn sd32_min_max_compare_signed_only_on_a_signed_surface() {
+        for (elem, want) in [(Ty::S32, 5u32), (Ty::U32, (-3i32) as u32)] {
+            let mut s = surf(SurfaceDim::D2, Clamp::Trap, false, bank(0));
+            s.format_sign = true;
+            let m = machine(
+                vec![inst(suatom(AtomicOp::Max, Ty::U32, s, false, false))],
+                vec![img(elem)],
+            );
+            m.set_global_u32(at(&m, 0, 0, 4), (-3i32) as u32);
+            let mut w = m.warp();
+            set(&mut w, 8, 0, 5);
+            assert_eq!(m.run(&mut w, 1), GroupExit::Exited);
+            // Signed: max(-3, 5) = 5; unsigned: max(0xfffffffd, 5) = 0xfffffffd.
+            assert_eq!(m.global_u32(at(&m, 0, 0, 4)), want, "{elem}");
+            assert_eq!(get(&w, 10, 0), (-3i32) as u32);
+        }
+    }
+
+    #[test]
+    fn sd64_min_compares_signed_on_an_s64_surface() {
+        let mut s = surf(SurfaceDim::D2, Clamp::Trap, false, bank(0));
+        s.format_sign = true;
+        let m = machine(
+            vec![inst(suatom(AtomicOp::Min, Ty::U64, s, false, false))],
+            vec![img(Ty::S64)],
+        );
+        m.set_global_u64(at(&m, 1, 1, 8), 7);
+        let mut w = m.warp();
+        set(&mut w, 4, 0, 1);
+        set(&mut w, 5, 0, 1);
+        set64(&mut w, 8, 0, (-2i64) as u64);
+        assert_eq!(m.run(&mut w, 1), GroupExit::Exited);
+        assert_eq!(m.global_u64(at(&m, 1, 1, 8)), (-2i64) as u64);
+        assert_eq!(get64(&w, 10, 0), 7);
+    }
+
+    #[test]
+    fn cas_takes_compare_and_swap_from_consecutive_registers() {
+        let s = surf(SurfaceDim::D2, Clamp::Trap, false, bank(0));
+        let m = machine(
+            vec![inst(suatom(AtomicOp::Cas, Ty::U32, s, true, false))],
+            vec![img(Ty::U32)],
+        );
+        m.set_global_u32(at(&m, 2, 0, 4), 4);
+        let mut w = m.warp();
+        for lane in 0..2 {
+            set(&mut w, 4, lane, 2);
+            set(&mut w, 8, lane, 4); // compare
+            set(&mut w, 9, lane, 40 + lane as u32); // swap
+        }
+        assert_eq!(m.run(&mut w, 0b11), GroupExit::Exited);
+        // "if (M == Rb) M = Rb+1": lane 0 swaps in 40, lane 1 sees 40 and fails.
+        assert_eq!(m.global_u32(at(&m, 2, 0, 4)), 40);
+        assert_eq!((get(&w, 10, 0), get(&w, 10, 1)), (4, 40));
+        assert_eq!(w.stats.cas_failures, 1);
+    }
+
+    #[test]
+    fn f32_add_flushes_subnormals_and_f16x2_adds_per_half() {
+        let s = surf(SurfaceDim::D2, Clamp::Trap, false, bank(0));
+        let m = machine(
+            vec![inst(suatom(AtomicOp::Add, Ty::F32, s, false, true))],
+            vec![img(Ty::F32)],
+        );
+        let f = |v: f32| v.to_bits();
+        m.set_global_u32(at(&m, 0, 0, 4), f(1.5));
+        m.set_global_u32(at(&m, 1, 0, 4), f(1e-39)); // subnormal: flushed to +0
+        let mut w = m.warp();
+        set(&mut w, 4, 0, 0);
+        set(&mut w, 8, 0, f(2.25));
+        set(&mut w, 4, 1, 1);
+        set(&mut w, 8, 1, f(-0.0));
+        assert_eq!(m.run(&mut w, 0b11), GroupExit::Exited);
+        assert_eq!(m.global_u32(at(&m, 0, 0, 4)), f(3.75));
+        // FTZ: 1e-39 + -0 is +0 + -0 = +0.
+        assert_eq!(m.global_u32(at(&m, 1, 0, 4)), f(0.0));
+
+        let m = machine(
+            vec![inst(suatom(AtomicOp::Add, Ty::F16x2, s, false, false))],
+            vec![img(Ty::U32)],
+        );
+        let h = |lo: f32, hi: f32| {
+            u32::from(half::f16::from_f32(lo).to_bits())
+                | u32::from(half::f16::from_f32(hi).to_bits()) << 16
+        };
+        m.set_global_u32(at(&m, 0, 0, 4), h(1.0, -2.0));
+        let mut w = m.warp();
+        set(&mut w, 8, 0, h(0.5, 65504.0));
+        assert_eq!(m.run(&mut w, 1), GroupExit::Exited);
+        // Per half: 1 + 0.5 = 1.5; -2 + 65504 = 65502 rounds to nearest even in f16: 65504.
+        assert_eq!(m.global_u32(at(&m, 0, 0, 4)), h(1.5, 65504.0));
+    }
+
+    #[test]
+    fn sparse_pages_and_disabled_surfaces_skip_the_access() {
+        // 128 x 256 u32 at a 512-byte pitch: rows 128.. are on page 1, marked sparse.
+        let mut sparse = header(
+            SurfaceDim::D2,
+            Ty::U32,
+            [128, 256, 1, 1],
+            SurfaceLayout::Pitch { pitch: 512 },
+        );
+        sparse.sparse = vec![1];
+        let mut disabled = img(Ty::U32);
+        disabled.disabled = true;
+        let mut load = surf(SurfaceDim::D2, Clamp::Trap, false, bank(0));
+        load.sparse = Pred(2);
+        let store = surf(SurfaceDim::D2, Clamp::Trap, false, bank(1));
+        let m = machine(
+            vec![
+                inst(Op::Load {
+                    access: access(Ty::U32, load),
+                    dst: Reg(10),
+                }),
+                inst(Op::Store {
+                    access: access(Ty::U32, store),
+                    src: reg(8),
+                }),
+            ],
+            vec![sparse, disabled],
+        );
+        let base = m.surfaces[0].base;
+        m.set_global_u32(base + 127 * 512, 11);
+        m.set_global_u32(base + 128 * 512, 22);
+        let mut w = m.warp();
+        set(&mut w, 5, 0, 127);
+        set(&mut w, 5, 1, 128);
+        for lane in 0..2 {
+            set(&mut w, 10, lane, 0x77);
+            set(&mut w, 8, lane, 0x99);
+        }
+        w.preds[2] = 0b10 ^ 0b11; // the opposite of the expected bits
+        assert_eq!(m.run(&mut w, 0b11), GroupExit::Exited);
+        assert_eq!((get(&w, 10, 0), get(&w, 10, 1)), (11, 0));
+        assert_eq!((pred(&w, 2, 0), pred(&w, 2, 1)), (false, true));
+        // The disabled surface was not written (and its out-of-bounds rows did not trap).
+        let base1 = m.surfaces[1].base;
+        assert!((0..64).all(|i| m.global_u32(base1 + 4 * i) == 0));
+    }
 }

@@ -2,9 +2,11 @@
 //! lane's access lands.
 //!
 //! Every memory op carries one [`MemAccess`]: the space, the type, the memory order and scope,
-//! and an [`Address`] *mode* that says how a lane computes its address. Today there is one mode,
-//! [`Address::Linear`] (`[base + offset]`); surfaces and tile arrays join it as new modes, and
-//! every backend then has to say what it does with them (the enum is matched exhaustively).
+//! and an [`Address`] *mode* that says how a lane computes its address: [`Address::Linear`]
+//! (`[base + offset]`), [`Address::Indexed`] (`[R.X4+UR+imm]`) and [`Address::Surface`] (an
+//! element of a surface by coordinates, resolved through the launch's header pool, see
+//! [`super::surface`]); tile arrays will join them as a new mode, and every backend then has to
+//! say what it does with it (the enum is matched exhaustively).
 //!
 //! # Device addresses
 //!
@@ -28,7 +30,8 @@
 //! natural alignment first, then range, on the address the access itself names.
 
 use super::limits::SHARED_WINDOW_BYTES;
-use super::{MemOrder, Operand, Reg, Scope, Space, Ty, Use};
+pub use super::surface::SurfaceAddress;
+use super::{MemOrder, Operand, Pred, Reg, Scope, Space, Ty, Use};
 
 /// Device address of the first byte of the global arena.
 pub const GLOBAL_BASE: u64 = 0x0000_7f00_0000_0000;
@@ -110,6 +113,11 @@ pub enum Address {
     Linear(LinearAddress),
     /// `[base.Xscale + index + offset]`: see [`IndexedAddress`].
     Indexed(IndexedAddress),
+    /// An element of a surface, by coordinates: see [`SurfaceAddress`]. It has no linear form:
+    /// where it lands depends on the launch's header pool, so backends resolve it per lane with
+    /// [`super::surface::resolve`] (which may also make the access do nothing, or fault) before
+    /// any memory check; [`Address::effective`] is never its address.
+    Surface(SurfaceAddress),
 }
 
 impl Address {
@@ -140,21 +148,40 @@ impl Address {
         })
     }
 
-    /// The immediate offset, whatever the mode (vector accesses step it per element).
-    pub fn offset_mut(&mut self) -> &mut i64 {
+    /// The immediate offset of a linear or indexed address (a surface address has none).
+    pub fn offset_mut(&mut self) -> Option<&mut i64> {
         match self {
-            Address::Linear(l) => &mut l.offset,
-            Address::Indexed(x) => &mut x.offset,
+            Address::Linear(l) => Some(&mut l.offset),
+            Address::Indexed(x) => Some(&mut x.offset),
+            Address::Surface(_) => None,
+        }
+    }
+
+    /// The surface address, if this is one.
+    pub fn surface(&self) -> Option<&SurfaceAddress> {
+        match self {
+            Address::Surface(s) => Some(s),
+            Address::Linear(_) | Address::Indexed(_) => None,
+        }
+    }
+
+    /// The predicate the address writes: a surface address's sparse status `Ps`, unless PT.
+    pub fn status_pred(&self) -> Option<Pred> {
+        match self {
+            Address::Surface(s) if !s.sparse.is_pt() => Some(s.sparse),
+            Address::Surface(_) | Address::Linear(_) | Address::Indexed(_) => None,
         }
     }
 
     /// The address in `space` given the lane's registers (`read` as in
-    /// [`MemAccess::lane_address`]).
+    /// [`MemAccess::lane_address`]). A surface address has no linear address: this is 0 for it,
+    /// an address out of every range (backends resolve surfaces before they get here).
     #[inline]
     pub fn effective(&self, space: Space, read: impl FnMut(Reg, u16) -> u64) -> u64 {
         match self {
             Address::Linear(l) => l.form(space).eval(read),
             Address::Indexed(x) => x.eval(space, read),
+            Address::Surface(_) => 0,
         }
     }
 
@@ -177,6 +204,20 @@ impl Address {
                 f(Use::Src {
                     operand: Operand::Reg(x.index),
                     words: u16::from(x.index_bits / 32),
+                });
+            }
+            // Each coordinate is one word (their alignment is a surface rule, not a pair's),
+            // then the handle.
+            Address::Surface(s) => {
+                for i in 0..s.dim.coords() {
+                    f(Use::Src {
+                        operand: Operand::Reg(s.coords.word(i)),
+                        words: 1,
+                    });
+                }
+                f(Use::Src {
+                    operand: s.handle.operand(),
+                    words: 1,
                 });
             }
         }

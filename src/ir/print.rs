@@ -208,6 +208,27 @@ fn src(s: &Src, ty: Ty) -> String {
 fn address(a: &Address) -> String {
     let a = match a {
         Address::Linear(a) => a,
+        // `[surf.2d.ba.trap R4..R5, c[0x0][0x160]]`, with `.sd` and `sparse=P0` when present.
+        Address::Surface(sa) => {
+            let last = sa.coords.word(sa.dim.coords() - 1);
+            let coords = if last == sa.coords {
+                reg(sa.coords)
+            } else {
+                format!("{}..{}", reg(sa.coords), reg(last))
+            };
+            let handle = operand(&sa.handle.operand(), Ty::U32);
+            let mut text = format!(
+                "[surf.{}{}.{}{} {coords}, {handle}]",
+                sa.dim,
+                if sa.byte_x { ".ba" } else { "" },
+                sa.clamp.sass_name().to_ascii_lowercase(),
+                if sa.format_sign { ".sd" } else { "" },
+            );
+            if !sa.sparse.is_pt() {
+                let _ = write!(text, " sparse={}", pred(sa.sparse));
+            }
+            return text;
+        }
         Address::Indexed(x) => {
             let wide = |bits: u8| if bits == 64 { ".64" } else { "" };
             let scale = if x.scale > 0 {

@@ -4,8 +4,12 @@
 //! A surface is a [`SurfaceShape`] (dimensionality, element size, extent, layers) stored in a
 //! [`SurfaceLayout`] (pitch-linear rows, or NVIDIA's block-linear tiling) at a global address.
 //! [`SurfaceShape::element`] turns a lane's coordinates into the element they name under a
-//! [`Clamp`] mode, and [`SurfaceLayout::offset`] turns an element into a byte offset; both
-//! backends call these two functions and nothing else decides where a surface access lands.
+//! [`Clamp`] mode, and [`SurfaceLayout::offset`] turns an element into a byte offset.
+//! [`resolve`] puts them together for one lane of an instruction: its [`SurfaceAddress`] (the
+//! IR's `Address::Surface`), the handle word it read and the launch's header pool
+//! ([`SurfaceHeader`]) give a global address, no access, or a [`SurfaceFault`]. Both backends
+//! call [`resolve`] (the JIT from its slow path) and nothing else decides where a surface
+//! access lands.
 //!
 //! # Coordinates (`004_16d4664d52412e92.txt`)
 //!
@@ -393,6 +397,191 @@ impl SurfaceLayout {
     }
 }
 
+/// Where a surface instruction finds its handle, the 32-bit word
+/// `samplerPtr[31:20] | headerPtr[19:0]` (`004_16d4664d52412e92.txt`; "Surface instructions
+/// ignore sample pointers", so only `headerPtr` counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SurfaceHandle {
+    /// `#tsPtrIdxU13`: the word at byte `offset` (4 times the word index) of constant bank
+    /// `bank` ("This immediate index (word address) is used to fetch the packed header+sampler
+    /// pointer entry from constant cache").
+    Bank {
+        /// The constant bank (nvdisasm prints it as the first of two immediates).
+        bank: u8,
+        /// Byte offset of the handle word in the bank.
+        offset: u32,
+    },
+    /// `Rc` ("In true bindless mode, Rc register is used to pass the `samplerPtr[31:20] |
+    /// headerPtr[19:0]`"), a vector or uniform register (`URc`); its 32 bits are the handle.
+    Reg(super::Reg),
+}
+
+impl SurfaceHandle {
+    /// The handle as the one-word source operand it is read from.
+    pub fn operand(self) -> super::Operand {
+        match self {
+            SurfaceHandle::Bank { bank, offset } => super::Operand::Const { bank, offset },
+            SurfaceHandle::Reg(r) => super::Operand::Reg(r),
+        }
+    }
+}
+
+/// A surface address ([`super::Address::Surface`]): the coordinates of one element of the
+/// surface a handle names, as SASS `SUATOM`/`SURED`/`SULD`/`SUST` give them.
+///
+/// A lane reads the [`SurfaceDim::coords`] registers from `coords` (`Ra`, `Ra+1`, `Ra+2`, one
+/// 32-bit word each; the module docs say how each is read) and the handle; [`resolve`] turns
+/// them, with the launch's header pool, into a global address, into no access, or into a
+/// fault. The access's space is [`super::Space::Global`] and its size must be the surface's
+/// element size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SurfaceAddress {
+    /// The first coordinate register (`Ra`; validation: not RZ, aligned for the count).
+    pub coords: super::Reg,
+    /// The dimensionality the instruction names (`.dim`); the surface's must be the same.
+    pub dim: SurfaceDim,
+    /// `.BA`: x is a byte offset, a multiple of the access size.
+    pub byte_x: bool,
+    /// What an out-of-bounds coordinate does.
+    pub clamp: Clamp,
+    /// Where the handle is.
+    pub handle: SurfaceHandle,
+    /// `.SD32`/`.SD64` (atomics only): the access's type (`U32` or `U64`) is signed when the
+    /// surface's element type is (`s32`, `s64`), unsigned otherwise, resolved per lane from
+    /// the surface's header ([`Resolved::At::signed`]).
+    pub format_sign: bool,
+    /// `Ps` (PT when absent): receives, in each executing lane, whether its access hit a page
+    /// marked sparse ("Predicate returning sparse tile status. Indiate that the surface access
+    /// is happening to a page marked as sparse (not valid)").
+    pub sparse: super::Pred,
+}
+
+/// One surface of a launch as its instructions see it: the header its handle's `headerPtr`
+/// selects (the launch's surfaces in declaration order form the pool, `docs/surfaces.md`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SurfaceHeader {
+    /// Device address of the surface's first byte (in the global arena).
+    pub base: u64,
+    /// Dimensionality, element size and extent.
+    pub shape: SurfaceShape,
+    /// How the elements lie in memory.
+    pub layout: SurfaceLayout,
+    /// The element format: its signedness decides `.SD32`/`.SD64`.
+    pub elem: super::Ty,
+    /// Every access does nothing.
+    pub disabled: bool,
+    /// The sparse [`SPARSE_PAGE_BYTES`] pages, ascending.
+    pub sparse: Vec<u64>,
+}
+
+impl SurfaceHeader {
+    /// The header of `decl` allocated at `base`.
+    pub fn new(decl: &SurfaceDecl, base: u64) -> SurfaceHeader {
+        SurfaceHeader {
+            base,
+            shape: decl.shape,
+            layout: decl.layout,
+            elem: decl.elem,
+            disabled: decl.disabled,
+            sparse: decl.sparse.clone(),
+        }
+    }
+}
+
+/// The header index of a handle word: `headerPtr[19:0]`.
+pub fn header_index(handle: u32) -> u32 {
+    handle & 0xf_ffff
+}
+
+/// Why a surface access faults (each is a trap naming the surface, the coordinates and the
+/// lane).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SurfaceFault {
+    /// The header index is at or past the pool's size: "Any header pointer greater than one
+    /// specified in SetTexHeaderPoolC.MaximumIndex will be regarded as an 'invalid' texture".
+    Invalid,
+    /// The instruction's dimensionality or access size is not the surface's (atomjit's rule:
+    /// a `.D` access moves one element of the surface's format, and its coordinates are read
+    /// as the surface's dimensionality reads them).
+    Mismatch,
+    /// Out of bounds under `.TRAP`.
+    OutOfBounds,
+    /// A `.BA` byte x that is not a multiple of the access size.
+    Misaligned,
+}
+
+/// Where one lane's surface access lands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolved {
+    /// The access touches the element at this global address.
+    At {
+        /// Device address of the element.
+        address: u64,
+        /// Whether the surface's element type is signed (for `.SD32`/`.SD64`).
+        signed: bool,
+    },
+    /// No access: stores are dropped, loads and atomics return 0. `sparse`: because the
+    /// element lies on a sparse page (the `Ps` status); otherwise the surface is disabled or
+    /// the coordinates are out of bounds under `.IGN`.
+    Skip {
+        /// The access hit a sparse page.
+        sparse: bool,
+    },
+    /// A trap.
+    Fault(SurfaceFault),
+}
+
+/// Resolves one lane's access of `bytes` bytes at `addr` with handle word `handle` and
+/// coordinate registers `coords` (those past [`SurfaceDim::coords`] are ignored) against the
+/// launch's header `pool`. The checks, in order:
+///
+/// 1. the header index ([`header_index`]) must be below `pool.len()`, else
+///    [`SurfaceFault::Invalid`];
+/// 2. a disabled surface skips the access ("If the surface being accessed is disabled, the
+///    write will be silently dropped"), whatever the coordinates;
+/// 3. the instruction's `dim` and `bytes` must be the surface's dimensionality and element
+///    size, else [`SurfaceFault::Mismatch`];
+/// 4. the coordinates under the clamp mode ([`SurfaceShape::element`]): misaligned `.BA` x,
+///    out of bounds under `.TRAP` (faults) or `.IGN` (a skip), clamped under `.NEAR`;
+/// 5. an element on a sparse page skips the access with `sparse` set.
+pub fn resolve(
+    pool: &[SurfaceHeader],
+    handle: u32,
+    coords: [u32; 3],
+    addr: &SurfaceAddress,
+    bytes: u32,
+) -> Resolved {
+    let Some(h) = pool.get(header_index(handle) as usize) else {
+        return Resolved::Fault(SurfaceFault::Invalid);
+    };
+    if h.disabled {
+        return Resolved::Skip { sparse: false };
+    }
+    if h.shape.dim != addr.dim || h.shape.elem_bytes != bytes {
+        return Resolved::Fault(SurfaceFault::Mismatch);
+    }
+    let n = usize::from(addr.dim.coords());
+    let mut used = [0u32; 3];
+    used[..n].copy_from_slice(&coords[..n]);
+    let e = match h.shape.element(used, addr.byte_x, addr.clamp) {
+        Landing::At(e) => e,
+        Landing::Ignored => return Resolved::Skip { sparse: false },
+        Landing::OutOfBounds => return Resolved::Fault(SurfaceFault::OutOfBounds),
+        Landing::Misaligned => return Resolved::Fault(SurfaceFault::Misaligned),
+    };
+    let offset = h.layout.offset(&h.shape, e);
+    if h.sparse
+        .binary_search(&(offset / SPARSE_PAGE_BYTES))
+        .is_ok()
+    {
+        return Resolved::Skip { sparse: true };
+    }
+    Resolved::At {
+        address: h.base + offset,
+        signed: h.elem.is_signed_int(),
+    }
+}
+
 /// GOBs across, blocks high and blocks deep of a block-linear layer.
 fn block_counts(shape: &SurfaceShape, log_height: u8, log_depth: u8) -> (u64, u64, u64) {
     let gobs_wide = shape.row_bytes().div_ceil(64);
@@ -636,6 +825,206 @@ mod tests {
         assert_eq!(
             d1.element([0x8000_0000, 0, 0], false, Clamp::Nearest),
             at1(0)
+        );
+    }
+
+    fn header(
+        dim: SurfaceDim,
+        elem: crate::ir::Ty,
+        extent: [u32; 4],
+        layout: SurfaceLayout,
+    ) -> SurfaceHeader {
+        SurfaceHeader {
+            base: 0x7f00_0000_1000,
+            shape: shape(
+                dim,
+                elem.bytes(),
+                extent[0],
+                extent[1],
+                extent[2],
+                extent[3],
+            ),
+            layout,
+            elem,
+            disabled: false,
+            sparse: Vec::new(),
+        }
+    }
+
+    fn access(dim: SurfaceDim, byte_x: bool, clamp: Clamp) -> SurfaceAddress {
+        SurfaceAddress {
+            coords: crate::ir::Reg(4),
+            dim,
+            byte_x,
+            clamp,
+            handle: SurfaceHandle::Bank {
+                bank: 0,
+                offset: 0x160,
+            },
+            format_sign: false,
+            sparse: crate::ir::Pred::PT,
+        }
+    }
+
+    const PITCH: SurfaceLayout = SurfaceLayout::Pitch { pitch: 64 };
+
+    #[test]
+    fn the_handle_names_a_header_by_its_low_20_bits_and_past_the_pool_is_invalid() {
+        use crate::ir::Ty;
+        let pool = vec![
+            header(SurfaceDim::D1, Ty::U32, [16, 1, 1, 1], PITCH),
+            header(SurfaceDim::D2, Ty::S32, [4, 4, 1, 1], PITCH),
+        ];
+        let a2 = access(SurfaceDim::D2, false, Clamp::Trap);
+        // samplerPtr (bits 31:20) is ignored: 0xabc0_0001 is header 1.
+        assert_eq!(
+            resolve(&pool, 0xabc0_0001, [3, 2, 0], &a2, 4),
+            Resolved::At {
+                address: 0x7f00_0000_1000 + 2 * 64 + 3 * 4,
+                signed: true
+            }
+        );
+        assert_eq!(
+            resolve(&pool, 2, [0, 0, 0], &a2, 4),
+            Resolved::Fault(SurfaceFault::Invalid)
+        );
+        // Bit 20 is samplerPtr's: 0x10_0000 is header 0 (1-D, so the 2-D access mismatches).
+        assert_eq!(
+            resolve(&pool, 0x10_0000, [0, 0, 0], &a2, 4),
+            Resolved::Fault(SurfaceFault::Mismatch)
+        );
+    }
+
+    #[test]
+    fn a_mismatched_dimensionality_or_size_faults_and_a_disabled_surface_skips_everything() {
+        use crate::ir::Ty;
+        let mut pool = vec![header(SurfaceDim::D2, Ty::U32, [4, 4, 1, 1], PITCH)];
+        let a2 = access(SurfaceDim::D2, false, Clamp::Trap);
+        let a1 = access(SurfaceDim::D1, false, Clamp::Trap);
+        assert_eq!(
+            resolve(&pool, 0, [0, 0, 0], &a1, 4),
+            Resolved::Fault(SurfaceFault::Mismatch)
+        );
+        assert_eq!(
+            resolve(&pool, 0, [0, 0, 0], &a2, 8),
+            Resolved::Fault(SurfaceFault::Mismatch)
+        );
+        pool[0].disabled = true;
+        // Disabled: no access, whatever the coordinates, size or dimensionality.
+        assert_eq!(
+            resolve(&pool, 0, [99, 99, 0], &a2, 4),
+            Resolved::Skip { sparse: false }
+        );
+        assert_eq!(
+            resolve(&pool, 0, [0, 0, 0], &a1, 8),
+            Resolved::Skip { sparse: false }
+        );
+        // An invalid handle still faults.
+        assert_eq!(
+            resolve(&pool, 1, [0, 0, 0], &a2, 4),
+            Resolved::Fault(SurfaceFault::Invalid)
+        );
+    }
+
+    #[test]
+    fn clamp_modes_drop_trap_or_clamp_and_a_byte_x_must_be_aligned() {
+        use crate::ir::Ty;
+        let pool = vec![header(SurfaceDim::D2, Ty::U32, [8, 4, 1, 1], PITCH)];
+        let base = pool[0].base;
+        let r = |x: i32, y: i32, byte_x, clamp| {
+            resolve(
+                &pool,
+                0,
+                [x as u32, y as u32, 0],
+                &access(SurfaceDim::D2, byte_x, clamp),
+                4,
+            )
+        };
+        let at = |x: u64, y: u64| Resolved::At {
+            address: base + y * 64 + x * 4,
+            signed: false,
+        };
+        assert_eq!(
+            r(8, 0, false, Clamp::Ignore),
+            Resolved::Skip { sparse: false }
+        );
+        assert_eq!(
+            r(-1, 0, false, Clamp::Trap),
+            Resolved::Fault(SurfaceFault::OutOfBounds)
+        );
+        assert_eq!(r(8, -3, false, Clamp::Nearest), at(7, 0));
+        assert_eq!(r(28, 3, true, Clamp::Trap), at(7, 3));
+        assert_eq!(
+            r(30, 3, true, Clamp::Ignore),
+            Resolved::Fault(SurfaceFault::Misaligned)
+        );
+        assert_eq!(
+            r(32, 3, true, Clamp::Ignore),
+            Resolved::Skip { sparse: false }
+        );
+    }
+
+    #[test]
+    fn unused_coordinate_registers_are_ignored() {
+        use crate::ir::Ty;
+        let pool = vec![header(SurfaceDim::D1, Ty::U64, [16, 1, 1, 1], PITCH)];
+        let a = access(SurfaceDim::D1, true, Clamp::Trap);
+        assert_eq!(
+            resolve(&pool, 0, [40, 0xdead, 0xbeef], &a, 8),
+            Resolved::At {
+                address: pool[0].base + 40,
+                signed: false
+            }
+        );
+    }
+
+    #[test]
+    fn block_linear_and_layered_surfaces_land_where_the_layout_puts_the_element() {
+        use crate::ir::Ty;
+        // 2D array of u32, 20 x 12, 3 layers, blocks of 2 GOBs high: 80 bytes wide = 2 GOBs
+        // across, 12 rows = 1 block high (16 rows); a layer is 2 blocks of 1024 bytes.
+        let layout = SurfaceLayout::BlockLinear {
+            log_height: 1,
+            log_depth: 0,
+        };
+        let pool = vec![header(SurfaceDim::D2Array, Ty::U32, [20, 12, 1, 3], layout)];
+        let a = access(SurfaceDim::D2Array, false, Clamp::Trap);
+        let (x, y, layer) = (17u64, 9u64, 2u64);
+        let xb = x * 4;
+        // Independent: layer, block (x / 64 bytes), GOB within the block (y / 8), the GOB's bits.
+        let want = layer * 2048 + (xb / 64) * 1024 + (y / 8) * 512 + gob_bits(xb % 64, y % 8);
+        assert_eq!(
+            resolve(&pool, 0, [17, 9, 0x7_0002], &a, 4),
+            Resolved::At {
+                address: pool[0].base + want,
+                signed: false
+            }
+        );
+    }
+
+    #[test]
+    fn an_element_on_a_sparse_page_is_skipped_and_says_so() {
+        use crate::ir::Ty;
+        // 128 x 256 u32 at a 512-byte pitch: 128 rows per 64 KiB page; page 1 is sparse.
+        let mut h = header(
+            SurfaceDim::D2,
+            Ty::S32,
+            [128, 256, 1, 1],
+            SurfaceLayout::Pitch { pitch: 512 },
+        );
+        h.sparse = vec![1];
+        let pool = vec![h];
+        let a = access(SurfaceDim::D2, false, Clamp::Trap);
+        assert_eq!(
+            resolve(&pool, 0, [5, 127, 0], &a, 4),
+            Resolved::At {
+                address: pool[0].base + 127 * 512 + 20,
+                signed: true
+            }
+        );
+        assert_eq!(
+            resolve(&pool, 0, [5, 128, 0], &a, 4),
+            Resolved::Skip { sparse: true }
         );
     }
 }

@@ -270,6 +270,21 @@ pub struct LaunchSpec {
     pub const_banks: Vec<ConstBank>,
     /// `.expect` lines, checked after the launch in order.
     pub expects: Vec<Expect>,
+    /// `.expect trap REASON`: the launch must trap, for this reason (a program that shows a
+    /// fault is reported; its buffer expectations are not checked, since it stopped midway).
+    pub expect_trap: Option<TrapExpect>,
+}
+
+/// `.expect trap REASON`: the launch is expected to trap for `reason`, one of the trap
+/// reasons' names (`surface_out_of_bounds`, `misaligned_address`, ...: `exec::TrapReason::name`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrapExpect {
+    /// The reason's name.
+    pub reason: String,
+    /// The line's text after `.expect`, for reports.
+    pub text: String,
+    /// Where the line is.
+    pub span: Span,
 }
 
 impl Default for LaunchSpec {
@@ -285,6 +300,7 @@ impl Default for LaunchSpec {
             params: Vec::new(),
             const_banks: Vec::new(),
             expects: Vec::new(),
+            expect_trap: None,
         }
     }
 }

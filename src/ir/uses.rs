@@ -562,10 +562,16 @@ impl Op {
                     reg: *dst,
                     words: access.words(),
                 });
+                if let Some(p) = access.addr.status_pred() {
+                    f(Use::PredDst(p));
+                }
             }
             Op::Store { access, src: s } => {
                 f(src(*s, access.words()));
                 access.addr.for_each_source(&mut f);
+                if let Some(p) = access.addr.status_pred() {
+                    f(Use::PredDst(p));
+                }
             }
             Op::Atomic(a) => {
                 let words = a.access.words();
@@ -576,6 +582,9 @@ impl Op {
                 a.access.addr.for_each_source(&mut f);
                 f(Use::Dst { reg: a.dst, words });
                 f(Use::PredDst(a.performed));
+                if let Some(p) = a.access.addr.status_pred() {
+                    f(Use::PredDst(p));
+                }
             }
         }
     }

@@ -330,6 +330,7 @@ struct CtxKey {
     shared: (*const u8, usize),
     global: (*const u8, usize),
     cbank: (*const u8, usize),
+    surfaces: (*const crate::ir::surface::SurfaceHeader, usize),
     ctaid: [u32; 3],
     ntid: [u32; 3],
     nctaid: [u32; 3],
@@ -355,6 +356,7 @@ impl JitKernel {
             shared: (shared.as_ptr(), shared.len() as usize),
             global: (global.as_ptr(), global.len() as usize),
             cbank: (env.cbank.as_ptr(), env.cbank.len()),
+            surfaces: (env.surfaces.as_ptr(), env.surfaces.len()),
             ctaid: env.ctaid,
             ntid: env.ntid,
             nctaid: env.nctaid,
@@ -401,6 +403,11 @@ impl JitKernel {
             out_addr: 0,
             out_insts: 0,
             rmw_value: slow::rmw_value,
+            surfaces: env.surfaces.as_ptr(),
+            surfaces_len: env.surfaces.len(),
+            surface_lane: slow::surface_lane,
+            surface_signed: 0,
+            surface_fault: None,
         }
     }
 
@@ -456,6 +463,7 @@ impl JitKernel {
         // A reused context starts every call as a fresh one would.
         (ctx.out_a, ctx.out_b, ctx.out_c, ctx.out_d) = (0, 0, 0, 0);
         (ctx.out_addr, ctx.out_insts) = (0, 0);
+        (ctx.surface_signed, ctx.surface_fault) = (0, None);
         let pc_arg = pc.min(self.num_insts);
         // SAFETY: `ctx` points at live, correctly sized memory for the whole call: the register
         // file (`num_regs * 32` words, ensured by `prepare_warp`), the predicate file, and the
@@ -509,16 +517,26 @@ impl JitKernel {
                         warp.stats.atomics[op.index()] +=
                             u64::from((ctx.out_c & below).count_ones() * elements);
                     }
-                    GroupExit::Trap(TrapInfo {
-                        reason: if ctx.out_addr % u64::from(site.size.max(1)) != 0 {
+                    // A surface site: the resolver recorded the reason, surface and coordinates.
+                    let surface = if site.surface {
+                        ctx.surface_fault.take()
+                    } else {
+                        None
+                    };
+                    let reason = match surface {
+                        Some((reason, _)) => reason,
+                        None if ctx.out_addr % u64::from(site.size.max(1)) != 0 => {
                             TrapReason::MisalignedAddress
-                        } else {
-                            TrapReason::AddressOutOfRange
-                        },
+                        }
+                        None => TrapReason::AddressOutOfRange,
+                    };
+                    GroupExit::Trap(TrapInfo {
+                        reason,
                         pc: site.pc,
                         lane: ctx.out_b,
                         space: site.space,
                         address: ctx.out_addr,
+                        surface: surface.map(|(_, s)| s),
                     })
                 }
                 // The generated code only reports sites it registered: a backend bug, which the

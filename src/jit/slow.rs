@@ -84,6 +84,9 @@ pub struct SideTables {
     pub const_banks: Vec<crate::ir::ConstBank>,
     /// Every checked access of the kernel, indexed by the site number a fault reports.
     pub trap_sites: Vec<TrapSite>,
+    /// The surface addresses of the kernel's surface accesses, by the index the generated
+    /// code passes to [`surface_lane`], with each access's size.
+    pub surface_sites: Vec<(crate::ir::surface::SurfaceAddress, u32)>,
 }
 
 /// A checked memory access: what a fault there reports besides lane and address.
@@ -98,6 +101,9 @@ pub struct TrapSite {
     /// The fault block then leaves the executing lanes in `out_c`, and the lanes before the
     /// faulting one are counted as having performed it.
     pub atomic: Option<(crate::ir::AtomicOp, u32)>,
+    /// A surface access's resolver reported the fault: the reason, surface and coordinates
+    /// are in `WarpCtx::surface_fault` (not derived from the address).
+    pub surface: bool,
 }
 
 /// The slow-path entry of `Convert` and `Fma`: computes lanes `exec` of slow-path instruction
@@ -178,6 +184,88 @@ pub extern "C" fn rmw_value(op: u32, ty: u32, old: u64, b: u64, ftz: u32) -> u64
     ) {
         (Some(&op), Some(&ty)) => sem::atomic::rmw_value(op, ty, old, b, 0, ftz != 0).0,
         _ => old,
+    }
+}
+
+/// The surface entry: resolves lane `lane`'s access of surface site `site` (an index into
+/// `SideTables::surface_sites`) with [`crate::ir::surface::resolve`], the resolver the
+/// interpreter calls, against the launch's header pool. Returns the element's device address
+/// (the generated code then checks and performs the access there, with
+/// `WarpCtx::surface_signed` set), or a [`super::warp_ctx::surface_code`]: no access, no
+/// access on a sparse page, or a fault (recorded in `WarpCtx::surface_fault`).
+///
+/// # Safety
+/// As [`slow_lanes`]; `ctx.surfaces` points to `ctx.surfaces_len` live headers (the CTA
+/// environment's pool, `JitKernel::build_ctx`), and `lane` is below 32.
+pub unsafe extern "C" fn surface_lane(ctx: *mut WarpCtx, site: u32, lane: u32) -> u64 {
+    use super::warp_ctx::surface_code;
+    use crate::exec::{SurfaceTrap, TrapReason};
+    use crate::ir::surface::{header_index, resolve, Resolved};
+    // SAFETY: per this function's contract, `ctx` is valid and exclusively ours for the call.
+    let ctx = unsafe { &mut *ctx };
+    // SAFETY: `ctx.tables` points to the `SideTables` of the running kernel, alive for the call.
+    let tables = unsafe { &*ctx.tables };
+    let words = tables.num_regs as usize * WARP_STRIDE;
+    // SAFETY: as in `slow_lanes`: the register file has `num_regs * 32` words and is only
+    // read here.
+    let regs = unsafe { std::slice::from_raw_parts(ctx.regs, words) };
+    // SAFETY: the constant bank has at least `cbank_needed` bytes (ensured by `run_group`).
+    let cbank = unsafe { std::slice::from_raw_parts(ctx.cbank, tables.cbank_needed as usize) };
+    let pool = if ctx.surfaces_len == 0 {
+        &[][..]
+    } else {
+        // SAFETY: per this function's contract, `surfaces` points to `surfaces_len` live
+        // headers, which nothing writes during the launch.
+        unsafe { std::slice::from_raw_parts(ctx.surfaces, ctx.surfaces_len) }
+    };
+    let lane = (lane as usize).min(WARP_STRIDE - 1);
+    let Some(&(addr, bytes)) = tables.surface_sites.get(site as usize) else {
+        // Not a site the translator registered (a compiler bug): a fault, never an access.
+        ctx.surface_fault = Some((
+            TrapReason::SurfaceMismatch,
+            SurfaceTrap {
+                index: u32::MAX,
+                coords: [0; 3],
+                count: 0,
+            },
+        ));
+        return surface_code::FAULT;
+    };
+    let mut coords = [0u32; 3];
+    for (i, c) in coords
+        .iter_mut()
+        .enumerate()
+        .take(usize::from(addr.dim.coords()))
+    {
+        let r = addr.coords.word(i as u16);
+        *c = read_operand(regs, cbank, &tables.const_banks, Operand::Reg(r), 1, lane) as u32;
+    }
+    let handle = read_operand(
+        regs,
+        cbank,
+        &tables.const_banks,
+        addr.handle.operand(),
+        1,
+        lane,
+    ) as u32;
+    match resolve(pool, handle, coords, &addr, bytes) {
+        Resolved::At { address, signed } => {
+            ctx.surface_signed = u32::from(signed);
+            address
+        }
+        Resolved::Skip { sparse: false } => surface_code::SKIP,
+        Resolved::Skip { sparse: true } => surface_code::SKIP_SPARSE,
+        Resolved::Fault(f) => {
+            ctx.surface_fault = Some((
+                TrapReason::of_surface(f),
+                SurfaceTrap {
+                    index: header_index(handle),
+                    coords,
+                    count: addr.dim.coords() as u8,
+                },
+            ));
+            surface_code::FAULT
+        }
     }
 }
 

@@ -227,6 +227,7 @@ impl World {
             global: &self.global,
             shared: &self.shared,
             cbank: &self.cbank,
+            surfaces: &[],
             ctaid: [2, 0, 0],
             ntid: [64, 1, 1],
             nctaid: [4, 1, 1],
@@ -693,7 +694,8 @@ fn misaligned_is_reported_before_out_of_range_and_earlier_lanes_keep_their_effec
             pc: 2,
             lane: 5,
             space: Space::Shared,
-            address: 0x1002
+            address: 0x1002,
+            surface: None,
         })
     );
     for l in 0..32 {
@@ -710,6 +712,7 @@ fn misaligned_is_reported_before_out_of_range_and_earlier_lanes_keep_their_effec
             reason: TrapReason::AddressOutOfRange,
             lane: 5,
             address: 128,
+            surface: None,
             ..
         })
     ));
@@ -778,7 +781,8 @@ fn global_accesses_are_checked_against_the_arena() {
                         pc: 0,
                         lane: 3,
                         space: Space::Global,
-                        address: addr
+                        address: addr,
+                        surface: None,
                     }),
                     "kind {kind} address {addr:#x}"
                 ),
@@ -2058,6 +2062,7 @@ impl World {
             global: &self.global,
             shared: &self.shared,
             cbank: &self.cbank,
+            surfaces: &[],
             ctaid: [2, 0, 0],
             ntid: [64, 1, 1],
             nctaid: [4, 1, 1],
@@ -3719,5 +3724,454 @@ fn atomics_of_128_bits_swap_and_compare_whole_quads() {
         assert_eq!((get(80), get(88)), (6, 6), "{space:?}");
         assert_eq!(old(0, 20), q(0xaa, 0xbb), "{space:?}");
         assert_eq!(old(1, 20), q(0xcc, 0xdd), "{space:?}");
+    }
+}
+
+// ---- Surfaces: the JIT against the interpreter and the document -----------------------------
+
+mod surfaces {
+    use super::*;
+    use crate::ir::surface::{
+        Clamp, SurfaceAddress, SurfaceDim, SurfaceHandle, SurfaceHeader, SurfaceLayout,
+        SurfaceShape,
+    };
+
+    /// Global memory holding `headers`' surfaces (bases filled in), a constant bank with their
+    /// handles 0, 1, ... at `c[0x0][0x160 + 8i]`.
+    struct SurfWorld {
+        global: GlobalMemory,
+        shared: SharedMemory,
+        cbank: Vec<u8>,
+        surfaces: Vec<SurfaceHeader>,
+    }
+
+    impl SurfWorld {
+        fn new(mut headers: Vec<SurfaceHeader>, init: &[(usize, u64, u32, u64)]) -> SurfWorld {
+            let sizes: Vec<u64> = headers
+                .iter()
+                .map(|h| h.layout.total_bytes(&h.shape))
+                .collect();
+            let (global, bases) = GlobalMemory::with_allocations(&sizes);
+            let mut cbank = vec![0u8; 0x180];
+            for (i, h) in headers.iter_mut().enumerate() {
+                h.base = bases[i];
+                cbank[0x160 + 8 * i..0x164 + 8 * i].copy_from_slice(&(i as u32).to_le_bytes());
+            }
+            for &(s, offset, size, v) in init {
+                let at = headers[s].base + offset;
+                global.write(at, &v.to_le_bytes()[..size as usize]);
+            }
+            SurfWorld {
+                global,
+                shared: SharedMemory::new(0),
+                cbank,
+                surfaces: headers,
+            }
+        }
+
+        fn memory(&self) -> Vec<u8> {
+            let mut v = vec![0u8; self.global.region().len() as usize];
+            self.global.read(GLOBAL_BASE, &mut v);
+            v
+        }
+
+        /// Runs `kernel` on `runner` for `mask` from a warp `init` prepares.
+        fn run(
+            &self,
+            kernel: &Kernel,
+            info: &KernelInfo,
+            runner: &dyn WarpRunner,
+            mask: u32,
+            init: &dyn Fn(&mut WarpState),
+        ) -> (GroupExit, WarpState) {
+            let env = CtaEnv {
+                kernel,
+                info,
+                global: &self.global,
+                shared: &self.shared,
+                cbank: &self.cbank,
+                surfaces: &self.surfaces,
+                ctaid: [0, 0, 0],
+                ntid: [32, 1, 1],
+                nctaid: [1, 1, 1],
+            };
+            let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+            init(&mut warp);
+            let exit = runner.run_group(&mut warp, &env, 0, mask, None);
+            (exit, warp)
+        }
+    }
+
+    fn header(dim: SurfaceDim, elem: Ty, extent: [u32; 4], layout: SurfaceLayout) -> SurfaceHeader {
+        SurfaceHeader {
+            base: 0,
+            shape: SurfaceShape {
+                dim,
+                elem_bytes: elem.bytes(),
+                width: extent[0],
+                height: extent[1],
+                depth: extent[2],
+                layers: extent[3],
+            },
+            layout,
+            elem,
+            disabled: false,
+            sparse: Vec::new(),
+        }
+    }
+
+    fn surf(dim: SurfaceDim, clamp: Clamp, byte_x: bool, surface: u32) -> SurfaceAddress {
+        SurfaceAddress {
+            coords: r(4),
+            dim,
+            byte_x,
+            clamp,
+            handle: SurfaceHandle::Bank {
+                bank: 0,
+                offset: 0x160 + 8 * surface,
+            },
+            format_sign: false,
+            sparse: Pred::PT,
+        }
+    }
+
+    fn access(ty: Ty, s: SurfaceAddress) -> MemAccess {
+        MemAccess {
+            space: Space::Global,
+            ty,
+            vector: 1,
+            order: MemOrder::Relaxed,
+            scope: Scope::Gpu,
+            addr: Address::Surface(s),
+        }
+    }
+
+    fn suatom(op: AtomicOp, ty: Ty, s: SurfaceAddress, ftz: bool) -> Op {
+        Op::Atomic(Box::new(AtomicInst {
+            access: access(ty, s),
+            op,
+            dst: r(10),
+            src: reg(8),
+            src2: (op == AtomicOp::Cas).then_some(Operand::Reg(r(8).word(ty.regs()))),
+            spin: false,
+            ftz,
+            performed: Pred::PT,
+        }))
+    }
+
+    /// Runs `b` on both backends from identical worlds; asserts they agree on the event, every
+    /// register, predicate and counter, and all of memory; returns the JIT's outcome.
+    fn agree(
+        b: &KernelBuilder,
+        headers: &[SurfaceHeader],
+        init_mem: &[(usize, u64, u32, u64)],
+        mask: u32,
+        init: &dyn Fn(&mut WarpState),
+    ) -> (GroupExit, WarpState, SurfWorld) {
+        let (kernel, info) = b.build();
+        let jit = compile(&kernel, &info).unwrap_or_else(|e| panic!("{e}"));
+        let wi = SurfWorld::new(headers.to_vec(), init_mem);
+        let (ei, warp_i) = wi.run(
+            &kernel,
+            &info,
+            &crate::interp::Interpreter::new(),
+            mask,
+            init,
+        );
+        let wj = SurfWorld::new(headers.to_vec(), init_mem);
+        let (ej, warp_j) = wj.run(&kernel, &info, &jit, mask, init);
+        assert_eq!(ej, ei, "the event");
+        assert_eq!(warp_j.regs, warp_i.regs, "the registers");
+        assert_eq!(warp_j.preds, warp_i.preds, "the predicates");
+        assert_eq!(warp_j.stats, warp_i.stats, "the counters");
+        assert_eq!(wj.memory(), wi.memory(), "memory");
+        (ej, warp_j, wj)
+    }
+
+    /// Lane `l` reads (x, y) = (l % 8 - 1, l / 8) and offers `l * 7 - 40` (mixed signs).
+    fn lanes_2d(w: &mut WarpState) {
+        for l in 0..32 {
+            set_reg(w, 4, l, ((l % 8) as u32).wrapping_sub(1));
+            set_reg(w, 5, l, (l / 8) as u32);
+            set_reg(w, 8, l, (l as u32).wrapping_mul(7).wrapping_sub(40));
+            set_reg(w, 9, l, 0x1234 + l as u32);
+        }
+    }
+
+    #[test]
+    fn every_op_and_clamp_mode_matches_the_interpreter_on_both_layouts() {
+        let layouts = [
+            SurfaceLayout::Pitch { pitch: 40 },
+            SurfaceLayout::BlockLinear {
+                log_height: 0,
+                log_depth: 0,
+            },
+        ];
+        let ops: &[(AtomicOp, Ty)] = &[
+            (AtomicOp::Add, Ty::U32),
+            (AtomicOp::Min, Ty::S32),
+            (AtomicOp::Max, Ty::U32),
+            (AtomicOp::Inc, Ty::U32),
+            (AtomicOp::Dec, Ty::U32),
+            (AtomicOp::And, Ty::U32),
+            (AtomicOp::Or, Ty::S32),
+            (AtomicOp::Xor, Ty::U32),
+            (AtomicOp::Exch, Ty::U32),
+            (AtomicOp::Cas, Ty::U32),
+        ];
+        for layout in layouts {
+            let h = header(SurfaceDim::D2, Ty::U32, [8, 3, 1, 1], layout);
+            let init: Vec<(usize, u64, u32, u64)> = (0..3u64 * 8)
+                .map(|i| {
+                    let e = crate::ir::surface::Element {
+                        x: (i % 8) as u32,
+                        y: (i / 8) as u32,
+                        z: 0,
+                        layer: 0,
+                    };
+                    (0, layout.offset(&h.shape, e), 4, 0x40 + i * 3)
+                })
+                .collect();
+            for &(op, ty) in ops {
+                for clamp in [Clamp::Nearest, Clamp::Ignore, Clamp::Trap] {
+                    let mut b = KernelBuilder::new();
+                    b.push(suatom(op, ty, surf(SurfaceDim::D2, clamp, false, 0), false));
+                    b.exit();
+                    let (exit, w, _) = agree(&b, std::slice::from_ref(&h), &init, FULL, &lanes_2d);
+                    if clamp == Clamp::Trap {
+                        // Lane 0 reads x = -1: the first lane traps, naming its coordinates.
+                        let GroupExit::Trap(t) = exit else {
+                            panic!("{op} {clamp:?}: {exit:?}")
+                        };
+                        assert_eq!((t.reason, t.lane), (TrapReason::SurfaceOutOfBounds, 0));
+                        let st = t.surface.unwrap();
+                        assert_eq!((st.index, st.coords()), (0, &[u32::MAX, 0][..]));
+                    } else if clamp == Clamp::Ignore {
+                        // x = -1 (lanes 0, 8, 16, 24) and y = 3 (lanes 24..) are dropped.
+                        assert_eq!(reg_of(&w, 10, 0), 0);
+                        assert_eq!(w.stats.atomics[op.index()], 32 - 4 - 7, "{op}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn loads_stores_and_float_atomics_match_the_interpreter() {
+        let h = header(
+            SurfaceDim::D2,
+            Ty::U32,
+            [8, 4, 1, 1],
+            SurfaceLayout::BlockLinear {
+                log_height: 1,
+                log_depth: 0,
+            },
+        );
+        let f = |v: f32| u64::from(v.to_bits());
+        let init = [(0, 0, 4, f(1.5)), (0, 4, 4, 0x0000_0001), (0, 16, 4, 7)];
+        let float_lanes = |w: &mut WarpState| {
+            for l in 0..32 {
+                set_reg(w, 4, l, (l % 8) as u32);
+                set_reg(w, 5, l, (l / 8) as u32);
+                set_reg(
+                    w,
+                    8,
+                    l,
+                    if l % 3 == 0 {
+                        1
+                    } else {
+                        0x3f40_0000 + l as u32
+                    },
+                );
+            }
+        };
+        for (op, ty, ftz) in [
+            (AtomicOp::Add, Ty::F32, true),
+            (AtomicOp::Add, Ty::F16x2, false),
+            (AtomicOp::Add, Ty::F16x2, true),
+            (AtomicOp::Min, Ty::F16x2, false),
+            (AtomicOp::Max, Ty::F16x2, true),
+        ] {
+            let mut b = KernelBuilder::new();
+            b.push(suatom(
+                op,
+                ty,
+                surf(SurfaceDim::D2, Clamp::Trap, false, 0),
+                ftz,
+            ));
+            b.exit();
+            let (exit, _, _) = agree(&b, std::slice::from_ref(&h), &init, FULL, &float_lanes);
+            assert_eq!(exit, GroupExit::Exited, "{op} {ty}");
+        }
+        // A load of every element (NEAR clamps the out-of-bounds lanes), then a store of
+        // lane + 1000 (IGN drops lanes past the edge), as SULD and SUST do.
+        let mut b = KernelBuilder::new();
+        b.push(Op::Load {
+            access: access(Ty::U32, surf(SurfaceDim::D2, Clamp::Nearest, false, 0)),
+            dst: r(12),
+        });
+        b.push(Op::Store {
+            access: access(Ty::U32, surf(SurfaceDim::D2, Clamp::Ignore, false, 0)),
+            src: reg(9),
+        });
+        b.exit();
+        let (exit, w, world) = agree(&b, std::slice::from_ref(&h), &init, FULL, &lanes_2d);
+        assert_eq!(exit, GroupExit::Exited);
+        // Lane 1 read (0, 0) = 1.5's bits; lane 0 read x = -1 clamped to (0, 0) too.
+        assert_eq!(reg_of(&w, 12, 0), 1.5f32.to_bits());
+        assert_eq!(reg_of(&w, 12, 1), 1.5f32.to_bits());
+        // Lane 2 stored at (1, 0); lane 0's x = -1 was dropped.
+        let at = |x: u32, y: u32| {
+            let e = crate::ir::surface::Element {
+                x,
+                y,
+                z: 0,
+                layer: 0,
+            };
+            world.surfaces[0].base + world.surfaces[0].layout.offset(&h.shape, e)
+        };
+        let mut word = [0u8; 4];
+        world.global.read(at(1, 0), &mut word);
+        assert_eq!(u32::from_le_bytes(word), 0x1234 + 2);
+    }
+
+    #[test]
+    fn sd32_and_sd64_take_their_signedness_from_the_surface() {
+        for (elem, ty) in [
+            (Ty::S32, Ty::U32),
+            (Ty::U32, Ty::U32),
+            (Ty::S64, Ty::U64),
+            (Ty::U64, Ty::U64),
+        ] {
+            for op in [AtomicOp::Min, AtomicOp::Max, AtomicOp::Add] {
+                let mut s = surf(SurfaceDim::D2, Clamp::Ignore, false, 0);
+                s.format_sign = true;
+                let h = header(
+                    SurfaceDim::D2,
+                    elem,
+                    [8, 4, 1, 1],
+                    SurfaceLayout::Pitch {
+                        pitch: 8 * elem.bytes(),
+                    },
+                );
+                let mut b = KernelBuilder::new();
+                b.push(suatom(op, ty, s, false));
+                b.exit();
+                let init = [(0, 0, elem.bytes(), 5)];
+                let lanes = |w: &mut WarpState| {
+                    for l in 0..32 {
+                        set_reg(w, 4, l, 0);
+                        set_reg(w, 5, l, 0);
+                        // -1 - l: negative signed, huge unsigned.
+                        set_reg(w, 8, l, !(l as u32));
+                        set_reg(w, 9, l, u32::MAX);
+                    }
+                };
+                let (_, _, world) = agree(&b, &[h], &init, FULL, &lanes);
+                let mut m = [0u8; 8];
+                world
+                    .global
+                    .read(world.surfaces[0].base, &mut m[..elem.bytes() as usize]);
+                let m = u64::from_le_bytes(m);
+                let signed = elem.is_signed_int();
+                // The document's MIN/MAX in the lane order, signed or unsigned by the format.
+                let want = match (op, signed, ty.bits()) {
+                    (AtomicOp::Min, true, _) => (-32i64) as u64,
+                    (AtomicOp::Min, false, _) => 5,
+                    (AtomicOp::Max, true, _) => 5,
+                    (AtomicOp::Max, false, 32) => u64::from(u32::MAX),
+                    (AtomicOp::Max, false, _) => u64::MAX,
+                    _ => {
+                        // ADD: 5 + sum of (2^64 - 1 - l), the same bits either way.
+                        (0..32u64).fold(5u64, |acc, l| acc.wrapping_add(!l))
+                    }
+                };
+                let mask = if ty.bits() == 32 {
+                    0xffff_ffff
+                } else {
+                    u64::MAX
+                };
+                assert_eq!(m & mask, want & mask, "{op} on {elem}");
+            }
+        }
+    }
+
+    #[test]
+    fn sparse_disabled_invalid_and_mismatched_surfaces_match_the_interpreter() {
+        let mut sparse = header(
+            SurfaceDim::D2,
+            Ty::U32,
+            [128, 256, 1, 1],
+            SurfaceLayout::Pitch { pitch: 512 },
+        );
+        sparse.sparse = vec![1];
+        let mut disabled = header(
+            SurfaceDim::D2,
+            Ty::U32,
+            [4, 4, 1, 1],
+            SurfaceLayout::Pitch { pitch: 16 },
+        );
+        disabled.disabled = true;
+        let headers = [sparse, disabled];
+        let mut s = surf(SurfaceDim::D2, Clamp::Trap, false, 0);
+        s.sparse = p(2);
+        let mut b = KernelBuilder::new();
+        b.push(suatom(AtomicOp::Add, Ty::U32, s, false));
+        b.push(suatom(
+            AtomicOp::Add,
+            Ty::U32,
+            surf(SurfaceDim::D2, Clamp::Trap, false, 1),
+            false,
+        ));
+        b.exit();
+        let lanes = |w: &mut WarpState| {
+            for l in 0..32 {
+                set_reg(w, 4, l, l as u32);
+                set_reg(w, 5, l, 120 + l as u32 / 2); // rows 128.. (lanes 16..) are sparse
+                set_reg(w, 8, l, 1);
+            }
+        };
+        let (exit, w, _) = agree(&b, &headers, &[], FULL, &lanes);
+        assert_eq!(exit, GroupExit::Exited);
+        assert_eq!(w.preds[2], 0xffff_0000, "Ps: the lanes on the sparse page");
+        assert_eq!(w.stats.atomics[AtomicOp::Add.index()], 16);
+        // An invalid handle (a register naming header 5) and a 64-bit access of a 32-bit
+        // surface trap with their reasons, after the lanes before them.
+        for (handle, ty, reason) in [
+            (
+                SurfaceHandle::Reg(r(6)),
+                Ty::U32,
+                TrapReason::InvalidSurface,
+            ),
+            (
+                SurfaceHandle::Bank {
+                    bank: 0,
+                    offset: 0x160,
+                },
+                Ty::U64,
+                TrapReason::SurfaceMismatch,
+            ),
+        ] {
+            let mut s = surf(SurfaceDim::D2, Clamp::Trap, false, 0);
+            s.handle = handle;
+            let mut b = KernelBuilder::new();
+            b.push(suatom(AtomicOp::Add, ty, s, false));
+            b.exit();
+            let lanes = |w: &mut WarpState| {
+                lanes(w);
+                for l in 0..32 {
+                    set_reg(w, 6, l, if l < 3 { 0 } else { 5 });
+                }
+            };
+            let (exit, w, _) = agree(&b, &headers, &[], FULL, &lanes);
+            let GroupExit::Trap(t) = exit else {
+                panic!("{exit:?}")
+            };
+            assert_eq!(t.reason, reason);
+            if reason == TrapReason::InvalidSurface {
+                assert_eq!((t.lane, t.surface.map(|s| s.index)), (3, Some(5)));
+                assert_eq!(w.stats.atomics[AtomicOp::Add.index()], 3);
+            }
+        }
     }
 }

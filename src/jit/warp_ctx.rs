@@ -120,6 +120,30 @@ pub struct WarpCtx {
     /// CAS loop (these types have no host arithmetic). Called through this field so the code
     /// holds no host address. Last, so that adding it moved no other field.
     pub rmw_value: extern "C" fn(u32, u32, u64, u64, u32) -> u64,
+    // The surface fields follow (issue 11), after every older field so that none moved.
+    /// The launch's surface header pool (`CtaEnv::surfaces`): `surfaces_len` headers.
+    pub surfaces: *const crate::ir::surface::SurfaceHeader,
+    pub surfaces_len: usize,
+    /// [`super::slow::surface_lane`]: resolves one lane's surface access (called per lane
+    /// through this field, like `rmw_value`).
+    pub surface_lane: unsafe extern "C" fn(*mut WarpCtx, u32, u32) -> u64,
+    /// Written by `surface_lane` when it resolves to an element: 1 if the surface's elements
+    /// are signed (`.SD32`/`.SD64`), else 0.
+    pub surface_signed: u32,
+    /// Written by `surface_lane` when the access faults: what the trap reports (read by
+    /// `JitKernel::call` at a surface trap site; the generated code never touches it).
+    pub surface_fault: Option<(crate::exec::TrapReason, crate::exec::SurfaceTrap)>,
+}
+
+/// What [`super::slow::surface_lane`] returns besides an element's device address (every
+/// device address is at least `GLOBAL_BASE`, far above these codes).
+pub mod surface_code {
+    /// No access (`.IGN` out of bounds, a disabled surface).
+    pub const SKIP: u64 = 0;
+    /// No access: the element is on a sparse page.
+    pub const SKIP_SPARSE: u64 = 1;
+    /// A fault (recorded in `WarpCtx::surface_fault`).
+    pub const FAULT: u64 = 2;
 }
 
 /// Event codes returned by the compiled function, with the payload each writes.
@@ -191,6 +215,8 @@ pub mod off {
     pub const OUT_ADDR: i32 = offset_of!(WarpCtx, out_addr) as i32;
     pub const OUT_INSTS: i32 = offset_of!(WarpCtx, out_insts) as i32;
     pub const RMW_VALUE: i32 = offset_of!(WarpCtx, rmw_value) as i32;
+    pub const SURFACE_LANE: i32 = offset_of!(WarpCtx, surface_lane) as i32;
+    pub const SURFACE_SIGNED: i32 = offset_of!(WarpCtx, surface_signed) as i32;
 
     /// Offset in [`Stats`] of the counter of atomic op `op`.
     pub fn stat_atomic(op: AtomicOp) -> i32 {

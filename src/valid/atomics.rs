@@ -10,17 +10,39 @@
 use super::{fmt_offset, rules, Diagnostics};
 use crate::ir::{Address, AtomicInst, AtomicOp, Dialect, Inst, Operand, Space, Ty};
 
-/// One legal size of a table row: the type and whether it is the `.FTZ` form.
+/// One legal size of a table row: the type, whether it is the `.FTZ` form, and whether its
+/// signedness comes from a surface's format (`.SD32`/`.SD64`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Size {
     pub ty: Ty,
     /// `.FTZ` (flush subnormals): a distinct form, e.g. `F32.FTZ.RN`.
     pub ftz: bool,
+    /// `.SD32`/`.SD64` (`ty` is `U32`/`U64`): signed when the surface's elements are
+    /// (`ir::surface::SurfaceAddress::format_sign`).
+    pub format_sign: bool,
 }
 
 impl Size {
     const fn plain(ty: Ty) -> Size {
-        Size { ty, ftz: false }
+        Size {
+            ty,
+            ftz: false,
+            format_sign: false,
+        }
+    }
+    const fn flushing(ty: Ty) -> Size {
+        Size {
+            ty,
+            ftz: true,
+            format_sign: false,
+        }
+    }
+    const fn format_signed(ty: Ty) -> Size {
+        Size {
+            ty,
+            ftz: false,
+            format_sign: true,
+        }
     }
     /// The PTX spelling: `.u32`, `.f16`, and for `f32` add `.f32` (flushing subnormals) or
     /// `.noftz.f32`.
@@ -41,8 +63,11 @@ impl Size {
         }
     }
 
-    /// The SASS spelling: `.U32`, `.F32.FTZ.RN`, `.F64.RN`.
+    /// The SASS spelling: `.U32`, `.F32.FTZ.RN`, `.F64.RN`, `.SD32`.
     pub fn sass_name(self) -> String {
+        if self.format_sign {
+            return format!(".SD{}", self.ty.bits());
+        }
         let base = format!(".{}", self.ty.name().to_ascii_uppercase());
         match (self.ty.is_float(), self.ftz) {
             (true, true) => format!("{base}.FTZ.RN"),
@@ -57,10 +82,7 @@ const U32: Size = Size::plain(Ty::U32);
 const S32: Size = Size::plain(Ty::S32);
 const U64: Size = Size::plain(Ty::U64);
 const S64: Size = Size::plain(Ty::S64);
-const F32_FTZ: Size = Size {
-    ty: Ty::F32,
-    ftz: true,
-};
+const F32_FTZ: Size = Size::flushing(Ty::F32);
 const F64: Size = Size::plain(Ty::F64);
 
 /// One row of an op×size table.
@@ -243,6 +265,54 @@ pub const PTX_GENERIC: AtomicTable = AtomicTable {
     ops_rule: rules::PTX_OPS,
 };
 
+const SD32: Size = Size::format_signed(Ty::U32);
+const SD64: Size = Size::format_signed(Ty::U64);
+const F16X2_FTZ: Size = Size::flushing(Ty::F16x2);
+
+/// `SUATOM`/`SURED` (surface addresses): exactly the table of `004_16d4664d52412e92.txt`, with
+/// `.F16x2.FTZ.RN` (its `.sz` list's spelling) beside `.F16x2.RN` (its table's) wherever F16x2
+/// is allowed: the flushing form flushes subnormal halves (`ir::AtomicInst::ftz`).
+pub const SASS_SURFACE: AtomicTable = AtomicTable {
+    dialect: Dialect::Sass,
+    space: Space::Global,
+    mnemonic: "SUATOM",
+    rows: &[
+        row(
+            AtomicOp::Add,
+            &[U32, S32, SD32, U64, F32_FTZ, F16X2, F16X2_FTZ],
+            rules::SUATOM_ROW_ADD,
+        ),
+        row(
+            AtomicOp::Min,
+            &[U32, S32, SD32, U64, S64, SD64, F16X2, F16X2_FTZ],
+            rules::SUATOM_ROW_MIN,
+        ),
+        row(
+            AtomicOp::Max,
+            &[U32, S32, SD32, U64, S64, SD64, F16X2, F16X2_FTZ],
+            rules::SUATOM_ROW_MAX,
+        ),
+        row(AtomicOp::Inc, &[U32], rules::SUATOM_ROW_INC),
+        row(AtomicOp::Dec, &[U32], rules::SUATOM_ROW_DEC),
+        row(AtomicOp::And, &[U32, S32, SD32, U64], rules::SUATOM_ROW_AND),
+        row(AtomicOp::Or, &[U32, S32, SD32, U64], rules::SUATOM_ROW_OR),
+        row(AtomicOp::Xor, &[U32, S32, SD32, U64], rules::SUATOM_ROW_XOR),
+        row(AtomicOp::Exch, &[U32, S32, U64], rules::SUATOM_ROW_EXCH),
+        row(AtomicOp::Cas, &[U32, S32, U64], rules::SUATOM_ROW_CAS),
+    ],
+    ops_rule: rules::SUATOM_OPS,
+};
+
+/// The table of an atomic on `access`: a surface address has its own (SASS only so far);
+/// otherwise the `(dialect, space)` table.
+pub fn table_for(dialect: Dialect, access: &crate::ir::MemAccess) -> Option<&'static AtomicTable> {
+    match (&access.addr, dialect) {
+        (Address::Surface(_), Dialect::Sass) => Some(&SASS_SURFACE),
+        (Address::Surface(_), Dialect::Ptx | Dialect::Visa) => None,
+        (Address::Linear(_) | Address::Indexed(_), _) => table(dialect, access.space),
+    }
+}
+
 /// Every table, looked up by `(dialect, space)`.
 pub const TABLES: &[AtomicTable] = &[
     SASS_SHARED,
@@ -328,6 +398,9 @@ pub fn check(
         check_table(d, dialect, pc, inst, a);
     }
     check_shape(d, pc, inst, a);
+    if let Some(s) = a.access.addr.surface() {
+        super::surfaces::check_atomic(d, dialect, pc, inst, a, s);
+    }
     if dialect == Dialect::Sass {
         // The document's `ATOMS.CAS` register pairing (Rb even, Rc = Rb + 1) is its
         // architecture's encoding, which hand-written SASS follows; ptxas 12.9 names Rb and Rc
@@ -448,6 +521,7 @@ fn check_table(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &
     let size = Size {
         ty: a.access.ty,
         ftz: a.ftz,
+        format_sign: a.access.addr.surface().is_some_and(|s| s.format_sign),
     };
     let op_name = |op: AtomicOp| match dialect {
         Dialect::Ptx => op.name().to_string(),
@@ -455,7 +529,10 @@ fn check_table(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &
     };
     let form = format!(
         "{}.{}{}",
-        mnemonic(dialect, a.access.space),
+        table_for(dialect, &a.access).map_or_else(
+            || mnemonic(dialect, a.access.space),
+            |t| t.mnemonic.to_string()
+        ),
         op_name(a.op),
         size.name_in(dialect)
     );
@@ -468,7 +545,7 @@ fn check_table(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &
         );
         return;
     }
-    let Some(table) = table(dialect, a.access.space) else {
+    let Some(table) = table_for(dialect, &a.access) else {
         d.error(
             pc,
             inst,
@@ -647,6 +724,8 @@ pub fn check_imm24(d: &mut Diagnostics, pc: u32, inst: &Inst, addr: &Address, at
     let (off, absolute) = match addr {
         Address::Linear(addr) => (addr.offset, addr.is_absolute()),
         Address::Indexed(x) => (x.offset, false),
+        // A surface access is global (`surfaces::check_address`): no window immediate.
+        Address::Surface(_) => return,
     };
     if absolute {
         if !(0..=IMM_U24_MAX).contains(&off) {

@@ -37,6 +37,14 @@
 //!   bits); a vector access has 1, 2, 4 or 8 elements of at most 16 bytes in all, and a vector
 //!   store or atomic's data is in registers; in SASS every 128-bit quad starts at a multiple
 //!   of 4. `B128` appears only in `Exch`/`Cas` atomics, whose operands are registers.
+//! * **Surfaces** (`surfaces.rs`, `atomics.rs`): a surface address is in the global space and
+//!   moves one scalar element (not `B128`); its coordinate register is not RZ and, in SASS,
+//!   starts at a multiple of 2 (two coordinates) or 4 (three); a handle register is not RZ and
+//!   an immediate handle is, in SASS, a 13-bit word index; `format_sign` (`.SD32`/`.SD64`)
+//!   appears only on atomics of `U32`/`U64`. Surface atomics follow the `SUATOM` op×size table
+//!   (`004_16d4664d52412e92.txt`); a CAS takes its swap value from the register vector after
+//!   its compare value (in SASS, aligned to the vector's length); in SASS a sparse predicate
+//!   with an immediate handle appears only on CAS.
 //! * **Orders** (`orders.rs`): loads are weak, relaxed, acquire or volatile; stores weak,
 //!   relaxed, release or volatile; atomics relaxed, acquire, release or acq_rel; fences
 //!   acquire, release, acq_rel or sc (`001_e732919ae3db9bea.txt`).
@@ -58,6 +66,7 @@ pub use live::Liveness;
 mod operands;
 mod orders;
 pub mod rules;
+mod surfaces;
 
 pub use atomics::{table, AtomicTable, Row, Size, TABLES};
 pub use launch::{

@@ -549,7 +549,7 @@ pub fn check_op(d: &mut Diagnostics, kernel: &Kernel, pc: u32, inst: &Inst) {
             check_vector_shape(d, pc, inst, &a.access);
             check_space(d, pc, inst, a.access.space, true);
             // The Imm24 rules of ATOMS are checked with the atomic rules.
-            check_address_base(d, sass, pc, inst, &a.access);
+            check_address_base(d, sass, pc, inst, &a.access, true);
             orders::check_atomic(d, pc, inst, a.access.order);
         }
         Op::Barrier { id } => {
@@ -611,8 +611,17 @@ fn check_space(d: &mut Diagnostics, pc: u32, inst: &Inst, space: Space, writes: 
 }
 
 /// Base width; a SASS shared-window base is one 32-bit register.
-fn check_address_base(d: &mut Diagnostics, sass: bool, pc: u32, inst: &Inst, access: &MemAccess) {
+/// `atomic`: the access is an atomic's (surface `.SD32`/`.SD64` exist only there).
+fn check_address_base(
+    d: &mut Diagnostics,
+    sass: bool,
+    pc: u32,
+    inst: &Inst,
+    access: &MemAccess,
+    atomic: bool,
+) {
     match &access.addr {
+        Address::Surface(s) => super::surfaces::check_address(d, sass, pc, inst, access, s, atomic),
         Address::Indexed(x) => {
             let widths_ok = [x.base_bits, x.index_bits]
                 .iter()
@@ -658,7 +667,7 @@ fn check_address_base(d: &mut Diagnostics, sass: bool, pc: u32, inst: &Inst, acc
 
 /// Address rules of loads and stores: the base, and the Imm24 range of SASS `LDS`/`STS`.
 fn check_address(d: &mut Diagnostics, sass: bool, pc: u32, inst: &Inst, access: &MemAccess) {
-    check_address_base(d, sass, pc, inst, access);
+    check_address_base(d, sass, pc, inst, access, false);
     if sass && access.space == Space::Shared {
         atomics::check_imm24(d, pc, inst, &access.addr, false);
     }

@@ -130,6 +130,84 @@ pub const ATOMG_OPS: &str = "issue 2 (SASS global atomics): \"ATOMG.E.<op>.STRON
 pub const ATOMG_REGISTERS: &str =
     "issue 2 (SASS global atomics): \"ATOMG.E.ADD.STRONG.GPU PT, R0, [R2.64+0x10], R5 ;\"";
 
+// ---- SASS surface instructions (004) ----------------------------------------------------------
+
+/// Quotes `$s` from the SASS `SUATOM` document.
+macro_rules! suatom_doc {
+    ($s:literal) => {
+        concat!("004_16d4664d52412e92.txt: \"", $s, "\"")
+    };
+}
+
+/// The op list of `SUATOM.op` (CAS has its own forms).
+pub const SUATOM_OPS: &str =
+    suatom_doc!(".op {.ADD, .MIN, .MAX, .INC, .DEC, .AND, .OR, .XOR, .EXCH}");
+/// The `.F16x2.FTZ.RN` spelling of the document's size list, beside its table's `.F16x2.RN`.
+macro_rules! with_f16x2_ftz {
+    ($row:literal) => {
+        concat!(
+            suatom_doc!($row),
+            ", ",
+            suatom_doc!(".sz {.U32*, .S32, .U64, .S64, .F32.FTZ.RN, .F16x2.FTZ.RN, .SD32, .SD64}")
+        )
+    };
+}
+pub const SUATOM_ROW_ADD: &str =
+    with_f16x2_ftz!(".ADD .U32 .S32 .SD32 .U64 .F32.FTZ.RN .F16x2.RN Rd = M; M = M + Rb;");
+pub const SUATOM_ROW_MIN: &str =
+    with_f16x2_ftz!(".MIN .U32 .S32 .SD32 .U64 .S64 .SD64 .F16x2.RN Rd = M; M = min(M, Rb);");
+pub const SUATOM_ROW_MAX: &str =
+    with_f16x2_ftz!(".MAX .U32 .S32 .SD32 .U64 .S64 .SD64 .F16x2.RN Rd = M; M = max(M, Rb);");
+pub const SUATOM_ROW_INC: &str = suatom_doc!(".INC .U32 Rd = M; M = (M >= Rb)? 0 : (M + 1);");
+pub const SUATOM_ROW_DEC: &str =
+    suatom_doc!(".DEC .U32 Rd = M; M = (M == 0 || M > Rb)? Rb : M - 1;");
+pub const SUATOM_ROW_AND: &str = suatom_doc!(".AND .U32 .S32 .SD32 .U64 Rd = M; M = M & Rb;");
+pub const SUATOM_ROW_OR: &str = suatom_doc!(".OR .U32 .S32 .SD32 .U64 Rd = M; M = M | Rb;");
+pub const SUATOM_ROW_XOR: &str = suatom_doc!(".XOR .U32 .S32 .SD32 .U64 Rd = M; M = M ^ Rb;");
+pub const SUATOM_ROW_EXCH: &str = suatom_doc!(".EXCH .U32 .S32 .U64 Rd = M; M = Rb;");
+pub const SUATOM_ROW_CAS: &str =
+    suatom_doc!(".CAS .U32 .S32 .U64 Rd = M; if (M == Rb) M = Rb+(1or2);");
+/// CAS's compare and swap values in one register vector.
+pub const SUATOM_CAS_VECTOR: &str = concat!(
+    suatom_doc!(
+        "In case of .CAS, Rb contains both compare and swap values as a vec2 (for .sz 32) or vec4 (for .sz 64)."
+    ),
+    " (a vector starts at a multiple of its length, as register pairs and quads do)"
+);
+/// The sparse predicate with an immediate handle.
+pub const SUATOM_SPARSE_IMMEDIATE: &str = suatom_doc!(
+    "Note that #tsPtrIdxU13 variant with sparse predicate is not offered for .op != CAS."
+);
+/// The immediate handle is a 13-bit word index.
+pub const SURFACE_TS_PTR_IDX: &str = suatom_doc!(
+    "#tsPtrIdxU13 This immediate index (word address) is used to fetch the packed header+sampler pointer entry from constant cache."
+);
+/// `.SD32`/`.SD64` exist on atomics only, as the signed-by-format 32- and 64-bit sizes.
+pub const SURFACE_FORMAT_SIGN: &str = concat!(
+    suatom_doc!(".sz {.U32*, .S32, .U64, .S64, .F32.FTZ.RN, .F16x2.FTZ.RN, .SD32, .SD64}"),
+    " (SUATOM's sizes; atomjit reads .SD32/.SD64 as 32/64 bits, signed when the surface's elements are: docs/surfaces.md)"
+);
+/// A surface access lands in global memory.
+pub const SURFACE_GLOBAL: &str = suatom_doc!(
+    "SUATOM performs an atomic operation on pitch or blocklinear surfaces in global memory."
+);
+/// A surface access moves one element of the surface's format.
+pub const SURFACE_ONE_ELEMENT: &str = concat!(
+    suatom_doc!(
+        "This mode specifies that surface data is treated as raw data of size .sz, without any format conversion."
+    ),
+    " (atomjit: one element of the surface's format, of 1, 2, 4 or 8 bytes)"
+);
+/// The coordinate and handle registers.
+pub const SURFACE_NOT_RZ: &str = suatom_doc!("Note: Ra/Rc cannot be RZ register.");
+/// The coordinate registers' alignment.
+pub const SURFACE_COORDS_ALIGNED: &str = concat!(
+    suatom_doc!(
+        "Ra must follow register alignment rules for given number of coordinates."
+    ),
+    " (as for register pairs and quads: 2 coordinates start at an even register, 3 at a multiple of 4)"
+);
+
 // ---- PTX atomics (the PTX ISA, not one of the reference documents) ------------------------
 
 /// Quotes the PTX ISA's `atom`/`red` op×type table (Table 41 "Atom Scalar Type Operations" and
@@ -440,4 +518,23 @@ pub const ALL: &[&str] = &[
     VECTOR_REGISTERS,
     B128_ATOMICS_ONLY,
     NO_TABLE,
+    SUATOM_OPS,
+    SUATOM_ROW_ADD,
+    SUATOM_ROW_MIN,
+    SUATOM_ROW_MAX,
+    SUATOM_ROW_INC,
+    SUATOM_ROW_DEC,
+    SUATOM_ROW_AND,
+    SUATOM_ROW_OR,
+    SUATOM_ROW_XOR,
+    SUATOM_ROW_EXCH,
+    SUATOM_ROW_CAS,
+    SUATOM_CAS_VECTOR,
+    SUATOM_SPARSE_IMMEDIATE,
+    SURFACE_TS_PTR_IDX,
+    SURFACE_FORMAT_SIGN,
+    SURFACE_GLOBAL,
+    SURFACE_ONE_ELEMENT,
+    SURFACE_NOT_RZ,
+    SURFACE_COORDS_ALIGNED,
 ];

@@ -17,8 +17,9 @@ fn every_program_passes_its_expectations() {
                 let module = load_file(&engine, file);
                 for kernel in module.kernel_names() {
                     let report = module.run(kernel, &Overrides::default()).unwrap();
+                    // A program that shows a fault says so with `.expect trap REASON`.
                     assert!(
-                        report.failure.is_none(),
+                        report.failure.is_none() || report.expected_trap,
                         "{}:{kernel} ({backend:?}, {threads} threads): {:?}",
                         file.display(),
                         report.failure
@@ -142,4 +143,27 @@ fn overrides_change_shape_and_data() {
     assert_eq!(hist.iter().sum::<u32>(), 8 * 256);
     // The declared `sum(hist) == 16384` no longer holds with 8 CTAs.
     assert!(!report.passed());
+}
+
+#[test]
+fn the_surface_trap_program_traps_at_the_first_lane_out_of_bounds() {
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/programs/sass/surf_trap.s"
+    ))
+    .unwrap();
+    for backend in backends() {
+        let module = load(&engine(backend, 1, true), "surf_trap.s", &source);
+        let report = module.run("surf_trap", &Overrides::default()).unwrap();
+        assert!(report.passed() && report.expected_trap, "{backend:?}");
+        let Some(atomjit::engine::Failure::Trap(t)) = &report.failure else {
+            panic!("{backend:?}: {:?}", report.failure)
+        };
+        // Thread t adds at (t, 0) of an 8-wide surface: lane 8 is the first outside.
+        assert_eq!((t.lane, t.warp, t.line), (8, 0, 11));
+        let s = t.surface.expect("a surface trap");
+        assert_eq!((s.index, s.coords()), (0, &[8, 0][..]));
+        // Lanes 0..7 added before the trap.
+        assert_eq!(report.buffer("img").unwrap().as_u32().unwrap(), vec![1; 8]);
+    }
 }

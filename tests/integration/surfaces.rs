@@ -135,3 +135,192 @@ fn a_surface_takes_an_initialiser_override_like_a_buffer() {
     let img = r.buffer("img").unwrap().as_u32().unwrap();
     assert_eq!(img, (0..8).collect::<Vec<u32>>());
 }
+
+/// Runs kernel `k` of `src` on `backend` (one thread, deterministic).
+fn run_on(backend: Backend, src: &str) -> RunReport {
+    let m = load(&engine(backend, 1, true), "surfaces.s", src);
+    m.run("k", &Overrides::default()).expect("runs")
+}
+
+#[test]
+fn suld_and_sust_move_elements_through_both_layouts() {
+    // Copy a block-linear 2-D surface into a pitch one element by element (SULD, SUST), x in
+    // bytes; thread t handles (t & 7, t >> 3) of an 8 x 4 surface of u16 (2-byte elements).
+    let src = ".kernel k\n.block 32
+.surface a 2d u16[8,4] blocklinear(2,1) = iota
+.surface b 2d u16[8,4] pitch(32) = 0
+        S2R R0, SR_TID.X ;
+        LOP3.LUT R2, R0, 0x7, RZ, 0xc0, !PT ;
+        IMAD.SHL.U32 R2, R2, 0x2, RZ ;
+        SHF.R.U32.HI R3, RZ, 0x3, R0 ;
+        SULD.D.BA.2D.U16.TRAP R4, [R2], 0x0, 0x58 ;
+        IADD3 R4, R4, 0x100, RZ ;
+        SUST.D.BA.2D.U16.TRAP [R2], R4, 0x0, 0x5a ;
+        EXIT ;
+.expect b[0] == 256
+.expect b[31] == 287";
+    for backend in backends() {
+        let r = run_on(backend, src);
+        assert!(r.passed(), "{backend:?}: {r:?}");
+        let b = &r.buffer("b").unwrap().bytes;
+        let b: Vec<u16> = b
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        assert_eq!(b, (0..32).map(|i| 256 + i).collect::<Vec<u16>>());
+    }
+}
+
+#[test]
+fn a_signed_suld_sign_extends_and_a_dropped_load_reads_zero() {
+    // s8 elements: -3 sign-extends to 0xfffffffd; x = 4 is past the 4-wide row (.IGN): 0.
+    let src = ".kernel k\n.block 2
+.surface a 1d s8[4] = {-3, 1, 2, 3}
+.buffer out u32[2] = 7
+        S2R R0, SR_TID.X ;
+        IMAD.SHL.U32 R2, R0, 0x4, RZ ;
+        SULD.D.1D.S8.IGN R4, [R2], 0x0, 0x58 ;
+        IMAD.WIDE.U32 R6, R0, 0x4, c[0x0][out] ;
+        STG.E [R6.64], R4 ;
+        EXIT ;
+.expect out == {4294967293, 0}";
+    for backend in backends() {
+        assert!(run_on(backend, src).passed(), "{backend:?}");
+    }
+}
+
+#[test]
+fn sparse_pages_set_ps_and_disabled_surfaces_do_nothing() {
+    // 128 x 256 u32 (pitch 512): rows 128.. are page 1, declared sparse. Thread t adds 1 at
+    // (0, 120 + 4t): threads 2.. land on the sparse page: no add, Ps set, Rd 0. The second
+    // surface is disabled: its SUATOM returns 0 and writes nothing.
+    let src = ".kernel k\n.block 8
+.surface big 2d u32[128,256] pitch(512) sparse 1 = 5
+.surface off 1d u32[4] disabled = 9
+.buffer out u32[8] = 0
+.buffer ps u32[8] = 0
+        S2R R0, SR_TID.X ;
+        MOV R4, RZ ;
+        IMAD R5, R0, 0x4, 0x78 ;
+        MOV R8, 0x1 ;
+        MOV R12, 0x0 ;
+        SUATOM.D.2D.ADD.TRAP P1, R9, [R4], R8, R12 ;
+        MOV R13, 0x1 ;
+        SUATOM.D.1D.EXCH.TRAP R10, [R4], R8, R13 ;
+        IADD3 R9, R9, R10, RZ ;
+        SEL R11, RZ, 0x1, !P1 ;
+        IMAD.WIDE.U32 R6, R0, 0x4, c[0x0][out] ;
+        STG.E [R6.64], R9 ;
+        IMAD.WIDE.U32 R6, R0, 0x4, c[0x0][ps] ;
+        STG.E [R6.64], R11 ;
+        EXIT ;
+.expect out == {5, 5, 0, 0, 0, 0, 0, 0}
+.expect ps == {0, 0, 1, 1, 1, 1, 1, 1}
+.expect off == 9";
+    for backend in backends() {
+        let r = run_on(backend, src);
+        assert!(r.passed(), "{backend:?}: {:?}", r.expectations);
+        // Rows 120 and 124 gained 1; the sparse rows are untouched.
+        let big = r.buffer("big").unwrap().as_u32().unwrap();
+        assert_eq!((big[120 * 128], big[124 * 128], big[128 * 128]), (6, 6, 5));
+        assert_eq!(
+            r.launch.stats.atomics[atomjit::ir::AtomicOp::Add.index()],
+            2
+        );
+    }
+}
+
+#[test]
+fn surface_traps_name_the_surface_coordinates_and_lane_on_both_backends() {
+    // An invalid handle from a register (header 3 of a pool of 1), a misaligned byte x, and a
+    // mismatched access size: each a trap with its reason.
+    let cases = [
+        (
+            "MOV R12, 0x3 ;\n SUATOM.D.2D.ADD.TRAP R9, [R4], R8, R12 ;",
+            "InvalidSurface",
+            3,
+        ),
+        (
+            "MOV R4, 0x6 ;\n SURED.D.BA.2D.ADD.IGN [R4], R8, 0x0, 0x58 ;",
+            "MisalignedAddress",
+            0,
+        ),
+        (
+            "SURED.D.2D.ADD.U64.NEAR [R4], R8, 0x0, 0x58 ;",
+            "SurfaceMismatch",
+            0,
+        ),
+    ];
+    for (code, reason, index) in cases {
+        let src = format!(
+            ".kernel k\n.block 4\n.surface s 2d u32[4,4] = 0
+        S2R R4, SR_TID.X ;
+        MOV R5, RZ ;
+        MOV R8, 0x1 ;
+        MOV R9, RZ ;
+        {code}
+        EXIT ;"
+        );
+        for backend in backends() {
+            let r = run_on(backend, &src);
+            let Some(atomjit::engine::Failure::Trap(t)) = &r.failure else {
+                panic!("{code} on {backend:?}: {:?}", r.failure)
+            };
+            assert_eq!(format!("{:?}", t.reason), reason, "{code}");
+            assert_eq!(t.lane, 0);
+            let s = t.surface.expect("names the surface");
+            assert_eq!(s.index, index);
+            let json = serde_json::to_value(r.json(&[])).unwrap();
+            assert_eq!(
+                json["failure"]["trap"]["surface"]["index"],
+                serde_json::json!(index),
+                "{json}"
+            );
+        }
+    }
+}
+
+#[test]
+fn expect_trap_fails_when_the_launch_does_not_trap_or_traps_otherwise() {
+    let body = "S2R R2, SR_TID.X ;\n MOV R3, RZ ;\n MOV R4, 0x1 ;
+        SURED.D.2D.ADD.TRAP [R2], R4, 0x0, 0x58 ;\n EXIT ;";
+    // 4 threads on an 8-wide surface: no trap.
+    let quiet = format!(
+        ".kernel k\n.block 4\n.surface s 2d u32[8,1] = 0\n{body}\n.expect trap surface_out_of_bounds"
+    );
+    // 32 threads: a trap, but not the one expected.
+    let other = format!(
+        ".kernel k\n.block 32\n.surface s 2d u32[8,1] = 0\n{body}\n.expect trap invalid_surface"
+    );
+    for backend in backends() {
+        let r = run_on(backend, &quiet);
+        assert!(!r.passed() && r.failure.is_none());
+        assert_eq!(r.status(), atomjit::engine::ExitStatus::Failed);
+        assert!(r.expectations[0].actual.contains("without a trap"));
+        let r = run_on(backend, &other);
+        assert!(!r.passed() && !r.expected_trap);
+        assert_eq!(r.status(), atomjit::engine::ExitStatus::Trap);
+    }
+    // An unknown reason is a parse error at the reason.
+    let bad = ".kernel k\n.block 1\n.expect trap out_of_luck\nEXIT ;";
+    let e = atomjit::front::parse("s.s", bad, atomjit::ir::Dialect::Sass).unwrap_err();
+    assert!(
+        e.to_string().contains("`out_of_luck` is not a trap reason"),
+        "{e}"
+    );
+    assert_eq!((e.span.line, e.span.col), (3, 14));
+}
+
+#[test]
+fn the_cli_reports_an_expected_trap_as_a_pass() {
+    let path = format!("{}/programs/sass/surf_trap.s", env!("CARGO_MANIFEST_DIR"));
+    for backend in ["interp", "jit"] {
+        let (code, out, _) = atomjit(&["run", "--backend", backend, &path]);
+        assert_eq!(code, 0, "{out}");
+        assert!(
+            out.contains("expect trap surface_out_of_bounds: ok"),
+            "{out}"
+        );
+        assert!(out.contains("at surface 0, coordinates (8, 0)"), "{out}");
+    }
+}

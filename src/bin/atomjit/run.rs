@@ -259,8 +259,21 @@ fn print_report(r: &RunReport, dumps: &[String]) {
     if let Some(why) = &r.fallback {
         outln!("  note: {why}");
     }
-    if let Some(f) = &r.failure {
+    if let (Some(f), false) = (&r.failure, r.expected_trap) {
         outln!("  FAILED: {f}");
+        // `.expect trap` with another trap (or the watchdog): its verdict.
+        for e in &r.expectations {
+            outln!(
+                "  expect {}: FAILED (expected {}, actual {})",
+                e.text,
+                e.expected,
+                e.actual
+            );
+        }
+    } else if r.expected_trap {
+        for e in &r.expectations {
+            outln!("  expect {}: ok (actual {})", e.text, e.actual);
+        }
     } else {
         outln!("  wall time: {:.3} ms", r.launch.wall.as_secs_f64() * 1e3);
         let s = &r.launch.stats;

@@ -144,6 +144,7 @@ impl Cta {
             global: ctx.global,
             shared,
             cbank: ctx.cbank,
+            surfaces: ctx.surfaces,
             ctaid: *index,
             ntid: ctx.block,
             nctaid: ctx.grid,

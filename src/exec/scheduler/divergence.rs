@@ -742,6 +742,7 @@ mod tests {
             global: &global,
             shared: &shared,
             cbank: &[],
+            surfaces: &[],
             ctaid: [0; 3],
             ntid: [32, 1, 1],
             nctaid: [1; 3],

@@ -62,6 +62,7 @@ use super::{
     GlobalMemory, Stats, StuckWarp, Trap, TrapInfo, WarpRunner, WarpState, WatchdogKind,
     WatchdogReport, SHARED_WINDOW_BYTES,
 };
+use crate::ir::surface::SurfaceHeader;
 use crate::ir::{Kernel, LaunchSpec, MAX_BLOCK_THREADS};
 use crate::valid::KernelInfo;
 use cta::{Cta, Quantum};
@@ -177,6 +178,7 @@ pub(crate) struct LaunchContext<'a> {
     runner: &'a dyn WarpRunner,
     global: &'a GlobalMemory,
     cbank: &'a [u8],
+    surfaces: &'a [SurfaceHeader],
     grid: [u32; 3],
     block: [u32; 3],
     shared_bytes: u32,
@@ -197,7 +199,7 @@ impl<'a> LaunchContext<'a> {
     /// The context of a launch of `kernel` with `config`, whose shape `check_config` accepted.
     fn new(
         (kernel, info, runner): (&'a Kernel, &'a KernelInfo, &'a dyn WarpRunner),
-        (global, cbank): (&'a GlobalMemory, &'a [u8]),
+        (global, cbank, surfaces): (&'a GlobalMemory, &'a [u8], &'a [SurfaceHeader]),
         config: &LaunchConfig,
         shape: &Shape,
         resident_per_worker: usize,
@@ -209,6 +211,7 @@ impl<'a> LaunchContext<'a> {
             runner,
             global,
             cbank,
+            surfaces,
             grid: config.grid,
             block: config.block,
             shared_bytes: config.shared_bytes,
@@ -256,6 +259,7 @@ impl<'a> LaunchContext<'a> {
             lane: info.lane,
             space: info.space,
             address: info.address,
+            surface: info.surface,
         }
     }
 }
@@ -305,7 +309,8 @@ struct WorkerTotals {
 
 /// Runs `kernel` over the grid of `config` with `runner` as the backend.
 ///
-/// `cbank` is constant bank 0 as the backend reads it (launch geometry and parameters). Global
+/// `cbank` is constant bank 0 as the backend reads it (launch geometry and parameters), and
+/// `surfaces` the launch's surface header pool (empty without surfaces). Global
 /// memory is shared by every CTA; each CTA gets its own zeroed shared window of
 /// `config.shared_bytes`. Returns the summed statistics, or the first trap, watchdog report or
 /// configuration error.
@@ -315,6 +320,7 @@ pub fn launch(
     runner: &dyn WarpRunner,
     global: &GlobalMemory,
     cbank: &[u8],
+    surfaces: &[SurfaceHeader],
     config: &LaunchConfig,
 ) -> Result<LaunchStats, LaunchError> {
     let start = Instant::now();
@@ -335,7 +341,7 @@ pub fn launch(
     let deadline = config.timeout.and_then(|t| start.checked_add(t));
     let ctx = LaunchContext::new(
         (kernel, info, runner),
-        (global, cbank),
+        (global, cbank, surfaces),
         config,
         &shape,
         resident,

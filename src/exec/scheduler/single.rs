@@ -40,12 +40,13 @@ impl<'a> CtaRunner<'a> {
         runner: &'a dyn WarpRunner,
         global: &'a GlobalMemory,
         cbank: &'a [u8],
+        surfaces: &'a [crate::ir::surface::SurfaceHeader],
         config: &LaunchConfig,
     ) -> Result<CtaRunner<'a>, LaunchError> {
         let shape = check_config(kernel, config)?;
         let ctx = LaunchContext::new(
             (kernel, info, runner),
-            (global, cbank),
+            (global, cbank, surfaces),
             config,
             &shape,
             1,

@@ -160,6 +160,7 @@ impl WarpRunner for Mock {
                             lane: *lane,
                             space: Space::Shared,
                             address: 0x1234,
+                            surface: None,
                         });
                     }
                     pc += 1;
@@ -275,7 +276,7 @@ fn run(
     config: &LaunchConfig,
 ) -> Result<LaunchStats, LaunchError> {
     let kernel = kernel(mock.ops.len());
-    launch(&kernel, info, mock, global, &[], config)
+    launch(&kernel, info, mock, global, &[], &[], config)
 }
 
 fn watchdog(result: Result<LaunchStats, LaunchError>) -> WatchdogReport {
@@ -840,6 +841,7 @@ fn a_trap_names_kernel_instruction_line_cta_warp_lane_space_and_address() {
             lane: 9,
             space: Space::Shared,
             address: 0x1234,
+            surface: None,
         }
     );
     assert!(trap.to_string().contains("address out of range"));
@@ -999,6 +1001,7 @@ fn invalid_launch_shapes_are_rejected_with_a_reason() {
         &info(1, &[]),
         &mock,
         &global,
+        &[],
         &[],
         cfg,
     ) {

@@ -19,6 +19,8 @@ use crate::ir::{
 };
 use std::collections::HashMap;
 
+mod surface;
+
 /// What an instruction needs from its kernel to be lowered.
 pub struct Ctx<'k> {
     pub params: &'k Params<'k>,
@@ -47,6 +49,10 @@ pub const MNEMONICS: &[&str] = &[
     "ATOM",
     "RED",
     "REDG",
+    "SUATOM",
+    "SURED",
+    "SULD",
+    "SUST",
     "MOV",
     "MOV32I",
     "UMOV",
@@ -308,6 +314,10 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             "ATOMS" => self.atoms(),
             "ATOMG" | "ATOM" => self.global_atomic(false),
             "RED" | "REDG" => self.global_atomic(true),
+            "SUATOM" => self.suatom(false),
+            "SURED" => self.suatom(true),
+            "SULD" => self.surface_load_store(true),
+            "SUST" => self.surface_load_store(false),
             "R2UR" if self.ops.len() == 3 => self.r2ur_test(),
             "MOV" | "MOV32I" | "UMOV" | "R2UR" => self.mov(),
             "S2R" | "S2UR" => self.s2r(),

@@ -3942,3 +3942,427 @@ fn sm90_atomics_of_128_bits() {
         ".RN applies to the float types only",
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Surface instructions (004_16d4664d52412e92.txt)
+
+mod surfaces {
+    use super::*;
+    use crate::ir::surface::{Clamp, SurfaceAddress, SurfaceDim, SurfaceHandle};
+
+    fn surface(a: &Address) -> SurfaceAddress {
+        match a {
+            Address::Surface(s) => *s,
+            other => panic!("not a surface address: {other:?}"),
+        }
+    }
+
+    fn bank(word: u32) -> SurfaceHandle {
+        SurfaceHandle::Bank {
+            bank: 0,
+            offset: 4 * word,
+        }
+    }
+
+    /// The surface address `dim`, `.BA`, `clamp` at `[coords]` with `handle`, neither
+    /// format-signed nor with a sparse predicate.
+    fn addr(
+        coords: u16,
+        dim: SurfaceDim,
+        byte_x: bool,
+        clamp: Clamp,
+        handle: SurfaceHandle,
+    ) -> SurfaceAddress {
+        SurfaceAddress {
+            coords: Reg(coords),
+            dim,
+            byte_x,
+            clamp,
+            handle,
+            format_sign: false,
+            sparse: Pred::PT,
+        }
+    }
+
+    /// The validation errors of a one-instruction kernel (`EXIT` appended), as
+    /// `(line, col, message, rule)`.
+    fn invalid(line: &str) -> Vec<(u32, u32, String, String)> {
+        // Two surfaces: handles at c[0x0][0x160] (word 0x58) and 0x168 (word 0x5a).
+        let decls = ".surface s 2d u32[4,4] = 0\n.surface t 2d u32[4,4] = 0\n";
+        let k = kernel(&format!("{decls}{line}\nEXIT ;"));
+        match crate::valid::validate(&k) {
+            Ok(_) => Vec::new(),
+            Err(e) => {
+                e.0.into_iter()
+                    .map(|e| (e.span.line, e.span.col, e.message, e.rule))
+                    .collect()
+            }
+        }
+    }
+
+    #[test]
+    fn the_documents_examples() {
+        // "SUATOM.D.2D.ADD.IGN R10, [R2], R4, R1; // Coordinates in R2 and R3. SamplePtr and
+        // headerPtr in R1."
+        let a = atomic("SUATOM.D.2D.ADD.IGN R10, [R2], R4, R1 ;");
+        assert_eq!(
+            surface(&a.access.addr),
+            addr(
+                2,
+                SurfaceDim::D2,
+                false,
+                Clamp::Ignore,
+                SurfaceHandle::Reg(r(1))
+            )
+        );
+        assert_eq!(
+            (a.op, a.access.ty, a.dst, a.src, a.src2),
+            (AtomicOp::Add, Ty::U32, r(10), reg(4), None)
+        );
+        assert_eq!(
+            (a.access.space, a.access.order, a.access.scope, a.ftz),
+            (Space::Global, MemOrder::Relaxed, Scope::Gpu, false)
+        );
+        // "SUATOM.D.BA.1D.U64.TRAP R2, [R3], R4, 0x100; // Surface header pointer is fetched
+        // from c[state_controlled_bank][0x400] // Adds value found in vec2 (R4,R5)."
+        let a = atomic("SUATOM.D.BA.1D.U64.TRAP R2, [R3], R4, 0x100 ;");
+        assert_eq!(
+            surface(&a.access.addr),
+            addr(3, SurfaceDim::D1, true, Clamp::Trap, bank(0x100))
+        );
+        // No operation written: the comment says it adds.
+        assert_eq!(
+            (a.op, a.access.ty, a.dst, a.src),
+            (AtomicOp::Add, Ty::U64, r(2), reg(4))
+        );
+        assert!(invalid("SUATOM.D.BA.1D.U64.TRAP R2, [R3], R4, 0x5a ;").is_empty());
+    }
+
+    #[test]
+    fn the_forms_the_tools_print() {
+        let a = atomic("SURED.D.BA.2D.ADD.STRONG.SYS.TRAP [R6], R8, 0x0, 0x5a ;");
+        assert_eq!(
+            surface(&a.access.addr),
+            addr(6, SurfaceDim::D2, true, Clamp::Trap, bank(0x5a))
+        );
+        assert_eq!(
+            (a.op, a.dst, a.src, a.access.scope, a.access.order),
+            (
+                AtomicOp::Add,
+                Reg::RZ,
+                reg(8),
+                Scope::Sys,
+                MemOrder::Relaxed
+            )
+        );
+        let a = atomic("SURED.D.2D.MIN.SD32.STRONG.SYS.IGN [R4], R9, 0x0, 0x58 ;");
+        let s = surface(&a.access.addr);
+        assert!(s.format_sign && !s.byte_x);
+        assert_eq!(
+            (a.op, a.access.ty, s.clamp),
+            (AtomicOp::Min, Ty::U32, Clamp::Ignore)
+        );
+        // No clamp printed: `.NEAR`, the default.
+        let a = atomic("SURED.D.BA.2D.MIN.STRONG.SYS [R8], R6, 0x0, 0x60 ;");
+        assert_eq!(surface(&a.access.addr).clamp, Clamp::Nearest);
+        let a = atomic("SURED.D.BA.3D.ADD.U64.STRONG.SYS.IGN [R4], R10, 0x0, 0x5e ;");
+        assert_eq!(surface(&a.access.addr).dim, SurfaceDim::D3);
+        assert_eq!(a.access.ty, Ty::U64);
+        match op("SULD.D.BA.2D.STRONG.SM.TRAP R9, [R6], 0x0, 0x58 ;") {
+            Op::Load { access, dst } => {
+                assert_eq!(dst, r(9));
+                assert_eq!(
+                    (access.ty, access.order, access.scope, access.space),
+                    (Ty::U32, MemOrder::Relaxed, Scope::Cta, Space::Global)
+                );
+                assert_eq!(
+                    surface(&access.addr),
+                    addr(6, SurfaceDim::D2, true, Clamp::Trap, bank(0x58))
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        match op("SUST.D.BA.2D.STRONG.SM.IGN [R6], R0, 0x0, 0x58 ;") {
+            Op::Store { access, src } => {
+                assert_eq!(src, reg(0));
+                assert_eq!(
+                    surface(&access.addr),
+                    addr(6, SurfaceDim::D2, true, Clamp::Ignore, bank(0x58))
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // Without `.STRONG` a raw load is weak, as LDG's.
+        match op("SULD.D.1D_BUFFER.S8 R1, [R0], 0x0, 0x58 ;") {
+            Op::Load { access, .. } => {
+                assert_eq!((access.ty, access.order), (Ty::S8, MemOrder::Weak));
+                assert_eq!(surface(&access.addr).dim, SurfaceDim::D1Buffer);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn sm_90_passes_the_handle_in_a_uniform_register() {
+        let k = kernel("SURED.D.BA.2D.ADD.STRONG.SYS.TRAP [R8], R2, UR4, 0x0 ;\nEXIT ;");
+        let Op::Atomic(a) = &k.insts[0].op else {
+            panic!()
+        };
+        let SurfaceHandle::Reg(h) = surface(&a.access.addr).handle else {
+            panic!("a register handle")
+        };
+        assert!(k.uniform.has_reg(h), "UR4 is a uniform slot");
+        assert!(crate::valid::validate(&k).is_ok());
+        // A register handle may be followed by 0x0 only.
+        err_at(
+            "SURED.D.BA.2D.ADD.TRAP [R8], R2, UR4, 0x1 ;",
+            1,
+            39,
+            "must be 0..=0x0",
+        );
+    }
+
+    #[test]
+    fn cas_reads_compare_and_swap_from_one_register_vector() {
+        let a = atomic("SUATOM.D.2D.CAS R4, [R2], R8, 0x0, 0x58 ;");
+        assert_eq!((a.src, a.src2), (reg(8), Some(reg(9))));
+        let a = atomic("SUATOM.D.2D.CAS.U64 R4, [R2], R8, R12 ;");
+        assert_eq!((a.src, a.src2), (reg(8), Some(reg(10))));
+        assert!(invalid("SUATOM.D.2D.CAS.U64 R4, [R2], R8, R12 ;").is_empty());
+        // vec2 from an odd register, vec4 from one that is not a multiple of 4.
+        for (line, want) in [
+            ("SUATOM.D.2D.CAS R4, [R2], R7, R12 ;", "vec2 from R7"),
+            ("SUATOM.D.2D.CAS.U64 R4, [R2], R6, R12 ;", "vec4 from R6"),
+        ] {
+            let e = invalid(line);
+            assert_eq!(e.len(), 1, "{line}: {e:?}");
+            assert!(e[0].2.contains(want), "{e:?}");
+            assert!(e[0].3.contains("vec2 (for .sz 32) or vec4 (for .sz 64)"));
+            assert_eq!((e[0].0, e[0].1), (3, 1), "the instruction's line");
+        }
+    }
+
+    #[test]
+    fn the_sparse_predicate_comes_first_and_immediate_handles_take_it_only_on_cas() {
+        let a = atomic("SUATOM.D.2D.ADD P1, R4, [R2], R8, R12 ;");
+        assert_eq!(surface(&a.access.addr).sparse, Pred(1));
+        assert_eq!(a.dst, r(4));
+        let a = atomic("SUATOM.D.2D.CAS P0, R4, [R2], R8, 0x0, 0x58 ;");
+        assert_eq!(surface(&a.access.addr).sparse, Pred(0));
+        err_at(
+            "SUATOM.D.2D.ADD P0, R4, [R2], R8, 0x58 ;",
+            1,
+            17,
+            "exists only for .CAS",
+        );
+        // PT: no status wanted.
+        let a = atomic("SUATOM.D.2D.ADD PT, R4, [R2], R8, R12 ;");
+        assert_eq!(surface(&a.access.addr).sparse, Pred::PT);
+    }
+
+    #[test]
+    fn float_sizes_and_their_flush_modifiers() {
+        let a = atomic("SUATOM.D.2D.ADD.F32.FTZ.RN R4, [R2], R8, 0x58 ;");
+        assert_eq!((a.access.ty, a.ftz), (Ty::F32, true));
+        let a = atomic("SUATOM.D.2D.ADD.F16x2.RN R4, [R2], R8, 0x58 ;");
+        assert_eq!((a.access.ty, a.ftz), (Ty::F16x2, false));
+        let a = atomic("SUATOM.D.2D.ADD.F16x2.FTZ.RN R4, [R2], R8, 0x58 ;");
+        assert_eq!((a.access.ty, a.ftz), (Ty::F16x2, true));
+        err_at(
+            "SUATOM.D.2D.ADD.U32.FTZ R4, [R2], R8, 0x58 ;",
+            1,
+            21,
+            ".FTZ applies to .F32 and .F16x2 only",
+        );
+        err_at(
+            "SUATOM.D.2D.ADD.F32.FTZ.RZ R4, [R2], R8, 0x58 ;",
+            1,
+            25,
+            "round to nearest even only",
+        );
+        err_at(
+            "SUATOM.D.2D.ADD.S32.RN R4, [R2], R8, 0x58 ;",
+            1,
+            21,
+            ".RN applies to the float sizes only",
+        );
+    }
+
+    /// The document's op×size table, transcribed: which `.op.sz` validate.
+    #[test]
+    fn the_op_size_table_is_exactly_the_documents() {
+        let sizes = [
+            "U32",
+            "S32",
+            "SD32",
+            "U64",
+            "S64",
+            "SD64",
+            "F32.FTZ.RN",
+            "F32.RN",
+            "F16x2.RN",
+            "F16x2.FTZ.RN",
+        ];
+        // `.ADD .U32 .S32 .SD32 .U64 .F32.FTZ.RN .F16x2.RN` ... `.CAS .U32 .S32 .U64`, and the
+        // `.F16x2.FTZ.RN` spelling of the `.sz` list wherever F16x2 is allowed.
+        let table: &[(&str, &[&str])] = &[
+            (
+                "ADD",
+                &[
+                    "U32",
+                    "S32",
+                    "SD32",
+                    "U64",
+                    "F32.FTZ.RN",
+                    "F16x2.RN",
+                    "F16x2.FTZ.RN",
+                ],
+            ),
+            (
+                "MIN",
+                &[
+                    "U32",
+                    "S32",
+                    "SD32",
+                    "U64",
+                    "S64",
+                    "SD64",
+                    "F16x2.RN",
+                    "F16x2.FTZ.RN",
+                ],
+            ),
+            (
+                "MAX",
+                &[
+                    "U32",
+                    "S32",
+                    "SD32",
+                    "U64",
+                    "S64",
+                    "SD64",
+                    "F16x2.RN",
+                    "F16x2.FTZ.RN",
+                ],
+            ),
+            ("INC", &["U32"]),
+            ("DEC", &["U32"]),
+            ("AND", &["U32", "S32", "SD32", "U64"]),
+            ("OR", &["U32", "S32", "SD32", "U64"]),
+            ("XOR", &["U32", "S32", "SD32", "U64"]),
+            ("EXCH", &["U32", "S32", "U64"]),
+            ("CAS", &["U32", "S32", "U64"]),
+        ];
+        for (op_name, legal) in table {
+            for sz in sizes {
+                let line = format!("SUATOM.D.2D.{op_name}.{sz} R4, [R2], R8, 0x58 ;");
+                let errors = invalid(&line);
+                if legal.contains(&sz) {
+                    assert!(errors.is_empty(), "{line}: {errors:?}");
+                } else {
+                    assert_eq!(errors.len(), 1, "{line}: {errors:?}");
+                    let (_, _, message, rule) = &errors[0];
+                    assert!(message.contains("op×size"), "{line}: {message}");
+                    assert!(rule.contains(&format!(".{op_name} .U32")), "{line}: {rule}");
+                }
+            }
+        }
+        // No SUATOM has SUB, and SURED has no CAS.
+        err_at(
+            "SUATOM.D.2D.SUB R4, [R2], R8, 0x58 ;",
+            1,
+            13,
+            "unknown modifier `.SUB`",
+        );
+        err_at(
+            "SURED.D.2D.CAS [R2], R8, 0x58 ;",
+            1,
+            12,
+            "SURED has no .CAS",
+        );
+    }
+
+    #[test]
+    fn register_rules_are_validated_with_the_documents_words() {
+        let rz = invalid("SUATOM.D.1D.ADD R4, [RZ], R8, 0x58 ;");
+        assert_eq!(rz.len(), 1, "{rz:?}");
+        assert!(rz[0].2.contains("Ra cannot be RZ"));
+        assert!(rz[0].3.contains("Note: Ra/Rc cannot be RZ register."));
+        let rc = invalid("SUATOM.D.1D.ADD R4, [R3], R8, RZ ;");
+        assert_eq!(rc.len(), 1, "{rc:?}");
+        assert!(rc[0].2.contains("Rc cannot be RZ"));
+        // Two coordinates from an even register, three from a multiple of 4.
+        for (line, ok) in [
+            ("SURED.D.2D.ADD [R3], R8, 0x58 ;", false),
+            ("SURED.D.1D_ARRAY.ADD [R6], R8, 0x58 ;", true),
+            ("SURED.D.3D.ADD [R6], R8, 0x58 ;", false),
+            ("SURED.D.2D_ARRAY.ADD [R12], R8, 0x58 ;", true),
+            ("SURED.D.1D.ADD [R7], R8, 0x58 ;", true),
+        ] {
+            let e = invalid(line);
+            assert_eq!(e.is_empty(), ok, "{line}: {e:?}");
+            if !ok {
+                assert!(e[0].3.contains("Ra must follow register alignment rules"));
+            }
+        }
+    }
+
+    #[test]
+    fn syntax_errors_point_at_what_is_wrong() {
+        err_at(
+            "SUATOM.P.2D.ADD R4, [R2], R8, 0x58 ;",
+            1,
+            8,
+            "formatted surface accesses (.P) are not supported",
+        );
+        err_at(
+            "SUATOM.D.ADD R4, [R2], R8, 0x58 ;",
+            1,
+            1,
+            "needs an dimensionality",
+        );
+        err_at("SUATOM.2D.ADD R4, [R2], R8, 0x58 ;", 1, 1, "needs an mode");
+        err_at(
+            "SUATOM.D.2D.ADD R4, [R2+0x4], R8, 0x58 ;",
+            1,
+            21,
+            "first coordinate register alone",
+        );
+        err_at(
+            "SUATOM.D.2D.ADD R4, R2, R8, 0x58 ;",
+            1,
+            21,
+            "expected the coordinates [Ra]",
+        );
+        err_at(
+            "SUATOM.D.2D.ADD R4, [R2], R8, 0x2000 ;",
+            1,
+            31,
+            "word index must be 0..=0x1fff",
+        );
+        err_at(
+            "SUATOM.D.2D.ADD R4, [R2], R8, 0x100, 0x58 ;",
+            1,
+            31,
+            "constant bank must be 0..=0xff",
+        );
+        err_at("SUATOM.D.2D.ADD R4, [R2], R8 ;", 1, 29, "too few operands");
+        err_at(
+            "SURED.D.2D.ADD [R2], R8, 0x0, 0x58, 0x1 ;",
+            1,
+            37,
+            "too many operands",
+        );
+        err_at(
+            "SULD.D.2D.128 R4, [R2], 0x58 ;",
+            1,
+            11,
+            "no surface element type is 16 bytes",
+        );
+        err_at(
+            "SUST.D.2D.IGN.TRAP [R2], R4, 0x58 ;",
+            1,
+            15,
+            "conflicts with `.IGN`",
+        );
+    }
+}

@@ -71,7 +71,7 @@ use cranelift_codegen::ir::types::{I128, I16, I32, I64};
 use cranelift_codegen::ir::{AtomicRmwOp, InstBuilder, MemFlagsData, Type, Value};
 
 /// Which native read-modify-write (if any) an atomic op lowers to.
-enum AtomicLowering {
+pub(super) enum AtomicLowering {
     /// `atomic_rmw` with this op.
     Rmw(AtomicRmwOp),
     /// `atomic_cas`: CAS (returns old) or CAST (returns 1/0).
@@ -81,7 +81,7 @@ enum AtomicLowering {
 }
 
 #[derive(Clone, Copy)]
-enum LoopOp {
+pub(super) enum LoopOp {
     Inc,
     Dec,
     FloatAdd,
@@ -96,7 +96,7 @@ enum LoopOp {
 /// Whether a float atomic flushes subnormals (`AtomicInst::ftz`): never, always, or — for a
 /// generic address — on the lanes whose address is global (the i8 condition).
 #[derive(Clone, Copy)]
-enum Ftz {
+pub(super) enum Ftz {
     Off,
     On,
     When(Value),
@@ -109,6 +109,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         let addr = match &access.addr {
             Address::Linear(addr) => addr,
             Address::Indexed(x) => return Ok(self.indexed_address(lane, access.space, x)),
+            // Resolved per lane by `surface.rs`, never as an address.
+            Address::Surface(_) => {
+                return Err(self.internal("a surface address has no linear form"))
+            }
         };
         Ok(match addr.form(access.space) {
             LinearForm::Absolute(a) => self.iconst(I64, a as i64),
@@ -201,7 +205,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Checks an access of `size` bytes at device address `addr` in `space` (alignment, then
     /// range) and returns the host pointer. On failure the lane traps.
-    fn checked_pointer(
+    pub(super) fn checked_pointer(
         &mut self,
         lane: &Lane,
         space: Space,
@@ -342,21 +346,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             let mut values = Vec::with_capacity(usize::from(n));
             for i in 0..n {
                 let at = i32::from(i) * elem as i32;
-                values.push(match ty {
-                    Ty::U8 => t.b.ins().uload8(I32, flags, p, at),
-                    Ty::S8 => t.b.ins().sload8(I32, flags, p, at),
-                    Ty::U16 | Ty::B16 | Ty::F16 | Ty::BF16 => t.b.ins().uload16(I32, flags, p, at),
-                    Ty::S16 => t.b.ins().sload16(I32, flags, p, at),
-                    Ty::U32 | Ty::S32 | Ty::B32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 => {
-                        t.b.ins().load(I32, flags, p, at)
-                    }
-                    Ty::U64 | Ty::S64 | Ty::B64 | Ty::F64 => t.b.ins().load(I64, flags, p, at),
-                    Ty::B128 => {
-                        return Err(
-                            t.unsupported("a b128 load (validation admits b128 in atomics only)")
-                        )
-                    }
-                });
+                values.push(t.load_element(ty, flags, p, at)?);
             }
             for (i, v) in (0..n).zip(values) {
                 t.write_reg(lane, dst.word(i * words), words, v);
@@ -376,6 +366,46 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
         }
         Ok(Flow::Next(self.mask))
+    }
+
+    /// One element of `ty` loaded from `p + at`, extended to its register value (an i32, or an
+    /// i64 for 64-bit types).
+    pub(super) fn load_element(
+        &mut self,
+        ty: Ty,
+        flags: MemFlagsData,
+        p: Value,
+        at: i32,
+    ) -> Result<Value, JitError> {
+        Ok(match ty {
+            Ty::U8 => self.b.ins().uload8(I32, flags, p, at),
+            Ty::S8 => self.b.ins().sload8(I32, flags, p, at),
+            Ty::U16 | Ty::B16 | Ty::F16 | Ty::BF16 => self.b.ins().uload16(I32, flags, p, at),
+            Ty::S16 => self.b.ins().sload16(I32, flags, p, at),
+            Ty::U32 | Ty::S32 | Ty::B32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 => {
+                self.b.ins().load(I32, flags, p, at)
+            }
+            Ty::U64 | Ty::S64 | Ty::B64 | Ty::F64 => self.b.ins().load(I64, flags, p, at),
+            Ty::B128 => {
+                return Err(self.unsupported("a b128 load (validation admits b128 in atomics only)"))
+            }
+        })
+    }
+
+    /// The low `elem` bytes of `v` stored at `p + at`.
+    pub(super) fn store_element(
+        &mut self,
+        elem: u32,
+        flags: MemFlagsData,
+        v: Value,
+        p: Value,
+        at: i32,
+    ) {
+        match elem {
+            1 => self.b.ins().istore8(flags, v, p, at),
+            2 => self.b.ins().istore16(flags, v, p, at),
+            _ => self.b.ins().store(flags, v, p, at),
+        };
     }
 
     /// `st`: as [`Self::translate_load`] for the scope.
@@ -422,12 +452,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             let a = t.lane_address(lane, access)?;
             let p = t.checked_pointer(lane, space, a, size)?;
             for (i, v) in (0..n).zip(values) {
-                let at = i32::from(i) * elem as i32;
-                match elem {
-                    1 => t.b.ins().istore8(flags, v, p, at),
-                    2 => t.b.ins().istore16(flags, v, p, at),
-                    _ => t.b.ins().store(flags, v, p, at),
-                };
+                t.store_element(elem, flags, v, p, i32::from(i) * elem as i32);
             }
             Ok(vec![])
         })?;
@@ -472,7 +497,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(Flow::Next(self.mask))
     }
 
-    fn atomic_lowering(&self, a: &AtomicInst) -> Result<AtomicLowering, JitError> {
+    pub(super) fn atomic_lowering(&self, a: &AtomicInst) -> Result<AtomicLowering, JitError> {
         let int = matches!(
             a.access.ty,
             Ty::U16 | Ty::S16 | Ty::B16 | Ty::U32 | Ty::S32 | Ty::B32 | Ty::U64 | Ty::S64 | Ty::B64
@@ -702,7 +727,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// is the register type (i32 or i64); a 2-byte type is performed on i16 memory and its
     /// result extended to the register by the type's signedness.
     #[allow(clippy::too_many_arguments)]
-    fn perform_atomic(
+    pub(super) fn perform_atomic(
         &mut self,
         a: &AtomicInst,
         lowering: &AtomicLowering,

@@ -70,6 +70,7 @@
 
 mod alu;
 mod memory;
+mod surface;
 mod warp;
 
 use super::slow::SideTables;
@@ -149,6 +150,11 @@ pub(super) struct Translator<'a, 'f> {
     convert_sig: Option<SigRef>,
     /// The signature of `WarpCtx::rmw_value`, imported on first use.
     rmw_sig: Option<SigRef>,
+    /// The signature of `WarpCtx::surface_lane`, imported on first use.
+    surface_sig: Option<SigRef>,
+    /// While a surface access's resolver fault is translated: the trap site it registers
+    /// takes its report from `WarpCtx::surface_fault`.
+    surface_trap: bool,
     /// While the instructions of a fused region are translated: the region loop's lane (see
     /// [`fusion_regions`]). `lane_loop` then emits its body for this lane instead of a loop.
     fused: Option<Lane>,
@@ -272,6 +278,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             insts: zero64,
             convert_sig: None,
             rmw_sig: None,
+            surface_sig: None,
+            surface_trap: false,
             fused: None,
             reg_cache: Vec::new(),
             pred_cache: Vec::new(),
@@ -739,9 +747,18 @@ impl<'a, 'f> Translator<'a, 'f> {
                 dst_pred,
                 src,
             } => self.per_lane(g, |t, e| t.translate_vote(e, mode, dst, dst_pred, src)),
-            Op::Load { access, dst } => self.translate_load(g, access, *dst),
-            Op::Store { access, src } => self.translate_store(g, access, *src),
-            Op::Atomic(a) => self.translate_atomic(g, a),
+            Op::Load { access, dst } => match access.addr.surface() {
+                Some(s) => self.translate_surface(g, access, s, surface::SurfaceOp::Load(*dst)),
+                None => self.translate_load(g, access, *dst),
+            },
+            Op::Store { access, src } => match access.addr.surface() {
+                Some(s) => self.translate_surface(g, access, s, surface::SurfaceOp::Store(*src)),
+                None => self.translate_store(g, access, *src),
+            },
+            Op::Atomic(a) => match a.access.addr.surface() {
+                Some(s) => self.translate_surface(g, &a.access, s, surface::SurfaceOp::Atomic(a)),
+                None => self.translate_atomic(g, a),
+            },
             Op::Fence { order, scope } => self.translate_fence(g, *order, *scope),
             Op::Barrier { id } => self.translate_barrier(g, *id),
             Op::Branch { target, uniform } => self.translate_branch(g, *target, *uniform),
@@ -913,6 +930,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             space,
             size,
             atomic: self.atomic_exec.map(|(op, _, n)| (op, n)),
+            surface: self.surface_trap,
         });
         if let Some((_, exec, _)) = self.atomic_exec {
             self.store_out(off::OUT_C, exec);
@@ -1788,8 +1806,15 @@ fn fusion_of(kernel: &Kernel, inst: &Inst) -> Fusion {
             round,
             ..
         } if !alu::is_slow_convert(*dst_ty, *src_ty, *round) => Fusion::Alu,
-        Op::Load { access, .. } | Op::Store { access, .. } if plain(access.order) => Fusion::Memory,
-        Op::Atomic(a) if !a.spin && a.performed.is_pt() => Fusion::Memory,
+        // A surface access calls its resolver per lane and carries masks: never fused.
+        Op::Load { access, .. } | Op::Store { access, .. }
+            if plain(access.order) && access.addr.surface().is_none() =>
+        {
+            Fusion::Memory
+        }
+        Op::Atomic(a) if !a.spin && a.performed.is_pt() && a.access.addr.surface().is_none() => {
+            Fusion::Memory
+        }
         Op::Nop
         | Op::Convert { .. }
         | Op::Vote { .. }
