@@ -324,3 +324,69 @@ fn the_cli_reports_an_expected_trap_as_a_pass() {
         assert!(out.contains("at surface 0, coordinates (8, 0)"), "{out}");
     }
 }
+
+#[test]
+fn suatom_ops_follow_the_spec_table_at_their_edges() {
+    // One thread, each op of `004_16d4664d52412e92.txt` at the edges of its row:
+    // INC  "M = (M >= Rb)? 0 : (M + 1)"       Rb = 5: 5 -> 0, 4 -> 5
+    // DEC  "M = (M == 0 || M > Rb)? Rb : M - 1" Rb = 5: 0 -> 5, 9 -> 5, 3 -> 2
+    // ADD.F32.FTZ.RN flushes a subnormal M (bits 1) and a subnormal Rb (bits 0x00400000)
+    // MAX.SD32 is signed on an s32 surface (max(-1, 1) = 1), unsigned on a u32 one
+    // CAS "if (M == Rb) M = Rb+1" with the compare in R24 and the swap in R25
+    // Each old value (Rd) is stored to `old` in order.
+    let src = ".kernel k\n.block 1
+.surface inc 1d u32[2] = {5, 4}
+.surface dec 1d u32[3] = {0, 9, 3}
+.surface f 1d u32[2] = {1, 0x3f800000}
+.surface s 1d s32[1] = -1
+.surface u 1d u32[1] = 0xffffffff
+.surface cas 1d u32[2] = {7, 7}
+.buffer old u32[12] = 0x55
+        MOV R2, RZ ;
+        MOV R3, 0x1 ;
+        MOV R4, 0x2 ;
+        MOV R20, 0x5 ;
+        MOV R21, RZ ;
+        MOV R22, 0x400000 ;
+        MOV R23, 0x1 ;
+        MOV R24, 0x7 ;
+        MOV R25, 0x9 ;
+        MOV R26, 0x8 ;
+        MOV R27, 0x9 ;
+        MOV R30, c[0x0][old] ;
+        MOV R31, c[0x0][old+0x4] ;
+        SUATOM.D.1D.INC R10, [R2], R20, 0x0, 0x58 ;
+        STG.E [R30.64], R10 ;
+        SUATOM.D.1D.INC R10, [R3], R20, 0x0, 0x58 ;
+        STG.E [R30.64+0x4], R10 ;
+        SUATOM.D.1D.DEC R10, [R2], R20, 0x0, 0x5a ;
+        STG.E [R30.64+0x8], R10 ;
+        SUATOM.D.1D.DEC R10, [R3], R20, 0x0, 0x5a ;
+        STG.E [R30.64+0xc], R10 ;
+        SUATOM.D.1D.DEC R10, [R4], R20, 0x0, 0x5a ;
+        STG.E [R30.64+0x10], R10 ;
+        SUATOM.D.1D.ADD.F32.FTZ.RN R10, [R2], R21, 0x0, 0x5c ;
+        STG.E [R30.64+0x14], R10 ;
+        SUATOM.D.1D.ADD.F32.FTZ.RN R10, [R3], R22, 0x0, 0x5c ;
+        STG.E [R30.64+0x18], R10 ;
+        SUATOM.D.1D.MAX.SD32 R10, [R2], R23, 0x0, 0x5e ;
+        STG.E [R30.64+0x1c], R10 ;
+        SUATOM.D.1D.MAX.SD32 R10, [R2], R23, 0x0, 0x60 ;
+        STG.E [R30.64+0x20], R10 ;
+        SUATOM.D.1D.CAS R10, [R2], R24, 0x0, 0x62 ;
+        STG.E [R30.64+0x24], R10 ;
+        SUATOM.D.1D.CAS R10, [R3], R26, 0x0, 0x62 ;
+        STG.E [R30.64+0x28], R10 ;
+        EXIT ;
+.expect inc == {0, 5}
+.expect dec == {5, 5, 2}
+.expect f == {0, 0x3f800000}
+.expect s == {1}
+.expect u == {0xffffffff}
+.expect cas == {9, 7}
+.expect old == {5, 4, 0, 9, 3, 1, 0x3f800000, 0xffffffff, 0xffffffff, 7, 7, 0x55}";
+    for backend in backends() {
+        let r = run_on(backend, src);
+        assert!(r.passed(), "{backend:?}: {:?}", r.expectations);
+    }
+}
