@@ -303,12 +303,38 @@ pub const SASS_SURFACE: AtomicTable = AtomicTable {
     ops_rule: rules::SUATOM_OPS,
 };
 
-/// The table of an atomic on `access`: a surface address has its own (SASS only so far);
-/// otherwise the `(dialect, space)` table.
+/// PTX `sured` (surface addresses), as ptxas 12.9 accepts it: `sured.b` with its types, and
+/// `sured.p` on `.b32` (add, and, or: `U32`; min, max: `SD32`) and `.b64` (min, max: `SD64`).
+/// `.b32` bitwise data is `U32`, as ptxas's `SURED.D.AND` has it.
+pub const PTX_SURFACE: AtomicTable = AtomicTable {
+    dialect: Dialect::Ptx,
+    space: Space::Global,
+    mnemonic: "sured",
+    rows: &[
+        row(AtomicOp::Add, &[U32, S32, U64], rules::PTX_SURED_ROW_ADD),
+        row(
+            AtomicOp::Min,
+            &[U32, S32, U64, S64, SD32, SD64],
+            rules::PTX_SURED_ROW_MINMAX,
+        ),
+        row(
+            AtomicOp::Max,
+            &[U32, S32, U64, S64, SD32, SD64],
+            rules::PTX_SURED_ROW_MINMAX,
+        ),
+        row(AtomicOp::And, &[U32], rules::PTX_SURED_ROW_BITWISE),
+        row(AtomicOp::Or, &[U32], rules::PTX_SURED_ROW_BITWISE),
+    ],
+    ops_rule: rules::PTX_SURED_OPS,
+};
+
+/// The table of an atomic on `access`: a surface address has its own (SASS `SUATOM`, PTX
+/// `sured`); otherwise the `(dialect, space)` table.
 pub fn table_for(dialect: Dialect, access: &crate::ir::MemAccess) -> Option<&'static AtomicTable> {
     match (&access.addr, dialect) {
         (Address::Surface(_), Dialect::Sass) => Some(&SASS_SURFACE),
-        (Address::Surface(_), Dialect::Ptx | Dialect::Visa) => None,
+        (Address::Surface(_), Dialect::Ptx) => Some(&PTX_SURFACE),
+        (Address::Surface(_), Dialect::Visa) => None,
         (Address::Linear(_) | Address::Indexed(_), _) => table(dialect, access.space),
     }
 }

@@ -254,6 +254,26 @@ pub const HOST_CAS128: &str = "atomjit performs a 128-bit atomic as one host 16-
 pub const PTX_OPS: &str =
     "PTX ISA, atom: \".op = { .and, .or, .xor, .cas, .exch, .add, .inc, .dec, .min, .max }\"";
 
+/// Quotes the PTX ISA's `sured` text.
+macro_rules! ptx_sured_doc {
+    ($s:literal) => {
+        concat!("PTX ISA, sured: \"", $s, "\"")
+    };
+}
+/// The operations of `sured` (ptxas 12.9 crashes on the others rather than refusing them).
+pub const PTX_SURED_OPS: &str = ptx_sured_doc!(".op = { .add, .min, .max, .and, .or };");
+pub const PTX_SURED_ROW_ADD: &str = concat!(
+    ptx_sured_doc!("Operation add applies to .u32, .u64, and .s32 types"),
+    "; sured.p.add.b32 is ptxas's SURED.D.ADD (U32)"
+);
+pub const PTX_SURED_ROW_MINMAX: &str = concat!(
+    ptx_sured_doc!("min and max apply to .u32, .s32, .u64 and .s64 types ... For type .b32, the data is interpreted as .u32 or .s32 based on the surface sample format ... For type .b64, if the surface format contains UINT data, then .u64 is assumed; if the surface format contains SINT data, then .s64 is assumed."),
+    "; ptxas writes sured.p min/max as .SD32/.SD64"
+);
+pub const PTX_SURED_ROW_BITWISE: &str = ptx_sured_doc!(
+    "operations and and or apply to .b32 type. ... The instruction type .b64 is restricted to min and max operations."
+);
+
 // ---- PTX memory orders (001) -----------------------------------------------------------------
 
 pub const LOAD_ORDER: &str = ptx_abi_doc!(
@@ -478,6 +498,10 @@ pub const ALL: &[&str] = &[
     PTX_ROW_EXCH,
     PTX_ROW_CAS,
     PTX_OPS,
+    PTX_SURED_OPS,
+    PTX_SURED_ROW_ADD,
+    PTX_SURED_ROW_MINMAX,
+    PTX_SURED_ROW_BITWISE,
     PTX_VECTOR_ATOMICS,
     SASS_VECTOR_ATOMICS,
     HOST_CAS128,

@@ -370,6 +370,7 @@ fn initialiser(toks: &[Token], ty: Ty, at: Span) -> Result<Vec<u64>, SyntaxError
             other @ (operands::Operand::Name { .. }
             | operands::Operand::Special { .. }
             | operands::Operand::Address { .. }
+            | operands::Operand::Surface { .. }
             | operands::Operand::Vector { .. }
             | operands::Operand::PredPair { .. }
             | operands::Operand::Sink { .. }) => Err(SyntaxError::new(

@@ -1087,13 +1087,11 @@ impl<'a> Parser<'a> {
             return self.call(b, shared, params, mnemonic, rest, guard, span);
         }
         let opcode = mnemonic.text.split('.').next().unwrap_or("");
-        if matches!(opcode, "sured" | "suld" | "sust" | "suq") {
-            // Their `[surf, {x, y}]` operand is not an address: refused before it is parsed.
+        if opcode == "suq" {
+            // Its `[surf]` operand names a surface, not an address: refused before it is parsed.
             return Err(SyntaxError::new(
                 mnemonic.span,
-                format!(
-                    "`{opcode}`: surface instructions are not supported yet (see docs/surfaces.md)"
-                ),
+                "`suq` (surface queries) is not supported: a kernel gets a surface's size from its parameters",
             ));
         }
         let mut operands = Vec::new();

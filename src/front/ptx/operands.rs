@@ -1,5 +1,6 @@
-//! PTX operand syntax: registers, special registers, literals, addresses `[...]`, vectors
-//! `{...}`, predicate pairs `p|q`, negated predicates `!p` and the bit bucket `_`.
+//! PTX operand syntax: registers, special registers, literals, addresses `[...]`, surface
+//! coordinates `[surf, {x, y}]`, vectors `{...}`, predicate pairs `p|q`, negated predicates
+//! `!p` and the bit bucket `_`.
 //!
 //! This module only cuts an operand into its parts ([`Operand`]); what a name denotes (a
 //! register, a `.shared` variable, a kernel parameter, a label) and what width an operand must
@@ -50,6 +51,13 @@ pub enum Operand {
         offset: i64,
         span: Span,
     },
+    /// `[surf, b]`: the surface operand of `sured`/`suld`/`sust` (`surf` a `.u64` register
+    /// holding a surface object, `b` the coordinates: a scalar or a vector `{x, y, ...}`).
+    Surface {
+        handle: (String, Span),
+        coords: Box<Operand>,
+        span: Span,
+    },
     /// `{a, b, ...}`: registers or `_`.
     Vector { elems: Vec<Operand>, span: Span },
     /// `p|q`: the two predicate destinations of `setp`.
@@ -69,6 +77,7 @@ impl Operand {
             | Operand::Special { span, .. }
             | Operand::Literal { span, .. }
             | Operand::Address { span, .. }
+            | Operand::Surface { span, .. }
             | Operand::Vector { span, .. }
             | Operand::PredPair { span, .. }
             | Operand::Sink { span } => *span,
@@ -82,6 +91,7 @@ impl Operand {
             Operand::Special { .. } => "a special register",
             Operand::Literal { .. } => "a literal",
             Operand::Address { .. } => "an address `[...]`",
+            Operand::Surface { .. } => "a surface operand `[surf, {x, ...}]`",
             Operand::Vector { .. } => "a vector `{...}`",
             Operand::PredPair { .. } => "a predicate pair `p|q`",
             Operand::Sink { .. } => "the bit bucket `_`",
@@ -313,6 +323,7 @@ pub fn parse_operand(toks: &[Token], fallback: Span) -> Result<Operand, SyntaxEr
                 other @ (Operand::Name { .. }
                 | Operand::Special { .. }
                 | Operand::Address { .. }
+                | Operand::Surface { .. }
                 | Operand::Vector { .. }
                 | Operand::PredPair { .. }) => {
                     return Err(SyntaxError::new(
@@ -409,6 +420,9 @@ fn parse_address(toks: &[Token], span: Span) -> Result<Operand, SyntaxError> {
     };
     let _ = close;
     let inner = &toks[1..toks.len() - 1];
+    if let [handle, coords] = split_commas(inner).as_slice() {
+        return parse_surface(handle, coords, span);
+    }
     let bad = |t: &Token| {
         SyntaxError::new(t.span, format!("unexpected {} in an address", t.describe()))
             .expected("`[reg]`, `[reg+imm]`, `[var+imm]` or `[imm]`")
@@ -470,6 +484,50 @@ fn parse_address(toks: &[Token], span: Span) -> Result<Operand, SyntaxError> {
         return Err(bad(t));
     }
     Ok(Operand::Address { base, offset, span })
+}
+
+/// `[surf, b]`: `surf` a name (a register; `.surfref` variables are refused by the lowering),
+/// `b` a register or a vector of registers and literals.
+fn parse_surface(handle: &[Token], coords: &[Token], span: Span) -> Result<Operand, SyntaxError> {
+    let handle = match handle {
+        [t] if t.is_word() && number(t.text).is_none() && !is_special(t.text) => {
+            (t.text.to_string(), t.span)
+        }
+        _ => {
+            return Err(SyntaxError::new(
+                if handle.is_empty() {
+                    span
+                } else {
+                    span_of(handle)
+                },
+                "the surface of `[surf, coordinates]` must be a .u64 register",
+            )
+            .expected("`[%rd1, {%r1, %r2}]`"))
+        }
+    };
+    let coords = parse_operand(coords, span)?;
+    match coords {
+        // ptxas: a literal coordinate must be in braces (`[s, {4}]`; `[s, 4]` is a syntax error).
+        Operand::Name { negate: false, .. } | Operand::Vector { .. } => Ok(Operand::Surface {
+            handle,
+            coords: Box::new(coords),
+            span,
+        }),
+        other @ (Operand::Name { .. }
+        | Operand::Special { .. }
+        | Operand::Literal { .. }
+        | Operand::Address { .. }
+        | Operand::Surface { .. }
+        | Operand::PredPair { .. }
+        | Operand::Sink { .. }) => Err(SyntaxError::new(
+            other.span(),
+            format!(
+                "{} cannot be the coordinates of a surface operand",
+                other.describe()
+            ),
+        )
+        .expected("a register or a vector `{x, y}`")),
+    }
 }
 
 #[cfg(test)]

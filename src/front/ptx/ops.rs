@@ -28,6 +28,7 @@ use crate::ir::{
 };
 
 mod bits;
+mod surface;
 pub mod warp;
 
 /// The result of lowering one instruction: its ops, and for `bra` the label to resolve.
@@ -112,6 +113,9 @@ pub const OPCODES: &[&str] = &[
     "atom",
     "red",
     "nanosleep",
+    "sured",
+    "suld",
+    "sust",
     "shf",
     "prmt",
     "bfe",
@@ -523,6 +527,7 @@ impl Lowerer<'_> {
             | Operand::Special { .. }
             | Operand::Literal { .. }
             | Operand::Address { .. }
+            | Operand::Surface { .. }
             | Operand::Vector { .. }
             | Operand::PredPair { .. }
             | Operand::Sink { .. }) => Err(SyntaxError::new(
@@ -619,6 +624,7 @@ impl Lowerer<'_> {
             | Operand::Special { .. }
             | Operand::Literal { .. }
             | Operand::Address { .. }
+            | Operand::Surface { .. }
             | Operand::Vector { .. }
             | Operand::PredPair { .. }) => Err(SyntaxError::new(
                 other.span(),
@@ -666,6 +672,7 @@ impl Lowerer<'_> {
             other @ (Operand::Special { .. }
             | Operand::Literal { .. }
             | Operand::Address { .. }
+            | Operand::Surface { .. }
             | Operand::Vector { .. }
             | Operand::PredPair { .. }
             | Operand::Sink { .. }) => Err(SyntaxError::new(
@@ -687,6 +694,7 @@ impl Lowerer<'_> {
             | Operand::Special { .. }
             | Operand::Literal { .. }
             | Operand::Address { .. }
+            | Operand::Surface { .. }
             | Operand::Vector { .. }
             | Operand::PredPair { .. }
             | Operand::Sink { .. }) => Err(SyntaxError::new(
@@ -992,6 +1000,9 @@ pub fn lower(
         "fence" => lower_fence(&mut q, ops, end),
         "atom" | "red" => lower_atom(lw, &mut q, ops, end),
         "nanosleep" => lower_nanosleep(lw, &mut q, ops, end),
+        "sured" => surface::lower_sured(lw, &mut q, ops, end),
+        "suld" => surface::lower_suld(lw, &mut q, ops, end),
+        "sust" => surface::lower_sust(lw, &mut q, ops, end),
         "shf" => bits::lower_shf(lw, &mut q, ops, end),
         "prmt" => bits::lower_prmt(lw, &mut q, ops, end),
         "bfe" => bits::lower_bfe(lw, &mut q, ops, end),
@@ -1052,6 +1063,7 @@ fn lower_mov(
                 Operand::Name { .. }
                 | Operand::Special { .. }
                 | Operand::Address { .. }
+                | Operand::Surface { .. }
                 | Operand::Vector { .. }
                 | Operand::PredPair { .. }
                 | Operand::Sink { .. } => lw.pred_src(&ops[1])?,
@@ -1619,6 +1631,16 @@ fn consecutive(regs: &[Reg], words: u16) -> bool {
     })
 }
 
+/// The registers of `srcs` when every one is a register (no immediate or constant).
+fn all_registers(srcs: &[IrOp]) -> Option<Vec<Reg>> {
+    srcs.iter()
+        .map(|s| match s {
+            IrOp::Reg(r) => Some(*r),
+            IrOp::Imm(_) | IrOp::Const { .. } => None,
+        })
+        .collect()
+}
+
 /// A move of one element of `words` registers (1 or 2).
 fn element_mov(words: u16, dst: Reg, src: IrOp) -> Op {
     Op::Mov {
@@ -1753,6 +1775,7 @@ fn lower_st(
             | Operand::Special { .. }
             | Operand::Literal { .. }
             | Operand::Address { .. }
+            | Operand::Surface { .. }
             | Operand::Vector { .. }
             | Operand::PredPair { .. }
             | Operand::Sink { .. } => lw.src(e, ty, Width::WiderTo32)?,
@@ -1784,13 +1807,7 @@ fn lower_st(
         addr,
     };
     let words = ty.regs();
-    let regs: Option<Vec<Reg>> = srcs
-        .iter()
-        .map(|s| match s {
-            IrOp::Reg(r) => Some(*r),
-            IrOp::Imm(_) | IrOp::Const { .. } => None,
-        })
-        .collect();
+    let regs = all_registers(&srcs);
     let src = if n == 1 {
         srcs[0]
     } else if let Some(first) = regs.filter(|r| consecutive(r, words)).map(|r| r[0]) {
@@ -2501,6 +2518,7 @@ fn lower_lop3(
         | Operand::Special { .. }
         | Operand::Literal { .. }
         | Operand::Address { .. }
+        | Operand::Surface { .. }
         | Operand::Vector { .. }
         | Operand::PredPair { .. }
         | Operand::Sink { .. }) => {
@@ -2600,6 +2618,7 @@ fn lower_setp(
         | Operand::Special { .. }
         | Operand::Literal { .. }
         | Operand::Address { .. }
+        | Operand::Surface { .. }
         | Operand::Vector { .. }
         | Operand::Sink { .. }) => (lw.pred_dst(other)?, Pred::PT),
     };
@@ -2919,7 +2938,7 @@ fn lower_bar(
             },
             ..
         } if *value <= 15 => Lowered::one(Op::Barrier { id: *value as u32 }),
-        other @ Operand::Name { .. } | other @ Operand::Special { .. } | other @ Operand::Literal { .. } | other @ Operand::Address { .. } | other @ Operand::Vector { .. } | other @ Operand::PredPair { .. } | other @ Operand::Sink { .. } => Err(SyntaxError::new(
+        other @ Operand::Name { .. } | other @ Operand::Special { .. } | other @ Operand::Literal { .. } | other @ Operand::Address { .. } | other @ Operand::Surface { .. } | other @ Operand::Vector { .. } | other @ Operand::PredPair { .. } | other @ Operand::Sink { .. } => Err(SyntaxError::new(
             other.span(),
             "the barrier number must be a literal 0..15 (\"Each CTA instance has sixteen barriers numbered 0..15\")",
         )
@@ -3448,13 +3467,7 @@ fn lower_vector_atom(
         }
     }
     let (space, addr, mut out) = lw.address(addr_op, space, ty.bytes() * u32::from(n))?;
-    let regs: Option<Vec<Reg>> = srcs
-        .iter()
-        .map(|s| match s {
-            IrOp::Reg(r) => Some(*r),
-            IrOp::Imm(_) | IrOp::Const { .. } => None,
-        })
-        .collect();
+    let regs = all_registers(&srcs);
     // The staging slots: the operands in the first `n * words`, the results after them.
     let direct_src = regs.filter(|r| consecutive(r, words)).map(|r| r[0]);
     let staged_dst = !dsts.is_empty() && !consecutive(&dsts, words);

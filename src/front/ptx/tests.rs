@@ -1795,3 +1795,419 @@ fn vector_and_128_bit_atomics_validate() {
         crate::valid::validate(&k).unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+// ---- Surfaces ------------------------------------------------------------------------------
+
+/// The one atomic, load or store of a surface instruction (after its coordinate moves).
+fn surface_op(line: &str) -> Op {
+    let k = kernel(line);
+    let found = k
+        .insts
+        .into_iter()
+        .map(|i| i.op)
+        .find(|op| matches!(op, Op::Atomic(_) | Op::Load { .. } | Op::Store { .. }));
+    found.unwrap_or_else(|| panic!("{line}: no surface access"))
+}
+
+fn surface_access(line: &str) -> (crate::ir::MemAccess, crate::ir::surface::SurfaceAddress) {
+    let access = match surface_op(line) {
+        Op::Atomic(a) => a.access,
+        Op::Load { access, .. } | Op::Store { access, .. } => access,
+        other => panic!("{line}: {other:?}"),
+    };
+    let s = *access.addr.surface().expect("a surface address");
+    (access, s)
+}
+
+#[test]
+fn sured_lowers_as_ptxas_writes_sured() {
+    use crate::ir::surface::{Clamp, SurfaceDim, SurfaceHandle};
+    // (line, op, IR type, dim, byte x, clamp, signed by format)
+    let cases = [
+        (
+            "sured.b.add.1d.u32.trap [%rd1, {%r1}], %r3;",
+            AtomicOp::Add,
+            Ty::U32,
+            SurfaceDim::D1,
+            true,
+            Clamp::Trap,
+            false,
+        ),
+        (
+            "sured.b.add.2d.s32.clamp [%rd1, {%r1, %r2}], %r3;",
+            AtomicOp::Add,
+            Ty::S32,
+            SurfaceDim::D2,
+            true,
+            Clamp::Nearest,
+            false,
+        ),
+        (
+            "sured.b.add.3d.u64.zero [%rd1, {%r1, %r2, %r3, %r4}], %rd2;",
+            AtomicOp::Add,
+            Ty::U64,
+            SurfaceDim::D3,
+            true,
+            Clamp::Ignore,
+            false,
+        ),
+        (
+            "sured.b.min.1d.s64.trap [%rd1, %r1], %rd2;",
+            AtomicOp::Min,
+            Ty::S64,
+            SurfaceDim::D1,
+            true,
+            Clamp::Trap,
+            false,
+        ),
+        (
+            "sured.b.max.1d.u32.trap [%rd1, {%r1}], 7;",
+            AtomicOp::Max,
+            Ty::U32,
+            SurfaceDim::D1,
+            true,
+            Clamp::Trap,
+            false,
+        ),
+        (
+            "sured.b.and.2d.b32.trap [%rd1, {%r1, %r2}], %r3;",
+            AtomicOp::And,
+            Ty::U32,
+            SurfaceDim::D2,
+            true,
+            Clamp::Trap,
+            false,
+        ),
+        (
+            "sured.b.or.2d.b32.trap [%rd1, {%r1, %r2}], %r3;",
+            AtomicOp::Or,
+            Ty::U32,
+            SurfaceDim::D2,
+            true,
+            Clamp::Trap,
+            false,
+        ),
+        // `.p`: x in elements; min/max signed by the surface's format (ptxas's .SD32/.SD64).
+        (
+            "sured.p.max.2d.b32.trap [%rd1, {%r1, %r2}], %r3;",
+            AtomicOp::Max,
+            Ty::U32,
+            SurfaceDim::D2,
+            false,
+            Clamp::Trap,
+            true,
+        ),
+        (
+            "sured.p.min.1d.b64.trap [%rd1, {%r1}], %rd2;",
+            AtomicOp::Min,
+            Ty::U64,
+            SurfaceDim::D1,
+            false,
+            Clamp::Trap,
+            true,
+        ),
+        (
+            "sured.p.add.1d.b32.trap [%rd1, {%r1}], %r3;",
+            AtomicOp::Add,
+            Ty::U32,
+            SurfaceDim::D1,
+            false,
+            Clamp::Trap,
+            false,
+        ),
+        (
+            "sured.p.and.1d.b32.trap [%rd1, {%r1}], %r3;",
+            AtomicOp::And,
+            Ty::U32,
+            SurfaceDim::D1,
+            false,
+            Clamp::Trap,
+            false,
+        ),
+    ];
+    for (line, op, ty, dim, byte_x, clamp, format_sign) in cases {
+        let Op::Atomic(a) = surface_op(line) else {
+            panic!("{line}: not an atomic");
+        };
+        assert_eq!((a.op, a.access.ty), (op, ty), "{line}");
+        assert_eq!(a.dst, Reg::RZ, "{line}: a reduction returns nothing");
+        assert_eq!(a.access.space, Space::Global, "{line}");
+        assert_eq!(
+            (a.access.order, a.access.scope),
+            (MemOrder::Relaxed, Scope::Sys),
+            "{line}: ptxas's SURED.STRONG.SYS"
+        );
+        let s = a.access.addr.surface().unwrap();
+        assert_eq!(
+            (s.dim, s.byte_x, s.clamp, s.format_sign),
+            (dim, byte_x, clamp, format_sign),
+            "{line}"
+        );
+        assert!(matches!(s.handle, SurfaceHandle::Reg(_)), "{line}");
+    }
+}
+
+#[test]
+fn suld_and_sust_take_ptxas_scopes_sizes_and_array_coordinates() {
+    use crate::ir::surface::SurfaceDim;
+    // (line, access type, dim, scope): ptxas writes .cg/.cv/.wt as .STRONG.SYS, else .STRONG.SM.
+    let cases = [
+        (
+            "suld.b.1d.b8.trap %r1, [%rd1, {%r2}];",
+            Ty::U8,
+            SurfaceDim::D1,
+            Scope::Cta,
+        ),
+        (
+            "suld.b.1d.ca.b16.trap %rs1, [%rd1, {%r2}];",
+            Ty::U16,
+            SurfaceDim::D1,
+            Scope::Cta,
+        ),
+        (
+            "suld.b.2d.cg.b32.trap %r1, [%rd1, {%r2, %r3}];",
+            Ty::U32,
+            SurfaceDim::D2,
+            Scope::Sys,
+        ),
+        (
+            "suld.b.3d.cv.b64.trap %rd2, [%rd1, {%r2, %r3, %r4, %r5}];",
+            Ty::U64,
+            SurfaceDim::D3,
+            Scope::Sys,
+        ),
+        (
+            "suld.b.a1d.cs.v2.b32.trap {%r1, %r2}, [%rd1, {%r3, %r4}];",
+            Ty::U64,
+            SurfaceDim::D1Array,
+            Scope::Cta,
+        ),
+        (
+            "suld.b.a2d.v4.b8.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r5, %r6, %r7, %r8}];",
+            Ty::U32,
+            SurfaceDim::D2Array,
+            Scope::Cta,
+        ),
+        (
+            "sust.b.1d.b8.trap [%rd1, {%r2}], %r1;",
+            Ty::U8,
+            SurfaceDim::D1,
+            Scope::Cta,
+        ),
+        (
+            "sust.b.2d.wb.b32.trap [%rd1, {%r2, %r3}], 5;",
+            Ty::U32,
+            SurfaceDim::D2,
+            Scope::Cta,
+        ),
+        (
+            "sust.b.2d.wt.b32.trap [%rd1, {%r2, %r3}], %r1;",
+            Ty::U32,
+            SurfaceDim::D2,
+            Scope::Sys,
+        ),
+        (
+            "sust.b.2d.cg.v2.b16.trap [%rd1, {%r2, %r3}], {%rs1, %rs2};",
+            Ty::U32,
+            SurfaceDim::D2,
+            Scope::Sys,
+        ),
+        (
+            "sust.b.a2d.v4.b16.zero [%rd1, {%r2, %r3, %r4, %r5}], {%rs1, %rs2, %rs3, %rs4};",
+            Ty::U64,
+            SurfaceDim::D2Array,
+            Scope::Cta,
+        ),
+    ];
+    for (line, ty, dim, scope) in cases {
+        let (access, s) = surface_access(line);
+        assert_eq!(
+            (access.ty, access.vector),
+            (ty, 1),
+            "{line}: one element of the whole size"
+        );
+        assert_eq!(
+            (access.order, access.scope),
+            (MemOrder::Relaxed, scope),
+            "{line}"
+        );
+        assert_eq!(s.dim, dim, "{line}");
+        assert!(s.byte_x, "{line}: .b is byte addressing");
+        assert!(!s.format_sign, "{line}");
+    }
+}
+
+#[test]
+fn surface_coordinates_are_staged_in_the_irs_order() {
+    use crate::ir::Operand as IrOp;
+    // The IR reads x, y, then z or the layer from consecutive registers; PTX's array forms put
+    // the layer first (`.a1d {layer, x}`, `.a2d {layer, x, y, _}`). Registers get slots in
+    // order of first use, so %r5, %r6, %r7 are the first three slots.
+    for (line, expect) in [
+        (
+            "suld.b.a2d.b32.trap %r1, [%rd1, {%r5, %r6, %r7, %r8}];",
+            vec![1, 2, 0],
+        ),
+        ("suld.b.a1d.b32.trap %r1, [%rd1, {%r5, %r6}];", vec![1, 0]),
+        (
+            "sust.b.3d.b32.trap [%rd1, {%r5, %r6, %r7, %r8}], %r1;",
+            vec![0, 1, 2],
+        ),
+        (
+            "sured.b.add.2d.u32.trap [%rd1, {%r5, %r6}], %r1;",
+            vec![0, 1],
+        ),
+    ] {
+        let k = kernel(&format!(
+            "mov.u32 %r5, 5;\nmov.u32 %r6, 6;\nmov.u32 %r7, 7;\n{line}"
+        ));
+        let slot = |i: usize| match &k.insts[i].op {
+            Op::Mov { dst, .. } => *dst,
+            other => panic!("{line}: {other:?}"),
+        };
+        let declared = [slot(0), slot(1), slot(2)];
+        let access = k
+            .insts
+            .iter()
+            .find_map(|i| match &i.op {
+                Op::Atomic(a) => Some(a.access),
+                Op::Load { access, .. } | Op::Store { access, .. } => Some(*access),
+                _ => None,
+            })
+            .expect("a surface access");
+        let coords = access.addr.surface().unwrap().coords;
+        let staged: Vec<Reg> = (0..expect.len() as u16)
+            .map(|i| {
+                k.insts[3..]
+                    .iter()
+                    .find_map(|inst| match &inst.op {
+                        Op::Mov {
+                            dst,
+                            src: IrOp::Reg(r),
+                            ..
+                        } if *dst == coords.word(i) => Some(*r),
+                        _ => None,
+                    })
+                    .unwrap_or_else(|| panic!("{line}: coordinate {i} is not staged"))
+            })
+            .collect();
+        let want: Vec<Reg> = expect.iter().map(|&e| declared[e]).collect();
+        assert_eq!(staged, want, "{line}");
+    }
+}
+
+#[test]
+fn surface_instruction_errors_name_what_ptxas_refuses() {
+    let cases = [
+        (
+            "sured.b.add.1d.u32 [%rd1, {%r1}], %r2;",
+            "Clamp modifier required",
+        ),
+        (
+            "suld.b.1d.b32 %r1, [%rd1, {%r1}];",
+            "Clamp modifier required",
+        ),
+        (
+            "sured.b.xor.1d.b32.trap [%rd1, {%r1}], %r2;",
+            "`sured` has no .xor",
+        ),
+        (
+            "sured.b.inc.1d.u32.trap [%rd1, {%r1}], %r2;",
+            "`sured` has no .inc",
+        ),
+        (
+            "sured.b.and.1d.u32.trap [%rd1, {%r1}], %r2;",
+            "Incorrect type '.u32' for operation '.and'",
+        ),
+        (
+            "sured.b.add.1d.s64.trap [%rd1, {%r1}], %rd2;",
+            "Incorrect type '.s64' for operation '.add'",
+        ),
+        (
+            "sured.b.min.1d.b32.trap [%rd1, {%r1}], %r2;",
+            "Incorrect type '.b32' for operation '.min'",
+        ),
+        (
+            "sured.p.add.1d.b64.trap [%rd1, {%r1}], %rd2;",
+            "Incorrect type '.b64' for operation '.add'",
+        ),
+        (
+            "sured.p.add.1d.u32.trap [%rd1, {%r1}], %r2;",
+            "Incorrect type '.u32'",
+        ),
+        (
+            "sured.b.add.a1d.u32.trap [%rd1, {%r1, %r2}], %r2;",
+            "ptxas rejects .a1d",
+        ),
+        ("sured.add.1d.u32.trap [%rd1, {%r1}], %r2;", "needs .b"),
+        (
+            "sured.b.add.u32.trap [%rd1, {%r1}], %r2;",
+            "needs a geometry",
+        ),
+        (
+            "sured.b.add.2d.u32.trap [%rd1, {%r1, %r2, %r3}], %r2;",
+            "Illegal vector size: 3",
+        ),
+        (
+            "sured.b.add.3d.u32.trap [%rd1, {%r1, %r2}], %r2;",
+            "takes 3 coordinates, found 2",
+        ),
+        (
+            "sured.b.add.1d.u32.trap [%r1, {%r1}], %r2;",
+            "must be a .u64 register",
+        ),
+        ("sured.b.add.1d.u32.trap [p0, {%r1}], %r2;", "ld.param"),
+        (
+            "sured.b.add.1d.u32.trap [%rd1, 4], %r2;",
+            "cannot be the coordinates",
+        ),
+        (
+            "sured.b.add.1d.u32.trap [%rd1+4, {%r1}], %r2;",
+            "must be a .u64 register",
+        ),
+        (
+            "sured.b.add.2d.u32.trap [%rd1, {%r1, _, %r2, %r3}], %r2;",
+            "bit bucket",
+        ),
+        (
+            "sured.b.add.1d.u32.trap [%rd1, {%r1}];",
+            "[surf, coordinates], c",
+        ),
+        (
+            "suld.b.1d.u32.trap %r1, [%rd1, {%r1}];",
+            "Unexpected instruction types",
+        ),
+        (
+            "suld.b.1d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r1}];",
+            "16-byte surface access",
+        ),
+        (
+            "suld.b.1d.lu.b32.trap %r1, [%rd1, {%r1}];",
+            "`.lu` is not a valid qualifier",
+        ),
+        (
+            "sust.b.1d.cv.b32.trap [%rd1, {%r1}], %r1;",
+            "`.cv` is not a valid qualifier",
+        ),
+        (
+            "sust.p.2d.v4.b32.trap [%rd1, {%r1, %r2}], {%r1, %r2, %r3, %r4};",
+            "formatted surface accesses",
+        ),
+        (
+            "sust.b.1d.b64.trap [%rd1, {%r1}], %r2;",
+            "cannot be a .u64 operand (64 bits)",
+        ),
+        (
+            "suld.b.1d.b32.trap %r1, [%rd1];",
+            "expected a surface operand",
+        ),
+        ("ld.global.u32 %r1, [%rd1, {%r1}];", "a surface operand"),
+        (
+            "suq.width.b32 %r1, [%rd1];",
+            "`suq` (surface queries) is not supported",
+        ),
+    ];
+    for (body, needle) in cases {
+        err_has(body, needle);
+    }
+}

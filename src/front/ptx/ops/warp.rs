@@ -156,6 +156,7 @@ fn dst_and_pred(lw: &mut Lowerer, o: &Operand, ty: Ty) -> Result<(Reg, Pred), Sy
         | Operand::Special { .. }
         | Operand::Literal { .. }
         | Operand::Address { .. }
+        | Operand::Surface { .. }
         | Operand::Vector { .. }
         | Operand::Sink { .. }) => Ok((lw.dst(other, ty, Width::Exact)?, Pred::PT)),
     }
