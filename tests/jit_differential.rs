@@ -2027,7 +2027,9 @@ fn run(
         .iter()
         .filter_map(|p| match &p.kind {
             ParamKind::Surface(d) => Some(&**d),
-            ParamKind::Buffer { .. } | ParamKind::Scalar { .. } => None,
+            ParamKind::Buffer { .. }
+            | ParamKind::Scalar { .. }
+            | ParamKind::SurfaceAddress { .. } => None,
         })
         .collect();
     let mut sizes = vec![DATA_BYTES, out_bytes];

@@ -590,7 +590,7 @@ impl Module {
                         layout: d.layout,
                     },
                 ),
-                ParamKind::Scalar { .. } => continue,
+                ParamKind::Scalar { .. } | ParamKind::SurfaceAddress { .. } => continue,
             };
             let init = overrides
                 .buffers
@@ -627,6 +627,16 @@ impl Module {
         let mut put = |off: usize, raw: u64, size: usize| {
             cbank[off..off + size].copy_from_slice(&raw.to_le_bytes()[..size])
         };
+        // The device address of each surface, for `&SURFACE` parameters.
+        let allocated = spec
+            .params
+            .iter()
+            .filter(|p| matches!(p.kind, ParamKind::Buffer { .. } | ParamKind::Surface(_)))
+            .zip(addresses.iter());
+        let surface_bases: Vec<(&str, u64)> = allocated
+            .filter(|(p, _)| matches!(p.kind, ParamKind::Surface(_)))
+            .map(|(p, a)| (p.name.as_str(), *a))
+            .collect();
         let mut next_buffer = addresses.iter();
         // The header pool: every surface, in declaration order, at its allocation.
         let mut surfaces = Vec::new();
@@ -642,6 +652,14 @@ impl Module {
                     surfaces.push(SurfaceHeader::new(d, base));
                     ((surfaces.len() - 1) as u64, 8)
                 }
+                // Checked when the launch was parsed (`front::program::check_surface_addresses`).
+                ParamKind::SurfaceAddress { surface } => (
+                    surface_bases
+                        .iter()
+                        .find(|(n, _)| n == surface)
+                        .map_or(0, |(_, a)| *a),
+                    8,
+                ),
                 ParamKind::Scalar { ty, value } => {
                     let value = overrides
                         .params

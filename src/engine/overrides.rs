@@ -61,6 +61,11 @@ impl Module {
                     directives::check_init(elem, len, &init).map_err(fail)?;
                     o.buffers.push((name.to_string(), init));
                 }
+                Some(ParamKind::SurfaceAddress { surface }) => {
+                    return Err(fail(format!(
+                        "`{name}` is the address of surface `{surface}`, set by the launch"
+                    )))
+                }
                 Some(ParamKind::Scalar { ty, .. }) => {
                     let v = directives::parse_scalar(value).map_err(fail)?;
                     directives::check_value_fits(*ty, v).map_err(fail)?;

@@ -120,9 +120,12 @@ pub fn parse(word: &Token, args: &[Token], source: &str) -> Result<Option<Direct
             Directive::Decl {
                 decl: ParamDecl {
                     name: p.name,
-                    kind: ParamKind::Scalar {
-                        ty: p.ty,
-                        value: p.value,
+                    kind: match p.address_of {
+                        Some(surface) => ParamKind::SurfaceAddress { surface },
+                        None => ParamKind::Scalar {
+                            ty: p.ty,
+                            value: p.value,
+                        },
                     },
                     cbank_offset: 0,
                     span: stmt_span,

@@ -577,10 +577,13 @@ fn bind(
     for ((decl, source), param) in added.into_iter().zip(&info.params) {
         let file = &launch.sources[source].name;
         let mismatch = match &decl.kind {
-            ParamKind::Buffer { .. } | ParamKind::Surface(_) => {
+            ParamKind::Buffer { .. } | ParamKind::Surface(_) | ParamKind::SurfaceAddress { .. } => {
                 let pointer = matches!(param.ty, Ty::U64 | Ty::S64 | Ty::B64);
                 let (what, value) = match decl.kind {
                     ParamKind::Surface(_) => ("surface", "a 64-bit surface handle"),
+                    ParamKind::SurfaceAddress { .. } => {
+                        ("surface address", "a 64-bit device address")
+                    }
                     ParamKind::Buffer { .. } | ParamKind::Scalar { .. } => {
                         ("buffer", "a 64-bit device address")
                     }
@@ -608,6 +611,10 @@ fn bind(
         }
         out.push(decl);
     }
+    super::program::check_surface_addresses(&out).map_err(|e| {
+        let (file, _) = at.unwrap_or((file_name, kernel.span));
+        err(file, e.span, e.message)
+    })?;
     let base = kernel.launch.layout.param_base();
     assign_cbank_offsets(&mut out, base);
     for (decl, param) in out.iter().zip(&info.params) {

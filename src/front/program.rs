@@ -877,6 +877,8 @@ pub struct ScalarParamDecl {
     pub name: String,
     pub ty: Ty,
     pub value: Scalar,
+    /// `= &SURFACE` instead of a number: the surface's name (`value` is 0).
+    pub address_of: Option<String>,
     pub name_span: Span,
     pub span: Span,
 }
@@ -885,17 +887,67 @@ pub struct ScalarParamDecl {
 pub fn param_decl(cur: &mut Cursor) -> Result<ScalarParamDecl, SyntaxError> {
     let start = cur.here();
     let (name, name_span) = name(cur, "a parameter name")?;
-    let (ty, _) = elem_type(cur)?;
+    let (ty, ty_span) = elem_type(cur)?;
     cur.expect_punct("=")?;
+    if let Some(amp) = cur.eat_punct("&") {
+        let (surface, span) = self::name(cur, "a surface name after `&`")?;
+        if ty != Ty::U64 {
+            return Err(SyntaxError::new(
+                ty_span,
+                format!("`&{surface}` is a 64-bit device address: declare `{name}` as u64"),
+            )
+            .expected("u64"));
+        }
+        let _ = amp;
+        return Ok(ScalarParamDecl {
+            name,
+            ty,
+            value: Scalar::Int(0),
+            address_of: Some(surface),
+            name_span,
+            span: join(start, span),
+        });
+    }
     let (value, span) = scalar(cur)?;
     check_value_fits(ty, value).map_err(|m| SyntaxError::new(span, m))?;
     Ok(ScalarParamDecl {
         name,
         ty,
         value,
+        address_of: None,
         name_span,
         span: join(start, span),
     })
+}
+
+/// Checks that every `&SURFACE` parameter names a surface of the same kernel.
+pub fn check_surface_addresses(params: &[ParamDecl]) -> Result<(), SyntaxError> {
+    for p in params {
+        if let crate::ir::ParamKind::SurfaceAddress { surface } = &p.kind {
+            let found = params
+                .iter()
+                .find(|q| &q.name == surface)
+                .map(|q| matches!(q.kind, crate::ir::ParamKind::Surface(_)));
+            match found {
+                Some(true) => {}
+                Some(false) => {
+                    return Err(SyntaxError::new(
+                        p.span,
+                        format!("`&{surface}`: `{surface}` is not a surface"),
+                    )
+                    .expected("the name of a `.surface` of this kernel"))
+                }
+                None => {
+                    return Err(SyntaxError::new(
+                        p.span,
+                        format!("`&{surface}`: the kernel declares no surface `{surface}`"),
+                    )
+                    .expected("the name of a `.surface` of this kernel"))
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Gives each parameter its constant-bank offset: from `base` (the kernel layout's
@@ -1341,6 +1393,7 @@ impl LaunchBuilder {
             )
         })?;
         spec.static_shared = static_total as u32;
+        check_surface_addresses(&spec.params)?;
         assign_cbank_offsets(&mut spec.params, spec.layout.param_base());
         let params = ByName::params(&spec.params);
         for (e, spans) in spec.expects.iter().zip(&self.expect_spans) {
@@ -1403,7 +1456,16 @@ pub fn parse_buffer_decl(text: &str) -> Result<(String, Ty, u64, Init), String> 
 
 /// Parses and checks `NAME TY = VALUE`.
 pub fn parse_param_decl(text: &str) -> Result<(String, Ty, Scalar), String> {
-    with_tokens(text, |c| param_decl(c).map(|p| (p.name, p.ty, p.value)))
+    with_tokens(text, |c| {
+        let p = param_decl(c)?;
+        match p.address_of {
+            Some(surface) => Err(SyntaxError::new(
+                p.span,
+                format!("`&{surface}` binds a surface's address in a launch or program file, not on the command line"),
+            )),
+            None => Ok((p.name, p.ty, p.value)),
+        }
+    })
 }
 
 /// Parses `X[,Y[,Z]]` (each at least 1; missing dimensions are 1). Check block shapes with

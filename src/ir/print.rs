@@ -83,6 +83,9 @@ pub fn print_kernel(k: &Kernel) -> String {
             ParamKind::Scalar { ty, value } => {
                 let _ = write!(out, ".param {} {ty} = {value}", p.name);
             }
+            ParamKind::SurfaceAddress { surface } => {
+                let _ = write!(out, ".param {} u64 = &{surface}", p.name);
+            }
         }
         let _ = writeln!(out, "   // c[0x0][{:#x}]", p.cbank_offset);
     }

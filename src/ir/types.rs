@@ -387,7 +387,7 @@ impl ParamKind {
         match self {
             ParamKind::Buffer { elem, len, .. } => Some((*elem, *len)),
             ParamKind::Surface(s) => Some((s.elem, s.shape.elements())),
-            ParamKind::Scalar { .. } => None,
+            ParamKind::Scalar { .. } | ParamKind::SurfaceAddress { .. } => None,
         }
     }
 }
@@ -396,7 +396,9 @@ impl ParamDecl {
     /// Bytes the parameter occupies in the constant bank (8 for a buffer address).
     pub fn cbank_size(&self) -> u32 {
         match &self.kind {
-            ParamKind::Buffer { .. } | ParamKind::Surface(_) => 8,
+            ParamKind::Buffer { .. } | ParamKind::Surface(_) | ParamKind::SurfaceAddress { .. } => {
+                8
+            }
             ParamKind::Scalar { ty, .. } => ty.bytes(),
         }
     }
@@ -417,6 +419,13 @@ pub enum ParamKind {
     /// `.surface NAME DIM TY[W,H,D] ...`: a surface in global memory, passed as its 8-byte
     /// handle (its index in the launch's header pool, see [`crate::ir::surface`]).
     Surface(Box<super::surface::SurfaceDecl>),
+    /// `.param NAME u64 = &SURFACE`: the device address of the first byte of the kernel's
+    /// surface `SURFACE` (its memory in its layout), for a kernel that reads a surface as plain
+    /// memory.
+    SurfaceAddress {
+        /// The surface's name (a `.surface` of the same kernel).
+        surface: String,
+    },
     /// `.param NAME TY = VALUE`.
     Scalar {
         /// The parameter's type.

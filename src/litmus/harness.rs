@@ -481,7 +481,9 @@ fn run_with_stacks(
                 sum.saturating_add(len.saturating_mul(u64::from(elem.bytes())))
             }
             crate::ir::ParamKind::Surface(s) => sum.saturating_add(s.bytes()),
-            crate::ir::ParamKind::Scalar { .. } => sum,
+            crate::ir::ParamKind::Scalar { .. } | crate::ir::ParamKind::SurfaceAddress { .. } => {
+                sum
+            }
         });
     if declared_bytes > MAX_BUFFER_BYTES {
         return Err(LitmusError::Setup(format!(
