@@ -52,6 +52,20 @@ fn native_hist_global(threads: usize) {
     black_box(&hist);
 }
 
+/// The CPU version of `surf_hist2d`: the same 2-D bins in a row-major array, as a CPU
+/// programmer would keep an image (no coordinate clamping or GOB swizzle to do).
+fn native_hist2d(threads: usize) {
+    let hist: Vec<AtomicU32> = (0..256).map(|_| AtomicU32::new(0)).collect();
+    split(LANES, threads, |a, b| {
+        for gid in a..b {
+            let bin = (gid as u32).wrapping_mul(2654435761);
+            let (x, y) = (bin & 15, (bin >> 4) & 15);
+            hist[(y * 16 + x) as usize].fetch_add(1, Relaxed);
+        }
+    });
+    black_box(&hist);
+}
+
 fn random_u32(seed: u64, n: usize, lo: i128, hi: i128) -> Vec<u32> {
     let mut g = SplitMix64::new(seed);
     (0..n).map(|_| g.next_in(lo, hi) as u32).collect()
@@ -165,6 +179,7 @@ const WORKLOADS: &[(&str, &str, &str, Option<&str>)] = &[
     ("min64_cas", "min64_cas.s", "min64_cas", Some("out")),
     ("ring_inc", "ring_inc.s", "ring_inc", None),
     ("spinlock", "spinlock.s", "spinlock", None),
+    ("surf_hist2d", "surf_hist2d.s", "surf_hist2d", None),
     (
         "cuda_counter",
         "cuda/bench.sm_80.cuobjdump.sass",
@@ -241,6 +256,7 @@ fn main() {
                         BatchSize::PerIteration,
                     ),
                     "ring_inc" => b.iter(|| native_ring_inc(t)),
+                    "surf_hist2d" => b.iter(|| native_hist2d(t)),
                     _ => b.iter(|| native_spinlock(t)),
                 });
             for backend in [Backend::Jit, Backend::Interp] {
