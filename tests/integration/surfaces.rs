@@ -470,3 +470,25 @@ fn a_ptx_launch_binds_a_surface_address_to_a_u64_parameter_only() {
         "{e}"
     );
 }
+
+#[test]
+fn ptx_surface_data_may_be_immediates_packed_into_one_element() {
+    // ptxas 12.9 assembles both lines (immediate data, a literal coordinate in braces).
+    let ptx = ".version 8.1\n.target sm_80\n.address_size 64\n\
+               .visible .entry k(.param .u64 s)\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n\
+               \tld.param.u64 %rd1, [s];\n\tmov.u32 %r1, %tid.x;\n\tshl.b32 %r2, %r1, 2;\n\
+               \tsured.b.max.1d.u32.trap [%rd1, {%r2}], 7;\n\
+               \tsust.b.1d.v2.b16.trap [%rd1, {4}], {%r1, 0xffff};\n\tret;\n}\n";
+    let mut launch = atomjit::front::LaunchText::new();
+    launch.push(
+        "k.launch",
+        ".kernel k\n.block 1\n.surface s 1d u32[2] = 5\n.expect s == {7, 0xffff0000}\n",
+    );
+    for backend in [Backend::Interp, Backend::Jit] {
+        let m = engine(backend, 1, true)
+            .load_with_launch("k.ptx", ptx, &launch)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let r = m.run("k", &Overrides::default()).expect("runs");
+        assert!(r.passed(), "{backend:?}: {:?}", r.expectations);
+    }
+}

@@ -40,11 +40,11 @@
 use super::*;
 use crate::ir::surface::{Clamp, SurfaceAddress, SurfaceDim, SurfaceHandle};
 
-/// The first of the staging words that hold the coordinates (three words; a vector's data uses
-/// words 0–2).
+/// The first of the staging words that hold the coordinates (three words, clear of the data's).
 const COORDS: u16 = 12;
-/// The staging words that hold a packed or unpacked vector (two words) and a temporary.
+/// The first of the two staging words that hold a packed vector.
 const PACKED: u16 = 0;
+/// The staging word that holds one part while a vector is packed.
 const PART: u16 = 4;
 
 /// `sured.{b,p}.op.geom.ctype.clamp [surf, coords], c` → a returnless `Atomic`.
