@@ -47,7 +47,7 @@
 //! block        = ((z >> log_depth) * blocks_high + (y / (8 << log_height))) * gobs_wide + gob_in_row
 //! gob_in_block = (z & (2^log_depth - 1)) << log_height | (y / 8) & (2^log_height - 1)
 //! in_gob       = (xb % 64 / 32) * 256 + (y % 8 / 2) * 64 + (xb % 32 / 16) * 32 + (y % 2) * 16 + xb % 16
-//! offset       = block * 512 << (log_height + log_depth) + gob_in_block * 512 + in_gob
+//! offset       = ((block * 512) << (log_height + log_depth)) + gob_in_block * 512 + in_gob
 //! ```
 //!
 //! with `blocks_high = ceil(height / (8 << log_height))`. Within a GOB the bits of the offset

@@ -553,12 +553,17 @@ fn check_table(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &
         Dialect::Ptx => op.name().to_string(),
         Dialect::Sass | Dialect::Visa => op.name().to_ascii_uppercase(),
     };
+    // SASS `SURED` is `SUATOM` without a destination: the table is SUATOM's, the name its own.
+    let table_name = |t: &AtomicTable| {
+        if dialect == Dialect::Sass && t.mnemonic == "SUATOM" && a.dst.is_rz() {
+            "SURED".to_string()
+        } else {
+            t.mnemonic.to_string()
+        }
+    };
     let form = format!(
         "{}.{}{}",
-        table_for(dialect, &a.access).map_or_else(
-            || mnemonic(dialect, a.access.space),
-            |t| t.mnemonic.to_string()
-        ),
+        table_for(dialect, &a.access).map_or_else(|| mnemonic(dialect, a.access.space), table_name),
         op_name(a.op),
         size.name_in(dialect)
     );
@@ -589,7 +594,7 @@ fn check_table(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &
             inst,
             format!(
                 "{form}: {} has no .{} operation",
-                table.mnemonic,
+                table_name(table),
                 op_name(a.op)
             ),
             table.ops_rule,
@@ -601,7 +606,7 @@ fn check_table(d: &mut Diagnostics, dialect: Dialect, pc: u32, inst: &Inst, a: &
                 inst,
                 format!(
                     "{form} is not in the op×size table: {}.{} supports only {}",
-                    table.mnemonic,
+                    table_name(table),
                     op_name(a.op),
                     allowed.join(" ")
                 ),

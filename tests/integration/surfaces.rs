@@ -323,6 +323,13 @@ fn the_cli_reports_an_expected_trap_as_a_pass() {
         );
         assert!(out.contains("at surface 0, coordinates (8, 0)"), "{out}");
     }
+    // A launch that traps has nothing to measure, even when the trap is the expected one.
+    let (code, _, err) = atomjit(&["bench", &path]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("a launch that traps is not benchmarked"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -330,14 +337,15 @@ fn suatom_ops_follow_the_spec_table_at_their_edges() {
     // One thread, each op of `004_16d4664d52412e92.txt` at the edges of its row:
     // INC  "M = (M >= Rb)? 0 : (M + 1)"       Rb = 5: 5 -> 0, 4 -> 5
     // DEC  "M = (M == 0 || M > Rb)? Rb : M - 1" Rb = 5: 0 -> 5, 9 -> 5, 3 -> 2
-    // ADD.F32.FTZ.RN flushes a subnormal M (bits 1) and a subnormal Rb (bits 0x00400000)
+    // ADD.F32.FTZ.RN flushes a subnormal M (bits 1) and a subnormal Rb (bits 0x00400000): the
+    //   smallest normal M (0x00800000) stays as it is (0x00c00000 had Rb not been flushed)
     // MAX.SD32 is signed on an s32 surface (max(-1, 1) = 1), unsigned on a u32 one
     // CAS "if (M == Rb) M = Rb+1" with the compare in R24 and the swap in R25
     // Each old value (Rd) is stored to `old` in order.
     let src = ".kernel k\n.block 1
 .surface inc 1d u32[2] = {5, 4}
 .surface dec 1d u32[3] = {0, 9, 3}
-.surface f 1d u32[2] = {1, 0x3f800000}
+.surface f 1d u32[2] = {1, 0x00800000}
 .surface s 1d s32[1] = -1
 .surface u 1d u32[1] = 0xffffffff
 .surface cas 1d u32[2] = {7, 7}
@@ -380,11 +388,11 @@ fn suatom_ops_follow_the_spec_table_at_their_edges() {
         EXIT ;
 .expect inc == {0, 5}
 .expect dec == {5, 5, 2}
-.expect f == {0, 0x3f800000}
+.expect f == {0, 0x00800000}
 .expect s == {1}
 .expect u == {0xffffffff}
 .expect cas == {9, 7}
-.expect old == {5, 4, 0, 9, 3, 1, 0x3f800000, 0xffffffff, 0xffffffff, 7, 7, 0x55}";
+.expect old == {5, 4, 0, 9, 3, 1, 0x00800000, 0xffffffff, 0xffffffff, 7, 7, 0x55}";
     for backend in backends() {
         let r = run_on(backend, src);
         assert!(r.passed(), "{backend:?}: {:?}", r.expectations);

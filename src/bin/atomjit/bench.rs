@@ -78,6 +78,14 @@ pub fn bench(args: BenchArgs) -> ExitStatus {
             ),
             Ok(BenchOutcome::Failed(report)) => {
                 let failure = report.failure.as_ref().map(|f| f.to_string());
+                if report.status() == ExitStatus::Ok {
+                    // The trap its `.expect trap` asks for: correct, but nothing to measure.
+                    err!(
+                        "kernel {kernel}: trapped as its `.expect trap` says ({}); a launch that traps is not benchmarked",
+                        failure.unwrap_or_default()
+                    );
+                    return ExitStatus::Usage;
+                }
                 outln!("kernel {kernel}: FAILED: {}", failure.unwrap_or_default());
                 return report.status();
             }

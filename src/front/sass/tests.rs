@@ -4155,9 +4155,12 @@ mod surfaces {
             17,
             "exists only for .CAS",
         );
-        // PT: no status wanted.
+        // PT: no status wanted, with a register handle and with nvdisasm's two immediates.
         let a = atomic("SUATOM.D.2D.ADD PT, R4, [R2], R8, R12 ;");
         assert_eq!(surface(&a.access.addr).sparse, Pred::PT);
+        let a = atomic("SUATOM.D.BA.2D.ADD.STRONG.GPU PT, R5, [R2], R4, 0x0, 0x58 ;");
+        assert_eq!(surface(&a.access.addr).sparse, Pred::PT);
+        assert_eq!(a.dst, r(5));
     }
 
     #[test]
@@ -4287,6 +4290,14 @@ mod surfaces {
         assert_eq!(rz.len(), 1, "{rz:?}");
         assert!(rz[0].2.contains("Ra cannot be RZ"));
         assert!(rz[0].3.contains("Note: Ra/Rc cannot be RZ register."));
+        // A SURED names itself in the op×size error (its table is SUATOM's).
+        let inc = invalid("SURED.D.2D.INC.S32 [R2], R4, 0x58 ;");
+        assert!(
+            inc[0].2.contains(
+                "SURED.INC.S32 is not in the op×size table: SURED.INC supports only .U32"
+            ),
+            "{inc:?}"
+        );
         let rc = invalid("SUATOM.D.1D.ADD R4, [R3], R8, RZ ;");
         assert_eq!(rc.len(), 1, "{rc:?}");
         assert!(rc[0].2.contains("Rc cannot be RZ"));
@@ -4321,6 +4332,24 @@ mod surfaces {
             "needs an dimensionality",
         );
         err_at("SUATOM.2D.ADD R4, [R2], R8, 0x58 ;", 1, 1, "needs an mode");
+        err_at(
+            "SURED.D.2D.ADD [UR4], R8, 0x58 ;",
+            1,
+            17,
+            "not the uniform `UR4`",
+        );
+        err_at(
+            "SURED.D.2D.ADD [R2], R8, 0x0, R5 ;",
+            1,
+            31,
+            "after the constant bank comes the handle's word index",
+        );
+        err_at(
+            "SURED.D.2D.ADD [R2], R8, R1, R2 ;",
+            1,
+            30,
+            "only 0x0 may follow a handle register",
+        );
         err_at(
             "SUATOM.D.2D.ADD R4, [R2+0x4], R8, 0x58 ;",
             1,

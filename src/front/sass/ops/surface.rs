@@ -134,7 +134,8 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
         let coords = self.surface_coords(rest)?;
         let rb = self.reg(rest + 1, "Rb (a register)")?;
         let handle = self.surface_handle(rest + 2)?;
-        if has_ps && !compare && matches!(handle, SurfaceHandle::Bank { .. }) {
+        // `PT` (what nvdisasm prints when no status is wanted) is no sparse predicate.
+        if !sparse.is_pt() && !compare && matches!(handle, SurfaceHandle::Bank { .. }) {
             return Err(SyntaxError::new(
                 self.ops[0].span,
                 "SUATOM with a sparse predicate and an immediate handle exists only for .CAS (\"#tsPtrIdxU13 variant with sparse predicate is not offered for .op != CAS\")",
@@ -296,6 +297,21 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
     /// `[Ra]`: the first coordinate register (the others follow it).
     fn surface_coords(&self, i: usize) -> Result<Reg, SyntaxError> {
         let op = self.operand(i, "[Ra] (the coordinates)")?;
+        // Ra is a vector register: each lane has its own coordinates.
+        if let Some(t) = op
+            .toks
+            .iter()
+            .find(|t| t.is_word() && t.text.starts_with("UR"))
+        {
+            return Err(SyntaxError::new(
+                t.span,
+                format!(
+                    "the coordinates come from a vector register, not the uniform `{}`",
+                    t.text
+                ),
+            )
+            .expected("[Ra]"));
+        }
         match parse_operand(op, self.params())? {
             Parsed::Mem {
                 base: Some((reg, false)),
