@@ -4,7 +4,7 @@
     scripts/visa_corpus.py fetch      apt-get download the pinned Debian packages and unpack them
     scripts/visa_corpus.py [build]    corpus/visa/*.cl -> corpus/visa/gen/ (.visaasm, VERSIONS, FORMS.txt)
     scripts/visa_corpus.py compile F  one .cl file of your own, the corpus's way
-    scripts/visa_corpus.py forms      every distinct vISA instruction form of corpus/visa/gen
+    scripts/visa_corpus.py forms      corpus/visa/gen/FORMS.txt: every distinct instruction form
     scripts/visa_corpus.py check      assemble every tracked .visaasm with GenX_IR (vISA parser,
                                       verifier and code generator for TGLLP)
 
@@ -199,7 +199,7 @@ class Tools:
             path = Path(tmp, "OCL_DRIVER_VERSION")
             if r.returncode != 0 or not path.exists():
                 sys.exit(f"ocloc query OCL_DRIVER_VERSION failed:\n{r.stdout}{r.stderr}")
-            return path.read_text().strip()
+            return path.read_text().strip("\0 \n")
 
     def compile(self, src, tmp):
         """ocloc with IGC's shader dumps on: {(kernel, simd): vISA text} of `src`."""
@@ -427,7 +427,8 @@ def format_forms(forms):
            "V(r,c)<...> is a regioned general operand, V.off a raw operand with a byte offset, "
            "imm:T a typed immediate, P a predicate variable, label a label, %name a predefined "
            "variable. Mk is any of M1..M8.",
-           "Then the count and the kernels it occurs in (all: every kernel).",
+           "Then the count and the kernels it occurs in (all: every kernel; more than 6: "
+           "their number).",
            "",
            f"{len(mnemonics)} mnemonics, with counts:"]
     for mnemonic, n in sorted(mnemonics.items()):
@@ -443,7 +444,12 @@ def format_forms(forms):
             out.append(f"{mnemonic}:")
             last = mnemonic
         names = sorted(files)
-        where = "all" if names == stems else " ".join(names)
+        if names == stems:
+            where = "all"
+        elif len(names) > 6:
+            where = f"{len(names)} kernels"
+        else:
+            where = " ".join(names)
         form = f"{pred}{mnemonic} {ctl} {shapes}".replace("  ", " ").strip()
         out.append(f"  {sum(files.values()):6}  {form}")
         out.append(f"          in {where}")
@@ -451,10 +457,13 @@ def format_forms(forms):
 
 
 def forms(args):
+    """Rewrite corpus/visa/gen/FORMS.txt from the committed .visaasm files (build does too)."""
     if not list(GEN.glob("*.visaasm")):
         sys.exit("visa_corpus.py: no .visaasm in corpus/visa/gen; run `scripts/visa_corpus.py "
                  "build`")
-    sys.stdout.write(format_forms(collect_forms()))
+    text = format_forms(collect_forms())
+    write(GEN / "FORMS.txt", text)
+    print(f"wrote {(GEN / 'FORMS.txt').relative_to(ROOT)}: {text.splitlines()[0]}")
     return 0
 
 
@@ -518,7 +527,8 @@ def main():
     c = sub.add_parser("compile", help="compile one .cl file to .visaasm files")
     c.add_argument("file", metavar="FILE.cl")
     c.add_argument("--out", metavar="DIR", help="output directory (default: beside FILE)")
-    sub.add_parser("forms", help="print the distinct vISA instruction forms of corpus/visa/gen")
+    sub.add_parser("forms", help="write corpus/visa/gen/FORMS.txt, the distinct instruction "
+                                 "forms of corpus/visa/gen")
     k = sub.add_parser("check", help="run GenX_IR on every tracked .visaasm")
     k.add_argument("files", nargs="*", metavar="FILE.visaasm",
                    help="check these files instead of the tracked ones")
