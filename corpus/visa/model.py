@@ -537,6 +537,15 @@ def early_exit():
 
 
 @kernel
+def block_io():
+    data = random_ints(29, 0, 1000, 64)
+    hist = [0] * 16
+    for v in data:
+        hist[v % 16] += 1
+    return expect_list("hist", hist) + expect_list("out", [2 * v for v in data])
+
+
+@kernel
 def histogram():
     data = random_ints(23, 0, 1000, 256)
     hist = [0] * 64

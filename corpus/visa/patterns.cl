@@ -1,11 +1,22 @@
-// Atomics the way programs use them: a histogram, counters on one address (which IGC aggregates
-// within the SIMD thread into a single svm_atomic of execution size 1), ticket dispensers, stream
-// compaction, a stack allocator, a packed 64-bit arg-max, and OpenCL C 2.0's C11 atomics with
-// memory orders and scopes (fences around svm_atomic; atomic_load and atomic_store come out as
-// svm_atomic.or with 0 and svm_atomic.xchg).
+// Atomics the way programs use them: histograms (one fed by sub-group block reads), counters on
+// one address (which IGC aggregates within the SIMD thread into a single svm_atomic of execution
+// size 1), ticket dispensers, stream compaction, a stack allocator, a packed 64-bit arg-max, and
+// OpenCL C 2.0's C11 atomics with memory orders and scopes (fences around svm_atomic; atomic_load
+// and atomic_store come out as svm_atomic.or with 0 and svm_atomic.xchg).
 
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+
+// Sub-group block I/O around an atomic: each SIMD8 thread reads its 8 inputs with one block read
+// (svm_block_ld), counts them into a histogram and writes doubled values with one block write
+// (svm_block_st).
+__attribute__((intel_reqd_sub_group_size(8)))
+__kernel void block_io(__global const uint *in, __global uint *hist, __global uint *out) {
+  uint base = get_global_id(0) - get_sub_group_local_id();
+  uint v = intel_sub_group_block_read(in + base);
+  atomic_inc(&hist[v % 16]);
+  intel_sub_group_block_write(out + base, v * 2);
+}
 
 // A 64-bin histogram of values in 0..999, and the number of values seen.
 __attribute__((intel_reqd_sub_group_size(16)))
