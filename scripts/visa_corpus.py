@@ -2,7 +2,8 @@
 """Build the Intel vISA corpus with Intel's own compiler, and check vISA text with GenX_IR.
 
     scripts/visa_corpus.py fetch      apt-get download the pinned Debian packages and unpack them
-    scripts/visa_corpus.py [build]    corpus/visa/*.cl -> corpus/visa/gen/ (.visaasm, VERSIONS, FORMS.txt)
+    scripts/visa_corpus.py [build]    corpus/visa/*.cl -> corpus/visa/gen/ (.visaasm, VERSIONS,
+                                      FORMS.txt, PAYLOAD.txt)
     scripts/visa_corpus.py compile F  one .cl file of your own, the corpus's way
     scripts/visa_corpus.py forms      corpus/visa/gen/FORMS.txt: every distinct instruction form
     scripts/visa_corpus.py check      assemble every tracked .visaasm with GenX_IR (vISA parser,
@@ -217,6 +218,7 @@ class Tools:
             sys.exit(f"ocloc failed on {src}:\n" + "\n".join(messages))
         for m in messages:
             self.warnings[f"ocloc {src.name}: {m}"] += 1
+        tokens = self.patch_tokens(work)
         kernels = {}
         for path in sorted(dump.glob("*_simd*_entry_*.visaasm")):
             simd = int(re.search(r"_simd(\d+)_entry_", path.name).group(1))
@@ -230,10 +232,36 @@ class Tools:
             key = (m.group(1), simd)
             if key in kernels:
                 sys.exit(f"{src.name}: two dumps of kernel {key[0]} at SIMD{simd}")
-            kernels[key] = text
+            if key[0] not in tokens:
+                sys.exit(f"{src.name}: ocloc disasm shows no patch tokens for {key[0]}")
+            kernels[key] = (text, tokens[key[0]])
         if not kernels:
             sys.exit(f"{src.name}: IGC wrote no .visaasm (are the shader dumps enabled?)")
         return kernels
+
+    def patch_tokens(self, work):
+        """{kernel: [(token, bytes)]}: the patch tokens of ocloc's binary (the runtime's view of
+        the payload: where each argument and implicit value lies in the cross-thread data), as
+        `ocloc disasm` prints them."""
+        binaries = [p for p in (work / "out").iterdir() if p.suffix != ".spv"]
+        if len(binaries) != 1:
+            sys.exit(f"ocloc wrote {len(binaries)} binaries in {work / 'out'}")
+        r = self.run([self.ocloc, "disasm", "-file", binaries[0], "-dump", "dis"], work)
+        ptm = work / "dis" / "PTM.txt"
+        if not ptm.exists():
+            sys.exit(f"ocloc disasm failed:\n{r.stdout}{r.stderr}")
+        tokens, kernel, token = {}, None, None
+        for line in ptm.read_text().splitlines():
+            words = line.split()
+            if words[:1] == ["KernelName"]:
+                kernel = words[1]
+                tokens[kernel] = []
+            elif words[1:2] == ["Token"] and kernel:
+                token = int(words[2])
+            elif words[:1] == ["Hex"] and kernel and token is not None:
+                tokens[kernel].append((token, bytes(int(b, 16) for b in words[1:])))
+                token = None
+        return tokens
 
     def report_warnings(self):
         for line, n in sorted(self.warnings.items()):
@@ -269,14 +297,100 @@ def compile_file(tools, src, out, written, label):
     """One .cl file -> out/STEM.KERNEL.simdN.visaasm for each kernel."""
     with tempfile.TemporaryDirectory() as tmp:
         kernels = tools.compile(src, tmp)
-    for (kernel, simd), text in sorted(kernels.items()):
+    payloads = []
+    for (kernel, simd), (text, tokens) in sorted(kernels.items()):
         name = f"{src.stem}.{kernel}.simd{simd}.visaasm"
         text = sanitize(text, name)
         if "dword_atomic" in text or "lsc_" in text:
             sys.exit(f"{name}: a dword_atomic or lsc_* instruction: the global atomics are not "
                      "stateless svm_atomic (check INTERNAL_OPTIONS)")
         written.add(write(out / name, header(label, kernel, simd) + text))
-    return kernels
+        payloads.append(describe_payload(name, text, simd, tokens))
+    return kernels, payloads
+
+
+# ---------------------------------------------------------------------------------------------
+# The payload: what each .input of a kernel holds
+
+PAYLOAD_HEADER = """\
+What each .input of the corpus kernels holds, from the patch tokens of ocloc's binary (the data
+the OpenCL runtime uses to fill the payload), matched to the .input offsets. Written by
+scripts/visa_corpus.py build; see docs/visa-syntax.md (.input).
+
+A kernel thread starts with r0 (%r0: group id x at r0.1, y at r0.6, z at r0.7) in bytes 0-31,
+then the per-thread payload: the local ids as 16-bit words, x, then y, then z, each dimension
+taking one GRF (SIMD8: 8 words and padding; SIMD16: 16 words) or two (SIMD32: channels 0-15,
+then 16-31). Then the cross-thread data, the same for every thread: `ct+N` below is byte N of
+it. Pointer arguments come first in the cross-thread data, then the by-value arguments, each in
+parameter order; implicit values fill the rest.
+
+"""
+
+# DATA_PARAMETER_* token types (IGC's patch_list.h) that a corpus kernel may carry.
+DATA_PARAMETERS = {2: "local_size", 3: "global_size", 4: "num_groups", 5: "work_dim",
+                   16: "global_id_offset", 28: "enqueued_local_size"}
+
+
+def argument_info(tokens):
+    """{argument number: (name, type)} from the KERNEL_ARGUMENT_INFO tokens (26)."""
+    info = {}
+    for token, data in tokens:
+        if token != 26 or len(data) < 24:
+            continue
+        number, *sizes = (int.from_bytes(data[k:k + 4], "little") for k in range(0, 24, 4))
+        strings, pos = [], 24
+        for size in sizes:
+            strings.append(data[pos:pos + size].split(b"\0")[0].decode())
+            pos += size
+        _, _, name, type_name, _ = strings
+        info[number] = (name, type_name.split(";")[0])
+    return info
+
+
+def describe_payload(name, text, simd, tokens):
+    """The kernel's .input lines, each with what it holds."""
+    inputs = [(m.group(1), int(m.group(2)), int(m.group(3))) for m in
+              re.finditer(r"^\.input (\S+) offset=(\d+) size=(\d+)", text, re.M)]
+    args = argument_info(tokens)
+    per_dim = 2 if simd == 32 else 1            # GRFs of local ids per dimension
+    ct = 32 + 3 * per_dim * 32                  # where the cross-thread data starts
+    fields = []                                 # (cross-thread offset, size, what)
+    for token, data in tokens:
+        word = [int.from_bytes(data[k:k + 4], "little") for k in range(0, len(data) - 3, 4)]
+        if token == 30:                         # STATELESS_GLOBAL_MEMORY_OBJECT_KERNEL_ARGUMENT
+            number, _, offset, size = word[:4]
+            arg_name, arg_type = args.get(number, ("?", "?"))
+            fields.append((offset, size, f"arg {number} {arg_name} ({arg_type}, 64-bit address)"))
+        elif token == 38:                       # ALLOCATE_STATELESS_PRIVATE_MEMORY
+            _, offset, size, per_thread = word[:4]
+            fields.append((offset, size, f"private_base (64-bit address of the private memory, "
+                                         f"{per_thread} bytes per work-item)"))
+        elif token == 17:                       # DATA_PARAMETER_BUFFER
+            kind, number, offset, size, source = word[:5]
+            if kind == 1:                       # DATA_PARAMETER_KERNEL_ARGUMENT
+                arg_name, arg_type = args.get(number, ("?", "?"))
+                fields.append((offset, size, f"arg {number} {arg_name} ({arg_type}, by value)"))
+            else:
+                what = DATA_PARAMETERS.get(kind, f"data parameter {kind}")
+                fields.append((offset, size, f"{what}.{'xyz'[source // 4]}"))
+    lines = [f"{name}: SIMD{simd}, cross-thread data from byte {ct} (r{ct // 32})"]
+    for var, offset, size in sorted(inputs, key=lambda t: t[1]):
+        if offset < ct:
+            grf = offset // 32 - 1
+            dim, half = divmod(grf, per_dim)
+            if offset % 32 or size != 32 or dim > 2:
+                sys.exit(f"{name}: unexpected per-thread .input {var} offset={offset}")
+            first, count = 16 * half, min(simd, 16)
+            what = (f"local_id_{'xyz'[dim]} of channels {first}-{first + count - 1} "
+                    f"({count} words" + (", then padding)" if count < 16 else ")"))
+        else:
+            inside = [(o, s, w) for o, s, w in fields if offset <= ct + o < offset + size]
+            if not inside:
+                sys.exit(f"{name}: no patch token describes .input {var} offset={offset}")
+            what = ", ".join(f"{w} at ct+{o}" + (f" ({s} bytes)" if s not in (4, 8) else "")
+                             for o, s, w in sorted(inside))
+        lines.append(f"  .input {var:<6} offset={offset:<4} size={size:<3} {what}")
+    return "\n".join(lines) + "\n"
 
 
 def compile_cmd(args):
@@ -285,9 +399,12 @@ def compile_cmd(args):
     out = Path(args.out) if args.out else src.parent
     out.mkdir(parents=True, exist_ok=True)
     written = set()
-    compile_file(tools, src, out, written, src.name)
+    _, payloads = compile_file(tools, src, out, written, src.name)
     for path in sorted(written):
         print(path)
+    if args.payload:
+        print()
+        print("\n".join(payloads), end="")
     tools.report_warnings()
     return 0
 
@@ -299,8 +416,10 @@ def build(args):
         sys.exit("visa_corpus.py: no corpus/visa/*.cl")
     GEN.mkdir(exist_ok=True)
     written = set()
+    payloads = []
     for src in sources:
-        kernels = compile_file(tools, src, GEN, written, f"corpus/visa/{src.name}")
+        kernels, more = compile_file(tools, src, GEN, written, f"corpus/visa/{src.name}")
+        payloads += more
         print(f"built {src.name}: " + ", ".join(f"{k} (SIMD{s})" for k, s in sorted(kernels)))
     versions = [
         "Generated by scripts/visa_corpus.py build. Each .visaasm is IGC's shader dump "
@@ -317,6 +436,7 @@ def build(args):
     ]
     written.add(write(GEN / "VERSIONS", "\n".join(versions) + "\n"))
     written.add(write(GEN / "FORMS.txt", format_forms(collect_forms())))
+    written.add(write(GEN / "PAYLOAD.txt", PAYLOAD_HEADER + "\n".join(payloads)))
     for stale in set(GEN.iterdir()) - written:
         print(f"removing stale {stale.relative_to(ROOT)}")
         stale.unlink()
@@ -534,6 +654,8 @@ def main():
     c = sub.add_parser("compile", help="compile one .cl file to .visaasm files")
     c.add_argument("file", metavar="FILE.cl")
     c.add_argument("--out", metavar="DIR", help="output directory (default: beside FILE)")
+    c.add_argument("--payload", action="store_true",
+                   help="also print what each .input holds (as gen/PAYLOAD.txt does)")
     sub.add_parser("forms", help="write corpus/visa/gen/FORMS.txt, the distinct instruction "
                                  "forms of corpus/visa/gen")
     k = sub.add_parser("check", help="run GenX_IR on every tracked .visaasm")
