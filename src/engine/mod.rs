@@ -348,6 +348,9 @@ pub struct Overrides {
     pub params: Vec<(String, Scalar)>,
     /// Extra expectations, checked after the declared ones.
     pub expects: Vec<Expect>,
+    /// `--expect 'trap REASON'`: the launch must trap for that reason (replaces the kernel's
+    /// own `.expect trap`).
+    pub expect_trap: Option<crate::ir::TrapExpect>,
 }
 
 /// What a launch did and left behind.
@@ -700,7 +703,10 @@ impl Module {
                 .chain(&overrides.expects)
                 .cloned()
                 .collect(),
-            expect_trap: spec.expect_trap.clone(),
+            expect_trap: overrides
+                .expect_trap
+                .clone()
+                .or_else(|| spec.expect_trap.clone()),
         };
         prepared.initialize_buffers(true);
         Ok(prepared)

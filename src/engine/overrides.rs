@@ -83,6 +83,10 @@ impl Module {
         // is the caller's to say when none of them has it (`Module::expectation_kernels`).
         for e in &args.expects {
             let fail = |msg: String| Error::Override(format!("--expect {e}: {msg}"));
+            if let Some(trap) = directives::parse_expect_trap(e) {
+                o.expect_trap = Some(trap.map_err(fail)?);
+                continue;
+            }
             let parsed = directives::parse_expect(e).map_err(fail)?;
             if self.has_buffer(kernel, parsed.lhs.buffer()) {
                 directives::check_expect(&parsed, &k.launch.params).map_err(fail)?;
@@ -110,6 +114,11 @@ impl Module {
         expect: &str,
     ) -> Result<Vec<String>, Error> {
         let fail = |msg: String| Error::Override(format!("--expect {expect}: {msg}"));
+        // `trap REASON` applies to every kernel run.
+        if let Some(trap) = directives::parse_expect_trap(expect) {
+            trap.map_err(fail)?;
+            return Ok(kernels.iter().map(|k| k.to_string()).collect());
+        }
         let parsed = directives::parse_expect(expect).map_err(fail)?;
         let mut have = Vec::new();
         for &name in kernels {

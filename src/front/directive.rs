@@ -140,32 +140,10 @@ pub fn parse(word: &Token, args: &[Token], source: &str) -> Result<Option<Direct
                     .unwrap_or(""),
                 _ => "",
             };
-            // `.expect trap REASON` (a buffer called `trap` is compared: `.expect trap == 1`).
-            let trap = args.len() == 2
-                && args[0].is_word()
-                && args[0].text.eq_ignore_ascii_case("trap")
-                && args[1].is_word();
-            if trap {
-                let word = &args[1];
-                let reason = word.text.to_ascii_lowercase();
-                if crate::exec::TrapReason::from_name(&reason).is_none() {
-                    let names: Vec<&str> = crate::exec::TrapReason::ALL
-                        .iter()
-                        .map(|r| r.name())
-                        .collect();
-                    return Err(SyntaxError::new(
-                        word.span,
-                        format!("`{}` is not a trap reason", word.text),
-                    )
-                    .expected(format!("one of {}", names.join(" "))));
-                }
+            if let Some(t) = trap_expect(args, text, stmt_span) {
                 cur.next();
                 cur.next();
-                Directive::ExpectTrap(crate::ir::TrapExpect {
-                    reason,
-                    text: text.to_string(),
-                    span: stmt_span,
-                })
+                Directive::ExpectTrap(t?)
             } else {
                 let (expect, spans) = expect(&mut cur, text, stmt_span)?;
                 Directive::Expect { expect, spans }
@@ -175,6 +153,40 @@ pub fn parse(word: &Token, args: &[Token], source: &str) -> Result<Option<Direct
     };
     cur.expect_end(&format!("`{}`", word.text))?;
     Ok(Some(directive))
+}
+
+/// `.expect trap REASON`'s arguments (`args`, the text `text` they span), if that is what they
+/// are: a buffer called `trap` is compared instead (`.expect trap == 1`).
+pub fn trap_expect(
+    args: &[Token],
+    text: &str,
+    span: crate::ir::Span,
+) -> Option<Result<crate::ir::TrapExpect, SyntaxError>> {
+    let trap = args.len() == 2
+        && args[0].is_word()
+        && args[0].text.eq_ignore_ascii_case("trap")
+        && args[1].is_word();
+    if !trap {
+        return None;
+    }
+    let word = &args[1];
+    let reason = word.text.to_ascii_lowercase();
+    if crate::exec::TrapReason::from_name(&reason).is_none() {
+        let names: Vec<&str> = crate::exec::TrapReason::ALL
+            .iter()
+            .map(|r| r.name())
+            .collect();
+        return Some(Err(SyntaxError::new(
+            word.span,
+            format!("`{}` is not a trap reason", word.text),
+        )
+        .expected(format!("one of {}", names.join(" ")))));
+    }
+    Some(Ok(crate::ir::TrapExpect {
+        reason,
+        text: text.to_string(),
+        span,
+    }))
 }
 
 /// One non-empty line of a directive source: its first token (a directive word such as

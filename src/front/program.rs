@@ -1441,6 +1441,20 @@ pub fn parse_init(text: &str) -> Result<Init, String> {
     with_tokens(text, |c| init(c).map(|(i, _)| i))
 }
 
+/// `trap REASON` (the text after `.expect` when it expects a trap), if that is what `text` is.
+pub fn parse_expect_trap(text: &str) -> Option<Result<crate::ir::TrapExpect, String>> {
+    let toks = match lex(text) {
+        Ok(t) => t,
+        Err(_) => return None,
+    };
+    let toks: Vec<Token> = toks
+        .into_iter()
+        .filter(|t| t.kind != TokKind::Newline)
+        .collect();
+    super::directive::trap_expect(&toks, text.trim(), Span::default())
+        .map(|r| r.map_err(|e| e.to_short_string()))
+}
+
 /// Parses an expectation (the text after `.expect`); its span is the default span. Check it
 /// against the buffers with [`check_expect`].
 pub fn parse_expect(text: &str) -> Result<Expect, String> {

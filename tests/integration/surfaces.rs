@@ -323,6 +323,23 @@ fn the_cli_reports_an_expected_trap_as_a_pass() {
         );
         assert!(out.contains("at surface 0, coordinates (8, 0)"), "{out}");
     }
+    // The command line's form: the same trap passes, another reason fails with the trap's
+    // code, and a launch that does not trap fails its expectation.
+    let (code, out, _) = atomjit(&["run", &path, "--expect", "trap surface_out_of_bounds"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = atomjit(&["run", &path, "--expect", "trap misaligned_address"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("expect trap misaligned_address: FAILED"),
+        "{out}"
+    );
+    let hist = format!("{}/programs/sass/surf_hist2d.s", env!("CARGO_MANIFEST_DIR"));
+    let (code, out, _) = atomjit(&["run", &hist, "--expect", "trap invalid_surface"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("the launch completed without a trap"), "{out}");
+    let (code, _, err) = atomjit(&["run", &path, "--expect", "trap bogus"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`bogus` is not a trap reason"), "{err}");
     // A launch that traps has nothing to measure, even when the trap is the expected one.
     let (code, _, err) = atomjit(&["bench", &path]);
     assert_eq!(code, 2, "{err}");
