@@ -604,3 +604,29 @@ fn the_seed_is_refused_once_its_reciprocal_is_used_otherwise() {
     assert!(out.contains("kernel `sdiv_reg`: "), "{out}");
     assert!(!out.contains("kernel `sdiv_reg` cannot run"), "{out}");
 }
+
+#[test]
+fn eviction_priorities_on_global_and_surface_accesses_change_nothing() {
+    // ptxas writes PTX's `.cs` ("evict first") as `.EF` (`suld.b.1d.cs` ->
+    // `SULD.D.BA.1D.EF.STRONG.SM.TRAP`): a cache replacement hint, accepted and ignored.
+    let src = ".kernel k\n.block 1\n.buffer b u32[1] = 7\n.surface s 1d u32[2] = {3, 0}\n\
+               MOV R2, c[0x0][b] ;\nMOV R3, c[0x0][b+0x4] ;\nLDG.E.EF R5, [R2.64] ;\n\
+               IADD3 R5, R5, 0x1, RZ ;\nSTG.E.EL [R2.64], R5 ;\nMOV R8, RZ ;\nMOV R9, 0x4 ;\n\
+               SULD.D.BA.1D.EF.STRONG.SM.TRAP R6, [R8], 0x0, 0x5a ;\n\
+               SUST.D.BA.1D.LU.STRONG.SM.TRAP [R9], R6, 0x0, 0x5a ;\n\
+               RED.E.ADD.NA.STRONG.GPU [R2.64], R6 ;\nEXIT ;\n\
+               .expect b == {11}\n.expect s == {3, 3}";
+    for backend in [Backend::Interp, Backend::Jit] {
+        let e = engine(backend, 1, true);
+        let m = load(&e, "ef.s", src);
+        let r = m.run("k", &Overrides::default()).expect("runs");
+        assert!(r.passed(), "{backend:?}: {:?}", r.expectations);
+    }
+    // Shared memory has no cache to evict from.
+    let lds = ".kernel k\n.block 1\nLDS.EF R6, [RZ] ;\nEXIT ;";
+    let e = atomjit::front::parse("lds.s", lds, Dialect::Sass).expect_err("LDS.EF");
+    assert!(
+        e.to_string().contains("unknown modifier `.EF` for LDS"),
+        "{e}"
+    );
+}

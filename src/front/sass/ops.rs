@@ -168,6 +168,10 @@ const GLOBAL_ATOMIC_TYPES: &[&str] = &[
 ];
 const ROUNDINGS: &[&str] = &["RN", "RZ", "RM", "RP"];
 const STRONG: &[&str] = &["STRONG.CTA", "STRONG.SM", "STRONG.GPU", "STRONG.SYS"];
+/// Cache eviction priorities on global and surface accesses (ptxas writes `.EF` for PTX's
+/// `.cs`, "evict first"): they choose which cache line is replaced first and change no value,
+/// so atomjit accepts and ignores them.
+const EVICTION: &[&str] = &["EF", "EL", "LU", "EU", "NA"];
 const LOAD_SIZES: &[&str] = &["U8", "S8", "U16", "S16", "32", "U32", "64", "128"];
 const ISETP_CMPS: &[&str] = &["EQ", "NE", "LT", "LE", "GT", "GE"];
 const BOOL_OPS: &[&str] = &["AND", "OR", "XOR"];
@@ -767,6 +771,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             group("rounding", ROUNDINGS),
             group("strength", STRONG),
             group("fast-fail option", if generic { &["SPIN"] } else { &[] }),
+            group("eviction priority", EVICTION),
         ])?;
         // `ATOM.E.CAST.SPIN` (a generic address, in practice one in shared memory): the
         // `ATOMS.CAST.SPIN` semantics, lanes grouped by bank (`ir::AtomicInst::spin`).
@@ -1402,6 +1407,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             group("cache path", consts),
             group("uniform address", uniform),
             group("system scope", sys),
+            group("eviction priority", if global { EVICTION } else { &[] }),
         ])?;
         if m[5].is_some() && m[1].is_some() {
             return Err(self.modifier_error(

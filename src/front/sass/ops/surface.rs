@@ -61,6 +61,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             group("rounding", ROUNDINGS),
             group("clamp mode", CLAMPS),
             group("strength", STRONG),
+            group("eviction priority", EVICTION),
         ])?;
         let common = self.common(&m, 0, 1, 2, 7)?;
         // Without an operation: ADD, as the document's example `SUATOM.D.BA.1D.U64.TRAP R2,
@@ -181,6 +182,7 @@ impl<'t, 'a, 'k> InstParser<'t, 'a, 'k> {
             group("size", RAW_SIZES),
             group("clamp mode", CLAMPS),
             group("strength", STRONG),
+            group("eviction priority", EVICTION),
         ])?;
         let common = self.common(&m, 0, 1, 2, 4)?;
         let ty = match m[3].map(|(c, _)| c) {
