@@ -24,6 +24,7 @@ pub mod lexer;
 pub mod program;
 pub mod ptx;
 pub mod sass;
+pub mod visa;
 
 pub use launch::LaunchText;
 

@@ -1,0 +1,107 @@
+//! The Intel vISA dialect (issue 12): the text IGC dumps (`.visaasm`, `IGC_ShaderDumpEnable=1`)
+//! and its assembler GenX_IR reads. This module reads that syntax into a tree with every name
+//! resolved ([`ast`]); lowering it to the IR is a later step, and [`crate::front::parse`] still
+//! refuses the dialect.
+//!
+//! * [`lex`]: tokens as IGC's lexer (`visa/CISA.l`) cuts them.
+//! * [`parse`]: the grammar of IGC's reader (`visa/CISA.y`), with name resolution.
+//! * [`ast`]: the tree.
+//! * `names`: predefined variables, type, alignment and mask names, instruction signatures.
+//!
+//! # The data model
+//!
+//! **A general variable** (`.decl V v_type=G type=T num_elts=N`) is a byte range of the
+//! thread's GRF space, `N × sizeof(T)` bytes long (`sizeof`: `ub b` 1, `uw w hf bf` 2,
+//! `ud d f` 4, `uq q df` 8). An alias (`alias=<W, off>`) has no storage of its own: it names
+//! the bytes of `W` from byte `off` on, reinterpreted with its own type. Chains are folded:
+//! every variable knows its *root* (the variable that owns the storage) and its byte offset in
+//! it ([`ast::GeneralVar::root`], [`ast::GeneralVar::root_offset`]); an alias must lie wholly
+//! inside the variable it names. The predefined variables (`%null`, `%r0`, `%arg`, `%tsc`,
+//! `%group_id_x`...; also reachable as `V0`..`V20`) are general variables with the types and
+//! sizes of IGC's table (`%r0` is 8 dwords; `%null` is one dword that reads as nothing).
+//! Predicate (`P`), address (`A`), surface (`T`) and sampler (`S`) variables are separate
+//! storage classes with element counts but no bytes.
+//!
+//! **A region** says which elements of a general variable an operand's channels touch. The
+//! vISA specification (`documentation/visa/5_operands.md`, "Region-based Addressing", in
+//! intel-graphics-compiler) defines, for a source `V(R,C)<VertStride;Width,HorzStride>` and
+//! execution size `E`, the first element `R × (GRF_bytes / sizeof(T)) + C` and, for row
+//! `i < E / Width` and column `j < Width`, the element `first + i × VertStride + j ×
+//! HorzStride`, channels counted row by row. So channel `c` (row `c / Width`, column
+//! `c % Width`) reads element
+//!
+//! ```text
+//!     R × (32 / sizeof(T)) + C + (c / Width) × VertStride + (c % Width) × HorzStride
+//! ```
+//!
+//! of `V`, that is byte `R × 32 + C × sizeof(T) + ((c / w) × v + (c % w) × h) × sizeof(T)`:
+//! a row is one GRF, 32 bytes on TGLLP (the corpus' platform; the document: "The size of a
+//! row is 32 bytes, the size of a GRF"). A destination `V(R,C)<HorzStride>` is one-dimensional:
+//! channel `c` writes element `first + c × HorzStride`. The parser computes the origin's byte
+//! offset (in the variable and in its root: [`ast::GeneralOperand::offset`],
+//! [`ast::GeneralOperand::root_offset`]) and [`ast::GeneralOperand::channel_byte`] applies the
+//! formula. Legal values are the document's: VertStride 0, 1, 2, 4, 8, 16, 32; Width 1, 2, 4,
+//! 8, 16; HorzStride 0, 1, 2, 4, and not 0 for a destination. A region whose channels (for the
+//! instruction's execution size) would reach past the end of its variable is an error: the
+//! document leaves such accesses undefined, and the lowering may rely on every channel's
+//! bytes lying inside the variable.
+//!
+//! **Channels and the execution mask.** `(Mk, N)` runs `N` channels whose execution-mask and
+//! predicate bits start at channel `4 × (k − 1)` ([`ast::ExecSize::channel_offset`]); `_NM`
+//! (or `NoMask`) ignores the execution mask but keeps that offset. Regions count channels from
+//! 0 whatever the mask offset: `add (M3, 8) V(1,0)<1> ...` names the second GRF of `V`
+//! explicitly.
+//!
+//! **A raw operand** `V.off` (`V0082.64`) is different: no region, no modifier, just the
+//! contiguous bytes of `V` from byte `off` on. How many bytes, and how they map to channels, is
+//! the instruction's business (an `svm_atomic`'s addresses are `E` qwords, its data `E`
+//! elements of the operation's width); raw operands are not shifted by the mask offset.
+//! `%null.0` means "no operand". The parser checks that `off` lies inside `V` and gives its
+//! byte offset in the root ([`ast::RawOperand::root_offset`]).
+//!
+//! **Immediates** keep the bits of one element of their type ([`ast::Immediate::bits`]): IGC
+//! writes every immediate as hex bits (`0xfffffffd:d`, `0x3f800000:f`); decimal and negative
+//! integers (`-1:d`), decimal floats (`1.5:f`, read as IGC does: as a double, then rounded to
+//! float) and `-` before a float literal (a sign flip) are accepted too.
+//!
+//! # What is read
+//!
+//! `.version`, `.kernel`/`.global_function` (several per text), `.decl` of every class with
+//! `type=`, `num_elts=`, `align=`, `alias=<V, off>`, `v_name=` and `attrs={...}`, `.input`,
+//! `.parameter`, `.implicit_*`, `.kernel_attr`, `.function`, `.funcdecl`, `.file`/`.loc`,
+//! `{ }` scopes, labels, and instructions: predicate `([!]P[.any|.all])`, mnemonic, `.modifier`s,
+//! execution size `(Mk[_NM], N)` / `(NoMask, N)` / `(N)`, and operands — general, indirect
+//! `r[A(i),off]<..>:t`, raw, typed immediates, predicates, addresses `A(i)<w>`, address-of
+//! `&V[off]`, state `T(i)`, labels. Instructions with a signature in `names` (the ALU
+//! operations, `cmp`, `setp`, `addr_add`, branches, `ret`, `svm_atomic`, `svm_gather`,
+//! `svm_scatter`, fences) have their operand count, roles and modifiers checked, and their
+//! modifiers decoded ([`ast::InstKind`]). Any other mnemonic is read generically (operands by
+//! form; an operand that fits no form, such as an LSC address `flat[V52+0x10]:a64`, is kept as
+//! text with its brackets checked), so a lowering can refuse it precisely.
+//!
+//! `svm_atomic` takes IGC's op names (`minsint`, `maxsint`...) and the SVM_ATOMIC document's
+//! (`imin`, `imax`, `predec`); the document's upper-case `SVM_ATOMIC.<op>` spelling is accepted
+//! too, with op names in either case. Widths are `.16`, `.32` (the default) and `.64`.
+//!
+//! # Against GenX_IR
+//!
+//! Checked with GenX_IR 1.0.12504 (the corpus' toolchain). Accepted beyond it: indented labels
+//! (`  name:`), declaration attributes in any order, and the document's `SVM_ATOMIC`,
+//! `imin`/`imax`/`predec` spellings. Refused although it accepts them: `num_elts` outside the
+//! document's 1..4096, an alias reaching past the end of its variable (GenX_IR only checks the
+//! offset), regions past the end of a variable, a region width or destination stride of 0.
+//! Not read: `%DispatchSimd`, shifts, bitwise, relational and conditional operators in integer
+//! expressions, and instruction modifiers that are not a name or number (`rt_write`'s
+//! `.<...>`).
+
+pub mod ast;
+pub mod lex;
+mod names;
+pub mod parse;
+
+use crate::front::ParseError;
+
+/// Parses a vISA text; errors name `file_name`.
+pub fn parse_module(file_name: &str, source: &str) -> Result<ast::Module, ParseError> {
+    parse::parse(source).map_err(|e| ParseError::from_syntax(file_name, e))
+}
