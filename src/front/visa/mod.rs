@@ -98,6 +98,9 @@ pub mod ast;
 pub mod lex;
 mod names;
 pub mod parse;
+#[cfg(test)]
+#[allow(clippy::wildcard_enum_match_arm)] // a test matches the variant it expects
+mod tests;
 
 use crate::front::ParseError;
 
