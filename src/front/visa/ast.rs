@@ -378,7 +378,8 @@ pub struct Inst {
     pub modifiers: Vec<Modifier>,
     /// `.sat` is among the modifiers.
     pub sat: bool,
-    /// `(Mk[_NM], N)`, `(NoMask, N)` or `(N)`; `None` for instructions without one (fences).
+    /// `(Mk[_NM], N)`, `(NoMask, N)` or `(N)`; `None` for instructions without one (fences,
+    /// `svm_block_ld`/`svm_block_st`, whose `(N)` is an oword count).
     pub exec: Option<ExecSize>,
     pub operands: Vec<Operand>,
     /// What the parser decoded beyond the generic shape.
@@ -402,6 +403,12 @@ pub enum InstKind {
     SvmGather { block_bytes: u32, num_blocks: u32 },
     /// `svm_scatter.BLOCK_BYTES.NUM_BLOCKS`: operands addresses, src (raw).
     SvmScatter { block_bytes: u32, num_blocks: u32 },
+    /// `svm_block_ld (OWORDS)`: operands address (a scalar `uq` source), dst (raw); reads
+    /// `16 × owords` bytes whatever the execution mask. `unaligned`: the `.unaligned` modifier
+    /// newer IGC prints (IGC 1.0.12504 prints none).
+    SvmBlockLd { owords: u32, unaligned: bool },
+    /// `svm_block_st (OWORDS)`: operands address, src (raw).
+    SvmBlockSt { owords: u32, unaligned: bool },
     /// `cmp.REL`: operands dst (predicate or general), src0, src1.
     Cmp(CmpRel),
     /// `fence_global`, `fence_local`, `fence_sw`, with the option letters' bits (E = commit

@@ -74,10 +74,11 @@
 //! `r[A(i),off]<..>:t`, raw, typed immediates, predicates, addresses `A(i)<w>`, address-of
 //! `&V[off]`, state `T(i)`, labels. Instructions with a signature in `names` (the ALU
 //! operations, `cmp`, `setp`, `addr_add`, branches, `ret`, `svm_atomic`, `svm_gather`,
-//! `svm_scatter`, fences) have their operand count, roles and modifiers checked, and their
+//! `svm_scatter`, `svm_block_ld`/`svm_block_st` (whose `(N)` counts owords), fences) have their operand count, roles and modifiers checked, and their
 //! modifiers decoded ([`ast::InstKind`]). Any other mnemonic is read generically (operands by
 //! form; an operand that fits no form, such as an LSC address `flat[V52+0x10]:a64`, is kept as
-//! text with its brackets checked), so a lowering can refuse it precisely.
+//! text with its brackets checked, while `NAME(r,c)<..>` or `NAME.N` naming an unknown variable
+//! is still an error), so a lowering can refuse it precisely.
 //!
 //! `svm_atomic` takes IGC's op names (`minsint`, `maxsint`...) and the SVM_ATOMIC document's
 //! (`imin`, `imax`, `predec`); the document's upper-case `SVM_ATOMIC.<op>` spelling is accepted

@@ -182,6 +182,8 @@ pub(crate) enum Class {
     SvmAtomic,
     /// `.BLOCK_BYTES.NUM_BLOCKS`.
     SvmGatherScatter,
+    /// `[.aligned|.unaligned] (OWORDS)`: no execution size.
+    SvmBlock,
     /// `.REL`.
     Cmp,
     /// `[.OPTIONS]`.
@@ -216,7 +218,7 @@ const fn sig(operands: &'static [Role], pred: bool, sat: bool, class: Class) -> 
 /// The signature of `mnemonic`, or `None` for an instruction read generically. The forms are
 /// `visa/CISA.y`'s: unary, binary, ternary and quaternary ALU operations (`.sat`, predicable),
 /// `addc`/`subb` (two destinations), `cmp` (no predicate; a predicate or general destination),
-/// `setp`, `addr_add`, branches, `ret`, the SVM scattered accesses and the fences.
+/// `setp`, `addr_add`, branches, `ret`, the SVM scattered and block accesses and the fences.
 pub(crate) fn signature(mnemonic: &str) -> Option<Signature> {
     const UNARY: &[&str] = &[
         "mov", "not", "cbit", "fbh", "fbl", "bfrev", "inv", "log", "exp", "sqrt", "rsqrt", "sin",
@@ -248,6 +250,13 @@ pub(crate) fn signature(mnemonic: &str) -> Option<Signature> {
         "ret" | "fret" => sig(&[], true, false, plain),
         "svm_atomic" | "SVM_ATOMIC" => sig(&[R, R, R, R], true, false, Class::SvmAtomic),
         "svm_gather" | "svm_scatter" => sig(&[R, R], true, false, Class::SvmGatherScatter),
+        "svm_block_ld" | "svm_block_st" => Signature {
+            operands: &[S, R],
+            exec: false,
+            pred: false,
+            sat: false,
+            class: Class::SvmBlock,
+        },
         "fence_global" | "fence_local" | "fence_sw" => Signature {
             operands: &[],
             exec: false,

@@ -1037,6 +1037,18 @@ impl<'a> Parser<'a> {
                 return Err(err(p.span, format!("`{}` cannot be predicated", mn.text)));
             }
         }
+        let mut kind = kind;
+        if let InstKind::SvmBlockLd { unaligned, .. } | InstKind::SvmBlockSt { unaligned, .. } =
+            kind
+        {
+            // `svm_block_ld (N)`: the parentheses hold a count of owords, not an execution size.
+            let owords = self.oword_count()?;
+            kind = if mn.text == "svm_block_ld" {
+                InstKind::SvmBlockLd { owords, unaligned }
+            } else {
+                InstKind::SvmBlockSt { owords, unaligned }
+            };
+        }
         let exec = if self.at_exec_size() {
             Some(self.exec_size()?)
         } else {
@@ -1055,7 +1067,18 @@ impl<'a> Parser<'a> {
             }
         }
         let mut operands = Vec::new();
-        let exec_size = exec.map(|e| e.size);
+        let exec_size = match kind {
+            // A block access's address is one scalar.
+            InstKind::SvmBlockLd { .. } | InstKind::SvmBlockSt { .. } => Some(1),
+            InstKind::SvmAtomic { .. }
+            | InstKind::SvmGather { .. }
+            | InstKind::SvmScatter { .. }
+            | InstKind::Cmp(_)
+            | InstKind::Fence { .. }
+            | InstKind::Branch
+            | InstKind::Plain
+            | InstKind::Unknown => exec.map(|e| e.size),
+        };
         loop {
             let index = operands.len();
             let want = match &sig {
@@ -1245,6 +1268,37 @@ impl<'a> Parser<'a> {
                 }
                 Ok(InstKind::Fence { scope, flags })
             }
+            names::Class::SvmBlock => {
+                let mut unaligned = false;
+                if let Some(m) = mods.first() {
+                    unaligned = match m.text.as_str() {
+                        "aligned" => false,
+                        "unaligned" => true,
+                        _ => {
+                            return Err(err(m.span, format!("unknown modifier `.{}`", m.text))
+                                .expected("`.aligned` or `.unaligned`, or none"))
+                        }
+                    };
+                }
+                if mods.len() > 1 {
+                    return Err(err(
+                        mods_span(1),
+                        format!("`{mnemonic}` takes one modifier at most"),
+                    ));
+                }
+                // The oword count is read after the modifiers.
+                Ok(if mnemonic == "svm_block_ld" {
+                    InstKind::SvmBlockLd {
+                        owords: 0,
+                        unaligned,
+                    }
+                } else {
+                    InstKind::SvmBlockSt {
+                        owords: 0,
+                        unaligned,
+                    }
+                })
+            }
             names::Class::Branch | names::Class::Plain => {
                 for m in mods {
                     if !(sig.sat && m.text == "sat") {
@@ -1309,6 +1363,27 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// `(N)`: the oword count of a block access (1, 2, 4 or 8).
+    fn oword_count(&mut self) -> PResult<u32> {
+        self.expect_punct("(", "`(` and the number of owords (1, 2, 4 or 8)")?;
+        let t = self.peek().clone();
+        let n = match t.kind {
+            Kind::Int(v) if matches!(v, 1 | 2 | 4 | 8) => v as u32,
+            Kind::Int(v) => {
+                return Err(err(t.span, format!("invalid oword count {v}")).expected("1, 2, 4 or 8"))
+            }
+            Kind::Ident
+            | Kind::Label
+            | Kind::Float
+            | Kind::Str(_)
+            | Kind::Punct
+            | Kind::Newline => return Err(self.unexpected("the number of owords (1, 2, 4 or 8)")),
+        };
+        self.bump();
+        self.expect_punct(")", "`)` closing the oword count")?;
+        Ok(n)
+    }
+
     /// Is an execution size next: `(N)` (not an immediate `(N):t`) or `(NAME, ...`?
     fn at_exec_size(&self) -> bool {
         if !self.peek().is_punct("(") {
@@ -1371,12 +1446,8 @@ impl<'a> Parser<'a> {
     ) -> PResult<Operand> {
         let start = self.pos;
         let start_span = self.peek().span;
-        if want == Want::Role(Role::Label(LabelKind::Block))
-            || want == Want::Role(Role::Label(LabelKind::Subroutine))
-        {
-            let Want::Role(Role::Label(kind)) = want else {
-                unreachable!("checked above")
-            };
+        if let Want::Role(Role::Label(kind)) = want {
+            // Resolved when the kernel ends (labels may come later); a placeholder until then.
             let (name, span) = self.ident_or_string("a label")?;
             self.kernel_mut()
                 .fixups
@@ -1385,6 +1456,12 @@ impl<'a> Parser<'a> {
                 span,
                 kind: OperandKind::Label(LabelId(u32::MAX)),
             });
+        }
+        if want == Want::Generic {
+            let t = self.peek();
+            if t.is_ident() && self.kernel().lookup(t.text).is_none() && self.variable_shaped() {
+                return Err(err(t.span, format!("unknown variable `{}`", t.text)));
+            }
         }
         let parsed = self.operand_form(want, exec);
         if want == Want::Generic {
@@ -1403,6 +1480,38 @@ impl<'a> Parser<'a> {
             self.check_role(role, &kind, span)?;
         }
         Ok(Operand { span, kind })
+    }
+
+    /// Does the operand at the current token look like a general or raw operand, `NAME(..)<`
+    /// or `NAME.N` (then a blank)? In an instruction without a signature, such an operand
+    /// naming an unknown variable is an error rather than text.
+    fn variable_shaped(&self) -> bool {
+        let next = self.peek_at(1);
+        if next.is_punct(".") {
+            let n = self.peek_at(2);
+            let after = self.peek_at(3);
+            return matches!(n.kind, Kind::Int(_))
+                && (after.is_newline() || after.span.start != n.span.end);
+        }
+        if !next.is_punct("(") {
+            return false;
+        }
+        let mut depth = 0usize;
+        for k in 1.. {
+            let t = self.peek_at(k);
+            if t.is_newline() {
+                return false;
+            }
+            if t.is_punct("(") {
+                depth += 1;
+            } else if t.is_punct(")") {
+                depth -= 1;
+                if depth == 0 {
+                    return self.peek_at(k + 1).is_punct("<");
+                }
+            }
+        }
+        false
     }
 
     /// An operand of an instruction without a signature that fits no known form: the tokens

@@ -745,6 +745,34 @@ fn modifiers_decode() {
         let i = inst(&format!("    {m} (M1, 8) V33.0 V32.0"));
         assert_eq!(i.kind, kind, "{m}");
     }
+    // Block accesses: `(N)` counts owords; the address is a scalar source.
+    for (text, kind) in [
+        (
+            "svm_block_ld (2) V33(0,0)<0;1,0> V32.0",
+            InstKind::SvmBlockLd {
+                owords: 2,
+                unaligned: false,
+            },
+        ),
+        (
+            "svm_block_st (8) V33(0,1)<0;1,0> V32.0",
+            InstKind::SvmBlockSt {
+                owords: 8,
+                unaligned: false,
+            },
+        ),
+        (
+            "svm_block_ld.unaligned (1) V33(0,0)<0;1,0> V32.0",
+            InstKind::SvmBlockLd {
+                owords: 1,
+                unaligned: true,
+            },
+        ),
+    ] {
+        let i = inst(&format!("    {text}"));
+        assert_eq!((i.kind, i.exec), (kind, None), "{text}");
+        assert!(matches!(i.operands[1].kind, OperandKind::Raw(_)));
+    }
 }
 
 #[test]
@@ -1350,6 +1378,21 @@ fn unknown_and_wrong_names() {
         ".2",
     );
     body_err(
+        "    svm_block_ld (3) V33(0,0)<0;1,0> V32.0",
+        "invalid oword count 3",
+        "3",
+    );
+    body_err(
+        "    svm_block_ld (M1, 8) V33(0,0)<0;1,0> V32.0",
+        "the number of owords",
+        "M1",
+    );
+    body_err(
+        "    (P1) svm_block_st (2) V33(0,0)<0;1,0> V32.0",
+        "cannot be predicated",
+        "(P1)",
+    );
+    body_err(
         "    cmp (M1, 16) P1 V32(0,0)<1;1,0> 0x4:ud",
         "needs a relation",
         "cmp",
@@ -1404,6 +1447,27 @@ fn unknown_and_wrong_names() {
         "    mov (M1, 16) V32(0,0)<1> 0x1:ud extra",
         "too many operands",
         "extra",
+    );
+}
+
+#[test]
+fn unknown_variables_in_instructions_without_a_signature() {
+    body_err(
+        "    lsc_load.ugm (M1, 16) V99(0,0)<1> flat[V33]:a64",
+        "unknown variable `V99`",
+        "V99",
+    );
+    body_err(
+        "    oword_ld (4) T6 0x0:ud V99.0",
+        "unknown variable `V99`",
+        "V99",
+    );
+    // Text that is no variable operand stays text.
+    let i = inst("    lsc_load.ugm (M1, 16) V99:u32 bti(0x10)[V33]:a32");
+    assert_eq!(i.operands[0].kind, OperandKind::Other("V99:u32".into()));
+    assert_eq!(
+        i.operands[1].kind,
+        OperandKind::Other("bti(0x10)[V33]:a32".into())
     );
 }
 
