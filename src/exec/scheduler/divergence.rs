@@ -75,7 +75,8 @@
 //! warp remembers the branch as a **spin exit**: later divergences there (in the same CTA) push
 //! no join, so the next lane to win the lock runs its critical section at once instead of
 //! parking until its waiters have failed once more. Loops whose early leavers never had to be
-//! released keep reconverging as before.
+//! released keep reconverging as before. A divergence does not end the warp's turn either (see
+//! [`Warp::step`]): the winner runs its critical section in the turn in which it won.
 //!
 //! A spinning group **backs off**: it sits out a random number of its warp's turns, from 0 up
 //! to `2^spins - 1` (capped at [`MAX_BACKOFF`]), where `spins` counts its spinning yields in a
@@ -125,6 +126,10 @@ pub const MAX_PROBE_GAP: u16 = 1024;
 /// waiter is back within microseconds of a release it could not see (a turn a group sits out
 /// costs no backend call, some tens of nanoseconds).
 pub const MAX_BACKOFF: u32 = 63;
+
+/// The most events (group runs) in one turn of a warp, when groups split at divergent branches
+/// (see [`Warp::step`]).
+pub const EVENTS_PER_TURN: u32 = 4;
 
 /// Identifies a join within its warp (never reused during a CTA's life).
 type JoinId = u64;
@@ -361,8 +366,11 @@ impl Warp {
             .collect()
     }
 
-    /// Runs the next runnable group (round-robin) until its next event and applies the event.
-    /// `cache` must have been prepared for `env` with [`WarpRunner::prepare_cta`].
+    /// Runs the next runnable group (round-robin) until its next event and applies the event;
+    /// when the event is a divergent branch, runs on with the next group (the fall-through
+    /// side), up to [`EVENTS_PER_TURN`] events (not after the launch group's first run, which
+    /// stays as small as it can be). `cache` must have been prepared for `env` with
+    /// [`WarpRunner::prepare_cta`].
     ///
     /// Fast paths: a fresh warp runs its launch group (pc 0, every lane, no stop) directly,
     /// and a warp that has one runnable group and no join (every warp of a kernel without
@@ -396,6 +404,11 @@ impl Warp {
 
     /// [`Warp::step`] for a warp that is not fresh (kept out of line so that the fresh path,
     /// inlined into the CTA's loop, stays small).
+    ///
+    /// A group that splits at a divergent branch does not end the warp's turn: the warp runs on
+    /// with the next group (the fall-through side), up to [`EVENTS_PER_TURN`] events. A spin
+    /// lock's winner thus runs its critical section in the turn in which it won, instead of a
+    /// quantum later.
     #[inline(never)]
     fn step_general(
         &mut self,
@@ -405,7 +418,7 @@ impl Warp {
         counters: &mut ScheduleCounters,
         rng: &mut SplitMix64,
     ) -> Step {
-        let index = match self.groups.as_slice() {
+        let (mut index, mut moved) = match self.groups.as_slice() {
             [only] if self.joins.is_empty() && only.is_awake() => {
                 let (pc, mask, stop_pc) = (only.pc, only.mask, only.top().map(|e| e.reconv));
                 let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
@@ -416,7 +429,15 @@ impl Warp {
                     return Step::Progress;
                 }
                 self.cursor = 1;
-                return self.apply_and_settle(0, exit, env.info, counters, rng);
+                let diverged = matches!(exit, GroupExit::Diverge { .. });
+                let step = self.apply_and_settle(0, exit, env.info, counters, rng);
+                if !diverged {
+                    return step;
+                }
+                match self.next_runnable() {
+                    Some(index) => (index, true),
+                    None => return step,
+                }
             }
             _ => {
                 let next = self.next_runnable();
@@ -425,16 +446,32 @@ impl Warp {
                     group.watch.sleep = group.watch.sleep.saturating_sub(1);
                 }
                 match next {
-                    Some(index) => index,
+                    Some(index) => (index, false),
                     None => return Step::Idle,
                 }
             }
         };
-        let group = &self.groups[index];
-        let (pc, mask, stop_pc) = (group.pc, group.mask, group.top().map(|e| e.reconv));
-        let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
-        self.cursor = index + 1;
-        self.apply_and_settle(index, exit, env.info, counters, rng)
+        for event in u32::from(moved) + 1.. {
+            let group = &self.groups[index];
+            let (pc, mask, stop_pc) = (group.pc, group.mask, group.top().map(|e| e.reconv));
+            let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
+            self.cursor = index + 1;
+            let diverged = matches!(exit, GroupExit::Diverge { .. });
+            let step = self.apply_and_settle(index, exit, env.info, counters, rng);
+            if !diverged || event >= EVENTS_PER_TURN {
+                // A turn in which a group split moved, whatever its last group did.
+                return match step {
+                    Step::Spin | Step::Idle if moved => Step::Progress,
+                    step => step,
+                };
+            }
+            moved = true;
+            index = match self.next_runnable() {
+                Some(index) => index,
+                None => return Step::Progress,
+            };
+        }
+        unreachable!("the loop returns")
     }
 
     #[inline(never)]
