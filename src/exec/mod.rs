@@ -5,7 +5,9 @@
 //!
 //! [`launch`] runs the grid's CTAs on a pool of host threads. Each worker keeps a few CTAs
 //! *resident* and interleaves them, so CTAs that wait on each other (a spin lock between CTAs)
-//! make progress even on one host thread. A CTA is a set of warps; each warp is a resumable
+//! make progress even on one host thread; a worker whose CTAs all wait makes more resident, up
+//! to what the emulated GPU holds at once. Spinning groups back off for random turns, so lanes,
+//! warps or CTAs that wait on each other cannot be alternated into a livelock. A CTA is a set of warps; each warp is a resumable
 //! state machine: a set of lane *groups* `(pc, mask)` (lanes that diverged run as separate
 //! groups) and *joins* (reconvergence points, the immediate post-dominator of a divergent
 //! branch, computed by [`crate::valid`]).

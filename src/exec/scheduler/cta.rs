@@ -13,13 +13,24 @@
 
 use super::divergence::{ScheduleCounters, Step, Warp};
 use super::LaunchContext;
+use crate::exec::random::SplitMix64;
 use crate::exec::{CtaEnv, RunnerCache, SharedMemory, Stats, StuckWarp, TrapInfo, WarpState};
+
+/// The seed of every CTA's scheduling generator (the random back-offs of spinning groups, see
+/// `divergence.rs`), mixed with the CTA's linear index: a CTA draws the same numbers whichever
+/// worker runs it, and a deterministic run repeats them.
+pub const SCHEDULE_SEED: u64 = 0x6a09_e667_f3bc_c908;
 
 /// What one quantum of a CTA ended with.
 #[derive(Debug)]
 pub enum Quantum {
     /// The CTA has more to do.
     Running,
+    /// The CTA has more to do, but nothing in it moved this quantum: every warp waits (at a
+    /// barrier or a join), sits out a back-off, or ran a group that is spinning (see
+    /// `divergence.rs`). Only memory written by someone else can change that. `spun`: some
+    /// group ran and was seen spinning (it looked at memory and found nothing new).
+    Waiting { spun: bool },
     /// Every lane exited.
     Finished,
     /// A lane of warp `warp` faulted.
@@ -50,6 +61,13 @@ pub struct Cta {
     pub counters: ScheduleCounters,
     /// The backend's per-CTA state (see [`crate::exec::WarpRunner::prepare_cta`]).
     cache: RunnerCache,
+    /// Draws the back-offs of the CTA's spinning groups.
+    rng: SplitMix64,
+}
+
+/// The scheduling generator of CTA `linear`.
+fn schedule_rng(linear: u64) -> SplitMix64 {
+    SplitMix64::new(SCHEDULE_SEED ^ linear.wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
 impl Cta {
@@ -82,6 +100,7 @@ impl Cta {
             barriers: Vec::new(),
             counters: ScheduleCounters::default(),
             cache: RunnerCache::default(),
+            rng: schedule_rng(linear),
         })
     }
 
@@ -103,6 +122,7 @@ impl Cta {
         self.live_stale = false;
         self.barriers.clear();
         self.counters = ScheduleCounters::default();
+        self.rng = schedule_rng(linear);
     }
 
     /// The warps' counters, summed.
@@ -135,6 +155,7 @@ impl Cta {
             barriers,
             counters,
             cache,
+            rng,
             ..
         } = self;
         counters.quanta += 1;
@@ -151,15 +172,25 @@ impl Cta {
         };
         // Every step below runs groups with this `env`, as `Warp::step` requires.
         ctx.runner.prepare_cta(cache, &env);
+        let (mut waiting, mut spun) = (true, false);
         for w in 0..warps.len() {
             let warp = &mut warps[w];
             let live_before = warp.state.live();
-            let step = warp.step(ctx.runner, cache, &env, counters);
+            let step = warp.step(ctx.runner, cache, &env, counters, rng);
             let retired = warp.state.live() != live_before;
             *live_stale |= retired;
             let arrived = match step {
-                Step::Idle | Step::Progress => false,
+                Step::Idle => false,
+                Step::Spin => {
+                    spun = true;
+                    false
+                }
+                Step::Progress => {
+                    waiting = false;
+                    false
+                }
                 Step::Barrier { id, lanes } => {
+                    waiting = false;
                     match barriers.iter_mut().find(|(b, _)| *b == id) {
                         Some((_, waiting)) => *waiting += lanes,
                         None => barriers.push((id, lanes)),
@@ -186,7 +217,11 @@ impl Cta {
             return Quantum::Finished;
         }
         if self.warps.iter().any(Warp::has_runnable) {
-            return Quantum::Running;
+            return if waiting {
+                Quantum::Waiting { spun }
+            } else {
+                Quantum::Running
+            };
         }
         let mut dissolved = false;
         for warp in &mut self.warps {

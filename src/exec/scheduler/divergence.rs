@@ -57,11 +57,47 @@
 //! warp that stand at the same pc with the same stack and are both runnable are merged at every
 //! scheduling point, so lanes separated by a dissolution can run together again.
 //!
+//! # Spinning and backing off
+//!
+//! A group that yields is *watched*: the scheduler takes the fingerprint of its pc, lanes,
+//! registers and predicates at two consecutive yields, and when they are equal the group is
+//! **spinning** (one whole iteration of its loop changed nothing but, perhaps, memory). A
+//! fingerprint costs a pass over the group's registers, so a new group is first probed after
+//! [`FIRST_PROBE`] yields, and a group found working (the prints differ) is probed again after
+//! [`MIN_PROBE_GAP`] yields, then after twice as many, up to [`MAX_PROBE_GAP`]: a short loop
+//! is never probed, a loop that works pays for one probe pair every thousand iterations, and a
+//! loop that starts out spinning is seen within a dozen. Every yield of a group that
+//! belongs to a join with parked lanes is probed (rule 1 above needs it), and so is the first
+//! yield after a divergent backward branch, against the registers the looping lanes had at the
+//! branch: a spin lock's losers are seen spinning at their first retry, so the holder parked at
+//! the end of the retry loop is released one round trip sooner. And when a join pushed by a
+//! divergent backward branch is dissolved because a group spins *in that loop* (rule 1), the
+//! warp remembers the branch as a **spin exit**: later divergences there (in the same CTA) push
+//! no join, so the next lane to win the lock runs its critical section at once instead of
+//! parking until its waiters have failed once more. Loops whose early leavers never had to be
+//! released keep reconverging as before. A divergence does not end the warp's turn either (see
+//! [`Warp::step`]): the winner runs its critical section in the turn in which it won.
+//!
+//! A spinning group **backs off**: it sits out a random number of its warp's turns, from 0 up
+//! to `2^spins - 1` (capped at [`MAX_BACKOFF`]), where `spins` counts its spinning yields in a
+//! row. Sitting out costs no call of the backend; the warp's other groups, the CTA's other
+//! warps and the worker's other CTAs run meanwhile, so a lock holder gets the host thread
+//! instead of its waiters. The random draw is what makes spinning *fair*: without it, two
+//! groups that hand a value back and forth (AlloyForwardProgress's exchange tests: each spins
+//! until it sees the value the other leaves) can be alternated strictly forever, each always
+//! undoing the other, although any GPU lets one of them run twice in a row. With independent
+//! random back-offs every finite pattern of turns has a positive probability, so such a program
+//! terminates with probability 1 (in practice within a few turns). The draws come from the CTA's
+//! own generator, seeded from a fixed seed and the CTA's index, so a deterministic run repeats
+//! them exactly. A group that does anything but yield (diverges, waits, reconverges, exits) or
+//! yields working starts afresh.
+//!
 //! Every event is handled the same way on every run, and the order of groups is fixed (the
 //! fall-through group before the taken group, round-robin from the group after the one that
-//! last ran), so a warp's schedule is deterministic.
+//! last ran, skipping groups that sit out), so a warp's schedule is deterministic.
 
 use super::super::{CtaEnv, GroupExit, RunnerCache, TrapInfo, WarpRunner, WarpState, WARP_STRIDE};
+use crate::exec::random::SplitMix64;
 use crate::valid::KernelInfo;
 
 /// How many yields by groups that belong to a join (since the last arrival there) the scheduler
@@ -69,6 +105,31 @@ use crate::valid::KernelInfo;
 /// divergent loops of a few dozen iterations still reconverge; low enough that a spin lock
 /// between lanes of one warp hands over after a few hundred instructions.
 pub const YIELDS_BEFORE_RELEASE: u32 = 64;
+
+/// Yields of a new group before its first probe pair (see "Spinning and backing off" in the
+/// module docs): a loop of a few iterations, the common short loop, is never probed, and a
+/// spinner is seen after a dozen wasted iterations.
+pub const FIRST_PROBE: u16 = 8;
+
+/// Yields between the first two probe pairs of a group found working; the gap doubles after
+/// every pair that finds it working.
+pub const MIN_PROBE_GAP: u16 = 16;
+
+/// The largest gap between two probe pairs of a working group: one fingerprint pair per 1024
+/// iterations of a loop is well under 1% of its time even with many registers, and a loop that
+/// starts spinning after working a long while is still seen within about a thousand yields.
+pub const MAX_PROBE_GAP: u16 = 1024;
+
+/// The most turns of its warp a spinning group sits out in one back-off (the draw is uniform in
+/// `0..=min(2^spins - 1, MAX_BACKOFF)`). Long enough that the waiters of a lock leave its holder
+/// most of the host thread (`spinlock`: 15 gave 8.0 ms, 63 gave 7.0 ms); short enough that a
+/// waiter is back within microseconds of a release it could not see (a turn a group sits out
+/// costs no backend call, some tens of nanoseconds).
+pub const MAX_BACKOFF: u32 = 63;
+
+/// The most events (group runs) in one turn of a warp, when groups split at divergent branches
+/// (see [`Warp::step`]).
+pub const EVENTS_PER_TURN: u32 = 4;
 
 /// Identifies a join within its warp (never reused during a CTA's life).
 type JoinId = u64;
@@ -110,9 +171,33 @@ struct Group {
     mask: u32,
     stack: Vec<StackEntry>,
     state: GroupState,
-    /// Fingerprint of the group's pc, lanes, registers and predicates at its last yield, kept
-    /// while it belongs to a join that lanes are parked at (to see that it is spinning).
+    /// Fingerprint of the group's pc, lanes, registers and predicates at its last yield (or at
+    /// the backward branch that created it), when that yield was probed: the first half of a
+    /// probe pair (see "Spinning and backing off" in the module docs).
     last_yield: Option<u64>,
+    watch: SpinWatch,
+}
+
+/// How the scheduler watches a group for spinning, and its back-off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SpinWatch {
+    /// Probed yields in a row at which the group was spinning (saturating).
+    spins: u8,
+    /// Turns of its warp the group still sits out.
+    sleep: u8,
+    /// Yields to let pass before the next probe pair (0: probe the next yield).
+    countdown: u16,
+    /// The current gap between probe pairs of a working group.
+    gap: u16,
+}
+
+impl SpinWatch {
+    const FRESH: SpinWatch = SpinWatch {
+        spins: 0,
+        sleep: 0,
+        countdown: FIRST_PROBE,
+        gap: MIN_PROBE_GAP,
+    };
 }
 
 impl Group {
@@ -123,7 +208,19 @@ impl Group {
             stack,
             state: GroupState::Running,
             last_yield: None,
+            watch: SpinWatch::FRESH,
         }
+    }
+
+    /// Runnable now: running and not sitting out a back-off.
+    fn is_awake(&self) -> bool {
+        self.state == GroupState::Running && self.watch.sleep == 0
+    }
+
+    /// Forgets what the spin watch saw: the group did something other than yield.
+    fn rewatch(&mut self) {
+        self.watch = SpinWatch::FRESH;
+        self.last_yield = None;
     }
 
     fn top(&self) -> Option<StackEntry> {
@@ -149,6 +246,8 @@ struct Join {
     arrived: u32,
     /// Yields by groups belonging to this join since its last arrival.
     yields: u32,
+    /// For a join pushed by a divergent backward branch: the loop, `(target, branch pc)`.
+    looping: Option<(u32, u32)>,
 }
 
 /// Counters of scheduling events, summed into the launch's statistics.
@@ -160,6 +259,7 @@ pub struct ScheduleCounters {
     pub reconvergences: u64,
     pub dissolved_joins: u64,
     pub barrier_releases: u64,
+    pub spins: u64,
 }
 
 impl ScheduleCounters {
@@ -170,16 +270,20 @@ impl ScheduleCounters {
         self.reconvergences += o.reconvergences;
         self.dissolved_joins += o.dissolved_joins;
         self.barrier_releases += o.barrier_releases;
+        self.spins += o.spins;
     }
 }
 
 /// What running one group did, as far as the CTA is concerned.
 #[derive(Debug)]
 pub enum Step {
-    /// The warp has no runnable group.
+    /// The warp has no group that can run now (every group waits, or sits out a back-off).
     Idle,
     /// The group ran; nothing for the CTA to do besides noticing exited lanes.
     Progress,
+    /// The group ran a loop iteration that changed nothing but memory, and backs off (see
+    /// "Spinning and backing off" in the module docs).
+    Spin,
     /// `lanes` lanes arrived at barrier `id`.
     Barrier { id: u32, lanes: u32 },
     /// A lane faulted.
@@ -202,6 +306,9 @@ pub struct Warp {
     /// (`groups` and `joins` are empty) so that starting a warp and running a straight-line
     /// kernel to `EXIT` never touch the group list.
     fresh: bool,
+    /// Backward branches whose lanes left a spin loop while the others spun on (see "Spinning
+    /// and backing off" in the module docs): a divergence there pushes no join.
+    spin_exits: Vec<u32>,
 }
 
 impl Warp {
@@ -214,6 +321,7 @@ impl Warp {
             next_join: 0,
             cursor: 0,
             fresh: false,
+            spin_exits: Vec::new(),
         };
         warp.start();
         warp
@@ -234,6 +342,7 @@ impl Warp {
         self.next_join = 0;
         self.cursor = 0;
         self.fresh = self.state.lanes != 0;
+        self.spin_exits.clear();
     }
 
     /// Every lane has exited.
@@ -257,8 +366,11 @@ impl Warp {
             .collect()
     }
 
-    /// Runs the next runnable group (round-robin) until its next event and applies the event.
-    /// `cache` must have been prepared for `env` with [`WarpRunner::prepare_cta`].
+    /// Runs the next runnable group (round-robin) until its next event and applies the event;
+    /// when the event is a divergent branch, runs on with the next group (the fall-through
+    /// side), up to [`EVENTS_PER_TURN`] events (not after the launch group's first run, which
+    /// stays as small as it can be). `cache` must have been prepared for `env` with
+    /// [`WarpRunner::prepare_cta`].
     ///
     /// Fast paths: a fresh warp runs its launch group (pc 0, every lane, no stop) directly,
     /// and a warp that has one runnable group and no join (every warp of a kernel without
@@ -272,6 +384,7 @@ impl Warp {
         cache: &mut RunnerCache,
         env: &CtaEnv,
         counters: &mut ScheduleCounters,
+        rng: &mut SplitMix64,
     ) -> Step {
         if self.fresh {
             self.fresh = false;
@@ -284,13 +397,18 @@ impl Warp {
             // The launch group materialises, as the general path would have had it.
             self.groups.push(Group::new(0, mask, Vec::new()));
             self.cursor = 1;
-            return self.apply_and_settle(0, exit, env.info, counters);
+            return self.apply_and_settle(0, exit, env.info, counters, rng);
         }
-        self.step_general(runner, cache, env, counters)
+        self.step_general(runner, cache, env, counters, rng)
     }
 
     /// [`Warp::step`] for a warp that is not fresh (kept out of line so that the fresh path,
     /// inlined into the CTA's loop, stays small).
+    ///
+    /// A group that splits at a divergent branch does not end the warp's turn: the warp runs on
+    /// with the next group (the fall-through side), up to [`EVENTS_PER_TURN`] events. A spin
+    /// lock's winner thus runs its critical section in the turn in which it won, instead of a
+    /// quantum later.
     #[inline(never)]
     fn step_general(
         &mut self,
@@ -298,9 +416,10 @@ impl Warp {
         cache: &mut RunnerCache,
         env: &CtaEnv,
         counters: &mut ScheduleCounters,
+        rng: &mut SplitMix64,
     ) -> Step {
-        let index = match self.groups.as_slice() {
-            [only] if self.joins.is_empty() && only.state == GroupState::Running => {
+        let (mut index, mut moved) = match self.groups.as_slice() {
+            [only] if self.joins.is_empty() && only.is_awake() => {
                 let (pc, mask, stop_pc) = (only.pc, only.mask, only.top().map(|e| e.reconv));
                 let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
                 if exit == GroupExit::Exited {
@@ -310,18 +429,49 @@ impl Warp {
                     return Step::Progress;
                 }
                 self.cursor = 1;
-                return self.apply_and_settle(0, exit, env.info, counters);
+                let diverged = matches!(exit, GroupExit::Diverge { .. });
+                let step = self.apply_and_settle(0, exit, env.info, counters, rng);
+                if !diverged {
+                    return step;
+                }
+                match self.next_runnable() {
+                    Some(index) => (index, true),
+                    None => return step,
+                }
             }
-            _ => match self.next_runnable() {
-                Some(index) => index,
-                None => return Step::Idle,
-            },
+            _ => {
+                let next = self.next_runnable();
+                // This turn passes for every group sitting out a back-off.
+                for group in &mut self.groups {
+                    group.watch.sleep = group.watch.sleep.saturating_sub(1);
+                }
+                match next {
+                    Some(index) => (index, false),
+                    None => return Step::Idle,
+                }
+            }
         };
-        let group = &self.groups[index];
-        let (pc, mask, stop_pc) = (group.pc, group.mask, group.top().map(|e| e.reconv));
-        let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
-        self.cursor = index + 1;
-        self.apply_and_settle(index, exit, env.info, counters)
+        for event in u32::from(moved) + 1.. {
+            let group = &self.groups[index];
+            let (pc, mask, stop_pc) = (group.pc, group.mask, group.top().map(|e| e.reconv));
+            let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
+            self.cursor = index + 1;
+            let diverged = matches!(exit, GroupExit::Diverge { .. });
+            let step = self.apply_and_settle(index, exit, env.info, counters, rng);
+            if !diverged || event >= EVENTS_PER_TURN {
+                // A turn in which a group split moved, whatever its last group did.
+                return match step {
+                    Step::Spin | Step::Idle if moved => Step::Progress,
+                    step => step,
+                };
+            }
+            moved = true;
+            index = match self.next_runnable() {
+                Some(index) => index,
+                None => return Step::Progress,
+            };
+        }
+        unreachable!("the loop returns")
     }
 
     #[inline(never)]
@@ -331,17 +481,22 @@ impl Warp {
         exit: GroupExit,
         info: &KernelInfo,
         counters: &mut ScheduleCounters,
+        rng: &mut SplitMix64,
     ) -> Step {
-        let step = self.apply(index, exit, info, counters);
+        let step = self.apply(index, exit, info, counters, rng);
         self.settle(counters);
         step
     }
 
+    /// The next group that can run now, round-robin from the cursor.
     fn next_runnable(&self) -> Option<usize> {
-        let n = self.groups.len();
-        (0..n)
-            .map(|k| (self.cursor + k) % n)
-            .find(|&i| self.groups[i].state == GroupState::Running)
+        let start = self.cursor.min(self.groups.len());
+        let (before, after) = self.groups.split_at(start);
+        after
+            .iter()
+            .position(Group::is_awake)
+            .map(|i| start + i)
+            .or_else(|| before.iter().position(Group::is_awake))
     }
 
     /// Applies the backend's report about group `index`, which ran with its current mask.
@@ -351,6 +506,7 @@ impl Warp {
         exit: GroupExit,
         info: &KernelInfo,
         counters: &mut ScheduleCounters,
+        rng: &mut SplitMix64,
     ) -> Step {
         let ran = self.groups[index].mask;
         match exit {
@@ -370,26 +526,35 @@ impl Warp {
                     .stack
                     .iter()
                     .any(|e| self.joins.iter().any(|j| j.id == e.join && j.arrived != 0));
-                let spinning = if waited_for {
-                    let print = fingerprint(&self.state, pc, group.mask);
-                    group.last_yield.replace(print) == Some(print)
-                } else {
-                    group.last_yield = None;
-                    false
-                };
+                let spinning = watch_yield(group, &self.state, waited_for, rng);
+                counters.spins += u64::from(spinning);
                 let mut expired = Vec::new();
                 for entry in &group.stack {
                     if let Some(join) = self.joins.iter_mut().find(|j| j.id == entry.join) {
                         join.yields = join.yields.saturating_add(1);
                         if join.arrived != 0 && (spinning || join.yields > YIELDS_BEFORE_RELEASE) {
                             expired.push(join.id);
+                            match join.looping {
+                                Some((head, branch))
+                                    if spinning
+                                        && (head..=branch).contains(&pc)
+                                        && !self.spin_exits.contains(&branch) =>
+                                {
+                                    self.spin_exits.push(branch)
+                                }
+                                _ => {}
+                            }
                         }
                     }
                 }
                 for id in expired {
                     self.dissolve(id, counters);
                 }
-                Step::Progress
+                if spinning {
+                    Step::Spin
+                } else {
+                    Step::Progress
+                }
             }
             GroupExit::Diverge {
                 branch_pc,
@@ -414,8 +579,10 @@ impl Warp {
                     (true, true) => {
                         counters.divergences += 1;
                         let mut stack = self.groups[index].stack.clone();
+                        let backward = taken_pc <= branch_pc;
+                        let reconv = info.reconverge().get(branch_pc as usize).copied().flatten();
                         if let Some(reconv) =
-                            info.reconverge().get(branch_pc as usize).copied().flatten()
+                            reconv.filter(|_| !(backward && self.spin_exits.contains(&branch_pc)))
                         {
                             let id = self.next_join;
                             self.next_join += 1;
@@ -424,10 +591,28 @@ impl Warp {
                                 expected: taken | fall,
                                 arrived: 0,
                                 yields: 0,
+                                looping: backward.then_some((taken_pc, branch_pc)),
                             });
                             stack.push(StackEntry { join: id, reconv });
                         }
-                        let taken_group = Group::new(taken_pc, taken, stack.clone());
+                        let pushed = stack.len() > self.groups[index].stack.len();
+                        let spins = self.groups[index].watch.spins;
+                        let mut taken_group = Group::new(taken_pc, taken, stack.clone());
+                        if backward && spins > 0 {
+                            // The lanes that loop on continue the group's spinning loop: they
+                            // are presumed to spin on until a probe says not.
+                            taken_group.watch.spins = spins;
+                            taken_group.watch.countdown = 0;
+                        }
+                        if backward && pushed {
+                            // The looping lanes of a divergent backward branch, while the
+                            // others wait for them at the loop's exit: their first yield is
+                            // compared with their registers now (it is probed: they belong to
+                            // a join with parked lanes), so a spin lock's losers are seen
+                            // spinning at their first retry.
+                            taken_group.last_yield =
+                                Some(fingerprint(&self.state, taken_pc, taken));
+                        }
                         self.groups[index] = Group::new(fall_pc, fall, stack);
                         self.groups.insert(index + 1, taken_group);
                         // The fall-through group runs next.
@@ -443,6 +628,7 @@ impl Warp {
                 let group = &mut self.groups[index];
                 group.pc = pc;
                 group.state = GroupState::AtBarrier { id };
+                group.rewatch();
                 Step::Barrier {
                     id,
                     lanes: group.mask.count_ones(),
@@ -459,6 +645,7 @@ impl Warp {
                 if self.keep_lanes(index, mask) {
                     // Running at its stop pc: `settle` parks it.
                     self.groups[index].pc = top.reconv;
+                    self.groups[index].rewatch();
                 }
                 Step::Progress
             }
@@ -494,6 +681,7 @@ impl Warp {
             if group.state == (GroupState::AtBarrier { id }) {
                 group.state = GroupState::Running;
                 group.pc = group.pc.wrapping_add(1);
+                group.rewatch();
             }
         }
         self.settle(counters);
@@ -618,16 +806,23 @@ impl Warp {
         }
     }
 
-    /// Merges two runnable groups at the same pc with the same join stack.
+    /// Merges two runnable groups, or two groups waiting at the same barrier, at the same pc
+    /// with the same join stack. (Lanes that take a lock one after the other reach the barrier
+    /// after it one at a time; merged, they stay one group, so the warp's bookkeeping does not
+    /// grow with every lock hand-over.) Merged runnable groups are watched afresh, and sit out
+    /// the shorter of their back-offs.
     fn merge_one(&mut self) -> bool {
         for i in 0..self.groups.len() {
-            if self.groups[i].state != GroupState::Running {
+            if self.groups[i].state == GroupState::AtJoin {
                 continue;
             }
             for j in i + 1..self.groups.len() {
                 let (a, b) = (&self.groups[i], &self.groups[j]);
-                if b.state == GroupState::Running && a.pc == b.pc && a.stack == b.stack {
-                    self.groups[i].mask |= self.groups[j].mask;
+                if a.state == b.state && a.pc == b.pc && a.stack == b.stack {
+                    let (sleep, other) = (a.watch.sleep.min(b.watch.sleep), b.mask);
+                    self.groups[i].mask |= other;
+                    self.groups[i].rewatch();
+                    self.groups[i].watch.sleep = sleep;
                     self.remove_group(j);
                     return true;
                 }
@@ -635,6 +830,47 @@ impl Warp {
         }
         false
     }
+}
+
+/// Watches a group that just yielded at its (updated) pc: probes it when its turn comes (every
+/// yield when `waited_for`, see rule 1 of the module docs), and when it is spinning draws its
+/// back-off from `rng`. Returns whether it is spinning.
+fn watch_yield(
+    group: &mut Group,
+    state: &WarpState,
+    waited_for: bool,
+    rng: &mut SplitMix64,
+) -> bool {
+    let watch = &mut group.watch;
+    if !waited_for && watch.countdown > 0 {
+        watch.countdown -= 1;
+        group.last_yield = None;
+        return false;
+    }
+    let print = fingerprint(state, group.pc, group.mask);
+    let spinning = match group.last_yield.replace(print) {
+        Some(before) if before == print => true,
+        Some(_) => {
+            // A pair found the group working: probe again after a longer gap.
+            if !waited_for {
+                watch.countdown = watch.gap;
+                watch.gap = watch.gap.saturating_mul(2).min(MAX_PROBE_GAP);
+                group.last_yield = None;
+            }
+            false
+        }
+        // The first half of a pair: the next yield is probed too. A group that continues a
+        // spinning group's loop (see `Warp::apply`, `Diverge`) is presumed to spin on.
+        None => watch.spins > 0,
+    };
+    if spinning {
+        watch.spins = watch.spins.saturating_add(1);
+        let most = ((1u32 << watch.spins.min(8)) - 1).min(MAX_BACKOFF);
+        watch.sleep = (rng.next() % u64::from(most + 1)) as u8;
+    } else {
+        watch.spins = 0;
+    }
+    spinning
 }
 
 /// Runs a group on a backend whose `cache` was prepared for `env`.
@@ -653,24 +889,51 @@ fn run_prepared(
 }
 
 /// A fingerprint of everything that decides what the lanes `mask` of a warp do next, apart from
-/// memory: the pc, the mask, and those lanes' registers and predicates (FxHash-style mixing; a
-/// collision can only make the scheduler dissolve a join early, which is always allowed).
+/// memory: the pc, the mask, and those lanes' registers and predicates. A collision can only
+/// make the scheduler take a working group for a spinning one (dissolve a join early, back off,
+/// make more CTAs resident), all of which are always allowed.
+///
+/// Each lane folds its own registers, row after row, as `acc = (acc + value) * 3 mod 2^32`:
+/// one independent accumulator per lane, so the loop runs as vector adds and shifts over the
+/// register file even on SSE2 (a serial hash of every word cost ~5 cycles a word, half a
+/// microsecond for a warp of ten registers: more than the backend call it watches). The step is
+/// a bijection of the value for a given accumulator, so a change of one register of one lane
+/// always changes that lane's accumulator. The accumulators of the group's lanes are summed
+/// with an odd 64-bit key each (a change of one accumulator by less than 2^32 always changes
+/// the sum), and mixed with the pc, the mask and the predicates.
 fn fingerprint(state: &WarpState, pc: u32, mask: u32) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
     let mix = |h: u64, v: u64| (h.rotate_left(5) ^ v).wrapping_mul(K);
-    let mut h = mix(0, (u64::from(pc) << 32) | u64::from(mask));
+    let mut acc = [0u32; WARP_STRIDE];
     for row in state.regs.chunks_exact(WARP_STRIDE) {
-        for (lane, &value) in row.iter().enumerate() {
-            if mask & (1 << lane) != 0 {
-                h = mix(h, u64::from(value));
-            }
+        for (a, &value) in acc.iter_mut().zip(row) {
+            let sum = a.wrapping_add(value);
+            *a = sum.wrapping_add(sum << 1);
         }
     }
+    // The group's lanes, each with its own odd key: independent multiplies, not a chain.
+    let mut lanes = 0u64;
+    for (lane, (&a, &key)) in acc.iter().zip(&LANE_KEYS).enumerate() {
+        let keep = 0u32.wrapping_sub(mask >> lane & 1);
+        lanes = lanes.wrapping_add(u64::from(a & keep).wrapping_mul(key));
+    }
+    let mut h = mix(mix(0, (u64::from(pc) << 32) | u64::from(mask)), lanes);
     for &pred in &state.preds {
         h = mix(h, u64::from(pred & mask));
     }
     h
 }
+
+/// An odd 64-bit key per lane for [`fingerprint`] (odd multiples of the 64-bit golden ratio).
+const LANE_KEYS: [u64; WARP_STRIDE] = {
+    let mut keys = [0u64; WARP_STRIDE];
+    let mut lane = 0;
+    while lane < WARP_STRIDE {
+        keys[lane] = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(2 * lane as u64 + 1) | 1;
+        lane += 1;
+    }
+    keys
+};
 
 #[cfg(test)]
 mod tests {
@@ -753,10 +1016,11 @@ mod tests {
         };
         let mut warp = Warp::new(WarpState::new(2, 1, 0, u32::MAX));
         let mut counters = ScheduleCounters::default();
+        let mut rng = SplitMix64::new(1);
         let mut cache = RunnerCache::default();
         runner.prepare_cta(&mut cache, &env);
         let mut step = || {
-            let step = warp.step(&runner, &mut cache, &env, &mut counters);
+            let step = warp.step(&runner, &mut cache, &env, &mut counters, &mut rng);
             (step, warp.describe())
         };
         test(&mut step);

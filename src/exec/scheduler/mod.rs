@@ -8,12 +8,15 @@
 //! CTAs: it runs one quantum of a CTA (every warp with a runnable group runs one group until its
 //! next event, see `cta.rs`), then one quantum of the next CTA. So CTAs that wait on each other,
 //! e.g. a spin lock between CTAs, make progress even on one host thread as long as they are
-//! co-resident, as on a GPU. (CTAs that wait for a CTA that is not resident anywhere wait, as on
-//! a GPU, until the watchdog ends the launch.) A finished CTA is replaced by the next one from
-//! the counter; its allocations (registers, shared window, the backend's per-CTA cache) are
-//! reused. The shared window is zeroed; of the registers only those the kernel may read before
-//! writing them ([`crate::valid::KernelInfo::written_before_read`]) are zeroed, since no
-//! program can observe the others; predicates are always zeroed.
+//! co-resident, as on a GPU. When every resident CTA of a worker has waited for two rounds
+//! (spinning without changing a register, or blocked), the worker doubles its resident CTAs, up
+//! to what the emulated GPU keeps resident at once (`residency.rs`: an H100's occupancy for
+//! the kernel's block and shared memory sizes); CTAs that wait for a CTA that could not be
+//! resident even then wait, as on a GPU, until the watchdog ends the launch. A finished CTA is
+//! replaced by the next one from the counter; its allocations (registers, shared window, the
+//! backend's per-CTA cache) are reused. The shared window is zeroed; of the registers only those
+//! the kernel may read before writing them ([`crate::valid::KernelInfo::written_before_read`])
+//! are zeroed, since no program can observe the others; predicates are always zeroed.
 //!
 //! # The hot path
 //!
@@ -54,6 +57,7 @@
 
 mod cta;
 mod divergence;
+mod residency;
 mod single;
 #[cfg(test)]
 mod tests;
@@ -68,16 +72,22 @@ use crate::valid::KernelInfo;
 use cta::{Cta, Quantum};
 use divergence::ScheduleCounters;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub use single::CtaRunner;
 
-/// CTAs a worker keeps resident and interleaves. Four lets a handful of CTAs that wait on each
-/// other progress on a single host thread, while keeping the per-worker memory (register files
-/// and shared windows of resident CTAs) small.
+/// CTAs a worker keeps resident and interleaves from the start. Four lets a handful of CTAs
+/// that wait on each other progress on a single host thread, while keeping the per-worker
+/// memory (register files and shared windows of resident CTAs) small; a worker whose resident
+/// CTAs all wait takes more (see `residency.rs`).
 pub const RESIDENT_CTAS_PER_WORKER: usize = 4;
+
+/// Rounds (a quantum of each resident CTA) in which every resident CTA of a worker waited and
+/// some group was seen spinning, with no round in between in which a CTA moved, before the
+/// worker makes more CTAs resident.
+pub const WAITING_ROUNDS_BEFORE_GROWTH: u32 = 2;
 
 /// How many quanta a worker runs between two reads of the clock for the watchdog.
 pub const QUANTA_PER_CLOCK_CHECK: u64 = 16;
@@ -158,6 +168,11 @@ pub struct LaunchStats {
     pub dissolved_joins: u64,
     /// Barrier releases.
     pub barrier_releases: u64,
+    /// Yields at which a group was seen spinning (and backed off, see `divergence.rs`).
+    pub spins: u64,
+    /// The most CTAs the workers were allowed to keep resident at once: their starting places,
+    /// plus what workers whose CTAs all waited took (see `residency.rs`).
+    pub resident_limit: u64,
 }
 
 /// Why a launch did not finish.
@@ -187,6 +202,9 @@ pub(crate) struct LaunchContext<'a> {
     warps_per_cta: u32,
     ctas: u64,
     resident_per_worker: usize,
+    /// The most CTAs of the launch resident at once on all workers together (at least every
+    /// worker's starting places).
+    resident_cap: usize,
     deadline: Option<Instant>,
     /// Register words a reused warp must zero before its next CTA (see
     /// [`crate::valid::KernelInfo::written_before_read`]).
@@ -220,6 +238,7 @@ impl<'a> LaunchContext<'a> {
             warps_per_cta: shape.cta_threads.div_ceil(kernel.warp_size),
             ctas: shape.ctas,
             resident_per_worker,
+            resident_cap: resident_per_worker,
             deadline,
             zero_ranges: WarpState::zero_ranges(kernel.num_regs, info.written_before_read()),
             lane_masks: (0..shape.cta_threads.div_ceil(kernel.warp_size))
@@ -274,6 +293,10 @@ enum Failure {
 /// State the workers share.
 struct Shared {
     next_cta: AtomicU64,
+    /// Resident places beyond the workers' starting ones still free (see `residency.rs`).
+    spare_places: AtomicUsize,
+    /// Resident places workers took from `spare_places`.
+    taken_places: AtomicUsize,
     abort: AtomicBool,
     failure: Mutex<Option<Failure>>,
     /// Unfinished warps of the CTAs resident when the launch was aborted, with CTA linear index.
@@ -296,6 +319,22 @@ impl Shared {
         }
         let linear = self.next_cta.fetch_add(1, Ordering::Relaxed);
         (linear < ctas).then_some(linear)
+    }
+
+    /// Takes up to `wanted` spare resident places for a worker whose CTAs all wait; none when
+    /// no CTA is left to start (the places would stay empty, and another worker may need them).
+    fn take_places(&self, wanted: usize, ctas: u64) -> usize {
+        if self.next_cta.load(Ordering::Relaxed) >= ctas {
+            return 0;
+        }
+        let taken = self
+            .spare_places
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |spare| {
+                (spare > 0).then(|| spare - spare.min(wanted))
+            })
+            .map_or(0, |spare| spare.min(wanted));
+        self.taken_places.fetch_add(taken, Ordering::Relaxed);
+        taken
     }
 }
 
@@ -323,6 +362,22 @@ pub fn launch(
     surfaces: &[SurfaceHeader],
     config: &LaunchConfig,
 ) -> Result<LaunchStats, LaunchError> {
+    launch_with_cap(
+        (kernel, info, runner),
+        (global, cbank, surfaces),
+        config,
+        None,
+    )
+}
+
+/// [`launch`], with the most CTAs resident at once set to `cap` instead of the emulated GPU's
+/// (tests use a small GPU).
+fn launch_with_cap(
+    (kernel, info, runner): (&Kernel, &KernelInfo, &dyn WarpRunner),
+    (global, cbank, surfaces): (&GlobalMemory, &[u8], &[SurfaceHeader]),
+    config: &LaunchConfig,
+    cap: Option<usize>,
+) -> Result<LaunchStats, LaunchError> {
     let start = Instant::now();
     let shape = check_config(kernel, config)?;
     let threads = if config.deterministic {
@@ -339,7 +394,7 @@ pub fn launch(
     let resident =
         (shape.ctas.div_ceil(threads as u64) as usize).clamp(1, RESIDENT_CTAS_PER_WORKER);
     let deadline = config.timeout.and_then(|t| start.checked_add(t));
-    let ctx = LaunchContext::new(
+    let mut ctx = LaunchContext::new(
         (kernel, info, runner),
         (global, cbank, surfaces),
         config,
@@ -347,8 +402,14 @@ pub fn launch(
         resident,
         deadline,
     );
+    let starting = threads * resident;
+    ctx.resident_cap = cap
+        .unwrap_or_else(|| residency::resident_cap(&ctx))
+        .max(starting);
     let shared = Shared {
         next_cta: AtomicU64::new(0),
+        spare_places: AtomicUsize::new(ctx.resident_cap - starting),
+        taken_places: AtomicUsize::new(0),
         abort: AtomicBool::new(false),
         failure: Mutex::new(None),
         stuck: Mutex::new(Vec::new()),
@@ -380,6 +441,7 @@ pub fn launch(
         })
     };
 
+    let resident_limit = starting + shared.taken_places.load(Ordering::Relaxed);
     let failure = shared
         .failure
         .into_inner()
@@ -391,13 +453,24 @@ pub fn launch(
             stuck.sort_by_key(|(linear, warp)| (*linear, warp.warp));
             let finished: u64 = totals.iter().map(|t| t.ctas).sum();
             let timeout = config.timeout.unwrap_or_default();
+            let mut resident: Vec<u64> = stuck.iter().map(|(linear, _)| *linear).collect();
+            resident.dedup();
+            let room = if resident_limit >= ctx.resident_cap {
+                format!(
+                    "the most the emulated GPU keeps resident for this kernel is {}",
+                    ctx.resident_cap
+                )
+            } else {
+                format!("{resident_limit} were allowed")
+            };
             return Err(LaunchError::Watchdog(Box::new(WatchdogReport {
                 kernel: kernel.name.clone(),
                 kind: WatchdogKind::TimeLimit,
                 cause: format!(
-                    "no completion after {}s ({finished} of {} CTAs finished; it may still have been progressing)",
+                    "no completion after {}s ({finished} of {} CTAs finished, {} resident: {room}; it may still have been progressing)",
                     timeout.as_secs_f64(),
-                    shape.ctas
+                    shape.ctas,
+                    resident.len(),
                 ),
                 stuck: stuck.into_iter().map(|(_, warp)| warp).collect(),
             })));
@@ -431,6 +504,8 @@ pub fn launch(
         reconvergences: counters.reconvergences,
         dissolved_joins: counters.dissolved_joins,
         barrier_releases: counters.barrier_releases,
+        spins: counters.spins,
+        resident_limit: resident_limit as u64,
     })
 }
 
@@ -515,23 +590,30 @@ fn run_worker_guarded(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
     }
 }
 
-/// One worker: keeps up to `ctx.resident_per_worker` CTAs resident and runs them a quantum at
-/// a time, round-robin, until the grid is done or the launch is aborted.
+/// One worker: keeps up to `ctx.resident_per_worker` CTAs resident (more when they all wait,
+/// see `residency.rs`) and runs them a quantum at a time, round-robin, until the grid is done
+/// or the launch is aborted.
 ///
 /// CTAs are boxed so that moving them between the resident and spare lists moves a pointer,
 /// and a finished CTA's warps keep their counters: they accumulate over every CTA the
 /// allocation runs and are summed once, when the worker ends.
 fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
     let mut totals = WorkerTotals::default();
-    let mut resident: Vec<Box<Cta>> = Vec::with_capacity(ctx.resident_per_worker);
+    let mut limit = ctx.resident_per_worker;
+    let mut resident: Vec<Box<Cta>> = Vec::with_capacity(limit);
     let mut spare: Vec<Box<Cta>> = Vec::new();
     let mut turn = 0;
     let mut quanta = 0u64;
+    // Whether some resident CTA moved in the current round, whether some group looked at memory
+    // and found nothing new, and how many rounds with a spinner and no move came in a row
+    // (rounds in which every waiting group sat out a back-off tell nothing either way).
+    let (mut moved, mut spun) = (false, false);
+    let mut waiting_rounds = 0u32;
     loop {
         if shared.abort.load(Ordering::Acquire) {
             break;
         }
-        while resident.len() < ctx.resident_per_worker {
+        while resident.len() < limit {
             let Some(linear) = shared.next_cta(ctx.ctas) else {
                 break;
             };
@@ -555,11 +637,33 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
         }
         if turn >= resident.len() {
             turn = 0;
+            if moved {
+                waiting_rounds = 0;
+            } else if spun {
+                waiting_rounds += 1;
+            }
+            (moved, spun) = (false, false);
+            if waiting_rounds >= WAITING_ROUNDS_BEFORE_GROWTH {
+                // Every resident CTA waits: make more resident, as the GPU would have.
+                waiting_rounds = 0;
+                limit += shared.take_places(limit, ctx.ctas);
+                if resident.len() < limit {
+                    continue;
+                }
+            }
         }
         let cta = &mut resident[turn];
         match cta.quantum(ctx) {
-            Quantum::Running => turn += 1,
+            Quantum::Running => {
+                moved = true;
+                turn += 1;
+            }
+            Quantum::Waiting { spun: spinning } => {
+                spun |= spinning;
+                turn += 1;
+            }
             Quantum::Finished => {
+                moved = true;
                 let cta = resident.remove(turn);
                 totals.counters.add(&cta.counters);
                 totals.ctas += 1;

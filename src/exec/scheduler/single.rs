@@ -119,7 +119,7 @@ fn run_to_completion(
     let mut quanta = 0u64;
     loop {
         match cta.quantum(ctx) {
-            Quantum::Running => {}
+            Quantum::Running | Quantum::Waiting { .. } => {}
             Quantum::Finished => return Ok(cta.take_stats()),
             Quantum::Trap { warp, info } => {
                 return Err(LaunchError::Trap(Box::new(ctx.trap(cta.index, warp, info))))
