@@ -10,7 +10,7 @@
 //! values are the same on every machine and every version of atomjit.
 
 /// The SplitMix64 stream.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SplitMix64 {
     state: u64,
 }

@@ -370,7 +370,7 @@ fn a_grid_the_gpu_holds_at_once_terminates_and_one_more_cta_is_a_deadlock() {
     let mut c = Config::default();
     c.backend(Backend::Jit)
         .threads(2)
-        .timeout(Some(std::time::Duration::from_millis(500)));
+        .timeout(Some(std::time::Duration::from_secs(2)));
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/ptx/flag_grid.ptx");
     let module = load_file(&Engine::new(&c), &path);
     let r = module.run("flag_grid", &overrides(4225)).unwrap();

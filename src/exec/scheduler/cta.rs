@@ -13,13 +13,7 @@
 
 use super::divergence::{ScheduleCounters, Step, Warp};
 use super::LaunchContext;
-use crate::exec::random::SplitMix64;
 use crate::exec::{CtaEnv, RunnerCache, SharedMemory, Stats, StuckWarp, TrapInfo, WarpState};
-
-/// The seed of every CTA's scheduling generator (the random back-offs of spinning groups, see
-/// `divergence.rs`), mixed with the CTA's linear index: a CTA draws the same numbers whichever
-/// worker runs it, and a deterministic run repeats them.
-pub const SCHEDULE_SEED: u64 = 0x6a09_e667_f3bc_c908;
 
 /// What one quantum of a CTA ended with.
 #[derive(Debug)]
@@ -61,13 +55,6 @@ pub struct Cta {
     pub counters: ScheduleCounters,
     /// The backend's per-CTA state (see [`crate::exec::WarpRunner::prepare_cta`]).
     cache: RunnerCache,
-    /// Draws the back-offs of the CTA's spinning groups.
-    rng: SplitMix64,
-}
-
-/// The scheduling generator of CTA `linear`.
-fn schedule_rng(linear: u64) -> SplitMix64 {
-    SplitMix64::new(SCHEDULE_SEED ^ linear.wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
 impl Cta {
@@ -98,9 +85,8 @@ impl Cta {
             live_lanes: ctx.cta_threads,
             live_stale: false,
             barriers: Vec::new(),
-            counters: ScheduleCounters::default(),
+            counters: ScheduleCounters::for_cta(linear),
             cache: RunnerCache::default(),
-            rng: schedule_rng(linear),
         })
     }
 
@@ -121,8 +107,7 @@ impl Cta {
         self.live_lanes = ctx.cta_threads;
         self.live_stale = false;
         self.barriers.clear();
-        self.counters = ScheduleCounters::default();
-        self.rng = schedule_rng(linear);
+        self.counters = ScheduleCounters::for_cta(linear);
     }
 
     /// The warps' counters, summed.
@@ -155,7 +140,6 @@ impl Cta {
             barriers,
             counters,
             cache,
-            rng,
             ..
         } = self;
         counters.quanta += 1;
@@ -176,7 +160,7 @@ impl Cta {
         for w in 0..warps.len() {
             let warp = &mut warps[w];
             let live_before = warp.state.live();
-            let step = warp.step(ctx.runner, cache, &env, counters, rng);
+            let step = warp.step(ctx.runner, cache, &env, counters);
             let retired = warp.state.live() != live_before;
             *live_stale |= retired;
             let arrived = match step {

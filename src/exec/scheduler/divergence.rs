@@ -72,8 +72,9 @@
 //! branch: a spin lock's losers are seen spinning at their first retry, so the holder parked at
 //! the end of the retry loop is released one round trip sooner. And when a join pushed by a
 //! divergent backward branch is dissolved because a group spins *in that loop* (rule 1), the
-//! warp remembers the branch as a **spin exit**: later divergences there (in the same CTA) push
-//! no join, so the next lane to win the lock runs its critical section at once instead of
+//! warp remembers the branch as a **spin exit**: later divergences there (in this CTA and the
+//! later CTAs its worker runs with the warp's allocation) push no join, so the next lane to win
+//! the lock runs its critical section at once instead of
 //! parking until its waiters have failed once more. Loops whose early leavers never had to be
 //! released keep reconverging as before. A divergence does not end the warp's turn either (see
 //! [`Warp::step`]): the winner runs its critical section in the turn in which it won.
@@ -88,8 +89,8 @@
 //! undoing the other, although any GPU lets one of them run twice in a row. With independent
 //! random back-offs every finite pattern of turns has a positive probability, so such a program
 //! terminates with probability 1 (in practice within a few turns). The draws come from the CTA's
-//! own generator, seeded from a fixed seed and the CTA's index, so a deterministic run repeats
-//! them exactly. A group that does anything but yield (diverges, waits, reconverges, exits) or
+//! own generator ([`ScheduleCounters::backoffs`]), seeded from [`SCHEDULE_SEED`] and the CTA's
+//! index, so a deterministic run repeats them exactly. A group that does anything but yield (diverges, waits, reconverges, exits) or
 //! yields working starts afresh.
 //!
 //! Every event is handled the same way on every run, and the order of groups is fixed (the
@@ -122,7 +123,7 @@ pub const MAX_PROBE_GAP: u16 = 1024;
 
 /// The most turns of its warp a spinning group sits out in one back-off (the draw is uniform in
 /// `0..=min(2^spins - 1, MAX_BACKOFF)`). Long enough that the waiters of a lock leave its holder
-/// most of the host thread (`spinlock`: 15 gave 8.0 ms, 63 gave 7.0 ms); short enough that a
+/// most of the host thread (`spinlock`: 15 gave 3.5 ms, 63 gave 3.3 ms); short enough that a
 /// waiter is back within microseconds of a release it could not see (a turn a group sits out
 /// costs no backend call, some tens of nanoseconds).
 pub const MAX_BACKOFF: u32 = 63;
@@ -250,7 +251,9 @@ struct Join {
     looping: Option<(u32, u32)>,
 }
 
-/// Counters of scheduling events, summed into the launch's statistics.
+/// Counters of scheduling events, summed into the launch's statistics, and the generator of
+/// the CTA's back-offs (not a counter, and not summed: it rides along because every step
+/// carries the counters).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ScheduleCounters {
     pub quanta: u64,
@@ -260,9 +263,24 @@ pub struct ScheduleCounters {
     pub dissolved_joins: u64,
     pub barrier_releases: u64,
     pub spins: u64,
+    /// Draws the back-offs of the CTA's spinning groups (see "Spinning and backing off").
+    pub backoffs: SplitMix64,
 }
 
+/// The seed of every CTA's back-off generator, mixed with the CTA's linear index: a CTA's
+/// generator starts the same whichever worker runs it, and a deterministic run repeats every
+/// draw.
+pub const SCHEDULE_SEED: u64 = 0x6a09_e667_f3bc_c908;
+
 impl ScheduleCounters {
+    /// Zero counters and the back-off generator of CTA `linear`.
+    pub fn for_cta(linear: u64) -> ScheduleCounters {
+        ScheduleCounters {
+            backoffs: SplitMix64::new(SCHEDULE_SEED ^ linear.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            ..ScheduleCounters::default()
+        }
+    }
+
     pub fn add(&mut self, o: &ScheduleCounters) {
         self.quanta += o.quanta;
         self.yields += o.yields;
@@ -307,7 +325,8 @@ pub struct Warp {
     /// kernel to `EXIT` never touch the group list.
     fresh: bool,
     /// Backward branches whose lanes left a spin loop while the others spun on (see "Spinning
-    /// and backing off" in the module docs): a divergence there pushes no join.
+    /// and backing off" in the module docs): a divergence there pushes no join. Kept when the
+    /// warp is reused for the worker's next CTA, which runs the same code.
     spin_exits: Vec<u32>,
 }
 
@@ -342,7 +361,6 @@ impl Warp {
         self.next_join = 0;
         self.cursor = 0;
         self.fresh = self.state.lanes != 0;
-        self.spin_exits.clear();
     }
 
     /// Every lane has exited.
@@ -384,7 +402,6 @@ impl Warp {
         cache: &mut RunnerCache,
         env: &CtaEnv,
         counters: &mut ScheduleCounters,
-        rng: &mut SplitMix64,
     ) -> Step {
         if self.fresh {
             self.fresh = false;
@@ -397,9 +414,9 @@ impl Warp {
             // The launch group materialises, as the general path would have had it.
             self.groups.push(Group::new(0, mask, Vec::new()));
             self.cursor = 1;
-            return self.apply_and_settle(0, exit, env.info, counters, rng);
+            return self.apply_and_settle(0, exit, env.info, counters);
         }
-        self.step_general(runner, cache, env, counters, rng)
+        self.step_general(runner, cache, env, counters)
     }
 
     /// [`Warp::step`] for a warp that is not fresh (kept out of line so that the fresh path,
@@ -416,62 +433,73 @@ impl Warp {
         cache: &mut RunnerCache,
         env: &CtaEnv,
         counters: &mut ScheduleCounters,
-        rng: &mut SplitMix64,
     ) -> Step {
-        let (mut index, mut moved) = match self.groups.as_slice() {
+        match self.groups.as_slice() {
             [only] if self.joins.is_empty() && only.is_awake() => {
                 let (pc, mask, stop_pc) = (only.pc, only.mask, only.top().map(|e| e.reconv));
                 let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
                 if exit == GroupExit::Exited {
                     self.state.exited |= mask;
-                    self.groups.clear();
+                    // The only group: `pop` drops one group inline where `clear` calls the
+                    // slice's drop loop.
+                    self.groups.pop();
                     self.cursor = 0;
                     return Step::Progress;
                 }
                 self.cursor = 1;
-                let diverged = matches!(exit, GroupExit::Diverge { .. });
-                let step = self.apply_and_settle(0, exit, env.info, counters, rng);
-                if !diverged {
-                    return step;
+                if matches!(exit, GroupExit::Diverge { .. }) {
+                    self.apply_and_settle(0, exit, env.info, counters);
+                    return self.run_on(runner, cache, env, counters, 1);
                 }
-                match self.next_runnable() {
-                    Some(index) => (index, true),
-                    None => return step,
-                }
+                self.apply_and_settle(0, exit, env.info, counters)
             }
-            _ => {
-                let next = self.next_runnable();
-                // This turn passes for every group sitting out a back-off.
-                for group in &mut self.groups {
-                    group.watch.sleep = group.watch.sleep.saturating_sub(1);
-                }
-                match next {
-                    Some(index) => (index, false),
-                    None => return Step::Idle,
-                }
+            _ => self.run_on(runner, cache, env, counters, 0),
+        }
+    }
+
+    /// The general path of a turn, after `events` group runs in it (each a divergent branch):
+    /// the sitting-out groups' turn passes (at the start of the turn), and groups run while
+    /// they split, up to [`EVENTS_PER_TURN`] runs.
+    #[inline(never)]
+    fn run_on(
+        &mut self,
+        runner: &dyn WarpRunner,
+        cache: &mut RunnerCache,
+        env: &CtaEnv,
+        counters: &mut ScheduleCounters,
+        mut events: u32,
+    ) -> Step {
+        let mut next = self.next_runnable();
+        if events == 0 {
+            // This turn passes for every group sitting out a back-off.
+            for group in &mut self.groups {
+                group.watch.sleep = group.watch.sleep.saturating_sub(1);
             }
-        };
-        for event in u32::from(moved) + 1.. {
+        }
+        loop {
+            let Some(index) = next else {
+                return if events == 0 {
+                    Step::Idle
+                } else {
+                    Step::Progress
+                };
+            };
             let group = &self.groups[index];
             let (pc, mask, stop_pc) = (group.pc, group.mask, group.top().map(|e| e.reconv));
             let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
             self.cursor = index + 1;
             let diverged = matches!(exit, GroupExit::Diverge { .. });
-            let step = self.apply_and_settle(index, exit, env.info, counters, rng);
-            if !diverged || event >= EVENTS_PER_TURN {
+            let step = self.apply_and_settle(index, exit, env.info, counters);
+            events += 1;
+            if !diverged || events >= EVENTS_PER_TURN {
                 // A turn in which a group split moved, whatever its last group did.
                 return match step {
-                    Step::Spin | Step::Idle if moved => Step::Progress,
+                    Step::Spin | Step::Idle if events > 1 => Step::Progress,
                     step => step,
                 };
             }
-            moved = true;
-            index = match self.next_runnable() {
-                Some(index) => index,
-                None => return Step::Progress,
-            };
+            next = self.next_runnable();
         }
-        unreachable!("the loop returns")
     }
 
     #[inline(never)]
@@ -481,9 +509,8 @@ impl Warp {
         exit: GroupExit,
         info: &KernelInfo,
         counters: &mut ScheduleCounters,
-        rng: &mut SplitMix64,
     ) -> Step {
-        let step = self.apply(index, exit, info, counters, rng);
+        let step = self.apply(index, exit, info, counters);
         self.settle(counters);
         step
     }
@@ -506,7 +533,6 @@ impl Warp {
         exit: GroupExit,
         info: &KernelInfo,
         counters: &mut ScheduleCounters,
-        rng: &mut SplitMix64,
     ) -> Step {
         let ran = self.groups[index].mask;
         match exit {
@@ -526,7 +552,7 @@ impl Warp {
                     .stack
                     .iter()
                     .any(|e| self.joins.iter().any(|j| j.id == e.join && j.arrived != 0));
-                let spinning = watch_yield(group, &self.state, waited_for, rng);
+                let spinning = watch_yield(group, &self.state, waited_for, &mut counters.backoffs);
                 counters.spins += u64::from(spinning);
                 let mut expired = Vec::new();
                 for entry in &group.stack {
@@ -627,8 +653,8 @@ impl Warp {
                 }
                 let group = &mut self.groups[index];
                 group.pc = pc;
+                // (Its spin watch starts afresh when the barrier releases it.)
                 group.state = GroupState::AtBarrier { id };
-                group.rewatch();
                 Step::Barrier {
                     id,
                     lanes: group.mask.count_ones(),
@@ -1016,11 +1042,10 @@ mod tests {
         };
         let mut warp = Warp::new(WarpState::new(2, 1, 0, u32::MAX));
         let mut counters = ScheduleCounters::default();
-        let mut rng = SplitMix64::new(1);
         let mut cache = RunnerCache::default();
         runner.prepare_cta(&mut cache, &env);
         let mut step = || {
-            let step = warp.step(&runner, &mut cache, &env, &mut counters, &mut rng);
+            let step = warp.step(&runner, &mut cache, &env, &mut counters);
             (step, warp.describe())
         };
         test(&mut step);

@@ -604,10 +604,11 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
     let mut spare: Vec<Box<Cta>> = Vec::new();
     let mut turn = 0;
     let mut quanta = 0u64;
-    // Whether some resident CTA moved in the current round, whether some group looked at memory
-    // and found nothing new, and how many rounds with a spinner and no move came in a row
-    // (rounds in which every waiting group sat out a back-off tell nothing either way).
-    let (mut moved, mut spun) = (false, false);
+    // In the current round: how many quanta ended waiting, whether a CTA finished, whether some
+    // group looked at memory and found nothing new; and how many rounds in a row every CTA
+    // waited with a spinner among them (rounds in which every waiting group sat out a back-off
+    // tell nothing either way). A quantum that moves costs nothing here.
+    let (mut waited, mut finished, mut spun) = (0usize, false, false);
     let mut waiting_rounds = 0u32;
     loop {
         if shared.abort.load(Ordering::Acquire) {
@@ -637,12 +638,12 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
         }
         if turn >= resident.len() {
             turn = 0;
-            if moved {
+            if finished || waited < resident.len() {
                 waiting_rounds = 0;
             } else if spun {
                 waiting_rounds += 1;
             }
-            (moved, spun) = (false, false);
+            (waited, finished, spun) = (0, false, false);
             if waiting_rounds >= WAITING_ROUNDS_BEFORE_GROWTH {
                 // Every resident CTA waits: make more resident, as the GPU would have.
                 waiting_rounds = 0;
@@ -654,16 +655,14 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
         }
         let cta = &mut resident[turn];
         match cta.quantum(ctx) {
-            Quantum::Running => {
-                moved = true;
-                turn += 1;
-            }
+            Quantum::Running => turn += 1,
             Quantum::Waiting { spun: spinning } => {
+                waited += 1;
                 spun |= spinning;
                 turn += 1;
             }
             Quantum::Finished => {
-                moved = true;
+                finished = true;
                 let cta = resident.remove(turn);
                 totals.counters.add(&cta.counters);
                 totals.ctas += 1;
