@@ -175,19 +175,26 @@ pub fn fence_for(order: MemOrder) {
     }
 }
 
-/// Host fences around a plain load or store of order `order`: `(before, after)`.
-pub(super) fn access_fences(
-    order: MemOrder,
-    is_load: bool,
-) -> (Option<Ordering>, Option<Ordering>) {
-    match order {
+/// Runs `access` (a plain load, `is_load`, or store of order `order`) between the host fences
+/// that order needs: none for weak and relaxed accesses, an acquire fence after an acquire load,
+/// a release fence before a release store, and sequentially consistent fences around the rest.
+pub(super) fn fenced<T>(order: MemOrder, is_load: bool, access: impl FnOnce() -> T) -> T {
+    let (before, after) = match order {
         MemOrder::Weak | MemOrder::Relaxed | MemOrder::Volatile => (None, None),
         MemOrder::Acquire if is_load => (None, Some(Ordering::Acquire)),
         MemOrder::Release if !is_load => (Some(Ordering::Release), None),
         MemOrder::Acquire | MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst => {
             (Some(Ordering::SeqCst), Some(Ordering::SeqCst))
         }
+    };
+    if let Some(o) = before {
+        fence(o);
     }
+    let result = access();
+    if let Some(o) = after {
+        fence(o);
+    }
+    result
 }
 
 /// [`crate::ir::Op::Load`] for the lanes of `exec`, in increasing lane order. A vector access
@@ -203,28 +210,22 @@ pub fn execute_load(
         return super::surface::execute_load(warp, env, exec, access, s, dst);
     }
     let ty = access.ty;
-    let (before, after) = access_fences(access.order, true);
-    if let Some(o) = before {
-        fence(o);
-    }
-    let result = super::for_lanes(exec, |lane| {
-        let address = effective_address(warp, access, lane);
-        let raw = load(env, access.space, address, ty.bytes(), access.vector)?;
-        for (i, &v) in raw.iter().take(usize::from(access.vector)).enumerate() {
-            write_reg_words(
-                warp,
-                dst.word(i as u16 * ty.regs()),
-                lane,
-                crate::sem::to_register(ty, v) as u128,
-                ty.regs(),
-            );
-        }
-        Ok(())
-    });
-    if let Some(o) = after {
-        fence(o);
-    }
-    result
+    fenced(access.order, true, || {
+        super::for_lanes(exec, |lane| {
+            let address = effective_address(warp, access, lane);
+            let raw = load(env, access.space, address, ty.bytes(), access.vector)?;
+            for (i, &v) in raw.iter().take(usize::from(access.vector)).enumerate() {
+                write_reg_words(
+                    warp,
+                    dst.word(i as u16 * ty.regs()),
+                    lane,
+                    crate::sem::to_register(ty, v) as u128,
+                    ty.regs(),
+                );
+            }
+            Ok(())
+        })
+    })
 }
 
 /// [`crate::ir::Op::Store`] for the lanes of `exec`, in increasing lane order (a vector access:
@@ -240,23 +241,17 @@ pub fn execute_store(
         return super::surface::execute_store(warp, env, exec, access, s, src);
     }
     let ty = access.ty;
-    let (before, after) = access_fences(access.order, false);
-    if let Some(o) = before {
-        fence(o);
-    }
-    let result = super::for_lanes(exec, |lane| {
-        let mut values = [0u64; 8];
-        let n = usize::from(access.vector);
-        for (i, v) in values.iter_mut().enumerate().take(n) {
-            *v = read_operand(warp, env, &src.word(i as u16 * ty.regs()), lane, ty.regs())?;
-        }
-        let address = effective_address(warp, access, lane);
-        store(env, access.space, address, ty.bytes(), &values[..n])
-    });
-    if let Some(o) = after {
-        fence(o);
-    }
-    result
+    fenced(access.order, false, || {
+        super::for_lanes(exec, |lane| {
+            let mut values = [0u64; 8];
+            let n = usize::from(access.vector);
+            for (i, v) in values.iter_mut().enumerate().take(n) {
+                *v = read_operand(warp, env, &src.word(i as u16 * ty.regs()), lane, ty.regs())?;
+            }
+            let address = effective_address(warp, access, lane);
+            store(env, access.space, address, ty.bytes(), &values[..n])
+        })
+    })
 }
 
 #[cfg(test)]

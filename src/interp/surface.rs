@@ -7,7 +7,7 @@
 //! whether its access hit a sparse page. A fault is a trap naming the surface's header index and
 //! the lane's coordinates.
 
-use super::memory::{access_fences, locate};
+use super::memory::{fenced, locate};
 use super::{read_operand, read_reg, write_pred, write_reg_words, Fault, LaneFault, SurfaceTrap};
 use crate::exec::memory::Region;
 use crate::exec::{CtaEnv, TrapReason, WarpState};
@@ -15,7 +15,6 @@ use crate::ir::surface::{header_index, resolve, Resolved, SurfaceAddress};
 use crate::ir::{AtomicInst, AtomicOp, MemAccess, Operand, Reg, Space, Ty};
 use crate::sem::atomic::atomic_result;
 use crate::sem::to_register;
-use std::sync::atomic::fence;
 
 /// Where one lane's surface access of `bytes` bytes lands: the global region, the offset in it
 /// and whether the surface's elements are signed; `None` when the access does nothing. Writes
@@ -69,22 +68,16 @@ pub fn execute_load(
     dst: Reg,
 ) -> Result<(), LaneFault> {
     let ty = access.ty;
-    let (before, after) = access_fences(access.order, true);
-    if let Some(o) = before {
-        fence(o);
-    }
-    let result = super::for_lanes(exec, |lane| {
-        let raw = match locate_surface(warp, env, s, ty.bytes(), lane)? {
-            Some((region, offset, _)) => region.load(offset, ty.bytes()),
-            None => 0,
-        };
-        write_reg_words(warp, dst, lane, to_register(ty, raw) as u128, ty.regs());
-        Ok(())
-    });
-    if let Some(o) = after {
-        fence(o);
-    }
-    result
+    fenced(access.order, true, || {
+        super::for_lanes(exec, |lane| {
+            let raw = match locate_surface(warp, env, s, ty.bytes(), lane)? {
+                Some((region, offset, _)) => region.load(offset, ty.bytes()),
+                None => 0,
+            };
+            write_reg_words(warp, dst, lane, to_register(ty, raw) as u128, ty.regs());
+            Ok(())
+        })
+    })
 }
 
 /// [`crate::ir::Op::Store`] at a surface address, for the lanes of `exec` in lane order (the
@@ -98,21 +91,15 @@ pub fn execute_store(
     src: &Operand,
 ) -> Result<(), LaneFault> {
     let ty = access.ty;
-    let (before, after) = access_fences(access.order, false);
-    if let Some(o) = before {
-        fence(o);
-    }
-    let result = super::for_lanes(exec, |lane| {
-        let value = read_operand(warp, env, src, lane, ty.regs())?;
-        if let Some((region, offset, _)) = locate_surface(warp, env, s, ty.bytes(), lane)? {
-            region.store(offset, ty.bytes(), value);
-        }
-        Ok(())
-    });
-    if let Some(o) = after {
-        fence(o);
-    }
-    result
+    fenced(access.order, false, || {
+        super::for_lanes(exec, |lane| {
+            let value = read_operand(warp, env, src, lane, ty.regs())?;
+            if let Some((region, offset, _)) = locate_surface(warp, env, s, ty.bytes(), lane)? {
+                region.store(offset, ty.bytes(), value);
+            }
+            Ok(())
+        })
+    })
 }
 
 /// The type a lane's atomic computes in: `ty`, or with `.SD32`/`.SD64`

@@ -223,8 +223,8 @@ mod naive {
     //! The module docs' definition computed the plain way, one set per instruction, iterated
     //! to a fixed point: the block-level analysis must agree with it on every program.
 
-    use super::super::init::{words, RegSet};
-    use crate::ir::{Kernel, Operand};
+    use super::super::init::RegSet;
+    use crate::ir::Kernel;
 
     fn live_in_naive(kernel: &Kernel, succ: &[Vec<u32>]) -> Vec<RegSet> {
         let n = kernel.insts.len();
@@ -233,24 +233,10 @@ mod naive {
         loop {
             let mut changed = false;
             for pc in (0..n).rev() {
+                // One instruction at a time, with the same transfer function: what is compared
+                // is the block-level propagation.
                 let mut fact = live_out_naive(&live_in, succ, pc, regs);
-                let inst = &kernel.insts[pc];
-                if !inst.guard.is_never() {
-                    if inst.guard.is_always() {
-                        for (reg, w) in inst.op.dst_uses() {
-                            for r in words(reg, w) {
-                                fact.remove(r);
-                            }
-                        }
-                    }
-                    for u in inst.op.operand_uses() {
-                        if let Operand::Reg(reg) = u.operand {
-                            for r in words(reg, u.words) {
-                                fact.insert(r);
-                            }
-                        }
-                    }
-                }
+                super::step_back(&kernel.insts[pc], &mut fact);
                 if fact != live_in[pc] {
                     live_in[pc] = fact;
                     changed = true;
