@@ -558,7 +558,21 @@ impl Module {
         let spec = &kernel.launch;
         let grid = overrides.grid.unwrap_or(spec.grid);
         let block = overrides.block.unwrap_or(spec.block);
-        let shared_bytes = overrides.shared_bytes.unwrap_or(spec.shared_bytes);
+        let mut shared_bytes = overrides.shared_bytes.unwrap_or(spec.shared_bytes);
+        if spec.shared_per_warp > 0 {
+            // A vISA kernel: each warp (thread) keeps its register file in the window.
+            let threads: u64 = block.iter().map(|&d| u64::from(d)).product();
+            let warp = u64::from(kernel.warp_size);
+            if threads % warp != 0 {
+                return Err(Error::Override(format!(
+                    "kernel `{}` is SIMD{warp}: its work-group size ({threads}) must be a \
+                     multiple of {warp}, so that every thread has all its channels",
+                    kernel.name
+                )));
+            }
+            let window = u64::from(shared_bytes) + threads / warp * u64::from(spec.shared_per_warp);
+            shared_bytes = u32::try_from(window).unwrap_or(u32::MAX);
+        }
         valid::check_launch(grid, block, shared_bytes).map_err(Error::Override)?;
         let has = |name: &str, buffer: bool| {
             spec.params
