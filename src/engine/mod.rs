@@ -750,12 +750,8 @@ impl Prepared<'_> {
         let kernel = &self.module.program.kernels[self.index];
         let info = &self.module.infos[self.index];
         exec::launch_counted(
-            kernel,
-            info,
-            self.runner.as_ref(),
-            &self.global,
-            &self.cbank,
-            &self.surfaces,
+            (kernel, info, self.runner.as_ref()),
+            (&self.global, &self.cbank, &self.surfaces),
             &self.config,
         )
     }

@@ -382,27 +382,18 @@ pub fn launch(
     surfaces: &[SurfaceHeader],
     config: &LaunchConfig,
 ) -> Result<LaunchStats, LaunchError> {
-    launch_counted(kernel, info, runner, global, cbank, surfaces, config).map_err(|f| f.error)
+    launch_counted((kernel, info, runner), (global, cbank, surfaces), config).map_err(|f| f.error)
 }
 
 /// [`launch`], with what ran before a failure: the counters of every warp that ran, the CTAs
 /// that finished and the time until the launch stopped, so a report after a trap or the
 /// watchdog tells how much work was done.
 pub fn launch_counted(
-    kernel: &Kernel,
-    info: &KernelInfo,
-    runner: &dyn WarpRunner,
-    global: &GlobalMemory,
-    cbank: &[u8],
-    surfaces: &[SurfaceHeader],
+    program: (&Kernel, &KernelInfo, &dyn WarpRunner),
+    memory: (&GlobalMemory, &[u8], &[SurfaceHeader]),
     config: &LaunchConfig,
 ) -> Result<LaunchStats, Box<FailedLaunch>> {
-    launch_with_cap(
-        (kernel, info, runner),
-        (global, cbank, surfaces),
-        config,
-        None,
-    )
+    launch_with_cap(program, memory, config, None)
 }
 
 /// [`launch`], with the most CTAs resident at once set to `cap` instead of the emulated GPU's

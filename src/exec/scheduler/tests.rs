@@ -961,7 +961,7 @@ fn a_failed_launch_counts_what_ran_before_it_stopped() {
     let mut cfg = config(4, 32);
     cfg.deterministic(true);
     let global = global_words(1);
-    let failed = launch_counted(&kernel, &info(5, &[]), &mock, &global, &[], &[], &cfg)
+    let failed = launch_counted((&kernel, &info(5, &[]), &mock), (&global, &[], &[]), &cfg)
         .expect_err("CTA 3 traps");
     assert!(matches!(failed.error, LaunchError::Trap(_)), "{failed}");
     let ran = &failed.ran;
