@@ -267,7 +267,16 @@ fn print_report(r: &RunReport, dumps: &[String]) {
         outln!("  note: {why}");
     }
     if let (Some(f), false) = (&r.failure, r.expected_trap) {
-        outln!("  FAILED: {f}");
+        // A watchdog report ends with its list of warps' lines.
+        outln!("  FAILED: {}", f.to_string().trim_end());
+        let (l, s) = (&r.launch, &r.launch.stats);
+        outln!(
+            "  before it stopped: {} CTAs finished, {} warp instructions, {} atomics, {:.3} ms",
+            l.ctas,
+            s.warp_insts,
+            s.total_atomics(),
+            l.wall.as_secs_f64() * 1e3
+        );
         // `.expect trap` with another trap (or the watchdog): its verdict.
         for e in &r.expectations {
             outln!(
