@@ -33,8 +33,9 @@ op_enum! {
         Cas = "cas",
         /// `if (M == b) { M = c; result = 1 } else { result = 0 }` (SASS `CAST`).
         Cast = "cast",
-        /// vISA `predec` (pre-decrement). Its exact formula is fixed together with the vISA
-        /// dialect; until then validation rejects it.
+        /// Not produced by any front end, and rejected by validation: vISA's `predec` (store
+        /// `M - 1`, return the new value) lowers to `Sub` of 1 followed by a decrement of the
+        /// returned old value (`src/front/visa/lower/memory.rs`), which needs no op of its own.
         PreDec = "predec",
         /// vISA `fcmpwr`: `if (M == b) M = c` in float comparison (`+0 == -0`, NaN never equal).
         FCmpWr = "fcmpwr",

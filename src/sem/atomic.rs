@@ -24,9 +24,8 @@ pub fn spin_bank(address: u64) -> u32 {
 /// [`super::float`] with `ftz`; every other op acts on the raw bits. `FCmpWr` compares as the
 /// float of the type (of the same width for integer types).
 ///
-/// `PreDec`: NOTE: its formula is not fixed yet (the vISA issue must define it; validation
-/// rejects it until then). It is defined here as `Sub` with `b = 1` (`M = M - 1`, wrapping,
-/// returning the old value) so that no backend panics on it.
+/// `PreDec` (rejected by validation; vISA's predec lowers to `Sub` of 1) is `M = M - 1`,
+/// wrapping, so that no backend panics on it.
 pub fn rmw_value(op: AtomicOp, ty: Ty, old: u64, b: u64, c: u64, ftz: bool) -> (u64, bool) {
     let mask = low_mask(ty.bits());
     let (old, b, c) = (old & mask, b & mask, c & mask);

@@ -22,7 +22,7 @@
 //!   `atomics::VECTOR_FORMS`, in the global space or at a generic address; a 128-bit atomic
 //!   is `Exch` or `Cas`, on a host with a 16-byte compare-and-swap; in SASS, Rb and Rc are registers, the `ATOMS`
 //!   Imm24 has zero low bits and fits `ImmU24`/`ImmS24`, and `ATOMS.CAS/.CAST` pair Rb/Rc as the
-//!   document requires. `PreDec` is rejected until the vISA dialect defines it.
+//!   document requires. `PreDec` is rejected: no front end produces it (vISA's predec is `Sub` 1 and a decrement).
 //! * **Operands** (`operands.rs`): every register (each word of a pair) is below
 //!   [`Kernel::num_regs`], every predicate below [`Kernel::num_preds`]; in SASS every 64-bit
 //!   pair starts at an even register; constant reads are naturally aligned and inside their

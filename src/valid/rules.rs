@@ -457,7 +457,7 @@ pub const BARRIER_IDS: &str =
     "NVIDIA named barriers: BAR.SYNC and PTX bar.sync take a barrier id 0..15 (16 barriers per CTA)";
 pub const PREDEC_PENDING: &str = ir_contract!(
     "src/ir/ops.rs AtomicOp::PreDec",
-    "Its exact formula is fixed together with the vISA dialect; until then validation rejects it."
+    "Not produced by any front end, and rejected by validation: vISA's `predec` lowers to `Sub` of 1 followed by a decrement of the returned old value."
 );
 pub const VECTOR_SHAPE: &str = ir_contract!(
     "src/ir/access.rs MemAccess",

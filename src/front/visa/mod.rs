@@ -1,12 +1,13 @@
 //! The Intel vISA dialect (issue 12): the text IGC dumps (`.visaasm`, `IGC_ShaderDumpEnable=1`)
 //! and its assembler GenX_IR reads. This module reads that syntax into a tree with every name
-//! resolved ([`ast`]); lowering it to the IR is a later step, and [`crate::front::parse`] still
-//! refuses the dialect.
+//! resolved ([`ast`]) and lowers each kernel to the IR for a launch (`lower`; the execution
+//! model is in `docs/visa.md`).
 //!
 //! * [`lex`]: tokens as IGC's lexer (`visa/CISA.l`) cuts them.
 //! * [`parse`]: the grammar of IGC's reader (`visa/CISA.y`), with name resolution.
 //! * [`ast`]: the tree.
 //! * `names`: predefined variables, type, alignment and mask names, instruction signatures.
+//! * `lower`: the IR of a kernel: GRF file, execution mask and `goto`, payload, instructions.
 //!
 //! # The data model
 //!

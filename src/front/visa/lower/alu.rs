@@ -386,10 +386,11 @@ impl<'k> Lower<'k> {
             "ret" => self.lower_ret(inst),
             "nop" => Ok(()),
             "mov" => self.lower_mov(inst),
-            "add" | "mul" | "and" | "or" | "xor" | "min" | "max" => self.lower_binary(inst),
+            "add" | "mul" | "mulh" | "and" | "or" | "xor" | "min" | "max" => {
+                self.lower_binary(inst)
+            }
             "shl" | "shr" | "asr" => self.lower_shift(inst),
             "not" | "cbit" => self.lower_unary(inst),
-            "mulh" => self.lower_mulh(inst),
             "mad" => self.lower_mad(inst),
             "madw" => self.lower_madw(inst),
             "addc" => self.lower_addc(inst),
@@ -566,14 +567,21 @@ impl<'k> Lower<'k> {
         let op = match inst.mnemonic.as_str() {
             "add" => BinOp::Add,
             "mul" => BinOp::Mul,
+            // The high 32 bits of the 64-bit product.
+            "mulh" => BinOp::MulHi,
             "and" => BinOp::And,
             "or" => BinOp::Or,
             "xor" => BinOp::Xor,
             "min" => BinOp::Min,
             _ => BinOp::Max,
         };
+        if op == BinOp::MulHi && ty != ExecTy::Int(32) {
+            return Err(err(inst.span, "`mulh` takes 32-bit integer operands"));
+        }
         let signed = match (op, ty) {
-            (BinOp::Min | BinOp::Max, ExecTy::Int(_)) => self.signedness(inst, a, b)?,
+            (BinOp::Min | BinOp::Max | BinOp::MulHi, ExecTy::Int(_)) => {
+                self.signedness(inst, a, b)?
+            }
             _ => false,
         };
         let ir_ty = match ty {
@@ -686,32 +694,6 @@ impl<'k> Lower<'k> {
                 ty: ty.int_ty(false),
                 dst: out,
                 a: va,
-            },
-        );
-        self.store_dest(g, dst, &exec, out)
-    }
-
-    fn lower_mulh(&mut self, inst: &Inst) -> LResult<()> {
-        let [dst, a, b] = self.operands::<3>(inst)?;
-        let exec = self.exec_of(inst);
-        let ty = self.exec_type(inst, &self.types_of(&[dst, a, b])?)?;
-        if ty != ExecTy::Int(32) {
-            return Err(err(inst.span, "`mulh` takes 32-bit integer operands"));
-        }
-        let signed = self.signedness(inst, a, b)?;
-        let g = self.guard(inst, true)?;
-        let va = self.load_source(g, a, &exec, ty, false)?;
-        let vb = self.load_source(g, b, &exec, ty, false)?;
-        let out = self.temp(1);
-        self.emit(
-            g,
-            Op::Binary {
-                op: BinOp::MulHi,
-                ty: ty.int_ty(signed),
-                dst: out,
-                a: va,
-                b: vb,
-                ftz: false,
             },
         );
         self.store_dest(g, dst, &exec, out)
@@ -902,20 +884,7 @@ impl<'k> Lower<'k> {
             },
         );
         self.emit(g, bin(BinOp::And, Ty::U32, t, t, Operand::Imm(1)));
-        self.emit(
-            g,
-            Op::SetP {
-                cmp: ir::CmpOp::Ne,
-                ty: Ty::U32,
-                combine: ir::BoolOp::And,
-                dst: pred,
-                dst2: Pred::PT,
-                a: Operand::Reg(t).into(),
-                b: Operand::Imm(0).into(),
-                c: PredSrc::TRUE,
-                chain: None,
-            },
-        );
+        self.emit(g, super::setp_u32(ir::CmpOp::Ne, pred, t, 0));
         Ok(())
     }
 

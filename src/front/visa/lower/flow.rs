@@ -18,7 +18,7 @@
 
 use super::{err, LResult, Lower, Target, P_EM, P_T0, R_RESUME};
 use crate::front::visa::ast::{self, Inst, Kernel, LabelId, OperandKind, Stmt};
-use crate::ir::{self, Guard, Op, Operand, Pred, PredSrc, Ty};
+use crate::ir::{self, Guard, Op, Operand, PredSrc, Ty};
 use std::collections::HashMap;
 
 /// `resume` of a finished channel.
@@ -88,17 +88,7 @@ impl<'k> Lower<'k> {
     /// The code of join point `j`: the channels waiting here run again.
     pub(super) fn join_code(&mut self, j: u32) {
         self.join_pos.insert(j, self.body.len());
-        self.emit_always(Op::SetP {
-            cmp: ir::CmpOp::Eq,
-            ty: Ty::U32,
-            combine: ir::BoolOp::And,
-            dst: P_T0,
-            dst2: Pred::PT,
-            a: Operand::Reg(R_RESUME).into(),
-            b: Operand::Imm(u64::from(j)).into(),
-            c: PredSrc::TRUE,
-            chain: None,
-        });
+        self.emit_always(super::setp_u32(ir::CmpOp::Eq, P_T0, R_RESUME, u64::from(j)));
         self.emit(
             Guard {
                 pred: P_T0,
@@ -115,17 +105,7 @@ impl<'k> Lower<'k> {
 
     /// `em = (resume == 0)`.
     fn update_mask(&mut self) {
-        self.emit_always(Op::SetP {
-            cmp: ir::CmpOp::Eq,
-            ty: Ty::U32,
-            combine: ir::BoolOp::And,
-            dst: P_EM,
-            dst2: Pred::PT,
-            a: Operand::Reg(R_RESUME).into(),
-            b: Operand::Imm(0).into(),
-            c: PredSrc::TRUE,
-            chain: None,
-        });
+        self.emit_always(super::setp_u32(ir::CmpOp::Eq, P_EM, R_RESUME, 0));
     }
 
     /// If no channel runs: continue at the earliest join point where some channel waits, or
@@ -165,17 +145,7 @@ impl<'k> Lower<'k> {
             src: Operand::Reg(m),
         });
         for j in 1..=self.joins.count {
-            self.emit_always(Op::SetP {
-                cmp: ir::CmpOp::Eq,
-                ty: Ty::U32,
-                combine: ir::BoolOp::And,
-                dst: P_T0,
-                dst2: Pred::PT,
-                a: Operand::Reg(m).into(),
-                b: Operand::Imm(u64::from(j - 1)).into(),
-                c: PredSrc::TRUE,
-                chain: None,
-            });
+            self.emit_always(super::setp_u32(ir::CmpOp::Eq, P_T0, m, u64::from(j - 1)));
             self.emit_branch(
                 Guard {
                     pred: P_T0,
@@ -243,17 +213,7 @@ impl<'k> Lower<'k> {
                         // `.any`/`.all` of one channel is its bit.
                         ast::PredCtrl::Seq | ast::PredCtrl::Any | ast::PredCtrl::All => bits,
                     };
-                    self.emit_always(Op::SetP {
-                        cmp: ir::CmpOp::Ne,
-                        ty: Ty::U32,
-                        combine: ir::BoolOp::And,
-                        dst: super::P_T1,
-                        dst2: Pred::PT,
-                        a: Operand::Reg(bit).into(),
-                        b: Operand::Imm(0).into(),
-                        c: PredSrc::TRUE,
-                        chain: None,
-                    });
+                    self.emit_always(super::setp_u32(ir::CmpOp::Ne, super::P_T1, bit, 0));
                     Some(PredSrc {
                         pred: super::P_T1,
                         negate: p.negate,

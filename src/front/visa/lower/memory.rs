@@ -564,35 +564,9 @@ impl<'k> Lower<'k> {
         };
         let mem = global(Ty::U32, 4, MemOrder::Weak, svm_address(wide, 0));
         if store {
-            self.emit(
-                g,
-                Op::Load {
-                    access: grf_access,
-                    dst: v,
-                },
-            );
-            self.emit(
-                g,
-                Op::Store {
-                    access: mem,
-                    src: Operand::Reg(v),
-                },
-            );
+            self.copy(g, grf_access, mem, v);
         } else {
-            self.emit(
-                g,
-                Op::Load {
-                    access: mem,
-                    dst: v,
-                },
-            );
-            self.emit(
-                g,
-                Op::Store {
-                    access: grf_access,
-                    src: Operand::Reg(v),
-                },
-            );
+            self.copy(g, mem, grf_access, v);
         }
         let _ = raw_ty;
         Ok(())

@@ -390,6 +390,24 @@ impl<'k> Lower<'k> {
         self.emit(Guard::ALWAYS, op);
     }
 
+    /// Moves one value from `from` to `to` through `via` in the lanes of `guard`.
+    fn copy(&mut self, guard: Guard, from: MemAccess, to: MemAccess, via: Reg) {
+        self.emit(
+            guard,
+            Op::Load {
+                access: from,
+                dst: via,
+            },
+        );
+        self.emit(
+            guard,
+            Op::Store {
+                access: to,
+                src: Operand::Reg(via),
+            },
+        );
+    }
+
     /// A branch to a target fixed up at the end.
     fn emit_branch(&mut self, guard: Guard, target: Target) {
         self.fixups.push((self.body.len(), target));
@@ -675,6 +693,21 @@ impl<'k> Lower<'k> {
             warp_size: self.simd,
             file_bytes: self.layout.file_bytes,
         })
+    }
+}
+
+/// `dst = (a CMP imm)` compared as `u32`.
+fn setp_u32(cmp: ir::CmpOp, dst: Pred, a: Reg, imm: u64) -> Op {
+    Op::SetP {
+        cmp,
+        ty: Ty::U32,
+        combine: ir::BoolOp::And,
+        dst,
+        dst2: Pred::PT,
+        a: Operand::Reg(a).into(),
+        b: Operand::Imm(imm).into(),
+        c: PredSrc::TRUE,
+        chain: None,
     }
 }
 

@@ -19,8 +19,7 @@
 use super::{err, LResult, LaunchInfo, Lower, P_EM, R_FILE, R_LANE, R_RESUME};
 use crate::front::visa::ast::{self, InputKind, Predefined, VarKind};
 use crate::ir::{
-    self, Address, Guard, Inst as IrInst, Op, Operand, ParamKind, PayloadKind, Pred, PredSrc, Reg,
-    SpecialReg, Ty,
+    self, Address, Guard, Inst as IrInst, Op, Operand, ParamKind, PayloadKind, Reg, SpecialReg, Ty,
 };
 
 /// One field of the payload.
@@ -244,17 +243,7 @@ impl<'k> Lower<'k> {
             Guard::ALWAYS,
         );
         emit(
-            Op::SetP {
-                cmp: ir::CmpOp::Eq,
-                ty: Ty::U32,
-                combine: ir::BoolOp::And,
-                dst: P_EM,
-                dst2: Pred::PT,
-                a: Operand::Reg(R_RESUME).into(),
-                b: Operand::Imm(0).into(),
-                c: PredSrc::TRUE,
-                chain: None,
-            },
+            super::setp_u32(ir::CmpOp::Eq, P_EM, R_RESUME, 0),
             Guard::ALWAYS,
         );
         emit(
@@ -293,17 +282,7 @@ impl<'k> Lower<'k> {
                 Guard::ALWAYS,
             );
             emit(
-                Op::SetP {
-                    cmp: ir::CmpOp::Lt,
-                    ty: Ty::U32,
-                    combine: ir::BoolOp::And,
-                    dst: p,
-                    dst2: Pred::PT,
-                    a: Operand::Reg(t).into(),
-                    b: Operand::Imm(u64::from(size)).into(),
-                    c: PredSrc::TRUE,
-                    chain: None,
-                },
+                super::setp_u32(ir::CmpOp::Lt, p, t, u64::from(size)),
                 Guard::ALWAYS,
             );
         }
