@@ -75,11 +75,12 @@ fn check(expect: &Expect, buf: &Buffer) -> (bool, String, String) {
             return aggregate(expect, expected, extreme(buf, Ordering::Greater))
         }
         ExpectLhs::Count { value, .. } => {
-            let n = buf
-                .values()
-                .filter(|v| compare(*v, *value) == Some(Ordering::Equal))
-                .count();
-            return aggregate(expect, expected, Some(Scalar::Int(n as i128)));
+            let mut n = 0u64;
+            buf.scan(0..buf.len(), |_, v| {
+                n += u64::from(compare(v, *value) == Some(Ordering::Equal));
+                true
+            });
+            return aggregate(expect, expected, Some(Scalar::Int(n.into())));
         }
     };
     if start > end || end > buf.len() as u64 {
@@ -112,10 +113,10 @@ fn check(expect: &Expect, buf: &Buffer) -> (bool, String, String) {
             }
         }
         ExpectRhs::Scalar(want) => {
-            for (i, got) in elems() {
-                if !holds(expect.cmp, got, *want) {
-                    return (false, expected, format!("{name}[{i}] = {got}"));
-                }
+            let range = start as usize..end as usize;
+            if let Some(i) = buf.scan(range, |_, got| holds(expect.cmp, got, *want)) {
+                let got = buf.get(i).expect("checked range");
+                return (false, expected, format!("{name}[{i}] = {got}"));
             }
             let actual = match count {
                 1 => elems()
@@ -134,19 +135,20 @@ fn check(expect: &Expect, buf: &Buffer) -> (bool, String, String) {
                     format!("{count} elements, the list has {}", want.len()),
                 );
             }
-            let equal = elems()
-                .zip(want)
-                .all(|((_, g), w)| compare(g, *w) == Some(Ordering::Equal));
+            let first_diff = buf.scan(start as usize..end as usize, |i, g| {
+                compare(g, want[i - start as usize]) == Some(Ordering::Equal)
+            });
             let passed = match expect.cmp {
-                CmpOp::Eq => equal,
-                CmpOp::Ne => !equal,
+                CmpOp::Eq => first_diff.is_none(),
+                CmpOp::Ne => first_diff.is_some(),
                 _ => false,
             };
-            let first_diff = elems()
-                .zip(want)
-                .find(|((_, g), w)| compare(*g, **w) != Some(Ordering::Equal));
             let actual = match first_diff {
-                Some(((i, g), w)) => format!("{name}[{i}] = {g} (list has {w})"),
+                Some(i) => {
+                    let g = buf.get(i).expect("checked range");
+                    let w = want[i - start as usize];
+                    format!("{name}[{i}] = {g} (list has {w})")
+                }
                 None => "equal".to_string(),
             };
             (passed, expected, actual)
@@ -170,23 +172,32 @@ fn aggregate(expect: &Expect, expected: String, value: Option<Scalar>) -> (bool,
 
 fn sum(buf: &Buffer) -> Option<Scalar> {
     if buf.elem.is_float() {
-        Some(Scalar::Float(buf.values().map(as_f64).sum()))
+        let mut total = 0.0;
+        buf.scan(0..buf.len(), |_, v| {
+            total += as_f64(v);
+            true
+        });
+        Some(Scalar::Float(total))
     } else {
         // 128-bit integer sum: exact for any buffer that fits in memory.
-        Some(Scalar::Int(
-            buf.values().map(|v| as_i128(v).unwrap_or(0)).sum(),
-        ))
+        let mut total = 0i128;
+        buf.scan(0..buf.len(), |_, v| {
+            total += as_i128(v).unwrap_or(0);
+            true
+        });
+        Some(Scalar::Int(total))
     }
 }
 
 fn extreme(buf: &Buffer, want: Ordering) -> Option<Scalar> {
-    buf.values().reduce(|best, v| {
-        if compare(v, best) == Some(want) {
-            v
-        } else {
-            best
+    let mut best: Option<Scalar> = None;
+    buf.scan(0..buf.len(), |_, v| {
+        if best.is_none_or(|b| compare(v, b) == Some(want)) {
+            best = Some(v);
         }
-    })
+        true
+    });
+    best
 }
 
 fn as_f64(v: Scalar) -> f64 {

@@ -22,6 +22,8 @@ pub enum LaunchLine {
     Buffer(String),
     /// `NAME TY = VALUE`: a scalar, bound to the next parameter of a PTX entry.
     Param(String),
+    /// `OFFSET KIND`: an implicit value of a vISA kernel's payload.
+    Payload(String),
 }
 
 impl LaunchLine {
@@ -30,6 +32,7 @@ impl LaunchLine {
         match self {
             LaunchLine::Buffer(decl) => format!(".buffer {decl}"),
             LaunchLine::Param(decl) => format!(".param {decl}"),
+            LaunchLine::Payload(decl) => format!(".payload {decl}"),
         }
     }
 }

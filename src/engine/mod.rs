@@ -55,7 +55,9 @@ pub use overrides::OverrideArgs;
 pub use report::{to_json_text, JsonScalar, RunJson};
 pub use status::ExitStatus;
 
-use crate::exec::{self, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, WarpRunner};
+use crate::exec::{
+    self, FailedLaunch, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, WarpRunner,
+};
 use crate::front::{self, LaunchText, ParseError};
 use crate::interp::Interpreter;
 use crate::ir::surface::SurfaceHeader;
@@ -558,7 +560,21 @@ impl Module {
         let spec = &kernel.launch;
         let grid = overrides.grid.unwrap_or(spec.grid);
         let block = overrides.block.unwrap_or(spec.block);
-        let shared_bytes = overrides.shared_bytes.unwrap_or(spec.shared_bytes);
+        let mut shared_bytes = overrides.shared_bytes.unwrap_or(spec.shared_bytes);
+        if spec.shared_per_warp > 0 {
+            // A vISA kernel: each warp (thread) keeps its register file in the window.
+            let threads: u64 = block.iter().map(|&d| u64::from(d)).product();
+            let warp = u64::from(kernel.warp_size);
+            if threads % warp != 0 {
+                return Err(Error::Override(format!(
+                    "kernel `{}` is SIMD{warp}: its work-group size ({threads}) must be a \
+                     multiple of {warp}, so that every thread has all its channels",
+                    kernel.name
+                )));
+            }
+            let window = u64::from(shared_bytes) + threads / warp * u64::from(spec.shared_per_warp);
+            shared_bytes = u32::try_from(window).unwrap_or(u32::MAX);
+        }
         valid::check_launch(grid, block, shared_bytes).map_err(Error::Override)?;
         let has = |name: &str, buffer: bool| {
             spec.params
@@ -742,17 +758,14 @@ pub struct Prepared<'m> {
 }
 
 impl Prepared<'_> {
-    /// Runs the kernel once on the current memory image.
-    pub fn launch(&self) -> Result<LaunchStats, LaunchError> {
+    /// Runs the kernel once on the current memory image. A launch that fails says why and what
+    /// ran before it stopped ([`FailedLaunch`]).
+    pub fn launch(&self) -> Result<LaunchStats, Box<FailedLaunch>> {
         let kernel = &self.module.program.kernels[self.index];
         let info = &self.module.infos[self.index];
-        exec::launch(
-            kernel,
-            info,
-            self.runner.as_ref(),
-            &self.global,
-            &self.cbank,
-            &self.surfaces,
+        exec::launch_counted(
+            (kernel, info, self.runner.as_ref()),
+            (&self.global, &self.cbank, &self.surfaces),
             &self.config,
         )
     }
@@ -862,19 +875,23 @@ impl Prepared<'_> {
             .collect()
     }
 
-    /// Turns a launch outcome into a report: buffers read back, expectations checked.
-    pub fn finish(&self, outcome: Result<LaunchStats, LaunchError>) -> Result<RunReport, Error> {
+    /// Turns a launch outcome into a report: buffers read back, expectations checked. A failed
+    /// launch reports the counters and time of what ran before it stopped.
+    pub fn finish(
+        &self,
+        outcome: Result<LaunchStats, Box<FailedLaunch>>,
+    ) -> Result<RunReport, Error> {
         let buffers = self.try_buffers()?;
-        // A failed launch reports no counters, but the threads it was given.
-        let failed = LaunchStats {
-            threads: self.config.threads,
-            ..LaunchStats::default()
-        };
         let (launch, failure) = match outcome {
             Ok(stats) => (stats, None),
-            Err(LaunchError::Trap(t)) => (failed, Some(Failure::Trap(t))),
-            Err(LaunchError::Watchdog(w)) => (failed, Some(Failure::Watchdog(w))),
-            Err(LaunchError::Config(msg)) => return Err(Error::Launch(msg)),
+            Err(failed) => {
+                let FailedLaunch { error, ran } = *failed;
+                match error {
+                    LaunchError::Trap(t) => (ran, Some(Failure::Trap(t))),
+                    LaunchError::Watchdog(w) => (ran, Some(Failure::Watchdog(w))),
+                    LaunchError::Config(msg) => return Err(Error::Launch(msg)),
+                }
+            }
         };
         let mut expectations: Vec<ExpectOutcome> = if failure.is_none() {
             self.expects

@@ -30,7 +30,9 @@ mod trap;
 mod warp;
 
 pub use memory::{AllocError, GlobalMemory, SharedMemory, GLOBAL_BASE, SHARED_WINDOW_BYTES};
-pub use scheduler::{launch, CtaRunner, LaunchConfig, LaunchError, LaunchStats};
+pub use scheduler::{
+    launch, launch_counted, CtaRunner, FailedLaunch, LaunchConfig, LaunchError, LaunchStats,
+};
 pub use trap::{StuckWarp, SurfaceTrap, Trap, TrapInfo, TrapReason, WatchdogKind, WatchdogReport};
 pub use warp::WarpState;
 

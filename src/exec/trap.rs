@@ -215,6 +215,10 @@ pub struct WatchdogReport {
     /// Whether the launch provably stopped making progress (every warp waiting), or only ran
     /// out of time (it may still have been progressing).
     pub kind: WatchdogKind,
+    /// At the time limit: some CTA still moved in its last round (ran a group that was not
+    /// waiting, or finished), so the launch was progressing when it was stopped. False for a
+    /// deadlock, and for a time limit at which every resident CTA was waiting.
+    pub progressing: bool,
     /// What the watchdog saw, in words (the deadlock, or how far the launch got).
     pub cause: String,
     pub stuck: Vec<StuckWarp>,
@@ -236,9 +240,10 @@ impl fmt::Display for WatchdogReport {
             f,
             "watchdog: kernel `{}` {}: {}",
             self.kernel,
-            match self.kind {
-                WatchdogKind::Deadlock => "stopped making progress",
-                WatchdogKind::TimeLimit => "reached the time limit",
+            match (self.kind, self.progressing) {
+                (WatchdogKind::Deadlock, _) => "stopped making progress",
+                (WatchdogKind::TimeLimit, true) => "reached the time limit while still progressing",
+                (WatchdogKind::TimeLimit, false) => "reached the time limit without progress",
             },
             self.cause
         )?;

@@ -18,7 +18,7 @@ use super::program::{
 use crate::ir::{Expect, ParamDecl, ParamKind, Span};
 
 /// The launch directives, as written.
-pub const LAUNCH_DIRECTIVES: [&str; 8] = [
+pub const LAUNCH_DIRECTIVES: [&str; 9] = [
     ".grid",
     ".block",
     ".shared",
@@ -27,6 +27,7 @@ pub const LAUNCH_DIRECTIVES: [&str; 8] = [
     ".surface",
     ".param",
     ".expect",
+    ".payload",
 ];
 
 /// True if `word` (case-insensitive) is one of [`LAUNCH_DIRECTIVES`].
@@ -56,6 +57,8 @@ pub enum Directive {
     Expect { expect: Expect, spans: ExpectSpans },
     /// `.expect trap REASON`: the launch must trap for `REASON`.
     ExpectTrap(crate::ir::TrapExpect),
+    /// `.payload OFFSET KIND` (vISA): the thread payload holds `KIND` at byte `OFFSET`.
+    Payload(crate::ir::PayloadDecl),
 }
 
 /// Parses the launch directive `word` followed by `args` (the rest of its line). `source` is
@@ -148,6 +151,33 @@ pub fn parse(word: &Token, args: &[Token], source: &str) -> Result<Option<Direct
                 let (expect, spans) = expect(&mut cur, text, stmt_span)?;
                 Directive::Expect { expect, spans }
             }
+        }
+        ".payload" => {
+            let (offset, span) = unsigned(&mut cur, "the payload byte offset")?;
+            let offset = u32::try_from(offset)
+                .map_err(|_| SyntaxError::new(span, "the payload offset is too large"))?;
+            let kinds = crate::ir::PayloadKind::ALL
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let Some(kind_tok) = cur.next() else {
+                return Err(
+                    SyntaxError::new(stmt_span, "`.payload` needs a kind").expected(kinds.clone())
+                );
+            };
+            let kind = crate::ir::PayloadKind::from_name(kind_tok.text).ok_or_else(|| {
+                SyntaxError::new(
+                    kind_tok.span,
+                    format!("unknown payload kind `{}`", kind_tok.text),
+                )
+                .expected(kinds)
+            })?;
+            Directive::Payload(crate::ir::PayloadDecl {
+                offset,
+                kind,
+                span: stmt_span,
+            })
         }
         _ => return Ok(None),
     };

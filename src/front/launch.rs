@@ -313,7 +313,7 @@ fn apply_to_kernel(
             Directive::Block { .. } => Some(1),
             Directive::Shared { .. } => Some(2),
             Directive::StaticShared { .. } => Some(3),
-            Directive::Decl { .. } | Directive::Expect { .. } => None,
+            Directive::Decl { .. } | Directive::Expect { .. } | Directive::Payload(_) => None,
             Directive::ExpectTrap(_) => Some(4),
         };
         if let Some(i) = slot {
@@ -340,6 +340,17 @@ fn apply_to_kernel(
             }
             Directive::Expect { expect, .. } => expects.push((expect, d.source)),
             Directive::ExpectTrap(t) => spec.expect_trap = Some(t),
+            Directive::Payload(p) => {
+                if kernel.dialect != crate::ir::Dialect::Visa {
+                    return Err(err(
+                        file,
+                        word.span,
+                        "`.payload` describes a vISA thread payload; this kernel is not vISA"
+                            .into(),
+                    ));
+                }
+                spec.payload.push(p);
+            }
         }
     }
 

@@ -71,7 +71,7 @@ pub fn dialect_by_extension(file_name: &str) -> Option<Dialect> {
         .to_ascii_lowercase();
     match ext.as_str() {
         "ptx" => Some(Dialect::Ptx),
-        "visa" | "isa" => Some(Dialect::Visa),
+        "visa" | "visaasm" | "isa" => Some(Dialect::Visa),
         "s" | "sass" => Some(Dialect::Sass),
         _ => None,
     }
@@ -87,7 +87,17 @@ pub fn dialect_of(file_name: &str, text: &str) -> Dialect {
             .map(|l| l.split("//").next().unwrap_or("").trim())
             .find(|l| !l.is_empty());
         if first.is_some_and(|l| l.starts_with(".version")) {
-            Dialect::Ptx
+            // vISA texts start with `.version` too; they declare variables with `.decl` and
+            // name their kernel in quotes.
+            let visa = text.lines().any(|l| {
+                let l = l.trim_start();
+                l.starts_with(".decl ") || l.starts_with(".kernel \"")
+            });
+            if visa {
+                Dialect::Visa
+            } else {
+                Dialect::Ptx
+            }
         } else {
             Dialect::Sass
         }
@@ -115,7 +125,7 @@ pub fn parse(file_name: &str, source: &str, dialect: Dialect) -> Result<Program,
         Dialect::Ptx => {
             ptx::parse_program(file_name, source).map_err(|e| ParseError::from_syntax(file_name, e))
         }
-        Dialect::Visa => Err(unsupported(file_name, dialect)),
+        Dialect::Visa => Ok(visa::parse_with_launch(file_name, source, &LaunchText::new())?.0),
     }
 }
 
@@ -181,7 +191,16 @@ pub fn parse_with_launch(
                 .map_err(|e| ParseError::from_syntax(file_name, e))?;
             (program, Some(entries))
         }
-        Dialect::Visa => return Err(unsupported(file_name, dialect)),
+        Dialect::Visa => {
+            let (program, unbound) = visa::parse_with_launch(file_name, source, launch)?;
+            let n = program.kernels.len();
+            return Ok(Launched {
+                program,
+                unbound,
+                broken: vec![None; n],
+                unsupported: vec![Vec::new(); n],
+            });
+        }
     };
     let unbound = launch::apply(&mut program, file_name, entries.as_deref(), launch)?;
     broken.resize(program.kernels.len(), None);
@@ -208,18 +227,4 @@ pub fn parse_with_launch(
         broken,
         unsupported,
     })
-}
-
-fn unsupported(file_name: &str, dialect: Dialect) -> ParseError {
-    ParseError {
-        file: file_name.to_string(),
-        span: Span {
-            start: 0,
-            end: 0,
-            line: 1,
-            col: 1,
-        },
-        message: format!("the {dialect:?} dialect is not supported yet"),
-        expected: Some("a SASS program (.s) or a PTX module (.ptx)".into()),
-    }
 }

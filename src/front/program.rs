@@ -1352,6 +1352,13 @@ impl LaunchBuilder {
                 }
                 self.spec.expect_trap = Some(t);
             }
+            Directive::Payload(p) => {
+                return Err(SyntaxError::new(
+                    p.span,
+                    "`.payload` describes a vISA thread payload; it belongs in a vISA kernel's \
+                     launch file",
+                ));
+            }
         }
         Ok(())
     }

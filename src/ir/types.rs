@@ -273,6 +273,47 @@ pub struct LaunchSpec {
     /// `.expect trap REASON`: the launch must trap, for this reason (a program that shows a
     /// fault is reported; its buffer expectations are not checked, since it stopped midway).
     pub expect_trap: Option<TrapExpect>,
+    /// `.payload OFFSET KIND` (vISA kernels only): the implicit values of the thread payload
+    /// after the arguments, which the kernel text alone does not name (see
+    /// `docs/visa-payload.md`).
+    pub payload: Vec<PayloadDecl>,
+    /// Shared-memory bytes each warp's code needs after the window's `shared_bytes` (a vISA
+    /// thread's register file, see `docs/visa.md`): a launch of `W` warps per CTA gets a
+    /// window of `shared_bytes + W × shared_per_warp`, and its CTA size must be a whole number
+    /// of warps. 0 for the NVIDIA dialects.
+    pub shared_per_warp: u32,
+}
+
+/// `.payload OFFSET KIND`: a vISA kernel's payload holds `kind` at byte `offset` (three `u32`,
+/// x, y, z; a `u64` for [`PayloadKind::PrivateBase`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PayloadDecl {
+    /// The byte offset in the thread payload.
+    pub offset: u32,
+    /// What is there.
+    pub kind: PayloadKind,
+    /// Where the line is.
+    pub span: Span,
+}
+
+op_enum! {
+    /// The implicit values IGC's OpenCL payload may hold after the arguments.
+    pub enum PayloadKind {
+        /// The number of work-groups (`get_num_groups`).
+        NumGroups = "num_groups",
+        /// The number of work-items (`get_global_size`).
+        GlobalSize = "global_size",
+        /// The work-group size (`get_local_size`).
+        LocalSize = "local_size",
+        /// The work-group size of a uniform launch (`get_enqueued_local_size`).
+        EnqueuedLocalSize = "enqueued_local_size",
+        /// The global id offset (`get_global_offset`): zero in atomjit's launches.
+        GlobalIdOffset = "global_id_offset",
+        /// The 64-bit base address of the work-items' private memory (IGC passes it even when
+        /// a kernel needs 0 bytes of it). atomjit gives vISA kernels no private memory: the
+        /// address is 0, outside every space, so an access through it traps.
+        PrivateBase = "private_base",
+    }
 }
 
 /// `.expect trap REASON`: the launch is expected to trap for `reason`, one of the trap
@@ -301,6 +342,8 @@ impl Default for LaunchSpec {
             const_banks: Vec::new(),
             expects: Vec::new(),
             expect_trap: None,
+            payload: Vec::new(),
+            shared_per_warp: 0,
         }
     }
 }

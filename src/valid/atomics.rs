@@ -328,6 +328,42 @@ pub const PTX_SURFACE: AtomicTable = AtomicTable {
     ops_rule: rules::PTX_SURED_OPS,
 };
 
+const U16: Size = Size::plain(Ty::U16);
+const S16: Size = Size::plain(Ty::S16);
+
+/// vISA `svm_atomic` (`002_ac5e42ba09aa5f7e.txt`) as the vISA front end lowers it: `inc`,
+/// `dec` and `predec` are `Add`/`Sub` of 1, `cmpxchg` is `Cas`; every op at 16, 32 and 64 bits.
+pub const VISA_SVM: AtomicTable = AtomicTable {
+    dialect: Dialect::Visa,
+    space: Space::Global,
+    mnemonic: "svm_atomic",
+    rows: &[
+        row(AtomicOp::Add, &[U16, U32, U64], rules::VISA_SVM_ROW_INT),
+        row(AtomicOp::Sub, &[U16, U32, U64], rules::VISA_SVM_ROW_INT),
+        row(
+            AtomicOp::Min,
+            &[U16, U32, U64, S16, S32, S64, F16, F32, F64],
+            rules::VISA_SVM_ROW_MINMAX,
+        ),
+        row(
+            AtomicOp::Max,
+            &[U16, U32, U64, S16, S32, S64, F16, F32, F64],
+            rules::VISA_SVM_ROW_MINMAX,
+        ),
+        row(AtomicOp::And, &[U16, U32, U64], rules::VISA_SVM_ROW_INT),
+        row(AtomicOp::Or, &[U16, U32, U64], rules::VISA_SVM_ROW_INT),
+        row(AtomicOp::Xor, &[U16, U32, U64], rules::VISA_SVM_ROW_INT),
+        row(AtomicOp::Exch, &[U16, U32, U64], rules::VISA_SVM_ROW_INT),
+        row(AtomicOp::Cas, &[U16, U32, U64], rules::VISA_SVM_ROW_INT),
+        row(
+            AtomicOp::FCmpWr,
+            &[F16, F32, F64],
+            rules::VISA_SVM_ROW_FCMPWR,
+        ),
+    ],
+    ops_rule: rules::VISA_SVM_OPS,
+};
+
 /// The table of an atomic on `access`: a surface address has its own (SASS `SUATOM`, PTX
 /// `sured`); otherwise the `(dialect, space)` table.
 pub fn table_for(dialect: Dialect, access: &crate::ir::MemAccess) -> Option<&'static AtomicTable> {
@@ -347,6 +383,7 @@ pub const TABLES: &[AtomicTable] = &[
     PTX_GLOBAL,
     PTX_SHARED,
     PTX_GENERIC,
+    VISA_SVM,
 ];
 
 /// The table for atomics of `dialect` in `space`, if one exists.

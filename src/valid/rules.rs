@@ -254,6 +254,25 @@ pub const HOST_CAS128: &str = "atomjit performs a 128-bit atomic as one host 16-
 pub const PTX_OPS: &str =
     "PTX ISA, atom: \".op = { .and, .or, .xor, .cas, .exch, .add, .inc, .dec, .min, .max }\"";
 
+/// Quotes the vISA SVM_ATOMIC document.
+macro_rules! svm_atomic_doc {
+    ($s:literal) => {
+        concat!("002_ac5e42ba09aa5f7e.txt: \"", $s, "\"")
+    };
+}
+/// The operations of vISA `svm_atomic` (`fadd`/`fsub` belong to later platforms).
+pub const VISA_SVM_OPS: &str = svm_atomic_doc!(
+    "Bit[4..0]: encodes the atomic operation for this message - 0b00000: add ... 0b10010: fcmpwr"
+);
+/// The integer operations on 16-, 32- and 64-bit data.
+pub const VISA_SVM_ROW_INT: &str = svm_atomic_doc!("{TGLLP+}Bit[6..5]: encodes the data width of the atomic operation - 0b00: 32-bit - 0b01: 16-bit - 0b10: 64-bit");
+/// min/max (unsigned), imin/imax (signed), fmin/fmax (float).
+pub const VISA_SVM_ROW_MINMAX: &str = svm_atomic_doc!(
+    "IMIN, IMAX: type D, Q - FMAX, FMIN, FCMPWR: type F - Other operations: type UD. UQ"
+);
+/// fcmpwr compares floats.
+pub const VISA_SVM_ROW_FCMPWR: &str = svm_atomic_doc!("FMAX, FMIN, FCMPWR: type F");
+
 /// Quotes the PTX ISA's `sured` text.
 macro_rules! ptx_sured_doc {
     ($s:literal) => {
@@ -501,6 +520,10 @@ pub const ALL: &[&str] = &[
     PTX_SURED_OPS,
     PTX_SURED_ROW_ADD,
     PTX_SURED_ROW_MINMAX,
+    VISA_SVM_OPS,
+    VISA_SVM_ROW_INT,
+    VISA_SVM_ROW_MINMAX,
+    VISA_SVM_ROW_FCMPWR,
     PTX_SURED_ROW_BITWISE,
     PTX_VECTOR_ATOMICS,
     SASS_VECTOR_ATOMICS,

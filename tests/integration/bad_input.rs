@@ -285,3 +285,36 @@ fn a_host_that_refuses_memory_gives_an_error_not_a_panic_or_a_hang() {
     }
     assert!(clean > 0, "no limit gave the allocation error");
 }
+
+#[test]
+fn a_million_value_initialiser_list_and_expectations_over_it() {
+    // Element i is i % 1000: the list is read into the buffer, every form of expectation reads
+    // it back. The figures are printed (time in proportion to the size), not asserted.
+    let n = 1_000_000u64;
+    let mut text = format!(".kernel k\n.block 1\n.buffer a u32[{n}] = {{");
+    for i in 0..n {
+        text.push_str(&format!("{}{}", if i == 0 { "" } else { ", " }, i % 1000));
+    }
+    text.push_str(
+        "}\nEXIT ;\n.expect a < 1000\n.expect a[999999] == 999\n.expect sum(a) == 499500000\n\
+         .expect max(a) == 999\n.expect min(a) == 0\n.expect count(a, 7) == 1000\n\
+         .expect a[1000..1003] == {0, 1, 2}\n",
+    );
+    let file = temp_file("million.s", &text);
+    let started = std::time::Instant::now();
+    let (code, out, err) = atomjit(&["run", &file]);
+    println!(
+        "{} MB of initialiser list, parsed, run and checked in {:.2} s",
+        text.len() / 1_000_000,
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.matches(": ok (").count(), 7, "{out}");
+    // The first element that breaks an expectation is named.
+    let (code, out, err) = atomjit(&["run", &file, "--expect", "a < 999"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("expect a < 999: FAILED (expected < 999, actual a[999] = 999)"),
+        "{out}"
+    );
+}

@@ -295,9 +295,51 @@ fn the_watchdog_tells_a_deadlock_from_a_time_limit() {
     let (code, out, err) = atomjit(&["run", &spin, "--timeout", "0.2"]);
     assert_eq!(code, 4, "{out}{err}");
     let all = format!("{out}{err}");
-    assert!(all.contains("reached the time limit"), "{all}");
+    assert!(
+        all.contains("reached the time limit while still progressing"),
+        "{all}"
+    );
     assert!(all.contains("0 of 1 CTAs finished"), "{all}");
     assert!(!all.contains("stopped making progress"), "{all}");
+    // Spinning on a flag nobody raises: the time limit, with every CTA waiting.
+    let flag = super::temp_file(
+        "flag.s",
+        ".kernel k\n.block 1\n.buffer flag u32[1] = 0\n\
+         IMAD.WIDE.U32 R4, RZ, 0x4, c[0x0][flag] ;\nL:\nLDG.E.STRONG.GPU R1, [R4.64] ;\n\
+         ISETP.EQ.AND P0, PT, R1, RZ, PT ;\n@P0 BRA L ;\nEXIT ;\n",
+    );
+    let (code, out, err) = atomjit(&["run", &flag, "--timeout", "0.2", "--json"]);
+    assert_eq!(code, 4, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let watchdog = &v[0]["failure"]["watchdog"];
+    assert_eq!(watchdog["kind"], "time_limit", "{out}");
+    assert_eq!(watchdog["progressing"], false, "{out}");
+    assert!(
+        watchdog["cause"]
+            .as_str()
+            .expect("a cause")
+            .contains("every resident CTA was waiting"),
+        "{out}"
+    );
+    // The loads it spun on are counted, although the launch did not finish.
+    assert!(
+        v[0]["warp_instructions"].as_u64().expect("a count") > 0,
+        "{out}"
+    );
+    let (_, out, _) = atomjit(&["run", &flag, "--timeout", "0.2"]);
+    assert!(
+        out.contains("reached the time limit without progress"),
+        "{out}"
+    );
+    // A grid no host finishes in the time, of CTAs that each finish at once: progressing.
+    let many = super::temp_file("many.s", ".kernel k\n.grid 2147483647\n.block 32\nEXIT ;\n");
+    let (code, out, err) = atomjit(&["run", &many, "--timeout", "0.2", "--threads", "2"]);
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(
+        out.contains("reached the time limit while still progressing"),
+        "{out}"
+    );
+    assert!(out.contains("CTAs were still running"), "{out}");
     // A deadlock: the two warps of a CTA wait at different barriers, each of which needs
     // every thread of the CTA.
     let stuck = super::temp_file(
@@ -309,6 +351,37 @@ fn the_watchdog_tells_a_deadlock_from_a_time_limit() {
     let all = format!("{out}{err}");
     assert_eq!(code, 4, "{all}");
     assert!(all.contains("stopped making progress: deadlock"), "{all}");
+}
+
+#[test]
+fn reports_after_a_trap_count_what_ran() {
+    // Every CTA adds 1 per thread, then CTA 7 stores to address 0 and traps.
+    let trap = super::temp_file(
+        "trap.s",
+        ".kernel k\n.grid 8\n.block 32\n.buffer counter u32[1] = 0\n\
+         MOV R6, 0x1 ;\nIMAD.WIDE.U32 R4, RZ, 0x4, c[0x0][counter] ;\n\
+         RED.E.ADD.STRONG.GPU [R4.64], R6 ;\nS2R R2, SR_CTAID.X ;\n\
+         ISETP.NE.AND P0, PT, R2, 0x7, PT ;\n@P0 EXIT ;\nSTG.E [RZ.64], RZ ;\nEXIT ;\n",
+    );
+    for backend in ["jit", "interp"] {
+        let args = ["run", &trap, "--deterministic", "--backend", backend];
+        let (code, out, err) = atomjit(&[&args[..], &["--json", "--dump", "counter"]].concat());
+        assert_eq!(code, 3, "{backend}: {out}{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        assert!(v[0]["failure"]["trap"].is_object(), "{backend}: {out}");
+        // The deterministic run finishes CTAs 0-6, and CTA 7 adds before it traps.
+        assert_eq!(v[0]["buffers"]["counter"][0], 256, "{backend}: {out}");
+        assert_eq!(v[0]["atomics"]["add"], 256, "{backend}: {out}");
+        // Six warp instructions in each CTA that exits at `@P0 EXIT`, seven in the one that
+        // traps at the store.
+        assert_eq!(v[0]["warp_instructions"], 7 * 6 + 7, "{backend}: {out}");
+        assert_eq!(v[0]["host_threads"], 1, "{backend}: {out}");
+        let (_, out, _) = atomjit(&args);
+        assert!(
+            out.contains("before it stopped: 7 CTAs finished, 49 warp instructions, 256 atomics"),
+            "{backend}: {out}"
+        );
+    }
 }
 
 #[test]

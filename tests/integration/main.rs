@@ -16,6 +16,7 @@ mod sass_listing;
 mod surfaces;
 mod traps;
 mod validation;
+mod visa;
 
 use atomjit::engine::{Backend, Config, Engine, Module, Overrides, RunReport};
 
@@ -33,7 +34,7 @@ pub fn program_files() -> Vec<std::path::PathBuf> {
                 dirs.push(path);
             } else if matches!(
                 path.extension().and_then(|e| e.to_str()),
-                Some("s" | "sass" | "ptx")
+                Some("s" | "sass" | "ptx" | "visaasm")
             ) {
                 files.push(path);
             }

@@ -77,6 +77,8 @@ struct Cli {
 /// The dialect `--dialect` forces, if given (set once, before any file is loaded).
 static DIALECT: std::sync::OnceLock<Option<atomjit::ir::Dialect>> = std::sync::OnceLock::new();
 
+// Parsed once per process: the size of the largest variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Run the kernels of a program file and check its expectations.

@@ -10,7 +10,7 @@ use clap::Args;
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// The program file (`.ptx`: PTX; anything else: SASS). `FILE` with the extension
+    /// The program file (`.ptx`: PTX; `.visaasm`, `.visa`, `.isa`: vISA; anything else: SASS). `FILE` with the extension
     /// `.launch`, if it exists, is read as its launch file.
     file: String,
     /// A launch file in program-file directive syntax (`.grid`, `.block`, `.shared`,
@@ -26,7 +26,13 @@ pub struct RunArgs {
     /// A scalar parameter `NAME TY = VALUE`, bound like `--buffer`. Repeatable.
     #[arg(long = "param", value_name = "DECL", action = clap::ArgAction::Append)]
     params: Vec<String>,
-    /// The `--buffer`/`--param` lines in command-line order (filled from the raw arguments).
+    /// `OFFSET KIND`: a vISA kernel's payload holds an implicit value (`num_groups`,
+    /// `global_size`, `local_size`, `enqueued_local_size`, `global_id_offset`, `private_base`)
+    /// at byte `OFFSET`, as a launch file's `.payload` line says. Repeatable.
+    #[arg(long = "payload", value_name = "OFFSET KIND", action = clap::ArgAction::Append)]
+    payloads: Vec<String>,
+    /// The `--buffer`/`--param`/`--payload` lines in command-line order (filled from the raw
+    /// arguments).
     #[arg(skip)]
     pub lines: Vec<LaunchLine>,
     /// Run only this kernel (repeatable; default: every kernel in file order).
@@ -77,9 +83,10 @@ pub struct RunArgs {
 pub fn ordered_lines(m: &clap::ArgMatches) -> Vec<LaunchLine> {
     type MakeLine = fn(String) -> LaunchLine;
     let mut lines: Vec<(usize, LaunchLine)> = Vec::new();
-    let kinds: [(&str, MakeLine); 2] = [
+    let kinds: [(&str, MakeLine); 3] = [
         ("buffers", LaunchLine::Buffer),
         ("params", LaunchLine::Param),
+        ("payloads", LaunchLine::Payload),
     ];
     for (id, line) in kinds {
         if let (Some(values), Some(indices)) = (m.get_many::<String>(id), m.indices_of(id)) {
@@ -260,7 +267,16 @@ fn print_report(r: &RunReport, dumps: &[String]) {
         outln!("  note: {why}");
     }
     if let (Some(f), false) = (&r.failure, r.expected_trap) {
-        outln!("  FAILED: {f}");
+        // A watchdog report ends with its list of warps' lines.
+        outln!("  FAILED: {}", f.to_string().trim_end());
+        let (l, s) = (&r.launch, &r.launch.stats);
+        outln!(
+            "  before it stopped: {} CTAs finished, {} warp instructions, {} atomics, {:.3} ms",
+            l.ctas,
+            s.warp_insts,
+            s.total_atomics(),
+            l.wall.as_secs_f64() * 1e3
+        );
         // `.expect trap` with another trap (or the watchdog): its verdict.
         for e in &r.expectations {
             outln!(

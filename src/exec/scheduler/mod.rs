@@ -175,6 +175,23 @@ pub struct LaunchStats {
     pub resident_limit: u64,
 }
 
+/// A launch that did not finish: why, and what ran before it stopped ([`launch_counted`]).
+#[derive(Debug, Clone)]
+pub struct FailedLaunch {
+    pub error: LaunchError,
+    /// The counters of every warp that ran (finished CTAs and those still resident), the
+    /// CTAs that finished, and the time from the start of the launch until it stopped.
+    pub ran: LaunchStats,
+}
+
+impl std::fmt::Display for FailedLaunch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for FailedLaunch {}
+
 /// Why a launch did not finish.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum LaunchError {
@@ -344,6 +361,9 @@ struct WorkerTotals {
     stats: Stats,
     counters: ScheduleCounters,
     ctas: u64,
+    /// The worker stopped early with a CTA that had moved (ran a group that was not waiting,
+    /// or finished) in its last round: the launch was still progressing.
+    moving: bool,
 }
 
 /// Runs `kernel` over the grid of `config` with `runner` as the backend.
@@ -352,7 +372,7 @@ struct WorkerTotals {
 /// `surfaces` the launch's surface header pool (empty without surfaces). Global
 /// memory is shared by every CTA; each CTA gets its own zeroed shared window of
 /// `config.shared_bytes`. Returns the summed statistics, or the first trap, watchdog report or
-/// configuration error.
+/// configuration error ([`launch_counted`] also gives what ran before a failure).
 pub fn launch(
     kernel: &Kernel,
     info: &KernelInfo,
@@ -362,12 +382,18 @@ pub fn launch(
     surfaces: &[SurfaceHeader],
     config: &LaunchConfig,
 ) -> Result<LaunchStats, LaunchError> {
-    launch_with_cap(
-        (kernel, info, runner),
-        (global, cbank, surfaces),
-        config,
-        None,
-    )
+    launch_counted((kernel, info, runner), (global, cbank, surfaces), config).map_err(|f| f.error)
+}
+
+/// [`launch`], with what ran before a failure: the counters of every warp that ran, the CTAs
+/// that finished and the time until the launch stopped, so a report after a trap or the
+/// watchdog tells how much work was done.
+pub fn launch_counted(
+    program: (&Kernel, &KernelInfo, &dyn WarpRunner),
+    memory: (&GlobalMemory, &[u8], &[SurfaceHeader]),
+    config: &LaunchConfig,
+) -> Result<LaunchStats, Box<FailedLaunch>> {
+    launch_with_cap(program, memory, config, None)
 }
 
 /// [`launch`], with the most CTAs resident at once set to `cap` instead of the emulated GPU's
@@ -377,9 +403,14 @@ fn launch_with_cap(
     (global, cbank, surfaces): (&GlobalMemory, &[u8], &[SurfaceHeader]),
     config: &LaunchConfig,
     cap: Option<usize>,
-) -> Result<LaunchStats, LaunchError> {
+) -> Result<LaunchStats, Box<FailedLaunch>> {
     let start = Instant::now();
-    let shape = check_config(kernel, config)?;
+    let shape = check_config(kernel, config).map_err(|error| {
+        Box::new(FailedLaunch {
+            error,
+            ran: LaunchStats::default(),
+        })
+    })?;
     let threads = if config.deterministic {
         1
     } else {
@@ -442,42 +473,6 @@ fn launch_with_cap(
     };
 
     let resident_limit = starting + shared.taken_places.load(Ordering::Relaxed);
-    let failure = shared
-        .failure
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner());
-    match failure {
-        Some(Failure::Error(error)) => return Err(error),
-        Some(Failure::Timeout) => {
-            let mut stuck = shared.stuck.into_inner().unwrap_or_else(|e| e.into_inner());
-            stuck.sort_by_key(|(linear, warp)| (*linear, warp.warp));
-            let finished: u64 = totals.iter().map(|t| t.ctas).sum();
-            let timeout = config.timeout.unwrap_or_default();
-            let mut resident: Vec<u64> = stuck.iter().map(|(linear, _)| *linear).collect();
-            resident.dedup();
-            let room = if resident_limit >= ctx.resident_cap {
-                format!(
-                    "the most the emulated GPU keeps resident for this kernel is {}",
-                    ctx.resident_cap
-                )
-            } else {
-                format!("{resident_limit} were allowed")
-            };
-            return Err(LaunchError::Watchdog(Box::new(WatchdogReport {
-                kernel: kernel.name.clone(),
-                kind: WatchdogKind::TimeLimit,
-                cause: format!(
-                    "no completion after {}s ({finished} of {} CTAs finished, {} resident: {room}; it may still have been progressing)",
-                    timeout.as_secs_f64(),
-                    shape.ctas,
-                    resident.len(),
-                ),
-                stuck: stuck.into_iter().map(|(_, warp)| warp).collect(),
-            })));
-        }
-        None => {}
-    }
-
     let mut stats = Stats::default();
     let mut counters = ScheduleCounters::default();
     let mut ctas = 0;
@@ -486,13 +481,7 @@ fn launch_with_cap(
         counters.add(&t.counters);
         ctas += t.ctas;
     }
-    if ctas != shape.ctas {
-        return Err(LaunchError::Config(format!(
-            "internal error: {ctas} of {} CTAs finished although no worker failed",
-            shape.ctas
-        )));
-    }
-    Ok(LaunchStats {
+    let ran = LaunchStats {
         stats,
         wall: start.elapsed(),
         threads: threads_used,
@@ -506,7 +495,61 @@ fn launch_with_cap(
         barrier_releases: counters.barrier_releases,
         spins: counters.spins,
         resident_limit: resident_limit as u64,
-    })
+    };
+    let failed = |error| {
+        Err(Box::new(FailedLaunch {
+            error,
+            ran: ran.clone(),
+        }))
+    };
+    let failure = shared
+        .failure
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    match failure {
+        Some(Failure::Error(error)) => return failed(error),
+        Some(Failure::Timeout) => {
+            let mut stuck = shared.stuck.into_inner().unwrap_or_else(|e| e.into_inner());
+            stuck.sort_by_key(|(linear, warp)| (*linear, warp.warp));
+            let timeout = config.timeout.unwrap_or_default();
+            let mut resident: Vec<u64> = stuck.iter().map(|(linear, _)| *linear).collect();
+            resident.dedup();
+            let room = if resident_limit >= ctx.resident_cap {
+                format!(
+                    "the most the emulated GPU keeps resident for this kernel is {}",
+                    ctx.resident_cap
+                )
+            } else {
+                format!("{resident_limit} were allowed")
+            };
+            let progressing = totals.iter().any(|t| t.moving);
+            let how = if progressing {
+                "CTAs were still running"
+            } else {
+                "every resident CTA was waiting (spinning on memory or blocked) in its last round"
+            };
+            return failed(LaunchError::Watchdog(Box::new(WatchdogReport {
+                kernel: kernel.name.clone(),
+                kind: WatchdogKind::TimeLimit,
+                progressing,
+                cause: format!(
+                    "no completion after {}s ({ctas} of {} CTAs finished, {} resident: {room}; {how})",
+                    timeout.as_secs_f64(),
+                    shape.ctas,
+                    resident.len(),
+                ),
+                stuck: stuck.into_iter().map(|(_, warp)| warp).collect(),
+            })));
+        }
+        None => {}
+    }
+    if ctas != shape.ctas {
+        return failed(LaunchError::Config(format!(
+            "internal error: {ctas} of {} CTAs finished although no worker failed",
+            shape.ctas
+        )));
+    }
+    Ok(ran)
 }
 
 /// The checked launch shape.
@@ -610,6 +653,8 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
     // tell nothing either way). A quantum that moves costs nothing here.
     let (mut waited, mut finished, mut spun) = (0usize, false, false);
     let mut waiting_rounds = 0u32;
+    // Whether a CTA moved in the last complete round (for the watchdog's report).
+    let mut moved_last_round = false;
     loop {
         if shared.abort.load(Ordering::Acquire) {
             break;
@@ -638,7 +683,8 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
         }
         if turn >= resident.len() {
             turn = 0;
-            if finished || waited < resident.len() {
+            moved_last_round = finished || waited < resident.len();
+            if moved_last_round {
                 waiting_rounds = 0;
             } else if spun {
                 waiting_rounds += 1;
@@ -677,6 +723,7 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
                 let report = WatchdogReport {
                     kernel: ctx.kernel.name.clone(),
                     kind: WatchdogKind::Deadlock,
+                    progressing: false,
                     cause,
                     stuck: cta.stuck_warps(ctx),
                 };
@@ -701,15 +748,20 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
         }
     }
     if shared.abort.load(Ordering::Acquire) && !resident.is_empty() {
+        // In the round under way, `turn - waited` quanta moved (finished CTAs left it).
+        totals.moving = moved_last_round || finished || turn > waited;
         let mut stuck = shared.stuck.lock().unwrap_or_else(|e| e.into_inner());
         for cta in &resident {
             stuck.extend(cta.stuck_warps(ctx).into_iter().map(|w| (cta.linear, w)));
         }
     }
-    // Counters of finished CTAs stay in their (reused) warps; a resident CTA's belong to a
-    // launch that did not finish, whose statistics nobody reads.
-    for cta in &spare {
+    // Counters of finished CTAs stay in their (reused) warps; a launch that stopped early also
+    // reports the work of the CTAs still resident (a reused CTA's warps hold both).
+    for cta in spare.iter().chain(&resident) {
         totals.stats.add(&cta.stats());
+    }
+    for cta in &resident {
+        totals.counters.add(&cta.counters);
     }
     totals
 }

@@ -117,9 +117,12 @@ fn run_to_completion(
     deadline: Option<Instant>,
 ) -> Result<Stats, LaunchError> {
     let mut quanta = 0u64;
+    // The quantum at which the CTA last moved (for the watchdog's report).
+    let mut moved_at = 0u64;
     loop {
         match cta.quantum(ctx) {
-            Quantum::Running | Quantum::Waiting { .. } => {}
+            Quantum::Running => moved_at = quanta,
+            Quantum::Waiting { .. } => {}
             Quantum::Finished => return Ok(cta.take_stats()),
             Quantum::Trap { warp, info } => {
                 return Err(LaunchError::Trap(Box::new(ctx.trap(cta.index, warp, info))))
@@ -128,6 +131,7 @@ fn run_to_completion(
                 return Err(LaunchError::Watchdog(Box::new(WatchdogReport {
                     kernel: ctx.kernel.name.clone(),
                     kind: WatchdogKind::Deadlock,
+                    progressing: false,
                     cause,
                     stuck: cta.stuck_warps(ctx),
                 })))
@@ -150,6 +154,8 @@ fn run_to_completion(
                 return Err(LaunchError::Watchdog(Box::new(WatchdogReport {
                     kernel: ctx.kernel.name.clone(),
                     kind: WatchdogKind::TimeLimit,
+                    // Moved within the last clock period.
+                    progressing: quanta - moved_at <= QUANTA_PER_CLOCK_CHECK,
                     cause: format!("CTA ({x},{y},{z}) did not finish in time"),
                     stuck: cta.stuck_warps(ctx),
                 })));

@@ -723,6 +723,15 @@ fn ctas_waiting_for_a_flag_nobody_raises_end_with_the_watchdog() {
         "{}",
         report.cause
     );
+    // Nothing moved: the report says so rather than "still progressing".
+    assert!(!report.progressing);
+    assert!(
+        report.cause.ends_with(
+            "every resident CTA was waiting (spinning on memory or blocked) in its last round)"
+        ),
+        "{}",
+        report.cause
+    );
     let ctas: Vec<[u32; 3]> = report.stuck.iter().map(|w| w.cta).collect();
     assert_eq!(ctas, (0..6).map(|x| [x, 0, 0]).collect::<Vec<_>>());
     assert_eq!(
@@ -743,7 +752,8 @@ fn ctas_waiting_for_a_cta_the_gpu_could_not_hold_end_with_the_watchdog() {
             .timeout(Some(Duration::from_millis(200)));
         let global = global_words(2);
         let result = launch_with_cap((&kernel, &info, &mock), (&global, &[], &[]), &cfg, Some(12));
-        let report = watchdog(result);
+        let report = watchdog(result.map_err(|f| f.error));
+        assert!(!report.progressing, "{threads} threads: {}", report.cause);
         assert!(
             report.cause.contains(
                 "12 resident: the most the emulated GPU keeps resident for this kernel is 12"
@@ -933,6 +943,33 @@ fn lanes_of_one_warp_at_different_barriers_are_a_deadlock() {
 }
 
 // ---- traps, watchdog, internal errors --------------------------------------------------------
+
+#[test]
+fn a_failed_launch_counts_what_ran_before_it_stopped() {
+    // CTAs 0-2 finish (4 instructions each); CTA 3 traps at its third instruction.
+    let mock = Mock::new(vec![
+        count_global(0),
+        MockOp::Nop,
+        MockOp::Trap {
+            cta: [3, 0, 0],
+            warp: 0,
+            lane: 0,
+        },
+        MockOp::Exit,
+    ]);
+    let kernel = kernel(mock.ops.len());
+    let mut cfg = config(4, 32);
+    cfg.deterministic(true);
+    let global = global_words(1);
+    let failed = launch_counted((&kernel, &info(5, &[]), &mock), (&global, &[], &[]), &cfg)
+        .expect_err("CTA 3 traps");
+    assert!(matches!(failed.error, LaunchError::Trap(_)), "{failed}");
+    let ran = &failed.ran;
+    assert_eq!((ran.ctas, ran.lanes, ran.threads), (3, 96, 1));
+    assert_eq!(ran.stats.warp_insts, 3 * 4 + 3);
+    assert_eq!(ran.quanta, 4);
+    assert_eq!(read_global(&global, 0), 4 * 32);
+}
 
 #[test]
 fn a_trap_names_kernel_instruction_line_cta_warp_lane_space_and_address() {

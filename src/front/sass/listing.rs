@@ -45,7 +45,7 @@ use std::collections::{BTreeMap, HashMap};
 /// True when the statements are a tool's listing rather than a program file: no `.kernel`,
 /// and a line only a listing has (`code for`, `Function :`, `.headerflags`, `.section`,
 /// `.elftype`, `Fatbin`).
-pub(super) fn is_listing(statements: &[Statement]) -> bool {
+pub(super) fn is_listing(statements: &[Statement<'_, '_>]) -> bool {
     let mut listing = false;
     for s in statements {
         let t = &s.toks;
@@ -376,7 +376,7 @@ pub(super) fn parse<'s, 'a>(
     file_name: &str,
     source: &str,
     lexed: &'a str,
-    statements: &'s [Statement<'a>],
+    statements: &'s [Statement<'_, 'a>],
     consts: Vec<ConstSection>,
 ) -> Result<ParsedFile, SyntaxError> {
     let mut l = Listing {

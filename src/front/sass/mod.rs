@@ -43,9 +43,12 @@ pub use broken::{Broken, FormCount};
 pub use ops::MNEMONICS;
 pub use unemulated::UNEMULATED;
 
-/// One statement's tokens (without `;` and newline) and the address prefix before it.
-struct Statement<'a> {
-    toks: Vec<Token<'a>>,
+/// One statement's tokens (without `;` and newline) and the address prefix before it. The
+/// tokens are borrowed from the file's (a copy would double the memory of a file that is one
+/// huge statement, such as a 10M-value initialiser list), unless an address prefix in the
+/// middle of the statement had to be left out.
+struct Statement<'t, 'a> {
+    toks: std::borrow::Cow<'t, [Token<'a>]>,
     address: Option<u64>,
 }
 
@@ -251,38 +254,54 @@ pub fn parse_file(file_name: &str, source: &str) -> Result<ParsedFile, SyntaxErr
 
 /// Cuts tokens into statements at `;` and newlines; an address prefix at the start of a
 /// statement is kept, anywhere else it is an ordinary comment.
-fn split_statements<'a>(toks: &[Token<'a>]) -> Vec<Statement<'a>> {
+fn split_statements<'t, 'a>(toks: &'t [Token<'a>]) -> Vec<Statement<'t, 'a>> {
+    use std::borrow::Cow;
     let mut out = Vec::new();
-    let mut cur: Vec<Token<'a>> = Vec::new();
+    // The current statement is `toks[begin..]` up to the token at hand, or `copy` once an
+    // address prefix inside it was left out.
+    let mut begin = 0;
+    let mut copy: Option<Vec<Token<'a>>> = None;
     let mut address = None;
-    for t in toks {
-        match t.kind {
-            TokKind::Newline => {
-                if !cur.is_empty() {
-                    out.push(Statement {
-                        toks: std::mem::take(&mut cur),
-                        address,
-                    });
-                }
-                address = None;
-            }
-            TokKind::Punct if t.text == ";" => {
-                out.push(Statement {
-                    toks: std::mem::take(&mut cur),
-                    address,
-                });
-                address = None;
-            }
+    for (i, t) in toks.iter().enumerate() {
+        let end_of_statement = match t.kind {
+            TokKind::Newline => Some(false),
+            TokKind::Punct if t.text == ";" => Some(true),
             TokKind::Address => {
-                if cur.is_empty() {
+                if i == begin {
                     address = u64::from_str_radix(t.text, 16).ok();
+                    begin = i + 1;
+                } else {
+                    copy.get_or_insert_with(|| toks[begin..i].to_vec());
                 }
+                None
             }
-            TokKind::Word | TokKind::Punct => cur.push(*t),
+            TokKind::Word | TokKind::Punct => {
+                if let Some(copy) = &mut copy {
+                    copy.push(*t);
+                }
+                None
+            }
+        };
+        if let Some(semicolon) = end_of_statement {
+            // A newline ends a statement that has tokens; `;` ends even an empty one.
+            if semicolon || i > begin {
+                let toks = match copy.take() {
+                    Some(copy) => Cow::Owned(copy),
+                    None => Cow::Borrowed(&toks[begin..i]),
+                };
+                out.push(Statement { toks, address });
+            }
+            copy = None;
+            begin = i + 1;
+            address = None;
         }
     }
-    if !cur.is_empty() {
-        out.push(Statement { toks: cur, address });
+    if begin < toks.len() {
+        let toks = match copy.take() {
+            Some(copy) => Cow::Owned(copy),
+            None => Cow::Borrowed(&toks[begin..]),
+        };
+        out.push(Statement { toks, address });
     }
     out
 }

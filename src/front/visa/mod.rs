@@ -97,6 +97,7 @@
 
 pub mod ast;
 pub mod lex;
+mod lower;
 mod names;
 pub mod parse;
 #[cfg(test)]
@@ -108,4 +109,83 @@ use crate::front::ParseError;
 /// Parses a vISA text; errors name `file_name`.
 pub fn parse_module(file_name: &str, source: &str) -> Result<ast::Module, ParseError> {
     parse::parse(source).map_err(|e| ParseError::from_syntax(file_name, e))
+}
+
+/// Parses a vISA text and lowers each kernel for the launch directives that reach it (see
+/// [`lower`] and `docs/visa-payload.md`). Returns the program and, per kernel, the error a
+/// kernel whose launch does not fit it reports when it runs (it keeps a one-`EXIT` body).
+pub(crate) fn parse_with_launch(
+    file_name: &str,
+    source: &str,
+    launch: &crate::front::launch::LaunchText,
+) -> Result<(crate::ir::Program, Vec<Option<ParseError>>), ParseError> {
+    use crate::ir::{Dialect, Inst, Kernel, Op, Program};
+    let module = parse_module(file_name, source)?;
+    let units: Vec<&ast::Kernel> = module
+        .kernels
+        .iter()
+        .filter(|k| k.kind == ast::UnitKind::Kernel)
+        .collect();
+    let kernels = units
+        .iter()
+        .map(|k| Kernel {
+            name: k.name.clone(),
+            dialect: Dialect::Visa,
+            warp_size: 32,
+            insts: vec![Inst {
+                op: Op::Exit,
+                guard: crate::ir::Guard::ALWAYS,
+                span: k.span,
+                text: "EXIT".into(),
+                sched: Vec::new(),
+            }],
+            labels: Vec::new(),
+            num_regs: 0,
+            num_preds: 0,
+            uniform: Default::default(),
+            launch: Default::default(),
+            span: k.span,
+        })
+        .collect();
+    let mut program = Program {
+        source_name: file_name.to_string(),
+        source: source.to_string(),
+        kernels,
+    };
+    crate::front::launch::apply(&mut program, file_name, None, launch)?;
+    let mut unbound = Vec::with_capacity(units.len());
+    for (k, kernel) in units.iter().zip(program.kernels.iter_mut()) {
+        if kernel.launch.shared_bytes != 0 {
+            return Err(ParseError {
+                file: file_name.to_string(),
+                span: k.span,
+                message: format!(
+                    "kernel `{}`: `.shared` is not supported for vISA kernels (their shared \
+                     local memory, surface T0, is not implemented yet)",
+                    k.name
+                ),
+                expected: None,
+            });
+        }
+        let info = lower::LaunchInfo {
+            block: kernel.launch.block,
+            params: &kernel.launch.params,
+            payload: &kernel.launch.payload,
+        };
+        match lower::lower_kernel(k, source, &info) {
+            Ok(l) => {
+                let (regs, preds) = crate::ir::register_counts(&l.insts);
+                kernel.insts = l.insts;
+                kernel.labels = l.labels;
+                kernel.warp_size = l.warp_size;
+                kernel.num_regs = regs;
+                kernel.num_preds = preds;
+                kernel.launch.shared_per_warp = l.file_bytes;
+                unbound.push(None);
+            }
+            Err(r) if r.launch => unbound.push(Some(ParseError::from_syntax(file_name, r.error))),
+            Err(r) => return Err(ParseError::from_syntax(file_name, r.error)),
+        }
+    }
+    Ok((program, unbound))
 }

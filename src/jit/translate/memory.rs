@@ -88,6 +88,8 @@ pub(super) enum LoopOp {
     FloatMin,
     FloatMax,
     FloatCmpWrite,
+    /// `FloatCmpWrite` on `f16` bits, compared with integer arithmetic (no host half floats).
+    HalfCmpWrite,
     /// `f16`/`bf16`/`f16x2`/`bf16x2` add, min, max: the new value comes from
     /// `WarpCtx::rmw_value` (`sem::atomic::rmw_value`; no host arithmetic for these types).
     Call,
@@ -561,6 +563,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             AtomicOp::Cas if int || float || half => AtomicLowering::Cas { store_flag: false },
             AtomicOp::Cast if int || float || half => AtomicLowering::Cas { store_flag: true },
             AtomicOp::FCmpWr if float => AtomicLowering::Loop(LoopOp::FloatCmpWrite),
+            AtomicOp::FCmpWr if a.access.ty == Ty::F16 => {
+                AtomicLowering::Loop(LoopOp::HalfCmpWrite)
+            }
             AtomicOp::PreDec => {
                 return Err(
                     self.unsupported("vISA predec (its formula is fixed with the vISA dialect)")
@@ -932,6 +937,24 @@ impl<'a, 'f> Translator<'a, 'f> {
                         .call_indirect(sig, f, &[op_code, ty_code, old64, b64, ftz_code]);
                 let r = self.b.inst_results(call)[0];
                 self.b.ins().ireduce(vt, r)
+            }
+            LoopOp::HalfCmpWrite => {
+                // if (M == b) M = c as f16 values: equal bits that are not a NaN, or two zeros
+                // of any sign.
+                let mag = |t: &mut Self, v: Value| t.b.ins().band_imm_u(v, 0x7fff);
+                let same = self.b.ins().icmp(IntCC::Equal, old, b);
+                let m_old = mag(self, old);
+                let not_nan =
+                    self.b
+                        .ins()
+                        .icmp_imm_u(IntCC::UnsignedLessThanOrEqual, m_old, 0x7c00);
+                let equal_numbers = self.b.ins().band(same, not_nan);
+                let either = self.b.ins().bor(old, b);
+                let m_either = mag(self, either);
+                let zeros = self.b.ins().icmp_imm_u(IntCC::Equal, m_either, 0);
+                let eq = self.b.ins().bor(equal_numbers, zeros);
+                let new = c.unwrap_or(b);
+                self.b.ins().select(eq, new, old)
             }
             LoopOp::FloatCmpWrite => {
                 // if (M == b) M = c, in float comparison (+0 == -0, NaN never equal).

@@ -135,3 +135,62 @@ fn per_instruction_and_per_range_liveness_agree_on_every_program() {
         }
     }
 }
+
+/// A PTX kernel of `depth` nested loops; loop `l` reads `carried` registers at its top that are
+/// written only at its bottom, so their liveness has to travel around every back edge of the
+/// nest (the shape whose validation once grew as the cube of nesting × registers).
+fn nested_loops_ptx(depth: usize, carried: usize) -> String {
+    let regs = depth * carried + 1;
+    let mut s = format!(
+        ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 out)\n{{\n\
+         .reg .u32 %r<{regs}>;\n.reg .u32 %i<{depth}>;\n.reg .pred %p<{depth}>;\n.reg .u64 %rd<1>;\n\
+         ld.param.u64 %rd0, [out];\nmov.u32 %r0, 0;\n"
+    );
+    for l in 0..depth {
+        s += &format!("mov.u32 %i{l}, 0;\nL{l}:\n");
+        for k in 0..carried {
+            s += &format!("add.u32 %r0, %r0, %r{};\n", 1 + l * carried + k);
+        }
+    }
+    for l in (0..depth).rev() {
+        for k in 0..carried {
+            s += &format!("add.u32 %r{}, %r0, %i{l};\n", 1 + l * carried + k);
+        }
+        s += &format!("add.u32 %i{l}, %i{l}, 1;\nsetp.lt.u32 %p{l}, %i{l}, 2;\n@%p{l} bra L{l};\n");
+    }
+    s + "st.global.u32 [%rd0], %r0;\nret;\n}\n"
+}
+
+#[test]
+fn nested_loops_validate_in_proportion_to_their_size() {
+    // Figures printed (`--nocapture`), not asserted: time grows about linearly with the size.
+    for (depth, carried) in [(250, 20), (500, 20), (1000, 20)] {
+        let text = nested_loops_ptx(depth, carried);
+        let program = atomjit::front::parse("nest.ptx", &text, Dialect::Ptx).expect("parses");
+        let kernel = &program.kernels[0];
+        let started = std::time::Instant::now();
+        let info = valid(kernel);
+        println!(
+            "{depth} nested loops x {carried} carried registers: {} KB of PTX, {} instructions, validated in {:.3} s",
+            text.len() / 1000,
+            kernel.insts.len(),
+            started.elapsed().as_secs_f64()
+        );
+        // Every carried register is read (at its loop's top) before anything writes it.
+        let read_first = info.written_before_read().iter().filter(|w| !**w).count();
+        assert_eq!(read_first, depth * carried, "{depth} x {carried}");
+        // After `mov.u32 %i0, 0` every carried register is live (each is read around its
+        // loop before it is written), with %r0, %i0 and the two words of %rd0.
+        let top = kernel
+            .insts
+            .iter()
+            .position(|i| i.text.starts_with("mov.u32 %i0,"))
+            .expect("`mov.u32 %i0, 0`");
+        let live: u32 = info
+            .live_after(kernel, top)
+            .iter()
+            .map(|w| w.count_ones())
+            .sum();
+        assert_eq!(live as usize, depth * carried + 4, "{depth} x {carried}");
+    }
+}

@@ -1,0 +1,701 @@
+//! vISA to IR: one vISA kernel becomes one IR kernel whose warps are the vISA threads.
+//!
+//! # The model
+//!
+//! * **A thread is a warp.** `.kernel_attr SimdSize=N` (8, 16 or 32) is the warp size; channel
+//!   `c` of a thread is lane `c`. A CTA is an OpenCL work-group: its size must be a multiple of
+//!   `N`, so every thread has all its channels (a partial last thread would need channels that
+//!   exist but start disabled; refused with a clear error rather than run differently).
+//! * **Variables live in memory** ([`grf`]): each thread's general variables are a byte file in
+//!   the CTA's shared window, so regions that cross channels are plain loads and stores.
+//!   Predicate variables are IR predicates (flag bit `n` is lane `n`'s predicate).
+//! * **The execution mask is data, not IR divergence** ([`flow`]). Every lane runs every IR
+//!   instruction of the kernel; a per-lane register says whether the channel is running
+//!   (`resume == 0`), waiting at a join point (`resume == k`), or done (`resume == DONE`), and
+//!   an IR predicate (`em`) mirrors "running". An instruction `(Mk[_NM], n)` executes in the
+//!   lanes `4(k−1) ≤ lane < 4(k−1) + n` whose `em` is set (any `em` with `_NM`) and whose
+//!   predicate holds: that is its IR guard. IR branches are therefore always uniform, and
+//!   warp-collective IR ops (vote, reduce) see the whole thread, which `goto`'s "jump to the
+//!   next point where some channel waits" and the `.any`/`.all` predicates need.
+//! * **Arguments** arrive through the thread payload ([`payload`]): a prologue writes what
+//!   IGC's OpenCL payload layout puts at each `.input`'s offset into the variable's bytes.
+//!
+//! The per-instruction lowering is in [`alu`] (arithmetic, logic, compares, moves) and
+//! [`memory`] (`svm_*`, fences). What is not supported is refused with an error at the
+//! instruction: indirect and address operands, `.sat`, subroutine calls, the other message
+//! instructions.
+
+// The lowering matches the operand forms and types an instruction takes and refuses every
+// other with an error at the operand: a form added to the parser later is refused until a
+// lowering takes it, which is the behaviour wanted, so the catch-all arms are deliberate.
+#![allow(clippy::wildcard_enum_match_arm)]
+
+mod alu;
+mod flow;
+mod grf;
+mod memory;
+mod payload;
+
+use super::ast::{self, ExecSize, Inst, Kernel as AstKernel, LabelId, OperandKind, VarId};
+use crate::front::lexer::SyntaxError;
+use crate::ir::{
+    self, Address, Guard, Inst as IrInst, MemAccess, MemOrder, Op, Operand, Pred, PredSrc, Reg,
+    Scope, Space, Span, Ty,
+};
+use grf::{ChannelBytes, GrfLayout};
+use std::collections::{BTreeMap, HashMap};
+
+type LResult<T> = Result<T, SyntaxError>;
+
+fn err(span: Span, message: impl Into<String>) -> SyntaxError {
+    SyntaxError::new(span, message)
+}
+
+/// The lane index (set by the prologue).
+const R_LANE: Reg = Reg(0);
+/// Per lane: 0 running, `k` waiting at join point `k`, [`flow::DONE`] finished.
+const R_RESUME: Reg = Reg(1);
+/// The byte offset of this thread's GRF file in the CTA's shared window.
+const R_FILE: Reg = Reg(2);
+/// The first of the per-stride base registers (`file + lane × stride`).
+const R_STRIDES: u16 = 4;
+/// How many distinct channel strides a kernel may use.
+const MAX_STRIDES: u16 = 28;
+/// The first scratch register of an instruction.
+const R_TEMP: u16 = R_STRIDES + MAX_STRIDES;
+
+/// Running channels.
+const P_EM: Pred = Pred(0);
+/// The guard of the instruction being lowered.
+const P_GUARD: Pred = Pred(1);
+/// Scratch predicates.
+const P_T0: Pred = Pred(2);
+const P_T1: Pred = Pred(3);
+/// The first range predicate (`lane − offset < size`).
+const P_RANGES: u16 = 4;
+const MAX_RANGES: u16 = 28;
+/// The first predicate of a vISA predicate variable.
+const P_VARS: u16 = P_RANGES + MAX_RANGES;
+
+/// What the front end needs from the launch to lower a kernel.
+pub struct LaunchInfo<'l> {
+    /// The work-group size.
+    pub block: [u32; 3],
+    /// The kernel's parameters, bound from `.buffer`/`.param` lines, with their constant-bank
+    /// offsets.
+    pub params: &'l [ir::ParamDecl],
+    /// `.payload OFFSET KIND` lines.
+    pub payload: &'l [ir::PayloadDecl],
+}
+
+/// A lowered kernel: its instructions and what the launch must provide.
+pub struct Lowered {
+    pub insts: Vec<IrInst>,
+    pub labels: Vec<(String, u32)>,
+    pub warp_size: u32,
+    /// The bytes of one thread's GRF file (shared memory per warp).
+    pub file_bytes: u32,
+}
+
+/// A branch target not known when the branch is emitted.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    Label(LabelId),
+    Join(u32),
+    Body(usize),
+}
+
+/// The lowering state of one kernel.
+struct Lower<'k> {
+    k: &'k AstKernel,
+    source: &'k str,
+    simd: u32,
+    layout: GrfLayout,
+    /// The body (everything after the prologue); branch targets are fixed up at the end.
+    body: Vec<IrInst>,
+    fixups: Vec<(usize, Target)>,
+    label_pos: HashMap<LabelId, usize>,
+    join_pos: BTreeMap<u32, usize>,
+    /// The join points ([`flow::Joins`]).
+    joins: flow::Joins,
+    /// Byte stride → the register holding `file + lane × stride`.
+    strides: BTreeMap<u32, Reg>,
+    /// `(offset, size)` → the predicate `offset ≤ lane < offset + size`.
+    ranges: BTreeMap<(u32, u32), Pred>,
+    /// vISA predicate variable → IR predicate.
+    pred_vars: HashMap<VarId, Pred>,
+    /// The next scratch register of the current instruction.
+    next_temp: u16,
+    /// The span and text of the instruction being lowered.
+    span: Span,
+    text: String,
+}
+
+/// Why a kernel did not lower.
+pub struct Refusal {
+    pub error: SyntaxError,
+    /// The launch, not the kernel, is at fault (its shape or what it binds): the kernel stays
+    /// in the program and running it reports the error.
+    pub launch: bool,
+}
+
+impl From<SyntaxError> for Refusal {
+    fn from(error: SyntaxError) -> Refusal {
+        Refusal {
+            error,
+            launch: false,
+        }
+    }
+}
+
+/// Lowers kernel `k` of a parsed text for a launch.
+pub fn lower_kernel(k: &AstKernel, source: &str, launch: &LaunchInfo) -> Result<Lowered, Refusal> {
+    let simd = simd_size(k)?;
+    let threads: u32 = launch.block.iter().product();
+    if threads % simd != 0 {
+        return Err(Refusal {
+            launch: true,
+            error: err(
+                k.span,
+                format!(
+                "kernel `{}` is SIMD{simd}: its work-group size ({threads}) must be a multiple of \
+                 {simd}, so that every thread has all its channels (a partial thread is not \
+                 supported)",
+                k.name
+            ),
+            ),
+        });
+    }
+    let layout = GrfLayout::new(k);
+    let mut l = Lower {
+        k,
+        source,
+        simd,
+        layout,
+        body: Vec::new(),
+        fixups: Vec::new(),
+        label_pos: HashMap::new(),
+        join_pos: BTreeMap::new(),
+        joins: flow::Joins::find(k)?,
+        strides: BTreeMap::new(),
+        ranges: BTreeMap::new(),
+        pred_vars: HashMap::new(),
+        next_temp: R_TEMP,
+        span: k.span,
+        text: String::new(),
+    };
+    l.assign_predicates()?;
+    l.lower_body()?;
+    let prologue = l.prologue(launch).map_err(|error| Refusal {
+        error,
+        launch: true,
+    })?;
+    Ok(l.finish(prologue, threads)?)
+}
+
+/// `.kernel_attr SimdSize=N`.
+fn simd_size(k: &AstKernel) -> LResult<u32> {
+    let attr = k
+        .attrs
+        .iter()
+        .rev()
+        .find(|a| a.name.eq_ignore_ascii_case("SimdSize"));
+    match attr.map(|a| &a.value) {
+        Some(ast::AttrValue::Int(n @ (8 | 16 | 32))) => Ok(*n as u32),
+        Some(_) => Err(err(
+            attr.map_or(k.span, |a| a.span),
+            "`SimdSize` must be 8, 16 or 32",
+        )),
+        None => Err(SyntaxError {
+            expected: Some("`.kernel_attr SimdSize=8` (or 16, 32)".into()),
+            ..err(
+                k.span,
+                format!(
+                    "kernel `{}` does not say its SIMD width: atomjit needs \
+                     `.kernel_attr SimdSize=N` to know how many channels a thread has",
+                    k.name
+                ),
+            )
+        }),
+    }
+}
+
+impl<'k> Lower<'k> {
+    fn assign_predicates(&mut self) -> LResult<()> {
+        let mut next = P_VARS;
+        for (i, v) in self.k.vars.iter().enumerate() {
+            if let ast::VarKind::Predicate { num_elts } = v.kind {
+                if num_elts > self.simd {
+                    // A wider predicate would name channels the thread does not have; the
+                    // bits past the SIMD width are never read by a valid instruction.
+                }
+                self.pred_vars.insert(VarId(i as u32), Pred(next));
+                next = next.checked_add(1).ok_or_else(|| {
+                    err(
+                        v.span.unwrap_or(self.k.span),
+                        "too many predicate variables",
+                    )
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn lower_body(&mut self) -> LResult<()> {
+        let k = self.k;
+        for (si, stmt) in k.stmts.iter().enumerate() {
+            match stmt {
+                ast::Stmt::Label(id) | ast::Stmt::Function { label: id, .. } => {
+                    self.label_pos.insert(*id, self.body.len());
+                    self.labels_mark(*id);
+                    if let Some(j) = self.joins.at_label(*id) {
+                        self.span = k.label(*id).span;
+                        self.text = format!("{}:", k.label(*id).name);
+                        self.join_code(j);
+                    }
+                }
+                ast::Stmt::Inst(inst) => {
+                    self.span = inst.span;
+                    self.text = self.source_text(inst.span);
+                    self.next_temp = R_TEMP;
+                    self.lower_inst(si, inst)?;
+                }
+            }
+        }
+        // Running off the end: as `ret`.
+        self.span = Span::default();
+        self.text = "(end of kernel)".into();
+        self.finish_channels();
+        Ok(())
+    }
+
+    fn labels_mark(&mut self, _id: LabelId) {}
+
+    fn source_text(&self, span: Span) -> String {
+        self.source
+            .get(span.start as usize..span.end as usize)
+            .unwrap_or("")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn lower_inst(&mut self, si: usize, inst: &Inst) -> LResult<()> {
+        if inst.sat {
+            return Err(err(
+                inst.mnemonic_span,
+                "`.sat` (saturation) is not supported yet",
+            ));
+        }
+        for op in &inst.operands {
+            match &op.kind {
+                OperandKind::Indirect(_)
+                | OperandKind::Addr { .. }
+                | OperandKind::AddrOf { .. } => {
+                    return Err(err(
+                        op.span,
+                        "indirect and address operands are not supported yet",
+                    ))
+                }
+                OperandKind::General(_)
+                | OperandKind::Raw(_)
+                | OperandKind::Imm(_)
+                | OperandKind::Pred(_)
+                | OperandKind::State { .. }
+                | OperandKind::Var(_)
+                | OperandKind::Label(_)
+                | OperandKind::Other(_) => {}
+            }
+        }
+        if let Some(e) = &inst.exec {
+            self.check_exec(e)?;
+        }
+        match inst.kind {
+            ast::InstKind::SvmAtomic { op, bits } => self.lower_svm_atomic(inst, op, bits),
+            ast::InstKind::SvmGather {
+                block_bytes,
+                num_blocks,
+            } => self.lower_svm_gather_scatter(inst, block_bytes, num_blocks, false),
+            ast::InstKind::SvmScatter {
+                block_bytes,
+                num_blocks,
+            } => self.lower_svm_gather_scatter(inst, block_bytes, num_blocks, true),
+            ast::InstKind::SvmBlockLd { owords, unaligned } => {
+                self.lower_svm_block(inst, owords, unaligned, false)
+            }
+            ast::InstKind::SvmBlockSt { owords, unaligned } => {
+                self.lower_svm_block(inst, owords, unaligned, true)
+            }
+            ast::InstKind::Fence { scope, flags } => self.lower_fence(scope, flags),
+            ast::InstKind::Branch => self.lower_branch(si, inst),
+            ast::InstKind::Cmp(rel) => self.lower_cmp(inst, rel),
+            ast::InstKind::Plain => self.lower_plain(si, inst),
+            ast::InstKind::Unknown => Err(err(
+                inst.mnemonic_span,
+                format!("`{}` is not supported yet", inst.mnemonic),
+            )),
+        }
+    }
+
+    /// The document's rules on `(Mk, n)`: the channels must exist and the offset be aligned to
+    /// the size.
+    fn check_exec(&self, e: &ExecSize) -> LResult<()> {
+        let off = e.channel_offset();
+        if off + e.size > self.simd {
+            return Err(err(
+                e.span,
+                format!(
+                    "channels {off}..{} do not exist in a SIMD{} thread",
+                    off + e.size - 1,
+                    self.simd
+                ),
+            ));
+        }
+        if e.size >= 4 && off % e.size != 0 {
+            return Err(err(
+                e.span,
+                format!(
+                    "mask M{} (channel offset {off}) is not aligned to the execution size {}",
+                    e.mask_group, e.size
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The instruction's execution size (instructions without one run at 1).
+    fn exec_of(&self, inst: &Inst) -> ExecSize {
+        inst.exec.unwrap_or(ExecSize {
+            mask_group: 1,
+            no_mask: true,
+            size: 1,
+            span: inst.span,
+        })
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Emitting
+
+    fn emit(&mut self, guard: Guard, op: Op) {
+        self.body.push(IrInst {
+            op,
+            guard,
+            span: self.span,
+            text: self.text.clone(),
+            sched: Vec::new(),
+        });
+    }
+
+    fn emit_always(&mut self, op: Op) {
+        self.emit(Guard::ALWAYS, op);
+    }
+
+    /// A branch to a target fixed up at the end.
+    fn emit_branch(&mut self, guard: Guard, target: Target) {
+        self.fixups.push((self.body.len(), target));
+        self.emit(
+            guard,
+            Op::Branch {
+                target: 0,
+                uniform: true,
+            },
+        );
+    }
+
+    /// `words` consecutive scratch registers (a pair starts even).
+    fn temp(&mut self, words: u16) -> Reg {
+        if words > 1 && self.next_temp % 2 == 1 {
+            self.next_temp += 1;
+        }
+        let r = Reg(self.next_temp);
+        self.next_temp += words;
+        r
+    }
+
+    /// The register holding `file + lane × stride`.
+    fn stride_base(&mut self, stride: u32) -> LResult<Reg> {
+        let n = self.strides.len() as u16;
+        if let Some(r) = self.strides.get(&stride) {
+            return Ok(*r);
+        }
+        if n >= MAX_STRIDES {
+            return Err(err(
+                self.span,
+                "too many distinct region strides in one kernel",
+            ));
+        }
+        let r = Reg(R_STRIDES + n);
+        self.strides.insert(stride, r);
+        Ok(r)
+    }
+
+    /// The predicate `offset ≤ lane < offset + size`.
+    fn range_pred(&mut self, offset: u32, size: u32) -> LResult<Pred> {
+        let n = self.ranges.len() as u16;
+        if let Some(p) = self.ranges.get(&(offset, size)) {
+            return Ok(*p);
+        }
+        if n >= MAX_RANGES {
+            return Err(err(
+                self.span,
+                "too many distinct execution masks in one kernel",
+            ));
+        }
+        let p = Pred(P_RANGES + n);
+        self.ranges.insert((offset, size), p);
+        Ok(p)
+    }
+
+    /// The address of a lane's channel bytes: `file + first + (lane − offset) × stride`.
+    fn channel_address(&mut self, bytes: ChannelBytes, mask_offset: u32) -> LResult<Address> {
+        match bytes {
+            ChannelBytes::Linear { first, stride } => {
+                let base = self.stride_base(stride)?;
+                Ok(Address::base32(
+                    base,
+                    i64::from(first) - i64::from(mask_offset) * i64::from(stride),
+                ))
+            }
+            ChannelBytes::Region {
+                first,
+                v,
+                w,
+                h,
+                elem,
+            } => {
+                // c = lane − offset; e = (c / w) × v + (c % w) × h; file + first + e × elem.
+                let c = self.temp(1);
+                let row = self.temp(1);
+                let col = self.temp(1);
+                self.emit_always(Op::Binary {
+                    op: ir::BinOp::Sub,
+                    ty: Ty::U32,
+                    dst: c,
+                    a: Operand::Reg(R_LANE).into(),
+                    b: Operand::Imm(u64::from(mask_offset)).into(),
+                    ftz: false,
+                });
+                self.emit_always(Op::Binary {
+                    op: ir::BinOp::Shr,
+                    ty: Ty::U32,
+                    dst: row,
+                    a: Operand::Reg(c).into(),
+                    b: Operand::Imm(u64::from(w.trailing_zeros())).into(),
+                    ftz: false,
+                });
+                self.emit_always(Op::Binary {
+                    op: ir::BinOp::And,
+                    ty: Ty::U32,
+                    dst: col,
+                    a: Operand::Reg(c).into(),
+                    b: Operand::Imm(u64::from(w - 1)).into(),
+                    ftz: false,
+                });
+                // e × elem = row × (v × elem) + col × (h × elem), plus the file base.
+                self.emit_always(imad(row, row, u64::from(v * elem), Operand::Reg(R_FILE)));
+                self.emit_always(imad(c, col, u64::from(h * elem), Operand::Reg(row)));
+                Ok(Address::base32(c, i64::from(first)))
+            }
+        }
+    }
+
+    /// A GRF access of `ty` at `addr`.
+    fn grf_access(ty: Ty, addr: Address) -> MemAccess {
+        MemAccess {
+            space: Space::Shared,
+            ty,
+            vector: 1,
+            order: MemOrder::Weak,
+            scope: Scope::Cta,
+            addr,
+        }
+    }
+
+    /// The IR predicate of a vISA predicate variable.
+    fn pred_of(&self, var: VarId, span: Span) -> LResult<Pred> {
+        self.pred_vars
+            .get(&var)
+            .copied()
+            .ok_or_else(|| err(span, "not a predicate variable"))
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Guards
+
+    /// The guard of an instruction: its channel range, the execution mask (unless `_NM`) and,
+    /// when `with_pred`, its predicate.
+    fn guard(&mut self, inst: &Inst, with_pred: bool) -> LResult<Guard> {
+        let exec = self.exec_of(inst);
+        let mut terms: Vec<PredSrc> = Vec::new();
+        if !(exec.size == self.simd && exec.channel_offset() == 0) {
+            let r = self.range_pred(exec.channel_offset(), exec.size)?;
+            terms.push(PredSrc {
+                pred: r,
+                negate: false,
+            });
+        }
+        if !exec.no_mask {
+            terms.push(PredSrc {
+                pred: P_EM,
+                negate: false,
+            });
+        }
+        if with_pred {
+            if let Some(p) = &inst.pred {
+                terms.push(self.predicate_source(p, &exec)?);
+            }
+        }
+        Ok(self.conjunction(&terms, P_GUARD))
+    }
+
+    /// `a ∧ b ∧ ...` as a guard, computed into `into` when it takes more than one term.
+    fn conjunction(&mut self, terms: &[PredSrc], into: Pred) -> Guard {
+        match terms {
+            [] => Guard::ALWAYS,
+            [one] => Guard {
+                pred: one.pred,
+                negate: one.negate,
+            },
+            [first, rest @ ..] => {
+                let mut acc = *first;
+                for t in rest {
+                    self.emit_always(Op::PredLogic {
+                        op: ir::BoolOp::And,
+                        dst: into,
+                        a: acc,
+                        b: *t,
+                    });
+                    acc = PredSrc {
+                        pred: into,
+                        negate: false,
+                    };
+                }
+                Guard {
+                    pred: into,
+                    negate: false,
+                }
+            }
+        }
+    }
+
+    /// The per-lane value of `(P)`, `(!P)`, `(P.any)`, `(P.all)` under `exec`.
+    fn predicate_source(&mut self, p: &ast::Predicate, exec: &ExecSize) -> LResult<PredSrc> {
+        let pred = self.pred_of(p.var, p.span)?;
+        match p.ctrl {
+            ast::PredCtrl::Seq => Ok(PredSrc {
+                pred,
+                negate: p.negate,
+            }),
+            ast::PredCtrl::Any | ast::PredCtrl::All => {
+                let bits = self.channel_bits(pred, exec.channel_offset(), exec.size);
+                self.emit_always(Op::SetP {
+                    cmp: if p.ctrl == ast::PredCtrl::Any {
+                        ir::CmpOp::Ne
+                    } else {
+                        ir::CmpOp::Eq
+                    },
+                    ty: Ty::U32,
+                    combine: ir::BoolOp::And,
+                    dst: P_T1,
+                    dst2: Pred::PT,
+                    a: Operand::Reg(bits).into(),
+                    b: Operand::Imm(if p.ctrl == ast::PredCtrl::Any {
+                        0
+                    } else {
+                        lane_mask(exec.channel_offset(), exec.size)
+                    })
+                    .into(),
+                    c: PredSrc::TRUE,
+                    chain: None,
+                });
+                Ok(PredSrc {
+                    pred: P_T1,
+                    negate: p.negate,
+                })
+            }
+        }
+    }
+
+    /// A register holding the flag bits `offset .. offset + size` of `pred` (in place: bit `n`
+    /// is lane `n`), the same in every lane.
+    fn channel_bits(&mut self, pred: Pred, offset: u32, size: u32) -> Reg {
+        let r = self.temp(1);
+        self.emit_always(Op::Vote {
+            mode: ir::VoteMode::Any,
+            dst: r,
+            dst_pred: Pred::PT,
+            src: PredSrc {
+                pred,
+                negate: false,
+            },
+        });
+        self.emit_always(Op::Binary {
+            op: ir::BinOp::And,
+            ty: Ty::U32,
+            dst: r,
+            a: Operand::Reg(r).into(),
+            b: Operand::Imm(lane_mask(offset, size)).into(),
+            ftz: false,
+        });
+        r
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Assembly
+
+    fn finish(self, prologue: Vec<IrInst>, _threads: u32) -> LResult<Lowered> {
+        let shift = prologue.len();
+        let mut insts = prologue;
+        let mut body = self.body;
+        for (at, target) in &self.fixups {
+            let pos = match *target {
+                Target::Label(l) => *self.label_pos.get(&l).ok_or_else(|| {
+                    err(
+                        self.k.span,
+                        format!("label `{}` is not placed", self.k.label(l).name),
+                    )
+                })?,
+                Target::Join(j) => self.join_pos[&j],
+                Target::Body(p) => p,
+            };
+            if let Op::Branch { target, .. } = &mut body[*at].op {
+                *target = (pos + shift) as u32;
+            }
+        }
+        insts.append(&mut body);
+        let mut labels: Vec<(String, u32)> = self
+            .label_pos
+            .iter()
+            .map(|(l, p)| (self.k.label(*l).name.clone(), (p + shift) as u32))
+            .collect();
+        labels.sort_by_key(|(_, p)| *p);
+        Ok(Lowered {
+            insts,
+            labels,
+            warp_size: self.simd,
+            file_bytes: self.layout.file_bytes,
+        })
+    }
+}
+
+/// `dst = a × b + c` (low 32 bits).
+fn imad(dst: Reg, a: Reg, b: u64, c: Operand) -> Op {
+    Op::Imad {
+        mode: ir::ImadMode::Lo,
+        signed: false,
+        dst,
+        a: Operand::Reg(a).into(),
+        b: Operand::Imm(b).into(),
+        c: c.into(),
+    }
+}
+
+/// Bits `offset .. offset + size` set.
+fn lane_mask(offset: u32, size: u32) -> u64 {
+    let ones = if size >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << size) - 1
+    };
+    u64::from(ones << offset)
+}

@@ -1,0 +1,403 @@
+//! Intel vISA (issue 12): the IGC corpus (`corpus/visa/gen/*.visaasm`, compiled from
+//! `corpus/visa/*.cl` by `scripts/visa_corpus.py`) runs on both backends and meets the
+//! expectations its launch files derive from the OpenCL sources (`corpus/visa/model.py`); the
+//! launch files' `.payload` lines agree with the payload the binaries describe
+//! (`PAYLOAD.txt`); hand-written kernels check the `svm_atomic` rules and the errors the
+//! documents name.
+
+use super::*;
+use atomjit::front::LaunchText;
+
+const FAMILIES: &[&str] = &["control", "floats", "int32", "patterns", "widths"];
+
+fn root() -> &'static str {
+    env!("CARGO_MANIFEST_DIR")
+}
+
+/// `(kernel, its launch section)` of a family's launch file (the lines before the first
+/// `.kernel` are comments).
+fn sections(family: &str) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(format!("{}/corpus/visa/{family}.launch", root())).unwrap();
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        if let Some(k) = line.trim().strip_prefix(".kernel ") {
+            out.push((k.trim().to_string(), String::new()));
+        } else if let Some((_, body)) = out.last_mut() {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    out
+}
+
+fn corpus_file(family: &str, kernel: &str) -> String {
+    let dir = format!("{}/corpus/visa/gen", root());
+    let prefix = format!("{family}.{kernel}.simd");
+    let name = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.starts_with(&prefix) && n.ends_with(".visaasm"))
+        .unwrap_or_else(|| panic!("no listing for {family}.{kernel}"));
+    format!("{dir}/{name}")
+}
+
+fn run_visa(backend: Backend, path: &str, launch: &str, kernel: &str) -> RunReport {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut l = LaunchText::new();
+    l.push("launch", launch);
+    let module = engine(backend, 1, true)
+        .load_with_launch(path, &text, &l)
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    module
+        .run(kernel, &Overrides::default())
+        .unwrap_or_else(|e| panic!("{path} on {backend}: {e}"))
+}
+
+fn check_family(family: &str) {
+    for (kernel, launch) in sections(family) {
+        let path = corpus_file(family, &kernel);
+        let interp = run_visa(Backend::Interp, &path, &launch, &kernel);
+        let jit = run_visa(Backend::Jit, &path, &launch, &kernel);
+        for (r, backend) in [(&interp, "interp"), (&jit, "jit")] {
+            assert!(
+                r.passed(),
+                "{path} on {backend}: {:?} {:?}",
+                r.failure.as_ref().map(|f| f.to_string()),
+                r.expectations
+                    .iter()
+                    .filter(|e| !e.passed)
+                    .collect::<Vec<_>>()
+            );
+            assert!(
+                !r.expectations.is_empty(),
+                "{path}: no expectations checked"
+            );
+        }
+        for (a, b) in interp.buffers.iter().zip(&jit.buffers) {
+            assert_eq!(
+                a.bytes, b.bytes,
+                "{path}: the backends leave different `{}`",
+                a.name
+            );
+        }
+    }
+}
+
+#[test]
+fn corpus_control() {
+    check_family("control");
+}
+
+#[test]
+fn corpus_floats() {
+    check_family("floats");
+}
+
+#[test]
+fn corpus_int32() {
+    check_family("int32");
+}
+
+#[test]
+fn corpus_patterns() {
+    check_family("patterns");
+}
+
+#[test]
+fn corpus_widths() {
+    check_family("widths");
+}
+
+/// Every implicit input `PAYLOAD.txt` lists after the arguments has its `.payload` line in the
+/// kernel's launch section, and no other `.payload` line exists.
+#[test]
+fn payload_lines_match_the_binaries() {
+    let payload =
+        std::fs::read_to_string(format!("{}/corpus/visa/gen/PAYLOAD.txt", root())).unwrap();
+    let mut expected: Vec<(String, String)> = Vec::new();
+    let mut current = String::new();
+    for line in payload.lines() {
+        if let Some(name) = line
+            .split(".visaasm:")
+            .next()
+            .filter(|_| line.contains(".visaasm:"))
+        {
+            let mut parts = name.split('.');
+            let (fam, k) = (parts.next().unwrap(), parts.next().unwrap());
+            current = format!("{fam}.{k}");
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.first() != Some(&".input") || words.len() < 5 {
+            continue;
+        }
+        let offset = words[2].trim_start_matches("offset=");
+        let kind = words[4].split('.').next().unwrap();
+        let implicit = matches!(
+            kind,
+            "num_groups" | "global_size" | "local_size" | "enqueued_local_size" | "private_base"
+        );
+        // The header input at ct+0 starts with global_id_offset and is not a `.payload` line.
+        if implicit {
+            expected.push((current.clone(), format!(".payload {offset} {kind}")));
+        }
+    }
+    let mut found: Vec<(String, String)> = Vec::new();
+    for fam in FAMILIES {
+        for (kernel, body) in sections(fam) {
+            for line in body.lines().filter(|l| l.starts_with(".payload")) {
+                found.push((format!("{fam}.{kernel}"), line.trim().to_string()));
+            }
+        }
+    }
+    expected.sort();
+    found.sort();
+    assert!(!expected.is_empty());
+    assert_eq!(found, expected);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hand-written kernels
+
+/// A SIMD8 kernel: OFF = 4 × local id x; ADDR = buffer `a` + OFF, OUT = buffer `b` + OFF, then
+/// `body`. Work-group 8 (one thread), one work-group unless the launch says otherwise.
+fn kernel(body: &str) -> String {
+    format!(
+        r#".version 4.1
+.kernel "k"
+.decl LID v_type=G type=uw num_elts=16 align=hword
+.decl A v_type=G type=uq num_elts=1 align=qword
+.decl B v_type=G type=uq num_elts=1 align=qword
+.decl OFF v_type=G type=ud num_elts=8 align=hword
+.decl ADDR v_type=G type=uq num_elts=8 align=hword
+.decl OUT v_type=G type=uq num_elts=8 align=hword
+.decl VAL v_type=G type=ud num_elts=8 align=hword
+.decl CMP v_type=G type=ud num_elts=8 align=hword
+.decl OLD v_type=G type=ud num_elts=8 align=hword
+.decl W64 v_type=G type=uq num_elts=8 align=hword
+.decl P1 v_type=P num_elts=8
+.input LID offset=32 size=16
+.input A offset=160 size=8
+.input B offset=168 size=8
+.kernel_attr SimdSize=8
+.function "_main_0"
+
+_main_0:
+    shl (M1, 8) OFF(0,0)<1> LID(0,0)<1;1,0> 0x2:ud
+    mov (M1, 8) ADDR(0,0)<1> OFF(0,0)<1;1,0>
+    add (M1, 8) ADDR(0,0)<1> ADDR(0,0)<1;1,0> A(0,0)<0;1,0>
+    mov (M1, 8) OUT(0,0)<1> OFF(0,0)<1;1,0>
+    add (M1, 8) OUT(0,0)<1> OUT(0,0)<1;1,0> B(0,0)<0;1,0>
+{body}
+    ret (M1, 1)
+"#
+    )
+}
+
+fn run_text(source: &str, launch: &str) -> Result<RunReport, String> {
+    let mut results = Vec::new();
+    for backend in [Backend::Interp, Backend::Jit] {
+        let mut l = LaunchText::new();
+        l.push("launch", launch);
+        let module = engine(backend, 1, true)
+            .load_with_launch("k.visaasm", source, &l)
+            .map_err(|e| e.to_string())?;
+        results.push(
+            module
+                .run("k", &Overrides::default())
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    let jit = results.pop().unwrap();
+    let interp = results.pop().unwrap();
+    for (a, b) in interp.buffers.iter().zip(&jit.buffers) {
+        assert_eq!(
+            a.bytes, b.bytes,
+            "the backends leave different `{}`",
+            a.name
+        );
+    }
+    assert_eq!(
+        interp.failure.as_ref().map(|f| f.to_string()),
+        jit.failure.as_ref().map(|f| f.to_string())
+    );
+    Ok(jit)
+}
+
+fn passes(body: &str, launch: &str) -> RunReport {
+    let r = run_text(&kernel(body), launch).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        r.passed(),
+        "{:?} {:?}",
+        r.failure.map(|f| f.to_string()),
+        r.expectations
+            .iter()
+            .filter(|e| !e.passed)
+            .collect::<Vec<_>>()
+    );
+    r
+}
+
+fn refused(body: &str, launch: &str, why: &str) {
+    match run_text(&kernel(body), launch) {
+        Err(e) => assert!(e.contains(why), "expected `{why}` in: {e}"),
+        Ok(r) => panic!("ran ({:?}), expected an error with `{why}`", r.failure),
+    }
+}
+
+const ONE_THREAD: &str = ".block 8\n";
+
+/// predec stores old − 1 and returns the new value; channels go in ascending order.
+#[test]
+fn predec_returns_the_new_value() {
+    passes(
+        "    mov (M1, 8) ADDR(0,0)<1> A(0,0)<0;1,0>\n    SVM_ATOMIC.predec (M1, 8) ADDR.0 OLD.0 %null.0 %null.0\n    svm_scatter.4.1 (M1, 8) OUT.0 OLD.0",
+        &format!("{ONE_THREAD}.buffer a u32[1] = 100\n.buffer b u32[8] = 0\n.expect a == 92\n.expect b == {{99, 98, 97, 96, 95, 94, 93, 92}}\n"),
+    );
+}
+
+/// inc/dec are plain ±1 with wrap-around (no bound operand, unlike CUDA's).
+#[test]
+fn inc_and_dec_wrap() {
+    passes(
+        "    svm_atomic.inc (M1, 8) ADDR.0 OLD.0 %null.0 %null.0\n    svm_scatter.4.1 (M1, 8) OUT.0 OLD.0\n    svm_atomic.dec (M1, 8) OUT.0 %null.0 %null.0 %null.0",
+        &format!("{ONE_THREAD}.buffer a u32[8] = 0xffffffff\n.buffer b u32[8] = 0\n.expect a == 0\n.expect b == 0xfffffffe\n"),
+    );
+}
+
+/// cmpxchg writes src0 when the old value equals src1; fcmpwr writes src1 when src0 equals
+/// the old value, comparing floats (+0 == -0, NaN equal to nothing).
+#[test]
+fn compare_operand_orders() {
+    // a: {5, 7, 5, 7, ...}; cmpxchg(new = 9, compare = 5) swaps the 5s.
+    passes(
+        "    mov (M1, 8) VAL(0,0)<1> 0x9:ud\n    mov (M1, 8) CMP(0,0)<1> 0x5:ud\n    svm_atomic.cmpxchg (M1, 8) ADDR.0 OLD.0 VAL.0 CMP.0\n    svm_scatter.4.1 (M1, 8) OUT.0 OLD.0",
+        &format!("{ONE_THREAD}.buffer a u32[8] = {{5, 7, 5, 7, 5, 7, 5, 7}}\n.buffer b u32[8] = 0\n.expect a == {{9, 7, 9, 7, 9, 7, 9, 7}}\n.expect b == {{5, 7, 5, 7, 5, 7, 5, 7}}\n"),
+    );
+    // a: {+0, -0, NaN, 1.0, ...}; fcmpwr(compare = -0.0 (src0), new = 2.0 (src1)).
+    passes(
+        "    mov (M1, 8) CMP(0,0)<1> 0x80000000:ud\n    mov (M1, 8) VAL(0,0)<1> 0x40000000:ud\n    svm_atomic.fcmpwr (M1, 8) ADDR.0 OLD.0 CMP.0 VAL.0",
+        &format!("{ONE_THREAD}.buffer a u32[8] = {{0, 0x80000000, 0x7fc00000, 0x3f800000, 0, 0x80000000, 0x7fc00000, 0x3f800000}}\n.buffer b u32[8] = 0\n.expect a == {{0x40000000, 0x40000000, 0x7fc00000, 0x3f800000, 0x40000000, 0x40000000, 0x7fc00000, 0x3f800000}}\n"),
+    );
+}
+
+/// A 16-bit atomic returns the old word in the low half of the dword and zero above it.
+#[test]
+fn sixteen_bit_results_have_a_zero_upper_half() {
+    // Words at byte offsets 2c (lid × 2): each channel adds 1 to its own word.
+    passes(
+        "    shl (M1, 8) OFF(0,0)<1> LID(0,0)<1;1,0> 0x1:ud\n    mov (M1, 8) ADDR(0,0)<1> OFF(0,0)<1;1,0>\n    add (M1, 8) ADDR(0,0)<1> ADDR(0,0)<1;1,0> A(0,0)<0;1,0>\n    mov (M1, 8) VAL(0,0)<1> 0xffff0001:ud\n    svm_atomic.add.16 (M1, 8) ADDR.0 OLD.0 VAL.0 %null.0\n    svm_scatter.4.1 (M1, 8) OUT.0 OLD.0",
+        &format!("{ONE_THREAD}.buffer a u16[8] = 0xfffe\n.buffer b u32[8] = 7\n.expect a == 0xffff\n.expect b == 0xfffe\n"),
+    );
+}
+
+/// A misaligned SVM address is a trap, not a wrong answer.
+#[test]
+fn misaligned_addresses_trap() {
+    let r = run_text(
+        &kernel("    add (M1, 8) ADDR(0,0)<1> ADDR(0,0)<1;1,0> 0x2:uq\n    svm_atomic.add (M1, 8) ADDR.0 %null.0 OFF.0 %null.0"),
+        &format!("{ONE_THREAD}.buffer a u32[16] = 0\n.buffer b u32[8] = 0\n"),
+    )
+    .unwrap();
+    let failure = r.failure.map(|f| f.to_string()).unwrap_or_default();
+    assert!(failure.contains("misaligned"), "{failure}");
+}
+
+/// The document's operand rules are errors at load.
+#[test]
+fn operand_rules_are_enforced() {
+    let launch = format!("{ONE_THREAD}.buffer a u32[8] = 0\n.buffer b u32[8] = 0\n");
+    refused(
+        "    svm_atomic.inc (M1, 8) ADDR.0 OLD.0 VAL.0 %null.0",
+        &launch,
+        "src0 must be `%null.0`",
+    );
+    refused(
+        "    svm_atomic.add (M1, 8) ADDR.0 OLD.0 VAL.0 CMP.0",
+        &launch,
+        "src1 must be `%null.0`",
+    );
+    refused(
+        "    svm_atomic.cmpxchg (M1, 8) ADDR.0 OLD.0 VAL.0 %null.0",
+        &launch,
+        "src1 is required",
+    );
+    refused(
+        "    svm_atomic.add (M1, 8) ADDR.0 OLD.0 %null.0 %null.0",
+        &launch,
+        "src0 is required",
+    );
+    refused(
+        "    svm_atomic.add.64 (M1, 8) ADDR.0 OLD.0 VAL.0 %null.0",
+        &launch,
+        "8-byte elements",
+    );
+    refused(
+        "    svm_atomic.add (M1, 8) OFF.0 OLD.0 VAL.0 %null.0",
+        &launch,
+        "the addresses must be a variable of 8-byte elements",
+    );
+    refused(
+        "    svm_atomic.add (M2, 8) ADDR.0 OLD.0 VAL.0 %null.0",
+        &launch,
+        "do not exist in a SIMD8 thread",
+    );
+    refused(
+        "    svm_atomic.add (M1, 8) ADDR.32 OLD.0 VAL.0 %null.0",
+        &launch,
+        "past the end of the variable",
+    );
+}
+
+/// Launch errors name what is missing.
+#[test]
+fn launch_errors() {
+    refused(
+        "",
+        ".block 12\n.buffer a u32[8] = 0\n.buffer b u32[8] = 0\n",
+        "must be a multiple of 8",
+    );
+    refused(
+        "",
+        ".block 8\n.buffer a u32[8] = 0\n",
+        "does not say what payload byte 168",
+    );
+    let no_simd = kernel("").replace(".kernel_attr SimdSize=8\n", "");
+    let e = run_text(
+        &no_simd,
+        ".block 8\n.buffer a u32[8] = 0\n.buffer b u32[8] = 0\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("SimdSize"), "{e}");
+    // `.payload` belongs to vISA launches only.
+    let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry e()\n{\n ret;\n}\n";
+    let mut l = LaunchText::new();
+    l.push("launch", ".payload 200 local_size\n");
+    let e = engine(Backend::Interp, 1, true)
+        .load_with_launch("e.ptx", ptx, &l)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("not vISA"), "{e}");
+}
+
+/// A goto whose channels all leave resumes at the earliest waiting point: the if/else shape
+/// IGC emits with a uniform `goto (M1, 1)` over the other side.
+#[test]
+fn divergent_if_else() {
+    // Channels with an even lid write 1, odd ones 2, then everyone adds 10.
+    passes(
+        "    and (M1, 8) VAL(0,0)<1> LID(0,0)<1;1,0> 0x1:uw\n    cmp.eq (M1, 8) P1 VAL(0,0)<1;1,0> 0x0:ud\n    (P1) goto (M1, 8) EVEN\n    mov (M1, 8) CMP(0,0)<1> 0x2:ud\n    goto (M1, 1) JOIN\nEVEN:\n    mov (M1, 8) CMP(0,0)<1> 0x1:ud\nJOIN:\n    add (M1, 8) CMP(0,0)<1> CMP(0,0)<1;1,0> 0xa:ud\n    svm_scatter.4.1 (M1, 8) OUT.0 CMP.0",
+        &format!("{ONE_THREAD}.buffer a u32[8] = 0\n.buffer b u32[8] = 0\n.expect b == {{11, 12, 11, 12, 11, 12, 11, 12}}\n"),
+    );
+}
+
+/// A backward goto loops with the channels that branch; the others wait after it.
+#[test]
+fn divergent_loop() {
+    // Channel c adds 1 to a[c] lid + 1 times.
+    passes(
+        "    mov (M1, 8) VAL(0,0)<1> LID(0,0)<1;1,0>\n    mov (M1, 8) CMP(0,0)<1> 0x1:ud\nTOP:\n    svm_atomic.add (M1, 8) ADDR.0 %null.0 CMP.0 %null.0\n    add (M1, 8) VAL(0,0)<1> VAL(0,0)<1;1,0> 0xffffffff:ud\n    cmp.ne (M1, 8) P1 VAL(0,0)<1;1,0> 0xffffffff:ud\n    (P1) goto (M1, 8) TOP\n    svm_scatter.4.1 (M1, 8) OUT.0 CMP.0",
+        &format!("{ONE_THREAD}.buffer a u32[8] = 0\n.buffer b u32[8] = 0\n.expect a == {{1, 2, 3, 4, 5, 6, 7, 8}}\n.expect b == 1\n"),
+    );
+}
