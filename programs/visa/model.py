@@ -177,7 +177,9 @@ def fminmax_rule(kind, old, src):
     """What fmin ("min") or fmax ("max") of the memory value `old` and the source `src` stores
     (bit patterns), under IEEE 754-2008 minNum/maxNum with -0 below +0."""
     if is_nan(old) and is_nan(src):
-        return old                 # both NaN: a NaN (the cases below give both the same bits)
+        # IEEE leaves the bits of this NaN open; atomjit's written rule (src/sem/float.rs, "NaN
+        # results are canonical") is the canonical NaN, sign 0 and all other bits 1.
+        return 0x7fffffff
     if is_nan(old):
         return src
     if is_nan(src):
