@@ -167,3 +167,50 @@ fn the_surface_trap_program_traps_at_the_first_lane_out_of_bounds() {
         assert_eq!(report.buffer("img").unwrap().as_u32().unwrap(), vec![1; 8]);
     }
 }
+
+#[test]
+fn the_visa_scatter_add_histogram_matches_a_host_histogram() {
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/programs/visa/hist8.visaasm"
+    ));
+    for backend in backends() {
+        let report = load_file(&engine(backend, 2, false), path)
+            .run("hist8", &Overrides::default())
+            .unwrap();
+        let data = report.buffer("data").unwrap().as_u32().unwrap();
+        let (mut hits, mut total) = (vec![0u32; 16], vec![0u32; 16]);
+        for v in data {
+            hits[(v & 15) as usize] += 1;
+            total[(v & 15) as usize] += v;
+        }
+        assert_eq!(report.buffer("hits").unwrap().as_u32().unwrap(), hits);
+        assert_eq!(report.buffer("total").unwrap().as_u32().unwrap(), total);
+        // 128 work-items, two svm_atomic.add each: nothing aggregated, nothing lost.
+        let s = &report.launch.stats;
+        assert_eq!(s.atomics[atomjit::ir::AtomicOp::Add.index()], 256);
+    }
+}
+
+#[test]
+fn the_predec_stack_hands_out_every_slot_once() {
+    // predec returns the new value, so the 64 pops take the slots 63..0, one each; the plain
+    // dec beside it returns the old values 64..1 (programs/visa/predec_stack.visaasm).
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/programs/visa/predec_stack.visaasm"
+    ));
+    for backend in backends() {
+        for threads in [1, 2] {
+            let report = load_file(&engine(backend, threads, false), path)
+                .run("predec_stack", &Overrides::default())
+                .unwrap();
+            let mut popped = report.buffer("popped").unwrap().as_u32().unwrap();
+            popped.sort();
+            assert_eq!(popped, (0..64).collect::<Vec<u32>>(), "{backend:?}");
+            let mut dec_old = report.buffer("dec_old").unwrap().as_u32().unwrap();
+            dec_old.sort();
+            assert_eq!(dec_old, (1..=64).collect::<Vec<u32>>(), "{backend:?}");
+        }
+    }
+}
