@@ -401,3 +401,13 @@ fn divergent_loop() {
         &format!("{ONE_THREAD}.buffer a u32[8] = 0\n.buffer b u32[8] = 0\n.expect a == {{1, 2, 3, 4, 5, 6, 7, 8}}\n.expect b == 1\n"),
     );
 }
+
+/// A `goto` moves only running channels, even under `_NM`: channels waiting elsewhere stay
+/// where they wait.
+#[test]
+fn no_mask_goto_moves_only_running_channels() {
+    passes(
+        "    mov (M1, 8) CMP(0,0)<1> 0x0:ud\n    cmp.lt (M1, 8) P1 LID(0,0)<1;1,0> 0x4:uw\n    (P1) goto (M1, 8) A\n    setp (M1_NM, 8) P1 0xff:ud\n    (P1) goto (M1_NM, 8) B\nA:\n    add (M1, 8) CMP(0,0)<1> CMP(0,0)<1;1,0> 0x1:ud\nB:\n    add (M1, 8) CMP(0,0)<1> CMP(0,0)<1;1,0> 0xa:ud\n    svm_scatter.4.1 (M1, 8) OUT.0 CMP.0",
+        &format!("{ONE_THREAD}.buffer a u32[8] = 0\n.buffer b u32[8] = 0\n.expect b == {{11, 11, 11, 11, 10, 10, 10, 10}}\n"),
+    );
+}

@@ -227,7 +227,24 @@ impl<'k> Lower<'k> {
             terms.extend(p);
             self.conjunction(&terms, super::P_GUARD)
         } else {
-            self.guard(inst, true)?
+            let g = self.guard(inst, true)?;
+            if exec.no_mask {
+                // Only running channels branch, mask control or not: a waiting or finished
+                // channel must not be moved.
+                let terms = [
+                    PredSrc {
+                        pred: g.pred,
+                        negate: g.negate,
+                    },
+                    PredSrc {
+                        pred: P_EM,
+                        negate: false,
+                    },
+                ];
+                self.conjunction(&terms, super::P_GUARD)
+            } else {
+                g
+            }
         };
         let taken = PredSrc {
             pred: taken.pred,
