@@ -149,8 +149,12 @@ fn load(threads: usize, file: &str) -> Module {
     let path = format!("{}/benches/programs/{file}", env!("CARGO_MANIFEST_DIR"));
     let source = std::fs::read_to_string(&path).expect("bench program");
     let engine = Engine::new(&config);
-    let loaded = match file.strip_suffix(".sm_80.cuobjdump.sass") {
-        // A listing compiled by ptxas, launched by the launch file beside its `.cu`.
+    // A listing compiled by ptxas is launched by the launch file beside its `.cu`; vISA text
+    // cannot hold launch directives, so a `.visaasm` is launched by the `.launch` beside it.
+    let sidecar = file
+        .strip_suffix(".sm_80.cuobjdump.sass")
+        .or_else(|| file.strip_suffix(".visaasm"));
+    let loaded = match sidecar {
         Some(stem) => {
             let launch_path = format!(
                 "{}/benches/programs/{stem}.launch",
@@ -171,7 +175,8 @@ fn load(threads: usize, file: &str) -> Module {
 /// The workloads: (name, program file, kernel, buffer reset before every iteration if any).
 /// The `cuda_*` ones are ptxas's sm_80 SASS of `benches/programs/cuda/bench.cu` (which
 /// aggregates the counter's adds per warp; the native baselines do the same work the plain
-/// way a CPU programmer would).
+/// way a CPU programmer would). `visa_hist` is `hist_global` as a SIMD16 Intel vISA kernel
+/// (`svm_atomic.add` in two 8-channel messages), so it shares `hist_global`'s baseline.
 const WORKLOADS: &[(&str, &str, &str, Option<&str>)] = &[
     ("counter", "counter.s", "counter", None),
     ("hist_global", "hist_global.s", "hist_global", None),
@@ -180,6 +185,7 @@ const WORKLOADS: &[(&str, &str, &str, Option<&str>)] = &[
     ("ring_inc", "ring_inc.s", "ring_inc", None),
     ("spinlock", "spinlock.s", "spinlock", None),
     ("surf_hist2d", "surf_hist2d.s", "surf_hist2d", None),
+    ("visa_hist", "visa_hist.visaasm", "visa_hist", None),
     (
         "cuda_counter",
         "cuda/bench.sm_80.cuobjdump.sass",
@@ -248,7 +254,7 @@ fn main() {
             c.benchmark_group(&group)
                 .bench_function("native", |b| match name {
                     "counter" | "cuda_counter" => b.iter(|| native_counter(t)),
-                    "hist_global" => b.iter(|| native_hist_global(t)),
+                    "hist_global" | "visa_hist" => b.iter(|| native_hist_global(t)),
                     "hist_shared" | "cuda_hist_shared" => b.iter(|| native_hist_shared(t, &data)),
                     "min64_cas" => b.iter_batched(
                         || min_target.store(u64::MAX, Relaxed),
