@@ -411,3 +411,34 @@ fn no_mask_goto_moves_only_running_channels() {
         &format!("{ONE_THREAD}.buffer a u32[8] = 0\n.buffer b u32[8] = 0\n.expect b == {{11, 11, 11, 11, 10, 10, 10, 10}}\n"),
     );
 }
+
+/// `%cr0` takes only the retain-denormals bits IGC sets: a rounding-mode write is refused, not
+/// ignored.
+#[test]
+fn control_register_writes() {
+    let launch = format!("{ONE_THREAD}.buffer a u32[8] = 0\n.buffer b u32[8] = 0\n");
+    passes(
+        "    or (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> 0x4c0:ud",
+        &launch,
+    );
+    refused(
+        "    or (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> 0x30:ud",
+        &launch,
+        "`%cr0` may only be written",
+    );
+    refused(
+        "    mov (M1_NM, 1) %cr0(0,0)<1> 0x0:ud",
+        &launch,
+        "`%cr0` may only be written",
+    );
+}
+
+/// A sub-width execution size with a mask offset: raw operands are not shifted by the offset,
+/// so channels 4-7 of `(M2, 4)` use elements 0-3 of the address and data operands.
+#[test]
+fn raw_operands_are_not_shifted_by_the_mask_offset() {
+    passes(
+        "    mov (M1, 8) VAL(0,0)<1> 0x1:ud\n    svm_atomic.add (M2, 4) ADDR.0 %null.0 VAL.0 %null.0\n    svm_atomic.add (M1_NM, 1) ADDR.0 %null.0 VAL.0 %null.0",
+        &format!("{ONE_THREAD}.buffer a u32[8] = 0\n.buffer b u32[8] = 0\n.expect a == {{2, 1, 1, 1, 0, 0, 0, 0}}\n"),
+    );
+}

@@ -26,7 +26,6 @@
 //! device scope: the document gives them no order, and IGC brackets C11 acquire/release atomics
 //! with fences.
 
-use super::alu::raw_ty;
 use super::grf::ChannelBytes;
 use super::{err, LResult, Lower};
 use crate::front::visa::ast::{self, AtomicOp as VOp, FenceScope, Inst, OperandKind, RawOperand};
@@ -568,7 +567,6 @@ impl<'k> Lower<'k> {
         } else {
             self.copy(g, mem, grf_access, v);
         }
-        let _ = raw_ty;
         Ok(())
     }
 

@@ -190,7 +190,7 @@ pub fn lower_kernel(k: &AstKernel, source: &str, launch: &LaunchInfo) -> Result<
         error,
         launch: true,
     })?;
-    Ok(l.finish(prologue, threads)?)
+    Ok(l.finish(prologue)?)
 }
 
 /// `.kernel_attr SimdSize=N`.
@@ -224,11 +224,7 @@ impl<'k> Lower<'k> {
     fn assign_predicates(&mut self) -> LResult<()> {
         let mut next = P_VARS;
         for (i, v) in self.k.vars.iter().enumerate() {
-            if let ast::VarKind::Predicate { num_elts } = v.kind {
-                if num_elts > self.simd {
-                    // A wider predicate would name channels the thread does not have; the
-                    // bits past the SIMD width are never read by a valid instruction.
-                }
+            if let ast::VarKind::Predicate { .. } = v.kind {
                 self.pred_vars.insert(VarId(i as u32), Pred(next));
                 next = next.checked_add(1).ok_or_else(|| {
                     err(
@@ -247,7 +243,6 @@ impl<'k> Lower<'k> {
             match stmt {
                 ast::Stmt::Label(id) | ast::Stmt::Function { label: id, .. } => {
                     self.label_pos.insert(*id, self.body.len());
-                    self.labels_mark(*id);
                     if let Some(j) = self.joins.at_label(*id) {
                         self.span = k.label(*id).span;
                         self.text = format!("{}:", k.label(*id).name);
@@ -268,8 +263,6 @@ impl<'k> Lower<'k> {
         self.finish_channels();
         Ok(())
     }
-
-    fn labels_mark(&mut self, _id: LabelId) {}
 
     fn source_text(&self, span: Span) -> String {
         self.source
@@ -310,6 +303,7 @@ impl<'k> Lower<'k> {
         if let Some(e) = &inst.exec {
             self.check_exec(e)?;
         }
+        self.check_cr0_write(inst)?;
         match inst.kind {
             ast::InstKind::SvmAtomic { op, bits } => self.lower_svm_atomic(inst, op, bits),
             ast::InstKind::SvmGather {
@@ -334,6 +328,39 @@ impl<'k> Lower<'k> {
                 inst.mnemonic_span,
                 format!("`{}` is not supported yet", inst.mnemonic),
             )),
+        }
+    }
+
+    /// Writes to `%cr0` (control register 0) may only set its "retain denormals" bits (6, 7
+    /// and 10: double, single and half precision), as IGC's prologue `or %cr0 %cr0 0x4c0` does:
+    /// atomjit computes with round-to-nearest-even and denormals kept, so any other write (a
+    /// rounding mode, a flush mode) would be ignored, and is refused instead.
+    fn check_cr0_write(&self, inst: &Inst) -> LResult<()> {
+        let writes_cr0 = |o: &ast::Operand| match &o.kind {
+            OperandKind::General(g) => self
+                .k
+                .var(g.root)
+                .general()
+                .is_some_and(|v| v.predefined == Some(ast::Predefined::Cr0)),
+            _ => false,
+        };
+        let Some(dst) = inst.operands.first().filter(|o| writes_cr0(o)) else {
+            return Ok(());
+        };
+        const RETAIN_DENORMALS: u64 = 0x4c0;
+        let allowed = inst.mnemonic == "or"
+            && inst.pred.is_none()
+            && matches!(inst.operands.as_slice(), [_, a, b]
+                if writes_cr0(a)
+                && matches!(&b.kind, OperandKind::Imm(i) if i.bits & !RETAIN_DENORMALS == 0));
+        if allowed {
+            Ok(())
+        } else {
+            Err(err(
+                dst.span,
+                "atomjit computes with round-to-nearest-even and denormals kept: `%cr0` may only \
+                 be written by `or %cr0 %cr0 IMM` setting the retain-denormals bits (0x4c0)",
+            ))
         }
     }
 
@@ -661,7 +688,7 @@ impl<'k> Lower<'k> {
     // -----------------------------------------------------------------------------------------
     // Assembly
 
-    fn finish(self, prologue: Vec<IrInst>, _threads: u32) -> LResult<Lowered> {
+    fn finish(self, prologue: Vec<IrInst>) -> LResult<Lowered> {
         let shift = prologue.len();
         let mut insts = prologue;
         let mut body = self.body;

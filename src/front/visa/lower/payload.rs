@@ -54,7 +54,7 @@ const NCTA: [SpecialReg; 3] = [
 ];
 
 /// The payload's fields for a launch, and where the arguments end.
-fn fields(simd: u32, launch: &LaunchInfo, span: ir::Span) -> LResult<(Vec<Field>, u32)> {
+fn fields(simd: u32, launch: &LaunchInfo) -> LResult<(Vec<Field>, u32)> {
     let mut f = vec![
         Field {
             offset: 4,
@@ -165,7 +165,6 @@ fn fields(simd: u32, launch: &LaunchInfo, span: ir::Span) -> LResult<(Vec<Field>
             what: "an implicit value",
         });
     }
-    let _ = span;
     Ok((f, next))
 }
 
@@ -178,7 +177,7 @@ impl<'k> Lower<'k> {
         self.next_temp = super::R_TEMP;
         self.text = "(payload)".into();
         self.span = self.k.span;
-        let (fields, args_end) = fields(self.simd, launch, self.k.span)?;
+        let (fields, args_end) = fields(self.simd, launch)?;
         for (i, v) in self.k.vars.iter().enumerate() {
             if let VarKind::General(g) = &v.kind {
                 if g.predefined == Some(Predefined::R0) && g.root.0 as usize == i {
