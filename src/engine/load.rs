@@ -117,7 +117,9 @@ impl Sources {
             Error::UnknownKernel(..)
             | Error::Override(_)
             | Error::Compile { .. }
-            | Error::Launch(_) => format!("error: {e}\n"),
+            | Error::Launch(_)
+            | Error::Failed { .. }
+            | Error::Device(_) => format!("error: {e}\n"),
         }
     }
 }

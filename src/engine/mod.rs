@@ -37,8 +37,10 @@
 //! * [`status`]: outcomes as exit codes ([`ExitStatus`]), one mapping for every command;
 //! * [`report`]: reports as JSON ([`RunReport::json`], [`to_json_text`]).
 
+pub mod args;
 pub mod bench;
 pub mod buffers;
+pub mod device;
 pub mod diff;
 pub mod expect;
 pub mod load;
@@ -46,8 +48,10 @@ pub mod overrides;
 pub mod report;
 pub mod status;
 
+pub use args::{Arg, FormalParam, Signature};
 pub use bench::{BenchOutcome, Measurement};
 pub use buffers::{Buffer, Placement};
+pub use device::{Device, DeviceBuffer, DeviceError, Element};
 pub use diff::{BackendDiff, Difference};
 pub use expect::ExpectOutcome;
 pub use load::{LaunchLine, LaunchRequest, LoadError, LoadedFile, Purpose, Sources};
@@ -187,11 +191,27 @@ pub enum Error {
     Compile { kernel: String, message: String },
     #[error("{0}")]
     Launch(String),
+    /// A launch from code ([`Module::launch`]) trapped or met the watchdog; `ran` counts what
+    /// ran before it stopped. Device memory holds whatever the kernel wrote.
+    #[error("kernel `{kernel}`: {failure}")]
+    Failed {
+        kernel: String,
+        failure: Failure,
+        ran: Box<LaunchStats>,
+    },
+    /// Device memory ([`Engine::device`]).
+    #[error("{0}")]
+    Device(#[from] DeviceError),
 }
 
-/// A program loaded into an engine: parsed, validated, compiled on demand.
+/// The embedding API's root: settings and device memory (cheap to clone: an `Arc`).
 pub struct Engine {
-    inner: Arc<Config>,
+    inner: Arc<EngineInner>,
+}
+
+struct EngineInner {
+    config: Config,
+    device: Device,
 }
 
 impl Clone for Engine {
@@ -205,12 +225,21 @@ impl Clone for Engine {
 impl Engine {
     pub fn new(config: &Config) -> Engine {
         Engine {
-            inner: Arc::new(config.clone()),
+            inner: Arc::new(EngineInner {
+                config: config.clone(),
+                device: Device::new(),
+            }),
         }
     }
 
     pub fn config(&self) -> &Config {
-        &self.inner
+        &self.inner.config
+    }
+
+    /// The engine's device memory: allocations that outlive launches, which
+    /// [`Module::launch`] passes to kernels as [`Arg::Buffer`].
+    pub fn device(&self) -> &Device {
+        &self.inner.device
     }
 
     /// Parses (dialect from the file name, or its text, see [`front::dialect_of`]) and validates every
@@ -281,6 +310,7 @@ impl Engine {
         let broken = launched.broken;
         let mut module = self.load_checked(launched.program, unbound, broken)?;
         module.unsupported = launched.unsupported;
+        module.entry_params = launched.entry_params;
         Ok(module)
     }
 
@@ -311,6 +341,7 @@ impl Engine {
             program: Arc::new(program),
             infos,
             unsupported: Vec::new(),
+            entry_params: Vec::new(),
             unbound,
             broken,
             compiled,
@@ -335,6 +366,9 @@ pub struct Module {
     /// Per kernel (empty when not given): every construct that keeps a PTX entry from running
     /// ([`front::Launched::unsupported`]).
     unsupported: Vec<Vec<ParseError>>,
+    /// Per kernel (empty when not given): a PTX entry's `.param` list, which
+    /// [`Module::launch`] binds its arguments to ([`Module::signature`]).
+    entry_params: Vec<Option<Vec<front::ptx::EntryParam>>>,
     compiled: Vec<OnceLock<Compiled>>,
 }
 
@@ -473,7 +507,7 @@ impl Module {
 
     /// The backend's prepared form of kernel `name` (compiled once, then reused).
     pub fn runner(&self, name: &str) -> Result<Arc<dyn WarpRunner>, Error> {
-        self.runner_for(self.index_of(name)?, self.engine.inner.backend)
+        self.runner_for(self.index_of(name)?, self.engine.inner.config.backend)
     }
 
     /// The backend kernel `i` runs on when `backend` is asked for, and why it differs: a
@@ -506,7 +540,9 @@ impl Module {
             }
         };
         // Only the configured backend is cached; others (differential runs) are built per call.
-        let configured = self.effective_backend(name, self.engine.inner.backend).0;
+        let configured = self
+            .effective_backend(name, self.engine.inner.config.backend)
+            .0;
         let result = if backend == configured {
             self.compiled[i].get_or_init(make).clone()
         } else {
@@ -524,8 +560,8 @@ impl Module {
         self.run_with(
             name,
             overrides,
-            self.engine.inner.backend,
-            self.engine.inner.deterministic,
+            self.engine.inner.config.backend,
+            self.engine.inner.config.deterministic,
         )
     }
 
@@ -698,9 +734,9 @@ impl Module {
             grid,
             block,
             shared_bytes,
-            threads: self.engine.inner.threads,
+            threads: self.engine.inner.config.threads,
             deterministic,
-            timeout: self.engine.inner.timeout,
+            timeout: self.engine.inner.config.timeout,
         };
         let prepared = Prepared {
             module: self,

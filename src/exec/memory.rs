@@ -184,6 +184,34 @@ impl Region {
         self.len
     }
 
+    /// Bytes allocated: at least [`Region::len`]; the rest is room to grow into.
+    pub fn capacity(&self) -> u64 {
+        self.chunks.len() as u64 * 16
+    }
+
+    /// Makes the region `len` bytes long, growing its allocation when `len` is more than its
+    /// capacity (to at least twice the old capacity, so that a run of growing allocations
+    /// copies each byte a bounded number of times). The first `min(old, new)` bytes keep their
+    /// values; bytes newly exposed hold what they last held (zero if never written), so a
+    /// caller that hands them out zeroes them. Needs `&mut self`: no access is in flight.
+    pub fn resize(&mut self, len: u64) -> Result<(), AllocError> {
+        if len > self.capacity() {
+            let capacity = len.max(self.capacity().saturating_mul(2));
+            Region::guard(len)?;
+            let mut grown = Region::try_zeroed(capacity).or_else(|_| Region::try_zeroed(len))?;
+            for (to, from) in grown.chunks.iter_mut().zip(self.chunks.iter_mut()) {
+                for (t, f) in to.0.iter_mut().zip(from.0.iter_mut()) {
+                    *t.get_mut() = *f.get_mut();
+                }
+            }
+            grown.len = len;
+            *self = grown;
+        } else {
+            self.len = len;
+        }
+        Ok(())
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -435,6 +463,30 @@ impl GlobalMemory {
     /// The allocations as `(device address, size in bytes)`.
     pub fn allocations(&self) -> &[(u64, u64)] {
         &self.allocations
+    }
+
+    /// An arena without allocations, for device memory that outlives launches (the engine's
+    /// [`crate::engine::Device`]): allocations come and go with
+    /// [`GlobalMemory::set_allocations`].
+    pub fn empty() -> GlobalMemory {
+        GlobalMemory {
+            region: Region::new(0),
+            allocations: Vec::new(),
+        }
+    }
+
+    /// Replaces the allocation list (`(device address, bytes)`, each inside the device address
+    /// space from [`GLOBAL_BASE`]) and makes the arena end right after the highest of them, so
+    /// that an access past the last live allocation traps. Growing may move the arena (device
+    /// addresses stay); bytes of a new allocation are not cleared here.
+    pub fn set_allocations(&mut self, allocations: Vec<(u64, u64)>) -> Result<(), AllocError> {
+        let end = allocations
+            .iter()
+            .map(|&(a, b)| a.checked_add(b).ok_or(AllocError::Overflow))
+            .try_fold(GLOBAL_BASE, |m, e| e.map(|e| m.max(e)))?;
+        self.region.resize(end - GLOBAL_BASE)?;
+        self.allocations = allocations;
+        Ok(())
     }
 
     /// The arena.

@@ -147,6 +147,9 @@ pub struct Launched {
     /// (empty for the entries that lowered; see [`ptx::EntryInfo::unsupported`]). Such an
     /// entry is also unbound, with the first of them as the reason.
     pub unsupported: Vec<Vec<ParseError>>,
+    /// Per kernel, in program order: a PTX entry's `.param` list (what a launch from code
+    /// binds its arguments to, `engine::Signature`); `None` for the other dialects.
+    pub entry_params: Vec<Option<Vec<ptx::EntryParam>>>,
 }
 
 impl Launched {
@@ -199,6 +202,7 @@ pub fn parse_with_launch(
                 unbound,
                 broken: vec![None; n],
                 unsupported: vec![Vec::new(); n],
+                entry_params: vec![None; n],
             });
         }
     };
@@ -221,10 +225,19 @@ pub fn parse_with_launch(
                 .unwrap_or_default()
         })
         .collect();
+    let entry_params = (0..program.kernels.len())
+        .map(|i| {
+            entries
+                .as_ref()
+                .and_then(|e| e.get(i))
+                .map(|info| info.params.clone())
+        })
+        .collect();
     Ok(Launched {
         program,
         unbound,
         broken,
         unsupported,
+        entry_params,
     })
 }

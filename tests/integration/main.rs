@@ -5,6 +5,7 @@ mod cli;
 mod convergence;
 mod corpus;
 mod cxx_atomics;
+mod embedding;
 mod engine;
 mod litmus;
 mod nvrtc;
