@@ -12,12 +12,18 @@
 //!   constant-bank offsets;
 //! * a SASS listing (the compiler's output names no parameters): the arguments in order from
 //!   the parameter base, each naturally aligned, which must reach as far as the kernel's code
-//!   reads constant bank 0.
+//!   reads constant bank 0;
+//! * a vISA kernel: buffers (64-bit SVM addresses) and scalars bound through IGC's payload
+//!   layout exactly as `.buffer`/`.param` launch lines in the same order would be
+//!   (`docs/visa.md`); the kernel is lowered again for each distinct list of argument kinds
+//!   (and cached), because its payload code depends on them.
 
-use super::{Device, DeviceBuffer, Element, Error, Failure, Module};
-use crate::exec::{self, LaunchConfig, LaunchError, LaunchStats};
-use crate::ir::{Dialect, ParamKind, Ty};
-use crate::valid;
+use super::{Backend, Device, DeviceBuffer, Element, Error, Failure, Module};
+use crate::exec::{self, LaunchConfig, LaunchError, LaunchStats, WarpRunner};
+use crate::interp::Interpreter;
+use crate::ir::{Dialect, Init, Kernel, ParamDecl, ParamKind, Scalar, Ty};
+use crate::valid::{self, KernelInfo};
+use std::sync::Arc;
 
 /// One argument of a launch from code.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -96,6 +102,9 @@ pub enum Signature {
     /// A listing's: any arguments, in order from `base`, each naturally aligned, reaching at
     /// least `reads_to` (where the kernel's reads of constant bank 0 end).
     Listing { base: u32, reads_to: u32 },
+    /// A vISA kernel's: buffers and scalars through the payload layout; the kernel's `.input`
+    /// declarations decide how many bytes of arguments it reads.
+    Payload,
     /// The kernel cannot be launched from code, and why.
     Unsupported(String),
 }
@@ -118,6 +127,9 @@ impl std::fmt::Display for Signature {
             Signature::Listing { base, reads_to } => write!(
                 f,
                 "arguments from c[0x0][{base:#x}], reaching at least c[0x0][{reads_to:#x}] (a listing names no parameters)"
+            ),
+            Signature::Payload => f.write_str(
+                "buffers and scalars through the payload (buffers' addresses first, then the scalars)",
             ),
             Signature::Unsupported(why) => f.write_str(why),
         }
@@ -149,11 +161,7 @@ impl Module {
             ));
         }
         Ok(match kernel.dialect {
-            Dialect::Visa => Signature::Unsupported(format!(
-                "kernel `{name}` is a vISA kernel: its payload is laid out for the launch \
-                 lines it was loaded with, so it runs with `Module::run` (launches from code \
-                 bind PTX and SASS kernels)"
-            )),
+            Dialect::Visa => Signature::Payload,
             Dialect::Ptx | Dialect::Sass if spec.params.is_empty() && spec.compiled => {
                 Signature::Listing {
                     base,
@@ -213,18 +221,49 @@ impl Module {
                 first.message
             )));
         }
-        let kernel = &self.program.kernels[i];
-        let spec = &kernel.launch;
         let signature = self.signature(name)?;
-        let placed = bind(name, &signature, args)?;
-
-        // The window: the kernel's static part, then the dynamic bytes asked for.
-        let static_shared = if kernel.dialect == Dialect::Sass && !spec.compiled {
-            spec.shared_bytes
-        } else {
-            spec.static_shared
-        };
-        let window = u64::from(static_shared) + u64::from(shared);
+        let variant;
+        let (kernel, info, runner, placed, window): (&Kernel, &KernelInfo, _, _, u64) =
+            if signature == Signature::Payload {
+                variant = self.visa_variant(i, block, args)?;
+                let spec = &variant.kernel.launch;
+                let threads: u64 = block.iter().map(|&d| u64::from(d)).product();
+                let warp = u64::from(variant.kernel.warp_size);
+                if threads % warp != 0 {
+                    return Err(Error::Launch(format!(
+                        "kernel `{name}` is SIMD{warp}: its work-group size ({threads}) must be \
+                         a multiple of {warp}, so that every thread has all its channels"
+                    )));
+                }
+                let placed: Vec<(u32, Arg)> = spec
+                    .params
+                    .iter()
+                    .zip(args)
+                    .map(|(p, a)| (p.cbank_offset, *a))
+                    .collect();
+                let window = u64::from(shared) + threads / warp * u64::from(spec.shared_per_warp);
+                (
+                    &variant.kernel,
+                    &variant.info,
+                    Arc::clone(&variant.runner),
+                    placed,
+                    window,
+                )
+            } else {
+                let kernel = &self.program.kernels[i];
+                let spec = &kernel.launch;
+                let placed = bind(name, &signature, args)?;
+                // The window: the kernel's static part, then the dynamic bytes asked for.
+                let static_shared = if kernel.dialect == Dialect::Sass && !spec.compiled {
+                    spec.shared_bytes
+                } else {
+                    spec.static_shared
+                };
+                let runner = self.runner_for(i, self.engine.config().backend)?;
+                let window = u64::from(static_shared) + u64::from(shared);
+                (kernel, &self.infos[i], runner, placed, window)
+            };
+        let spec = &kernel.launch;
         let window = u32::try_from(window).map_err(|_| {
             Error::Launch(format!(
                 "kernel `{name}`: {window} bytes of shared memory do not fit a window"
@@ -257,8 +296,6 @@ impl Module {
             cbank[at..at + size].copy_from_slice(&raw.to_le_bytes()[..size]);
         }
 
-        let backend = self.engine.config().backend;
-        let runner = self.runner_for(i, backend)?;
         let config = LaunchConfig {
             grid,
             block,
@@ -268,7 +305,7 @@ impl Module {
             timeout: self.engine.config().timeout,
         };
         let outcome = exec::launch_counted(
-            (kernel, &self.infos[i], runner.as_ref()),
+            (kernel, info, runner.as_ref()),
             (memory.memory(), &cbank, &[]),
             &config,
         );
@@ -288,11 +325,109 @@ impl Module {
     }
 }
 
+/// A vISA kernel lowered for one list of argument kinds, validated and prepared for the
+/// engine's backend.
+pub(super) struct VisaVariant {
+    kernel: Kernel,
+    info: KernelInfo,
+    runner: Arc<dyn WarpRunner>,
+}
+
+/// What a vISA variant depends on: the kernel and each argument's kind (a buffer, or a
+/// scalar's type).
+pub(super) type VariantKey = (usize, Vec<Option<Ty>>);
+
+impl Module {
+    /// Kernel `i` (a vISA kernel) lowered for `args`, from the cache or made now.
+    fn visa_variant(
+        &self,
+        i: usize,
+        block: [u32; 3],
+        args: &[Arg],
+    ) -> Result<Arc<VisaVariant>, Error> {
+        let kinds: Vec<Option<Ty>> = args
+            .iter()
+            .map(|a| match a {
+                Arg::Buffer(_) => None,
+                Arg::Scalar { ty, .. } => Some(*ty),
+            })
+            .collect();
+        let key = (i, kinds);
+        if let Some(v) = self.lock_variants().get(&key) {
+            return Ok(Arc::clone(v));
+        }
+        let kernel = &self.program.kernels[i];
+        let mut params: Vec<ParamDecl> = args
+            .iter()
+            .enumerate()
+            .map(|(n, a)| ParamDecl {
+                name: format!("arg{n}"),
+                kind: match a {
+                    Arg::Buffer(b) => ParamKind::Buffer {
+                        elem: Ty::U8,
+                        len: b.bytes().max(1),
+                        init: Init::Fill(Scalar::Int(0)),
+                    },
+                    Arg::Scalar { ty, .. } => ParamKind::Scalar {
+                        ty: *ty,
+                        value: Scalar::Int(0),
+                    },
+                },
+                cbank_offset: 0,
+                span: kernel.span,
+            })
+            .collect();
+        crate::front::program::assign_cbank_offsets(&mut params, kernel.launch.layout.param_base());
+        let lowered = crate::front::visa::lower_for_arguments(
+            &self.program.source_name,
+            &self.program.source,
+            &kernel.name,
+            block,
+            &params,
+            &kernel.launch.payload,
+        )
+        .map_err(|e| {
+            Error::Launch(format!(
+                "kernel `{}` cannot take these arguments: {}",
+                kernel.name, e.message
+            ))
+        })?;
+        let info = valid::validate(&lowered).map_err(|errors| Error::Validation {
+            kernel: lowered.name.clone(),
+            errors,
+        })?;
+        // As for every kernel: one too large for the JIT's budget runs on the interpreter.
+        let backend = match self.engine.config().backend {
+            Backend::Jit if lowered.insts.len() > super::JIT_MAX_INSTS => Backend::Interp,
+            b => b,
+        };
+        let runner: Arc<dyn WarpRunner> = match backend {
+            Backend::Interp => Arc::new(Interpreter::new()),
+            Backend::Jit => {
+                Arc::new(
+                    crate::jit::compile(&lowered, &info).map_err(|e| Error::Compile {
+                        kernel: lowered.name.clone(),
+                        message: e.to_string(),
+                    })?,
+                )
+            }
+        };
+        let variant = Arc::new(VisaVariant {
+            kernel: lowered,
+            info,
+            runner,
+        });
+        self.lock_variants().insert(key, Arc::clone(&variant));
+        Ok(variant)
+    }
+}
+
 /// Where each argument goes in constant bank 0, or why they do not fit the signature.
 fn bind(name: &str, signature: &Signature, args: &[Arg]) -> Result<Vec<(u32, Arg)>, Error> {
     let refuse = |msg: String| Error::Launch(format!("kernel `{name}`: {msg}"));
     match signature {
         Signature::Unsupported(why) => Err(Error::Launch(why.clone())),
+        Signature::Payload => unreachable!("vISA arguments bind through their variant"),
         Signature::Params(params) => {
             if params.len() != args.len() {
                 return Err(refuse(format!(

@@ -342,6 +342,7 @@ impl Engine {
             infos,
             unsupported: Vec::new(),
             entry_params: Vec::new(),
+            variants: Default::default(),
             unbound,
             broken,
             compiled,
@@ -370,6 +371,9 @@ pub struct Module {
     /// [`Module::launch`] binds its arguments to ([`Module::signature`]).
     entry_params: Vec<Option<Vec<front::ptx::EntryParam>>>,
     compiled: Vec<OnceLock<Compiled>>,
+    /// vISA kernels lowered for launches from code, per list of argument kinds
+    /// ([`Module::launch`]).
+    variants: std::sync::Mutex<std::collections::HashMap<args::VariantKey, Arc<args::VisaVariant>>>,
 }
 
 /// Changes to a kernel's declared launch, from the command line or a caller.
@@ -526,6 +530,15 @@ impl Module {
             return (Backend::Interp, Some(why));
         }
         (backend, None)
+    }
+
+    fn lock_variants(
+        &self,
+    ) -> std::sync::MutexGuard<
+        '_,
+        std::collections::HashMap<args::VariantKey, Arc<args::VisaVariant>>,
+    > {
+        self.variants.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn runner_for(&self, i: usize, backend: Backend) -> Result<Arc<dyn WarpRunner>, Error> {

@@ -311,15 +311,50 @@ fn arguments_that_do_not_fit_are_errors() {
     let sass = load(&e, "embedding.sm_80.cuobjdump.sass");
     let m7 = msg(sass.launch("weigh", grid, block, 0, &[b.into()]));
     assert!(m7.contains("its code reads its parameters up to"), "{m7}");
-    // vISA kernels run from their launch lines.
-    let visa = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/programs/visa/hist8.visaasm"
-    ));
-    let v = e.load("hist8.visaasm", &visa.unwrap()).unwrap();
-    let name = v.kernel_names()[0].to_string();
-    let m8 = msg(v.launch(&name, grid, [8, 1, 1], 0, &[]));
-    assert!(m8.contains("vISA kernel"), "{m8}");
     // Nothing above touched the buffer or broke the engine.
     assert_eq!(e.device().read::<u32>(b).unwrap(), [0; 4]);
+}
+
+#[test]
+fn a_visa_kernel_binds_buffers_and_scalars_through_its_payload() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/programs/visa/hist8.visaasm"
+    ))
+    .unwrap();
+    for backend in Backend::ALL {
+        let e = engine(backend);
+        let m = e.load("hist8.visaasm", &text).unwrap();
+        let name = m.kernel_names()[0].to_string();
+        assert_eq!(m.signature(&name).unwrap(), Signature::Payload);
+        // hist8 (programs/visa/model.py): hits[v & mask] += 1, total[v & mask] += v.
+        let data: Vec<u32> = (0..128u32).map(|i| (i * 37 + 11) % 1000).collect();
+        let d = e.device().upload(&data).unwrap();
+        let hits = e.device().alloc(64).unwrap();
+        let total = e.device().alloc(64).unwrap();
+        let args = [d.into(), hits.into(), total.into(), Arg::scalar(15u32)];
+        for round in 1..=2u32 {
+            m.launch(&name, [4, 1, 1], [32, 1, 1], 0, &args).unwrap();
+            let (mut h, mut t) = (vec![0u32; 16], vec![0u32; 16]);
+            for &v in &data {
+                h[(v & 15) as usize] += round;
+                t[(v & 15) as usize] += round * v;
+            }
+            assert_eq!(e.device().read::<u32>(hits).unwrap(), h, "{backend}");
+            assert_eq!(e.device().read::<u32>(total).unwrap(), t, "{backend}");
+        }
+        // A work-group that is not whole SIMD8 threads; arguments that leave the payload's
+        // `.input MASK` undescribed.
+        let err = m
+            .launch(&name, [1, 1, 1], [12, 1, 1], 0, &args)
+            .unwrap_err();
+        assert!(err.to_string().contains("multiple of 8"), "{err}");
+        let err = m
+            .launch(&name, [1, 1, 1], [8, 1, 1], 0, &args[..3])
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("cannot take these arguments"),
+            "{err}"
+        );
+    }
 }

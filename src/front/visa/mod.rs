@@ -190,3 +190,56 @@ pub(crate) fn parse_with_launch(
     }
     Ok((program, unbound))
 }
+
+/// Lowers kernel `kernel` of a vISA text again for a launch from code (`engine::Module::launch`):
+/// `params` are the arguments as parameters (buffers and scalars, in argument order, their
+/// constant-bank offsets assigned), `payload` the implicit values the kernel was loaded with,
+/// `block` the work-group size. Returns the kernel, or the error at the kernel (a work-group
+/// that is not whole threads, arguments that do not cover its `.input` payload).
+pub(crate) fn lower_for_arguments(
+    file_name: &str,
+    source: &str,
+    kernel: &str,
+    block: [u32; 3],
+    params: &[crate::ir::ParamDecl],
+    payload: &[crate::ir::PayloadDecl],
+) -> Result<crate::ir::Kernel, ParseError> {
+    use crate::ir::{Dialect, Kernel, LaunchSpec};
+    let module = parse_module(file_name, source)?;
+    let k = module
+        .kernels
+        .iter()
+        .find(|k| k.kind == ast::UnitKind::Kernel && k.name == kernel)
+        .ok_or_else(|| ParseError {
+            file: file_name.to_string(),
+            span: Default::default(),
+            message: format!("no vISA kernel named `{kernel}`"),
+            expected: None,
+        })?;
+    let info = lower::LaunchInfo {
+        block,
+        params,
+        payload,
+    };
+    let l = lower::lower_kernel(k, source, &info)
+        .map_err(|r| ParseError::from_syntax(file_name, r.error))?;
+    let (regs, preds) = crate::ir::register_counts(&l.insts);
+    Ok(Kernel {
+        name: k.name.clone(),
+        dialect: Dialect::Visa,
+        warp_size: l.warp_size,
+        insts: l.insts,
+        labels: l.labels,
+        num_regs: regs,
+        num_preds: preds,
+        uniform: Default::default(),
+        launch: LaunchSpec {
+            block,
+            params: params.to_vec(),
+            payload: payload.to_vec(),
+            shared_per_warp: l.file_bytes,
+            ..Default::default()
+        },
+        span: k.span,
+    })
+}
