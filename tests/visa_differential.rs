@@ -925,8 +925,20 @@ fn check_seed(seed: u64) -> Result<bool, TestCaseError> {
     Ok(interp.failure.is_some())
 }
 
+fn cases() -> u32 {
+    if std::env::var_os("ATOMJIT_VISA_DIFF_SEED").is_some() {
+        return 1;
+    }
+    std::env::var("ATOMJIT_VISA_DIFF_CASES").map_or(200, |n| {
+        n.parse()
+            .expect("ATOMJIT_VISA_DIFF_CASES is a number of cases")
+    })
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
+    // 200 cases by default (about 15 s); `ATOMJIT_VISA_DIFF_CASES=N` for a longer sweep; one
+    // with `ATOMJIT_VISA_DIFF_SEED`.
+    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn interpreter_and_jit_agree_on_visa(seed in any::<u64>()) {
