@@ -442,3 +442,60 @@ fn raw_operands_are_not_shifted_by_the_mask_offset() {
         &format!("{ONE_THREAD}.buffer a u32[8] = 0\n.buffer b u32[8] = 0\n.expect a == {{2, 1, 1, 1, 0, 0, 0, 0}}\n"),
     );
 }
+
+/// A SIMD32 kernel may use every execution mask there is: the 31 `(Mk, n)` of sizes 1 to 32
+/// (offsets 0, 4, … 28, aligned to the size from 4 up). Each adds 1 to the channels it names,
+/// so channel c counts the masks covering it: 6 when c % 4 = 0, 5 when 1, else 4. (atomjit
+/// kept 28 mask predicates and refused such a kernel, which GenX_IR accepts, with "too many
+/// distinct execution masks"; found by `tests/visa_differential.rs`.)
+#[test]
+fn every_execution_mask_in_one_kernel() {
+    let mut adds = String::new();
+    for n in [1u32, 2, 4, 8, 16, 32] {
+        for o in (0..32).step_by(n.max(4) as usize) {
+            let (row, col) = (o / 8, o % 8);
+            adds.push_str(&format!(
+                "    add (M{}, {n}) V({row},{col})<1> V({row},{col})<1;1,0> 0x1:ud\n",
+                o / 4 + 1
+            ));
+        }
+    }
+    assert_eq!(adds.lines().count(), 31);
+    let source = format!(
+        r#".version 4.1
+.kernel "k"
+.decl LID v_type=G type=uw num_elts=32 align=hword
+.decl A v_type=G type=uq num_elts=1 align=qword
+.decl B v_type=G type=uq num_elts=1 align=qword
+.decl OFF v_type=G type=ud num_elts=32 align=hword
+.decl OUT v_type=G type=uq num_elts=32 align=hword
+.decl V v_type=G type=ud num_elts=32 align=hword
+.input LID offset=32 size=64
+.input A offset=256 size=8
+.input B offset=264 size=8
+.kernel_attr SimdSize=32
+.function "_main_0"
+
+_main_0:
+    shl (M1, 32) OFF(0,0)<1> LID(0,0)<1;1,0> 0x2:ud
+    mov (M1, 32) OUT(0,0)<1> OFF(0,0)<1;1,0>
+    add (M1, 32) OUT(0,0)<1> OUT(0,0)<1;1,0> B(0,0)<0;1,0>
+    mov (M1_NM, 32) V(0,0)<1> 0x0:ud
+{adds}    svm_scatter.4.1 (M1, 16) OUT.0 V.0
+    svm_scatter.4.1 (M5, 16) OUT.128 V.64
+    ret (M1, 1)
+"#
+    );
+    let want: Vec<String> = (0..32)
+        .map(|c| ["6", "5", "4", "4"][c % 4].to_string())
+        .collect();
+    let r = run_text(
+        &source,
+        &format!(
+            ".block 32\n.buffer a u32[32] = 0\n.buffer b u32[32] = 0\n.expect b == {{{}}}\n",
+            want.join(", ")
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.passed(), "{:?}", r.buffer("b").unwrap().as_u32());
+}

@@ -73,7 +73,10 @@ const P_T0: Pred = Pred(2);
 const P_T1: Pred = Pred(3);
 /// The first range predicate (`lane − offset < size`).
 const P_RANGES: u16 = 4;
-const MAX_RANGES: u16 = 28;
+/// One for every execution mask a kernel can name: offsets 0, 4, … 28 for sizes 1, 2 and 4
+/// (8 each), four of size 8, two of 16, one of 32 — 31 (block accesses and the payload use
+/// some of these), so a valid kernel never runs out.
+const MAX_RANGES: u16 = 32;
 /// The first predicate of a vISA predicate variable.
 const P_VARS: u16 = P_RANGES + MAX_RANGES;
 
