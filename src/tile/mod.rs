@@ -850,6 +850,16 @@ pub(crate) fn prepare(
                 .join(", "),
         })?;
     }
+    let elements = shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|n| n.checked_mul(8).is_some_and(|b| b <= isize::MAX as usize));
+    if elements.is_none() {
+        return Err(TileError::BadView(format!(
+            "{op}: the result of index shape {} does not fit in memory",
+            fmt_shape(&shape)
+        )));
+    }
     let mut index_inputs = Vec::with_capacity(rank);
     for ind in indices {
         match ind {

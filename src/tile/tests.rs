@@ -986,6 +986,24 @@ fn misaligned_views_are_refused() {
 }
 
 #[test]
+fn huge_broadcast_result_is_refused() {
+    let one = vec![0i32];
+    let a = TileView::from_slice_strided(&one, 0, &[1 << 40, 1], &[0, 0]).unwrap();
+    let b = TileView::from_slice_strided(&one, 0, &[1, 1 << 40], &[0, 0]).unwrap();
+    let mut d = vec![0i32; 4];
+    let a2 = ArrayView::from_mut_slice(&mut d, &[2, 2]).unwrap();
+    let e = eng()
+        .atomic_add(
+            &a2,
+            &[Operand::View(a), Operand::View(b)],
+            &Operand::int(1),
+            &opts(),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("does not fit in memory"), "{e}");
+}
+
+#[test]
 fn rank0_array_and_empty_tiles() {
     let init = vec![41i32];
     let (old, after) = both(&init, &[], |e, a| {
