@@ -1147,8 +1147,8 @@ fn case() -> impl Strategy<Value = Case> {
     (
         kinds,
         0usize..8,
-        proptest::collection::vec(1u64..4, 0..3),
-        proptest::collection::vec(0usize..4, 0..4),
+        proptest::collection::vec(1u64..5, 1..4),
+        proptest::collection::vec(prop_oneof![9 => 1usize..6, 1 => Just(0usize)], 0..4),
         any::<u64>(),
         any::<bool>(),
     )
@@ -1187,14 +1187,20 @@ fn case() -> impl Strategy<Value = Case> {
                 let indices = (0..rank)
                     .map(|d| {
                         let it = int_dtypes[pick(0, 8) as usize];
-                        let shape =
-                            sub_shape(&result_shape, pick(0, 16) as u32, pick(0, 3) as usize);
+                        // The first index often spans the whole result shape; masks set a
+                        // dimension to 1 with probability 1/4; leading dimensions drop rarely.
+                        let (mask, drop) = if d == 0 && pick(0, 2) == 0 {
+                            (0, 0)
+                        } else {
+                            (pick(0, 16) & pick(0, 16), pick(0, 3) * pick(0, 2))
+                        };
+                        let shape = sub_shape(&result_shape, mask as u32, drop as usize);
                         let n: usize = shape.iter().product();
-                        let lo = if it.is_signed() { -1 } else { 0 };
-                        let hi = array_shape[d] as i128 + if check_bounds { 2 } else { 0 };
-                        let vals = (0..n)
-                            .map(|_| pick(lo.min(if check_bounds { lo } else { 0 }) as i128, hi))
-                            .collect();
+                        let negative = it.is_signed() && (check_bounds || pick(0, 8) == 0);
+                        let lo = if negative { -1 } else { 0 };
+                        let over = if check_bounds { 2 } else { pick(0, 8) / 7 };
+                        let hi = array_shape[d] as i128 + over as i128;
+                        let vals = (0..n).map(|_| pick(lo, hi)).collect();
                         (it, shape, vals)
                     })
                     .collect();
@@ -1202,9 +1208,9 @@ fn case() -> impl Strategy<Value = Case> {
                 let values = (0..nvals)
                     .map(|_| {
                         let scalar = pick(0, 4) == 0;
-                        let shape = (!scalar).then(|| {
-                            sub_shape(&result_shape, pick(0, 16) as u32, pick(0, 3) as usize)
-                        });
+                        let (mask, drop) = (pick(0, 16) & pick(0, 16), pick(0, 3) * pick(0, 2));
+                        let shape =
+                            (!scalar).then(|| sub_shape(&result_shape, mask as u32, drop as usize));
                         let n: usize = shape.as_ref().map_or(1, |s| s.iter().product());
                         let vals = (0..n).map(|_| pick(-3, 4)).collect();
                         (shape, dtype, vals)
@@ -1318,7 +1324,7 @@ fn run_case(c: &Case, engine: Option<&TileEngine>) -> (Result<Tile, TileError>, 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(1024))]
     #[test]
     fn compiled_matches_reference(c in case()) {
         let e = TileEngine::new(1);
