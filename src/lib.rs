@@ -11,7 +11,8 @@
 //! library [`sem`], which both backends call. [`engine`] is the embedding API and owns policy
 //! (loading, overrides, diffs, benchmarks, reports); the command line is a thin client of it.
 //! [`litmus`] runs memory-model litmus tests, and [`cxx_atomics`] maps C++ atomic operations
-//! onto PTX per the ABI document and runs them.
+//! onto PTX per the ABI document and runs them. [`tile`] runs cuTile's bulk tile atomics
+//! (`atomic_cas`, `atomic_add`, ...) on host arrays, one compiled loop per call shape.
 //!
 //! ```text
 //! prog.s --front--> ir::Program --valid--> (Kernel, KernelInfo) --interp | jit--> exec::launch
@@ -27,4 +28,5 @@ pub mod ir;
 pub mod jit;
 pub mod litmus;
 pub mod sem;
+pub mod tile;
 pub mod valid;

@@ -129,7 +129,7 @@ impl Drop for JitKernel {
 /// small kernel). `opt_level=speed` always: `none` was measured to compile long kernels more
 /// slowly, because register allocation then sees the dead and duplicated values the e-graph
 /// pass would have removed.
-fn host_isa() -> Result<OwnedTargetIsa, JitError> {
+pub(crate) fn host_isa() -> Result<OwnedTargetIsa, JitError> {
     static ISA: OnceLock<Result<OwnedTargetIsa, String>> = OnceLock::new();
     ISA.get_or_init(|| {
         let mut flags = settings::builder();

@@ -15,6 +15,7 @@ mod ptx;
 mod reuse;
 mod sass_listing;
 mod surfaces;
+mod tile;
 mod traps;
 mod validation;
 mod visa;
