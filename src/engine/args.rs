@@ -38,7 +38,7 @@ impl Arg {
     /// A scalar argument of a Rust value's type (`Arg::scalar(5u32)`, `Arg::scalar(1.5f32)`).
     pub fn scalar<T: Element>(value: T) -> Arg {
         Arg::Scalar {
-            ty: T::TY,
+            ty: T::DTYPE.ir_ty(),
             bits: value.to_bits(),
         }
     }

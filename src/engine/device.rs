@@ -19,7 +19,8 @@
 
 use crate::exec::memory::ALLOC_ALIGN;
 use crate::exec::{GlobalMemory, GLOBAL_BASE};
-use crate::ir::Ty;
+use crate::tile::DType;
+pub use crate::tile::Element;
 use std::collections::BTreeMap;
 use std::sync::{RwLock, RwLockReadGuard};
 
@@ -62,8 +63,8 @@ pub enum DeviceError {
         bytes: u64,
     },
     /// A typed access whose byte count is not a whole number of elements.
-    #[error("a {bytes}-byte device buffer does not hold a whole number of {ty} elements ({size} bytes each)")]
-    Ragged { bytes: u64, ty: Ty, size: u32 },
+    #[error("a {bytes}-byte device buffer does not hold a whole number of {dtype} elements ({} bytes each)", dtype.size())]
+    Ragged { bytes: u64, dtype: DType },
 }
 
 /// Device memory: the arena and its live allocations.
@@ -187,7 +188,7 @@ impl Device {
         first: u64,
         data: &[T],
     ) -> Result<(), DeviceError> {
-        let size = T::TY.bytes();
+        let size = T::DTYPE.size() as u32;
         let mut bytes = Vec::with_capacity(data.len() * size as usize);
         for v in data {
             bytes.extend_from_slice(&v.to_bits().to_le_bytes()[..size as usize]);
@@ -202,7 +203,7 @@ impl Device {
         first: u64,
         out: &mut [T],
     ) -> Result<(), DeviceError> {
-        let size = T::TY.bytes() as usize;
+        let size = T::DTYPE.size();
         let mut bytes = vec![0u8; out.len() * size];
         self.read_bytes(buffer, first.saturating_mul(size as u64), &mut bytes)?;
         for (v, chunk) in out.iter_mut().zip(bytes.chunks_exact(size)) {
@@ -215,12 +216,11 @@ impl Device {
 
     /// Every element of the buffer (its length must be a whole number of elements).
     pub fn read<T: Element>(&self, buffer: DeviceBuffer) -> Result<Vec<T>, DeviceError> {
-        let size = T::TY.bytes();
+        let size = T::DTYPE.size() as u32;
         if buffer.bytes % u64::from(size) != 0 {
             return Err(DeviceError::Ragged {
                 bytes: buffer.bytes,
-                ty: T::TY,
-                size,
+                dtype: T::DTYPE,
             });
         }
         let n = usize::try_from(buffer.bytes / u64::from(size)).map_err(|_| {
@@ -242,7 +242,7 @@ impl Device {
 impl Device {
     /// A new buffer holding `data`.
     pub fn upload<T: Element>(&self, data: &[T]) -> Result<DeviceBuffer, DeviceError> {
-        let buffer = self.alloc(data.len() as u64 * u64::from(T::TY.bytes()))?;
+        let buffer = self.alloc(data.len() as u64 * T::DTYPE.size() as u64)?;
         self.write(buffer, 0, data)?;
         Ok(buffer)
     }
@@ -274,7 +274,7 @@ impl Device {
     ) -> Result<ndarray::ArrayD<T>, DeviceError> {
         let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
         let len = n
-            .and_then(|n| n.checked_mul(T::TY.bytes() as usize))
+            .and_then(|n| n.checked_mul(T::DTYPE.size()))
             .map_or(u64::MAX, |b| b as u64);
         let mut data = vec![T::from_bits(0); n.unwrap_or(0)];
         if len > buffer.bytes || n.is_none() {
@@ -354,76 +354,6 @@ impl GlobalGuard<'_> {
         // arena's base pointer is valid for its whole length.
         let ptr = unsafe { self.0.global.region().as_ptr().add(offset) };
         Ok((ptr, buffer.bytes))
-    }
-}
-
-/// A Rust type that device memory holds: its IR type and its bits (little-endian, zero-extended
-/// to 64).
-pub trait Element: Copy + Send + Sync + 'static {
-    /// The element's IR type (its size and its meaning in launch arguments).
-    const TY: Ty;
-    /// The value's bits, zero-extended.
-    fn to_bits(self) -> u64;
-    /// The value of the low `TY.bytes()` bytes of `bits`.
-    fn from_bits(bits: u64) -> Self;
-}
-
-macro_rules! int_element {
-    ($($t:ty => $ty:ident as $u:ty),* $(,)?) => {$(
-        impl Element for $t {
-            const TY: Ty = Ty::$ty;
-            fn to_bits(self) -> u64 {
-                self as $u as u64
-            }
-            fn from_bits(bits: u64) -> Self {
-                bits as $u as $t
-            }
-        }
-    )*};
-}
-
-int_element!(
-    u8 => U8 as u8, i8 => S8 as u8, u16 => U16 as u16, i16 => S16 as u16,
-    u32 => U32 as u32, i32 => S32 as u32, u64 => U64 as u64, i64 => S64 as u64,
-);
-
-impl Element for f32 {
-    const TY: Ty = Ty::F32;
-    fn to_bits(self) -> u64 {
-        u64::from(f32::to_bits(self))
-    }
-    fn from_bits(bits: u64) -> Self {
-        f32::from_bits(bits as u32)
-    }
-}
-
-impl Element for f64 {
-    const TY: Ty = Ty::F64;
-    fn to_bits(self) -> u64 {
-        f64::to_bits(self)
-    }
-    fn from_bits(bits: u64) -> Self {
-        f64::from_bits(bits)
-    }
-}
-
-impl Element for half::f16 {
-    const TY: Ty = Ty::F16;
-    fn to_bits(self) -> u64 {
-        u64::from(half::f16::to_bits(self))
-    }
-    fn from_bits(bits: u64) -> Self {
-        half::f16::from_bits(bits as u16)
-    }
-}
-
-impl Element for half::bf16 {
-    const TY: Ty = Ty::BF16;
-    fn to_bits(self) -> u64 {
-        u64::from(half::bf16::to_bits(self))
-    }
-    fn from_bits(bits: u64) -> Self {
-        half::bf16::from_bits(bits as u16)
     }
 }
 

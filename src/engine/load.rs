@@ -119,7 +119,8 @@ impl Sources {
             | Error::Compile { .. }
             | Error::Launch(_)
             | Error::Failed { .. }
-            | Error::Device(_) => format!("error: {e}\n"),
+            | Error::Device(_)
+            | Error::Tile(_) => format!("error: {e}\n"),
         }
     }
 }

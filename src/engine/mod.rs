@@ -47,6 +47,7 @@ pub mod load;
 pub mod overrides;
 pub mod report;
 pub mod status;
+pub mod tiles;
 
 pub use args::{Arg, FormalParam, Signature};
 pub use bench::{BenchOutcome, Measurement};
@@ -58,6 +59,7 @@ pub use load::{LaunchLine, LaunchRequest, LoadError, LoadedFile, Purpose, Source
 pub use overrides::OverrideArgs;
 pub use report::{to_json_text, JsonScalar, RunJson};
 pub use status::ExitStatus;
+pub use tiles::DeviceArray;
 
 use crate::exec::{
     self, FailedLaunch, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, WarpRunner,
@@ -202,6 +204,9 @@ pub enum Error {
     /// Device memory ([`Engine::device`]).
     #[error("{0}")]
     Device(#[from] DeviceError),
+    /// A tile atomic's arguments ([`Engine::atomic_cas`], [`Engine::atomic_rmw`]).
+    #[error("{0}")]
+    Tile(crate::tile::TileError),
 }
 
 /// The embedding API's root: settings and device memory (cheap to clone: an `Arc`).
@@ -212,6 +217,8 @@ pub struct Engine {
 struct EngineInner {
     config: Config,
     device: Device,
+    /// Compiled tile-atomic call shapes ([`Engine::tiles`]).
+    tiles: crate::tile::TileEngine,
 }
 
 impl Clone for Engine {
@@ -228,6 +235,7 @@ impl Engine {
             inner: Arc::new(EngineInner {
                 config: config.clone(),
                 device: Device::new(),
+                tiles: crate::tile::TileEngine::new(config.threads),
             }),
         }
     }

@@ -51,6 +51,26 @@ impl DType {
         DType::Float64,
     ];
 
+    /// The IR type of the same size and meaning (a kernel argument's type); `bool` is a byte
+    /// holding 0 or 1, as in C++.
+    pub fn ir_ty(self) -> crate::ir::Ty {
+        use crate::ir::Ty;
+        match self {
+            DType::Bool | DType::UInt8 => Ty::U8,
+            DType::Int8 => Ty::S8,
+            DType::Int16 => Ty::S16,
+            DType::Int32 => Ty::S32,
+            DType::Int64 => Ty::S64,
+            DType::UInt16 => Ty::U16,
+            DType::UInt32 => Ty::U32,
+            DType::UInt64 => Ty::U64,
+            DType::Float16 => Ty::F16,
+            DType::BFloat16 => Ty::BF16,
+            DType::Float32 => Ty::F32,
+            DType::Float64 => Ty::F64,
+        }
+    }
+
     /// The element size in bytes.
     pub fn size(self) -> usize {
         match self {
@@ -350,10 +370,15 @@ fn int_to_f64_rounded(v: i128, p: u32) -> f64 {
     }
 }
 
-/// A Rust element type with a cuTile dtype, for typed access to tiles and slices.
+/// A Rust element type with a cuTile dtype: typed access to tiles and slices, to the engine's
+/// device memory (`engine::Device`), and the type of a kernel's scalar argument
+/// (`engine::Arg::scalar`, through [`DType::ir_ty`]).
 pub trait Element: Copy + Send + Sync + 'static {
+    /// Its dtype (and so its size).
     const DTYPE: DType;
+    /// The value's bits, little-endian, zero-extended to 64.
     fn to_bits(self) -> u64;
+    /// The value of the low [`DType::size`] bytes of `bits`.
     fn from_bits(bits: u64) -> Self;
 }
 

@@ -358,3 +358,100 @@ fn a_visa_kernel_binds_buffers_and_scalars_through_its_payload() {
         );
     }
 }
+
+#[allow(dead_code)]
+#[path = "../../examples/multi_kernel.rs"]
+mod multi_kernel;
+
+#[test]
+fn the_multi_kernel_example_adds_up() {
+    for backend in Backend::ALL {
+        let e = engine(backend);
+        let out = multi_kernel::run(&e).unwrap();
+        let (n, buckets) = (multi_kernel::N, multi_kernel::BUCKETS);
+        let keys: Vec<u32> = (0..n)
+            .map(|i| key(i, buckets, multi_kernel::SEED))
+            .collect();
+        assert_eq!(out.keys, keys);
+        let mut hist = vec![0u32; buckets as usize];
+        for &k in &keys {
+            hist[k as usize] += 1;
+        }
+        assert_eq!(out.hist, hist, "{backend}");
+        let total: u64 = hist
+            .iter()
+            .enumerate()
+            .map(|(b, &c)| u64::from(c) * (b as u64 + 1))
+            .sum();
+        assert_eq!(out.total, total, "{backend}");
+        // Every key's old value: per bucket, exactly 0 .. count-1 (none lost, none repeated).
+        let old = out.old.to_vec::<u32>().unwrap();
+        let mut seen: Vec<Vec<u32>> = vec![Vec::new(); buckets as usize];
+        for (&k, &o) in keys.iter().zip(&old) {
+            seen[k as usize].push(o);
+        }
+        for (b, mut s) in seen.into_iter().enumerate() {
+            s.sort_unstable();
+            assert!(s.iter().copied().eq(0..hist[b]), "bucket {b}");
+        }
+        // Everything was freed.
+        assert!(e.device().buffers().is_empty());
+    }
+}
+
+#[test]
+fn tile_atomics_work_on_strided_device_arrays() {
+    use atomjit::engine::DeviceArray;
+    use atomjit::tile::{DType, Operand, Options, RmwOp, TileView};
+    let e = engine(Backend::Jit);
+    // A 4×6 int32 array; its transpose as a strided view (shape 6×4, strides 1, 6).
+    let data: Vec<i32> = (0..24).collect();
+    let a = e.upload_array(&data, &[4, 6]).unwrap();
+    let t = DeviceArray::strided(a.buffer(), DType::Int32, &[6, 4], &[1, 6], 0).unwrap();
+    // t[5, 1] is a[1, 5] = 11; CAS it 11 -> 100, and t[0, 3] (a[3, 0] = 18) with a wrong
+    // expectation.
+    let i0 = [5i64, 0];
+    let i1 = [1i64, 3];
+    let idx = [
+        Operand::View(TileView::from_slice(&i0, &[2]).unwrap()),
+        Operand::View(TileView::from_slice(&i1, &[2]).unwrap()),
+    ];
+    let expected = [11i32, 0];
+    let old = e
+        .atomic_cas(
+            &t,
+            &idx,
+            &Operand::View(TileView::from_slice(&expected, &[2]).unwrap()),
+            &Operand::int(100),
+            &Options::default(),
+        )
+        .unwrap();
+    assert_eq!(old.to_vec::<i32>().unwrap(), [11, 18]);
+    let mut want = data.clone();
+    want[11] = 100;
+    assert_eq!(e.read_array::<i32>(&a).unwrap(), want);
+    // Reading the transpose goes in its own logical order.
+    let tt = e.read_array::<i32>(&t).unwrap();
+    assert_eq!(tt[..4], [0, 6, 12, 18]);
+    // An out-of-bounds index (check_bounds) does nothing; a reversed view (negative stride).
+    let r = DeviceArray::strided(a.buffer(), DType::Int32, &[24], &[-1], 23).unwrap();
+    let idx = [Operand::View(
+        TileView::from_slice(&[0i64, 24, -1], &[3]).unwrap(),
+    )];
+    let old = e
+        .atomic_rmw(RmwOp::Add, &r, &idx, &Operand::int(5), &Options::default())
+        .unwrap();
+    assert_eq!(old.to_vec::<i32>().unwrap(), [23, 0, 0]);
+    want[23] += 5;
+    assert_eq!(e.read_array::<i32>(&a).unwrap(), want);
+    // Views that reach outside their buffer, wrong dtypes and freed buffers are errors.
+    assert!(DeviceArray::strided(a.buffer(), DType::Int32, &[24], &[-1], 22).is_err());
+    assert!(DeviceArray::strided(a.buffer(), DType::Int32, &[5, 6], &[6, 1], 0).is_err());
+    assert!(DeviceArray::strided(a.buffer(), DType::Int64, &[13], &[1], 0).is_err());
+    assert!(e.read_array::<u32>(&a).is_err());
+    e.device().free(a.buffer()).unwrap();
+    let err = e
+        .atomic_rmw(RmwOp::Add, &r, &idx, &Operand::int(5), &Options::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("no live device buffer"), "{err}");
+}
