@@ -145,7 +145,7 @@ impl Engine {
         }
         let timeout = match timeout {
             None => None,
-            Some(t) if t == 0.0 => None,
+            Some(0.0) => None,
             Some(t) if (0.001..=1e9).contains(&t) => Some(Duration::from_secs_f64(t)),
             Some(t) => {
                 return Err(PyValueError::new_err(format!(
@@ -345,6 +345,9 @@ fn raw_arg(py: Python<'_>, ob: &Bound<'_, PyAny>) -> PyResult<Arg> {
     Ok(Arg::Scalar { ty, bits })
 }
 
+/// A buffer after a program run: name, atomjit type, device address, bytes.
+type BufferOut<'py> = (String, &'static str, u64, Bound<'py, PyBytes>);
+
 #[pymethods]
 impl Module {
     /// The name the program was loaded under.
@@ -447,10 +450,7 @@ impl Module {
         shared: Option<u32>,
         sets: Vec<String>,
         expects: Vec<String>,
-    ) -> PyResult<(
-        String,
-        Vec<(String, &'static str, u64, Bound<'py, PyBytes>)>,
-    )> {
+    ) -> PyResult<(String, Vec<BufferOut<'py>>)> {
         let args = OverrideArgs {
             grid,
             block,
