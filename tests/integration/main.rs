@@ -16,6 +16,7 @@ mod reuse;
 mod sass_listing;
 mod surfaces;
 mod tile;
+mod tile_examples;
 mod traps;
 mod validation;
 mod visa;
