@@ -39,6 +39,7 @@ from .errors import (
     DeviceError,
     Error,
     KernelNotFoundError,
+    TileError,
     LaunchError,
     ParseError,
     TrapError,
@@ -63,6 +64,7 @@ __all__ = [
     "CompileError",
     "KernelNotFoundError",
     "DeviceError",
+    "TileError",
     "LaunchError",
     "ArgumentError",
     "TrapError",
@@ -210,6 +212,8 @@ class Signature:
       program file's declarations), in order;
     * ``"listing"``: a compiler's SASS listing names no parameters: any arguments, in order from
       constant-bank offset ``base``, each naturally aligned, reaching at least ``reads_to``;
+    * ``"payload"``: a vISA kernel: buffers and scalars in order through IGC's payload layout
+      (buffers' addresses first, then the scalars), as ``.buffer``/``.param`` launch lines;
     * ``"unsupported"``: the kernel cannot be launched from code (``str()`` says why).
     """
 
@@ -610,7 +614,7 @@ class Module:
         if isinstance(a, (int, float)):
             if param is None:
                 raise ArgumentError(
-                    f"{what}: a SASS listing declares no parameter types, so a Python "
+                    f"{what}: a SASS listing or a vISA payload declares no parameter types, so a Python "
                     f"{type(a).__name__} is ambiguous; pass a numpy scalar such as "
                     f"np.uint32({a!r}) or np.float32({a!r})"
                 )
@@ -859,3 +863,5 @@ class Engine:
             f"deterministic={self.deterministic}, timeout={self.timeout})"
         )
 
+
+from . import tile  # noqa: E402  (it imports Engine and DeviceArray from here)

@@ -8,6 +8,7 @@ Every one derives from :class:`atomjit.Error`::
     ├── CompileError          the JIT could not compile a kernel
     ├── KernelNotFoundError   (also a LookupError) no kernel of that name
     ├── DeviceError           device memory: a freed array, memory exhausted, a range
+    ├── TileError             (also a ValueError) a tile atomic's shapes, dtypes, order or scope
     └── LaunchError           a launch was refused or did not complete
         ├── ArgumentError     (also a ValueError) arguments, shapes or overrides that do not fit
         ├── TrapError         the program faulted (misaligned or out-of-range address, ...)
@@ -29,6 +30,7 @@ __all__ = [
     "CompileError",
     "KernelNotFoundError",
     "DeviceError",
+    "TileError",
     "LaunchError",
     "ArgumentError",
     "TrapError",
@@ -68,6 +70,12 @@ class KernelNotFoundError(Error, LookupError):
 class DeviceError(Error):
     """Device memory: an access to a freed :class:`DeviceArray`, an allocation the host cannot
     hold, or a copy that does not fit."""
+
+
+class TileError(Error, ValueError):
+    """A tile atomic (``atomjit.tile``) refused its arguments: shapes that do not broadcast,
+    an index rank that is not the array's, a dtype the operation does not take or cannot cast,
+    an unsupported order or scope, an out-of-bounds index with ``check_bounds=False``."""
 
 
 class LaunchError(Error):

@@ -23,6 +23,8 @@ use pyo3::types::{PyBytes, PyTuple};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+mod tile;
+
 /// An exception of class `class` of `atomjit.errors`, made with `message`.
 fn error(py: Python<'_>, class: &str, message: impl Into<String>) -> PyErr {
     let made = py
@@ -107,6 +109,7 @@ fn engine_error(py: Python<'_>, e: engine::Error, sources: Option<&Sources>) -> 
         E::Compile { .. } => error(py, "CompileError", e.to_string()),
         E::Launch(_) => error(py, "LaunchError", e.to_string()),
         E::Device(_) => error(py, "DeviceError", e.to_string()),
+        E::Tile(_) => error(py, "TileError", e.to_string()),
         E::Failed { failure, ran, .. } => match failure_object(py, failure, ran) {
             Ok(obj) => PyErr::from_value(obj),
             Err(err) => err,
@@ -410,6 +413,7 @@ impl Module {
             Signature::Listing { base, reads_to } => {
                 ("listing", text, base, reads_to).into_pyobject(py)
             }
+            Signature::Payload => ("payload", text).into_pyobject(py),
             Signature::Unsupported(_) => ("unsupported", text).into_pyobject(py),
         }
     }
@@ -514,6 +518,8 @@ fn _atomjit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Module>()?;
     m.add_class::<Buffer>()?;
     m.add_function(wrap_pyfunction!(read_text, m)?)?;
+    m.add_function(wrap_pyfunction!(tile::tile_atomic, m)?)?;
+    m.add_function(wrap_pyfunction!(tile::tile_atomic_device, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -63,11 +63,11 @@ def test_every_argument_error(jit, ptx):
         ptx.launch("weigh", 1, 2048, [b, 1, t])
     with raises(atomjit.ArgumentError, r"shared"):
         ptx.launch("weigh", 1, 32, [b, 1, t], shared=-1)
-    # Unknown kernels; a vISA kernel runs from its launch lines only.
+    # Unknown kernels; a vISA kernel whose `.input` payload the arguments leave undescribed.
     with raises(atomjit.KernelNotFoundError, r"no kernel named `nope`.*fill_keys"):
         ptx.launch("nope", 1, 1, [])
     visa = jit.load(PROGRAMS / "visa" / "hist8.visaasm")
-    with raises(atomjit.LaunchError, r"vISA kernel"):
+    with raises(atomjit.LaunchError, r"cannot take these arguments.*payload byte 160"):
         visa.launch(visa.kernels[0], 1, 8, [])
     # Nothing above wrote memory or leaked a staging buffer.
     assert b.numpy().tolist() == [0] * 4 and t.numpy().tolist() == [0]
@@ -243,3 +243,15 @@ def test_engine_settings():
     m = e.load(KERNELS / PTX[0])
     assert m.dialect == "ptx" and m.kernels == ["fill_keys", "weigh", "scale", "poke"]
     assert "interp" in repr(e)
+
+
+def test_a_visa_kernel_launches_with_numpy_arrays(jit):
+    # hist8 (programs/visa/model.py): hits[v & mask] += 1, total[v & mask] += v, SIMD8.
+    visa = jit.load(PROGRAMS / "visa" / "hist8.visaasm")
+    assert visa.signature(visa.kernels[0]).kind == "payload"
+    data = (np.arange(128, dtype=np.uint32) * 37 + 11) % 1000
+    hits = np.zeros(16, dtype=np.uint32)
+    total = np.zeros(16, dtype=np.uint32)
+    visa.launch(visa.kernels[0], 4, 32, [data, hits, total, np.uint32(15)])
+    np.testing.assert_array_equal(hits, np.bincount(data & 15, minlength=16))
+    np.testing.assert_array_equal(total, np.bincount(data & 15, weights=data, minlength=16))
