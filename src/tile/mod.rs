@@ -619,9 +619,29 @@ impl Tile {
                 actual: self.dtype,
             });
         }
-        Ok((0..self.len())
-            .map(|i| T::from_bits(self.bits(i)))
-            .collect())
+        if T::DTYPE == DType::Bool || std::mem::size_of::<T>() != self.dtype.size() {
+            // A `bool` must be 0 or 1, so it goes through `from_bits`.
+            return Ok((0..self.len())
+                .map(|i| T::from_bits(self.bits(i)))
+                .collect());
+        }
+        // One copy of the bytes (results of 2^20 elements are common: element by element
+        // cost as much as the atomics themselves).
+        let n = self.len();
+        let mut out: Vec<T> = Vec::with_capacity(n);
+        // SAFETY: `out` has room for `n` elements of `size_of::<T>() == dtype.size()` bytes,
+        // exactly the `n * size` bytes of `self.bytes()` (in the host's byte order); every
+        // non-bool `Element` (integers, floats, `half` floats) is valid for any bit pattern, so
+        // the `n` elements are initialised values once copied.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.bytes().as_ptr(),
+                out.as_mut_ptr().cast::<u8>(),
+                n * self.dtype.size(),
+            );
+            out.set_len(n);
+        }
+        Ok(out)
     }
 
     /// A view of this tile.
