@@ -225,6 +225,13 @@ impl Module {
         let variant;
         let (kernel, info, runner, placed, window): (&Kernel, &KernelInfo, _, _, u64) =
             if signature == Signature::Payload {
+                if shared != 0 {
+                    // As for launch lines (`front::visa`): SLM (surface T0) is not implemented.
+                    return Err(Error::Launch(format!(
+                        "kernel `{name}` is a vISA kernel: shared local memory is not \
+                         supported yet, so `shared` must be 0 (not {shared})"
+                    )));
+                }
                 variant = self.visa_variant(i, block, args)?;
                 let spec = &variant.kernel.launch;
                 let threads: u64 = block.iter().map(|&d| u64::from(d)).product();

@@ -231,7 +231,12 @@ impl Device {
                 bytes: buffer.bytes,
             }
         })?;
-        let mut out = vec![T::from_bits(0); n];
+        let mut out = Vec::new();
+        out.try_reserve_exact(n)
+            .map_err(|_| crate::exec::memory::AllocError::Refused {
+                bytes: buffer.bytes,
+            })?;
+        out.resize(n, T::from_bits(0));
         self.read_into(buffer, 0, &mut out)?;
         Ok(out)
     }

@@ -346,6 +346,10 @@ fn a_visa_kernel_binds_buffers_and_scalars_through_its_payload() {
         // A work-group that is not whole SIMD8 threads; arguments that leave the payload's
         // `.input MASK` undescribed.
         let err = m
+            .launch(&name, [1, 1, 1], [32, 1, 1], 64, &args)
+            .unwrap_err();
+        assert!(err.to_string().contains("shared local memory"), "{err}");
+        let err = m
             .launch(&name, [1, 1, 1], [12, 1, 1], 0, &args)
             .unwrap_err();
         assert!(err.to_string().contains("multiple of 8"), "{err}");
