@@ -136,7 +136,7 @@ pub fn run(
             &opts,
         )?
     };
-    assert_eq!(old.shape, [M, NC]);
+    assert_eq!(old.shape(), [M, NC]);
     let two = Scatter2 {
         init,
         rows,

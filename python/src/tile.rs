@@ -156,8 +156,10 @@ fn operand<'py>(py: Python<'py>, what: &str, ob: &Bound<'py, PyAny>) -> PyResult
     let (data, _) = raw_parts(a);
     // SAFETY: the numpy array `a` is borrowed for `'py` (the call's lifetime), so its buffer
     // stays allocated; its shape and strides describe only elements of that buffer (numpy's
-    // own invariant). Nothing writes an input tile during the call unless the caller passes
-    // the same memory as the updated array, which the package refuses (`np.may_share_memory`).
+    // own invariant). The operation only reads it. The package refuses an input that shares
+    // memory with the updated array (`np.may_share_memory`), so atomjit's own atomic writes
+    // never race these reads; another Python thread writing the input while the GIL is
+    // released races it as it would race any numpy operation that releases the GIL.
     let view = unsafe { TileView::from_raw(data, dtype, a.shape(), a.strides()) }
         .map_err(|e| tile_error(py, what, e))?;
     Ok(Operand::View(view))
@@ -182,10 +184,10 @@ fn to_numpy<'py>(py: Python<'py>, t: Tile) -> PyResult<Bound<'py, PyAny>> {
             .to_vec::<T>()
             .map_err(|e| error(py, "TileError", e.to_string()))?;
         Ok(PyArray1::from_vec(py, data)
-            .reshape(t.shape.clone())?
+            .reshape(t.shape().to_vec())?
             .into_any())
     }
-    match t.dtype {
+    match t.dtype() {
         DType::Bool => typed::<bool>(py, &t),
         DType::Int8 => typed::<i8>(py, &t),
         DType::Int16 => typed::<i16>(py, &t),
@@ -250,7 +252,7 @@ pub fn tile_atomic<'py>(
     // only accesses it through host atomics.
     let view = unsafe { ArrayView::from_raw(data, dtype, &shape, &strides) }
         .map_err(|e| tile_error(py, "", e))?;
-    let ops = operands(py, &indices, &values)?;
+    let ops = operands(py, &op, &indices, &values)?;
     let tiles = engine.engine.tiles();
     let result = py.detach(|| run(tiles, &op, &view, &ops, &opts));
     to_numpy(py, result.map_err(|e| tile_error(py, "", e))?)
@@ -287,7 +289,7 @@ pub fn tile_atomic_device<'py>(
         })?;
     let array =
         DeviceArray::new(buffer.live(py)?, dtype, &shape).map_err(|e| engine_error(py, e, None))?;
-    let ops = operands(py, &indices, &values)?;
+    let ops = operands(py, &op, &indices, &values)?;
     let e = &engine.engine;
     let result = py.detach(|| match &op {
         Op::Cas => e.atomic_cas(&array, &ops.0, &ops.1[0], &ops.1[1], &opts),
@@ -300,9 +302,24 @@ type Operands<'py> = (Vec<Operand<'py>>, Vec<Operand<'py>>);
 
 fn operands<'py>(
     py: Python<'py>,
+    op: &Op,
     indices: &[Bound<'py, PyAny>],
     values: &[Bound<'py, PyAny>],
 ) -> PyResult<Operands<'py>> {
+    let want = match op {
+        Op::Cas => 2,
+        Op::Rmw(_) => 1,
+    };
+    if values.len() != want {
+        return Err(error(
+            py,
+            "ArgumentError",
+            format!(
+                "the operation takes {want} value tiles, not {}",
+                values.len()
+            ),
+        ));
+    }
     let idx = indices
         .iter()
         .enumerate()

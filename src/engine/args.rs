@@ -221,6 +221,17 @@ impl Module {
                 first.message
             )));
         }
+        if let Some(Arg::Scalar { ty, .. }) = args
+            .iter()
+            .find(|a| matches!(a, Arg::Scalar { ty, .. } if ty.bytes() > 8))
+        {
+            return Err(Error::Launch(format!(
+                "kernel `{name}`: a {ty} scalar argument is wider than the 64 bits a scalar \
+                 argument carries"
+            )));
+        }
+        // The shape first: a vISA kernel is lowered for it.
+        valid::check_launch(grid, block, 0).map_err(Error::Launch)?;
         let signature = self.signature(name)?;
         let variant;
         let (kernel, info, runner, placed, window): (&Kernel, &KernelInfo, _, _, u64) =

@@ -25,12 +25,18 @@ use std::collections::BTreeMap;
 use std::sync::{RwLock, RwLockReadGuard};
 
 /// One allocation of device memory: its device address and length in bytes. A plain handle
-/// (copyable); it is valid until [`Device::free`].
+/// (copyable); it is valid until [`Device::free`]. Each allocation of the process has its own
+/// identity, so a freed handle stays dead when its address is reused, and a handle of another
+/// engine's memory is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DeviceBuffer {
     address: u64,
     bytes: u64,
+    id: u64,
 }
+
+/// The identity of the next allocation (process-wide, never reused).
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl DeviceBuffer {
     /// The device address kernels see (aligned to [`ALLOC_ALIGN`]).
@@ -76,8 +82,8 @@ pub struct Device {
 #[derive(Debug)]
 struct State {
     global: GlobalMemory,
-    /// Live allocations: device address → bytes.
-    live: BTreeMap<u64, u64>,
+    /// Live allocations: device address → (bytes reserved, identity).
+    live: BTreeMap<u64, (u64, u64)>,
 }
 
 impl Default for Device {
@@ -109,7 +115,7 @@ impl Device {
         let size = bytes.max(1);
         // First fit: the lowest aligned gap between live allocations that holds `size`.
         let mut start = GLOBAL_BASE;
-        for (&a, &b) in &state.live {
+        for (&a, &(b, _)) in &state.live {
             if a.saturating_sub(start) >= size {
                 break;
             }
@@ -120,8 +126,9 @@ impl Device {
         start
             .checked_add(size)
             .ok_or(crate::exec::memory::AllocError::Overflow)?;
-        state.live.insert(start, size);
-        let list: Vec<(u64, u64)> = state.live.iter().map(|(&a, &b)| (a, b)).collect();
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        state.live.insert(start, (size, id));
+        let list: Vec<(u64, u64)> = state.live.iter().map(|(&a, &(b, _))| (a, b)).collect();
         if let Err(e) = state.global.set_allocations(list) {
             state.live.remove(&start);
             return Err(e.into());
@@ -131,6 +138,7 @@ impl Device {
         Ok(DeviceBuffer {
             address: start,
             bytes,
+            id,
         })
     }
 
@@ -139,7 +147,7 @@ impl Device {
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
         state.check_live(buffer)?;
         state.live.remove(&buffer.address);
-        let list: Vec<(u64, u64)> = state.live.iter().map(|(&a, &b)| (a, b)).collect();
+        let list: Vec<(u64, u64)> = state.live.iter().map(|(&a, &(b, _))| (a, b)).collect();
         // Shrinking never allocates.
         state.global.set_allocations(list)?;
         Ok(())
@@ -151,7 +159,7 @@ impl Device {
         state
             .live
             .iter()
-            .map(|(&address, &bytes)| DeviceBuffer { address, bytes })
+            .map(|(&address, &(bytes, id))| DeviceBuffer { address, bytes, id })
             .collect()
     }
 
@@ -281,7 +289,6 @@ impl Device {
         let len = n
             .and_then(|n| n.checked_mul(T::DTYPE.size()))
             .map_or(u64::MAX, |b| b as u64);
-        let mut data = vec![T::from_bits(0); n.unwrap_or(0)];
         if len > buffer.bytes || n.is_none() {
             return Err(DeviceError::OutOfRange {
                 what: "a read",
@@ -290,6 +297,11 @@ impl Device {
                 bytes: buffer.bytes,
             });
         }
+        let n = n.unwrap_or(0);
+        let mut data = Vec::new();
+        data.try_reserve_exact(n)
+            .map_err(|_| crate::exec::memory::AllocError::Refused { bytes: len })?;
+        data.resize(n, T::from_bits(0));
         self.read_into(buffer, 0, &mut data)?;
         Ok(ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), data)
             .expect("the length is the shape's product"))
@@ -299,7 +311,7 @@ impl Device {
 impl State {
     fn check_live(&self, buffer: DeviceBuffer) -> Result<(), DeviceError> {
         match self.live.get(&buffer.address) {
-            Some(&bytes) if bytes == buffer.bytes.max(1) => Ok(()),
+            Some(&(bytes, id)) if bytes == buffer.bytes.max(1) && id == buffer.id => Ok(()),
             _ => Err(DeviceError::NotLive {
                 address: buffer.address,
                 bytes: buffer.bytes,
@@ -442,6 +454,27 @@ mod tests {
             d.read::<u64>(b),
             Err(DeviceError::Ragged { bytes: 12, .. })
         ));
+    }
+
+    #[test]
+    fn a_freed_handle_stays_dead_when_its_address_is_reused() {
+        let d = Device::new();
+        let a = d.alloc(16).unwrap();
+        d.free(a).unwrap();
+        let b = d.alloc(16).unwrap();
+        assert_eq!(a.address(), b.address());
+        assert!(matches!(d.read::<u8>(a), Err(DeviceError::NotLive { .. })));
+        assert!(d.read::<u8>(b).is_ok());
+        // Another device's handle at the same address and size.
+        let other = Device::new().alloc(16).unwrap();
+        assert_eq!(other.address(), b.address());
+        assert!(matches!(
+            d.read::<u8>(other),
+            Err(DeviceError::NotLive { .. })
+        ));
+        // Impossible array reads are errors, not aborts.
+        assert!(d.read_array::<u64>(b, &[1 << 61]).is_err());
+        assert!(d.read_array::<u8>(b, &[1 << 40]).is_err());
     }
 
     #[test]

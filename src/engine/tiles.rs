@@ -16,6 +16,8 @@ pub struct DeviceArray {
     dtype: DType,
     shape: Vec<u64>,
     strides: Vec<i64>,
+    /// `strides` × the element size (checked not to overflow when the array was made).
+    byte_strides: Vec<i64>,
     offset: u64,
 }
 
@@ -48,33 +50,45 @@ impl DeviceArray {
                 strides.len()
             )));
         }
-        // The lowest and highest element reachable, relative to `offset` (an empty array
-        // reaches nothing).
-        let (mut lo, mut hi) = (0i128, 0i128);
+        // The lowest and highest byte reachable, relative to the buffer, in checked arithmetic
+        // (a shape or stride near 2^64 must be an error, not a wrapped bound).
+        let size = dtype.size() as i128;
+        let too_far = || {
+            Error::Launch(format!(
+                "a {dtype} array of shape {shape:?}, strides {strides:?} and offset {offset} \
+                 reaches outside its {}-byte buffer",
+                buffer.bytes()
+            ))
+        };
+        let first = i128::from(offset).checked_mul(size).ok_or_else(too_far)?;
         let empty = shape.contains(&0);
+        let (mut lo, mut hi) = (first, first);
+        let mut byte_strides = Vec::with_capacity(strides.len());
         for (&d, &s) in shape.iter().zip(strides) {
-            let far = i128::from(s) * (i128::from(d) - 1).max(0);
+            let step = i128::from(s).checked_mul(size).ok_or_else(too_far)?;
+            byte_strides.push(i64::try_from(step).map_err(|_| too_far())?);
+            if d == 0 {
+                continue;
+            }
+            let far = step.checked_mul(i128::from(d) - 1).ok_or_else(too_far)?;
             if far < 0 {
-                lo += far;
+                lo = lo.checked_add(far).ok_or_else(too_far)?;
             } else {
-                hi += far;
+                hi = hi.checked_add(far).ok_or_else(too_far)?;
             }
         }
-        let size = dtype.size() as i128;
-        let first = i128::from(offset) + lo;
-        let last = i128::from(offset) + hi;
-        if !empty && (first < 0 || (last + 1) * size > i128::from(buffer.bytes())) {
-            return Err(Error::Launch(format!(
-                "a {dtype} array of shape {shape:?}, strides {strides:?} and offset {offset} \
-                 reaches elements {first}..={last}, outside its {}-byte buffer",
-                buffer.bytes()
-            )));
+        // Even an empty array's first element must be inside (or at the end of) its buffer, so
+        // that its base address is a valid pointer.
+        let end = i128::from(buffer.bytes());
+        if first > end || (!empty && (lo < 0 || hi.checked_add(size).is_none_or(|h| h > end))) {
+            return Err(too_far());
         }
         Ok(DeviceArray {
             buffer,
             dtype,
             shape: shape.to_vec(),
             strides: strides.to_vec(),
+            byte_strides,
             offset,
         })
     }
@@ -133,10 +147,26 @@ impl Engine {
                 T::DTYPE
             )));
         }
-        let mut all =
-            vec![T::from_bits(0); (array.buffer.bytes() / T::DTYPE.size() as u64) as usize];
+        let refused = |bytes: u64| {
+            Error::Device(crate::engine::DeviceError::Alloc(
+                crate::exec::memory::AllocError::Refused { bytes },
+            ))
+        };
+        let mut all = Vec::new();
+        let whole = (array.buffer.bytes() / T::DTYPE.size() as u64) as usize;
+        all.try_reserve_exact(whole)
+            .map_err(|_| refused(array.buffer.bytes()))?;
+        all.resize(whole, T::from_bits(0));
         self.device().read_into(array.buffer, 0, &mut all)?;
+        let count = array
+            .shape
+            .iter()
+            .try_fold(1u64, |a, &d| a.checked_mul(d))
+            .and_then(|n| usize::try_from(n).ok());
         let mut out = Vec::new();
+        if count.is_none_or(|n| out.try_reserve_exact(n).is_err()) {
+            return Err(refused(u64::MAX));
+        }
         let mut index = vec![0u64; array.shape.len()];
         if array.shape.contains(&0) {
             return Ok(out);
@@ -204,17 +234,16 @@ impl Engine {
     ) -> Result<Tile, Error> {
         let memory = self.device().global();
         let (base, _) = memory.host_range(array.buffer)?;
-        let size = array.dtype.size() as i64;
-        let byte_strides: Vec<i64> = array.strides.iter().map(|&s| s * size).collect();
-        // SAFETY: `array` was checked (`DeviceArray::strided`) to reach only elements inside its
-        // buffer, which `host_range` found live, so `base + offset·size` and every element the
-        // view addresses lie inside the arena's allocation; the guard `memory` keeps the arena
+        // SAFETY: `array` was checked (`DeviceArray::strided`, in checked arithmetic) to reach
+        // only bytes inside its buffer, and to start at most at its end, with `byte_strides` the
+        // strides it checked; `host_range` found the buffer live, so `base + offset·size` and
+        // every element the view addresses lie inside the arena's allocation; the guard `memory` keeps the arena
         // from moving or being freed until the view is gone (it is dropped at the end of this
         // function, after `f`). Kernels and other tile operations access the same bytes only
         // through host atomics.
         let view = unsafe {
             let first = base.add((array.offset * array.dtype.size() as u64) as usize);
-            ArrayView::from_raw(first, array.dtype, &array.shape, &byte_strides)
+            ArrayView::from_raw(first, array.dtype, &array.shape, &array.byte_strides)
         }?;
         Ok(f(&view)?)
     }

@@ -373,7 +373,13 @@ fn int_to_f64_rounded(v: i128, p: u32) -> f64 {
 /// A Rust element type with a cuTile dtype: typed access to tiles and slices, to the engine's
 /// device memory (`engine::Device`), and the type of a kernel's scalar argument
 /// (`engine::Arg::scalar`, through [`DType::ir_ty`]).
-pub trait Element: Copy + Send + Sync + 'static {
+///
+/// # Safety
+/// Views and tiles rely on an implementation being plain data of its dtype: `size_of::<Self>()
+/// == Self::DTYPE.size()`, alignment at most that size, and (except for `bool`, which is
+/// always converted through [`Element::from_bits`]) every bit pattern of that size a valid
+/// value. The implementations here are the built-in integers, floats and `half` floats.
+pub unsafe trait Element: Copy + Send + Sync + 'static {
     /// Its dtype (and so its size).
     const DTYPE: DType;
     /// The value's bits, little-endian, zero-extended to 64.
@@ -384,7 +390,8 @@ pub trait Element: Copy + Send + Sync + 'static {
 
 macro_rules! int_element {
     ($t:ty, $d:ident, $u:ty) => {
-        impl Element for $t {
+        // SAFETY: a built-in number of exactly its dtype's size; every bit pattern is valid.
+        unsafe impl Element for $t {
             const DTYPE: DType = DType::$d;
             fn to_bits(self) -> u64 {
                 self as $u as u64
@@ -404,7 +411,9 @@ int_element!(u16, UInt16, u16);
 int_element!(u32, UInt32, u32);
 int_element!(u64, UInt64, u64);
 
-impl Element for bool {
+// SAFETY: one byte, its dtype's size; tiles convert bools only through `from_bits`, which
+// makes 0 or 1.
+unsafe impl Element for bool {
     const DTYPE: DType = DType::Bool;
     fn to_bits(self) -> u64 {
         self as u64
@@ -413,7 +422,8 @@ impl Element for bool {
         bits & 0xff != 0
     }
 }
-impl Element for f32 {
+// SAFETY: a built-in number of exactly its dtype's size; every bit pattern is valid.
+unsafe impl Element for f32 {
     const DTYPE: DType = DType::Float32;
     fn to_bits(self) -> u64 {
         f32::to_bits(self) as u64
@@ -422,7 +432,8 @@ impl Element for f32 {
         f32::from_bits(bits as u32)
     }
 }
-impl Element for f64 {
+// SAFETY: a built-in number of exactly its dtype's size; every bit pattern is valid.
+unsafe impl Element for f64 {
     const DTYPE: DType = DType::Float64;
     fn to_bits(self) -> u64 {
         f64::to_bits(self)
@@ -431,7 +442,8 @@ impl Element for f64 {
         f64::from_bits(bits)
     }
 }
-impl Element for half::f16 {
+// SAFETY: a built-in number of exactly its dtype's size; every bit pattern is valid.
+unsafe impl Element for half::f16 {
     const DTYPE: DType = DType::Float16;
     fn to_bits(self) -> u64 {
         half::f16::to_bits(self) as u64
@@ -440,7 +452,8 @@ impl Element for half::f16 {
         half::f16::from_bits(bits as u16)
     }
 }
-impl Element for half::bf16 {
+// SAFETY: a built-in number of exactly its dtype's size; every bit pattern is valid.
+unsafe impl Element for half::bf16 {
     const DTYPE: DType = DType::BFloat16;
     fn to_bits(self) -> u64 {
         half::bf16::to_bits(self) as u64

@@ -510,8 +510,8 @@ impl<'a> TileView<'a> {
 /// An owned, C-order contiguous tile: the result of every operation (and usable as an input).
 #[derive(Clone, PartialEq)]
 pub struct Tile {
-    pub dtype: DType,
-    pub shape: Vec<usize>,
+    dtype: DType,
+    shape: Vec<usize>,
     /// The elements' native bytes, in 8-byte words so every element is aligned.
     words: Vec<u64>,
 }
@@ -527,6 +527,41 @@ impl fmt::Debug for Tile {
 }
 
 impl Tile {
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The shape (C order).
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// A tile of zero bits, or an error when the host cannot provide its memory (a result's
+    /// size comes from the caller's index shapes).
+    pub fn try_zeros(dtype: DType, shape: &[usize]) -> Result<Tile, TileError> {
+        let words = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .and_then(|n| n.checked_mul(dtype.size()))
+            .map(|b| b.div_ceil(8));
+        let mut v = Vec::new();
+        match words {
+            Some(w) if v.try_reserve_exact(w).is_ok() => v.resize(w, 0),
+            _ => {
+                return Err(TileError::BadView(format!(
+                    "a result tile of shape {} and dtype {dtype} does not fit in host memory",
+                    fmt_shape(shape)
+                )))
+            }
+        }
+        Ok(Tile {
+            dtype,
+            shape: shape.to_vec(),
+            words: v,
+        })
+    }
+
     /// A tile of zero bits.
     pub fn zeros(dtype: DType, shape: &[usize]) -> Tile {
         let n: usize = shape.iter().product();
@@ -1185,7 +1220,7 @@ impl TileEngine {
     }
 
     fn run(&self, p: &Prepared) -> Result<Tile, TileError> {
-        let mut out = Tile::zeros(p.dtype, &p.shape);
+        let mut out = Tile::try_zeros(p.dtype, &p.shape)?;
         let n = p.len();
         if n == 0 {
             return Ok(out);

@@ -305,6 +305,13 @@ fn arguments_that_do_not_fit_are_errors() {
         &[b.into(), Arg::scalar(1u32), b.into()],
     ));
     assert!(m5.contains("1024"), "{m5}");
+    // A scalar wider than 64 bits; a block too large to lower a vISA kernel for.
+    let wide = Arg::Scalar {
+        ty: atomjit::ir::Ty::B128,
+        bits: 0,
+    };
+    let m9 = msg(m.launch("weigh", grid, block, 0, &[b.into(), wide, b.into()]));
+    assert!(m9.contains("wider than the 64 bits"), "{m9}");
     let m6 = msg(m.launch("nope", grid, block, 0, &[]));
     assert!(m6.contains("no kernel named `nope`"), "{m6}");
     // A listing's arguments must reach as far as its code reads.
@@ -345,6 +352,10 @@ fn a_visa_kernel_binds_buffers_and_scalars_through_its_payload() {
         }
         // A work-group that is not whole SIMD8 threads; arguments that leave the payload's
         // `.input MASK` undescribed.
+        let err = m
+            .launch(&name, [1, 1, 1], [65536, 65536, 1], 0, &args)
+            .unwrap_err();
+        assert!(err.to_string().contains("1024"), "{err}");
         let err = m
             .launch(&name, [1, 1, 1], [32, 1, 1], 64, &args)
             .unwrap_err();
@@ -448,6 +459,15 @@ fn tile_atomics_work_on_strided_device_arrays() {
     assert_eq!(old.to_vec::<i32>().unwrap(), [23, 0, 0]);
     want[23] += 5;
     assert_eq!(e.read_array::<i32>(&a).unwrap(), want);
+    // Shapes and strides whose reach overflows are errors, not wrapped bounds (a 4-byte buffer
+    // viewed with huge strides); an empty array's offset must still be inside its buffer.
+    let small = e.device().alloc(4).unwrap();
+    let huge = [u64::MAX, u64::MAX, u64::MAX, u64::MAX - 991, 1000];
+    let strides = [1i64 << 62, 1 << 62, 1 << 62, 1 << 62, (1 << 62) - 1];
+    assert!(DeviceArray::strided(small, DType::Float32, &huge, &strides, 0).is_err());
+    assert!(DeviceArray::strided(small, DType::Float32, &[0], &[1], 1 << 40).is_err());
+    assert!(DeviceArray::strided(small, DType::Float32, &[0], &[1], u64::MAX).is_err());
+    assert!(DeviceArray::strided(small, DType::Float32, &[0], &[1], 1).is_ok());
     // Views that reach outside their buffer, wrong dtypes and freed buffers are errors.
     assert!(DeviceArray::strided(a.buffer(), DType::Int32, &[24], &[-1], 22).is_err());
     assert!(DeviceArray::strided(a.buffer(), DType::Int32, &[5, 6], &[6, 1], 0).is_err());

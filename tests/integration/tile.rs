@@ -19,8 +19,8 @@ fn document_example_1d() {
             &Options::default(),
         )
         .unwrap();
-    assert_eq!(old.dtype, DType::Int32);
-    assert_eq!(old.shape, vec![32]);
+    assert_eq!(old.dtype(), DType::Int32);
+    assert_eq!(old.shape(), [32]);
     assert_eq!(
         old.to_vec::<i32>().unwrap(),
         (0..32).map(|i| i % 2).collect::<Vec<_>>()
