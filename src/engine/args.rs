@@ -416,7 +416,16 @@ impl Module {
         })?;
         // As for every kernel: one too large for the JIT's budget runs on the interpreter.
         let backend = match self.engine.config().backend {
-            Backend::Jit if lowered.insts.len() > super::JIT_MAX_INSTS => Backend::Interp,
+            Backend::Jit
+                if super::jit_budget_fallback(
+                    &lowered.name,
+                    lowered.insts.len(),
+                    self.engine.config().timeout,
+                )
+                .is_some() =>
+            {
+                Backend::Interp
+            }
             b => b,
         };
         let runner: Arc<dyn WarpRunner> = match backend {

@@ -126,6 +126,53 @@ impl std::fmt::Display for Backend {
 /// interpreter, and its report says so ([`Module::effective_backend`]).
 pub const JIT_MAX_INSTS: usize = 20_000;
 
+/// The compile time the engine assumes per instruction when it decides whether the JIT's
+/// compilation fits in a launch's time limit ([`jit_budget_fallback`]). Measured with a release
+/// build on the 2-vCPU machine: 24 µs per instruction for straight-line integer code, 40 µs for
+/// a mix of loads, stores and multiply-adds (19,000 instructions in 0.75 s, launch included);
+/// rounded up so the estimate errs towards the interpreter. `docs/performance.md` has the
+/// figures.
+pub const JIT_COMPILE_COST_PER_INST: Duration = Duration::from_micros(50);
+
+/// The share of a launch's time limit ([`Config::timeout`]) that the JIT's compilation may be
+/// estimated to take: the numerator and the denominator of one half.
+pub const JIT_COMPILE_BUDGET_SHARE: (u32, u32) = (1, 2);
+
+/// The estimated time to compile a kernel of `insts` instructions
+/// (`insts` × [`JIT_COMPILE_COST_PER_INST`]).
+pub fn jit_compile_estimate(insts: usize) -> Duration {
+    JIT_COMPILE_COST_PER_INST.saturating_mul(u32::try_from(insts).unwrap_or(u32::MAX))
+}
+
+/// Why kernel `name` of `insts` instructions must not be compiled by the JIT under a time limit
+/// of `timeout`, or `None` when it may: more than [`JIT_MAX_INSTS`] instructions, or an
+/// estimated compile time ([`jit_compile_estimate`]) over [`JIT_COMPILE_BUDGET_SHARE`] of the
+/// limit. Compilation cannot be interrupted, so the watchdog could not stop a long one; the
+/// decision is an estimate from the instruction count, not a measurement, so the same kernel
+/// and settings always get the same backend and the same report.
+pub fn jit_budget_fallback(name: &str, insts: usize, timeout: Option<Duration>) -> Option<String> {
+    if insts > JIT_MAX_INSTS {
+        return Some(format!(
+            "kernel `{name}` has {insts} instructions, more than the JIT compiles within its budget ({JIT_MAX_INSTS}): it ran on the interpreter"
+        ));
+    }
+    let timeout = timeout?;
+    let (num, den) = JIT_COMPILE_BUDGET_SHARE;
+    let limit = timeout.saturating_mul(num) / den;
+    let estimate = jit_compile_estimate(insts);
+    (estimate > limit).then(|| {
+        format!(
+            "kernel `{name}` has {insts} instructions, estimated to take {:.3} s to compile \
+             ({} µs each), more than the JIT's compile budget of {:.3} s ({num}/{den} of the \
+             {:.3} s time limit): it ran on the interpreter",
+            estimate.as_secs_f64(),
+            JIT_COMPILE_COST_PER_INST.as_micros(),
+            limit.as_secs_f64(),
+            timeout.as_secs_f64(),
+        )
+    })
+}
+
 /// Engine settings. Defaults: JIT backend, all host cores, no determinism, 60 s watchdog.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -523,19 +570,19 @@ impl Module {
     }
 
     /// The backend kernel `i` runs on when `backend` is asked for, and why it differs: a
-    /// kernel of more than [`JIT_MAX_INSTS`] instructions runs on the interpreter (Cranelift
-    /// spends about 100 µs per instruction, so compiling it would stall the launch for longer
-    /// than the interpreter takes to run most such kernels, and outside the watchdog).
+    /// kernel of more than [`JIT_MAX_INSTS`] instructions, or one whose estimated compile time
+    /// exceeds half the engine's time limit, runs on the interpreter
+    /// ([`jit_budget_fallback`]): compilation cannot be interrupted and runs outside the
+    /// watchdog, so it would stall the launch for longer than the limit allows.
     pub fn effective_backend(&self, name: &str, backend: Backend) -> (Backend, Option<String>) {
         let Ok(i) = self.index_of(name) else {
             return (backend, None);
         };
         let n = self.program.kernels[i].insts.len();
-        if backend == Backend::Jit && n > JIT_MAX_INSTS {
-            let why = format!(
-                "kernel `{name}` has {n} instructions, more than the JIT compiles within its budget ({JIT_MAX_INSTS}): it ran on the interpreter"
-            );
-            return (Backend::Interp, Some(why));
+        if backend == Backend::Jit {
+            if let Some(why) = jit_budget_fallback(name, n, self.engine.inner.config.timeout) {
+                return (Backend::Interp, Some(why));
+            }
         }
         (backend, None)
     }

@@ -440,3 +440,31 @@ fn a_kernel_too_large_for_the_jit_runs_on_the_interpreter_and_says_so() {
     assert_eq!(v[0]["backend"], "interp");
     assert!(v[0]["fallback"].as_str().unwrap().contains("instructions"));
 }
+
+#[test]
+fn a_kernel_over_the_compile_budget_of_a_short_timeout_runs_on_the_interpreter_and_says_so() {
+    let src = super::engine::generated_kernel(3000);
+    let path = super::temp_file("budget.s", &src);
+    let (code, out, err) = atomjit(&["run", &path, "--backend", "jit", "--timeout", "0.05"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("backend interp"), "{out}");
+    assert!(
+        out.contains("note: kernel `gen` has 3004 instructions, estimated to take 0.150 s"),
+        "{out}"
+    );
+    assert!(out.contains("0.050 s time limit"), "{out}");
+    let (code, out, err) = atomjit(&["run", &path, "--timeout", "0.05", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["backend"], "interp");
+    assert!(v[0]["fallback"]
+        .as_str()
+        .unwrap()
+        .contains("compile budget"));
+    // No limit: the JIT compiles it.
+    let (code, out, err) = atomjit(&["run", &path, "--timeout", "0", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["backend"], "jit");
+    assert!(v[0]["fallback"].is_null(), "{out}");
+}

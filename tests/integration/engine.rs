@@ -554,3 +554,76 @@ EXIT ;";
         ]
     );
 }
+
+/// A generated kernel of about `insts` instructions: every lane of 64 runs a chain of
+/// add / load / multiply-add / store on its own word of `out`, so the result depends on every
+/// instruction and on the lane.
+pub(crate) fn generated_kernel(insts: usize) -> String {
+    let mut src = String::from(
+        ".kernel gen\n.block 64\n.buffer out u32[64] = 0\nS2R R1, SR_TID.X ;\n\
+         IMAD.WIDE.U32 R2, R1, 0x4, c[0x0][out] ;\nMOV R0, 0x1 ;\n",
+    );
+    for _ in 0..insts / 4 {
+        src.push_str(
+            "IADD3 R0, R0, R1, RZ ;\nLDG.E R4, [R2.64] ;\nIMAD R5, R4, 0x3, R0 ;\n\
+             STG.E [R2.64], R5 ;\n",
+        );
+    }
+    src.push_str("EXIT ;\n");
+    src
+}
+
+fn run_generated(src: &str, timeout: Option<std::time::Duration>) -> RunReport {
+    let mut config = Config::default();
+    config.backend(Backend::Jit).threads(2).timeout(timeout);
+    let module = Engine::new(&config).load("gen.s", src).unwrap();
+    module.run("gen", &Overrides::default()).unwrap()
+}
+
+#[test]
+fn a_kernel_whose_compile_estimate_exceeds_half_the_time_limit_runs_on_the_interpreter() {
+    let src = generated_kernel(3000);
+    let insts = 3000 + 4;
+    // 3,004 instructions are estimated at 3,004 × 50 µs = 0.150 s, over half of 0.05 s.
+    let short = run_generated(&src, Some(std::time::Duration::from_millis(50)));
+    assert_eq!(short.backend, Backend::Interp);
+    let why = short.fallback.as_deref().expect("the report says why");
+    assert!(why.contains(&format!("{insts} instructions")), "{why}");
+    assert!(why.contains("0.150 s to compile"), "{why}");
+    assert!(why.contains("compile budget of 0.025 s"), "{why}");
+    assert!(short.failure.is_none(), "{:?}", short.failure);
+    // With a long limit (or none) the same kernel is compiled, and the results are the same.
+    for timeout in [Some(std::time::Duration::from_secs(60)), None] {
+        let long = run_generated(&src, timeout);
+        assert_eq!(long.backend, Backend::Jit);
+        assert_eq!(long.fallback, None);
+        assert_eq!(long.buffer("out"), short.buffer("out"));
+        assert_eq!(long.launch.stats.warp_insts, short.launch.stats.warp_insts);
+    }
+    let out: Vec<Scalar> = short.buffer("out").unwrap().values().collect();
+    assert_ne!(out[0], out[1], "lanes compute different values");
+}
+
+#[test]
+fn the_compile_budget_is_an_estimate_from_the_instruction_count() {
+    use std::time::Duration;
+    assert_eq!(jit_compile_estimate(1000), JIT_COMPILE_COST_PER_INST * 1000);
+    // Exactly at the budget compiles; one instruction more does not.
+    let at = Duration::from_secs(1); // half is 0.5 s = 10,000 × 50 µs
+    let n = (at / 2).as_micros() as usize / JIT_COMPILE_COST_PER_INST.as_micros() as usize;
+    assert_eq!(jit_budget_fallback("k", n, Some(at)), None);
+    assert!(jit_budget_fallback("k", n + 1, Some(at)).is_some());
+    // No limit: only the instruction cap applies.
+    assert_eq!(jit_budget_fallback("k", JIT_MAX_INSTS, None), None);
+    let why = jit_budget_fallback("k", JIT_MAX_INSTS + 1, None).unwrap();
+    assert!(
+        why.contains("more than the JIT compiles within its budget"),
+        "{why}"
+    );
+    // Same inputs, same answer (no measurement involved).
+    let t = Some(Duration::from_millis(70));
+    assert_eq!(
+        jit_budget_fallback("k", 2000, t),
+        jit_budget_fallback("k", 2000, t)
+    );
+}
