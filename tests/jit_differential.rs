@@ -2097,11 +2097,15 @@ fn check_seed(seed: u64) -> Result<(), TestCaseError> {
     let (want, want_mem) = run(&kernel, &info, &Interpreter::new(), grid, block, seed);
     // The kernel as one function, and split into chunks of a few instructions so that every
     // kind of control transfer also crosses functions (`Continue`).
-    for chunk in [usize::MAX, [1, 2, 3, 5, 8][seed as usize % 5]] {
-        let jit_kernel = jit::compile_chunked(&kernel, &info, chunk)
+    // The chunked kernel is also compiled on three threads (`compile_chunked_on`): the code
+    // generated in parallel must behave as the sequential code does.
+    let small = [1, 2, 3, 5, 8][seed as usize % 5];
+    for (chunk, threads) in [(usize::MAX, 1), (small, 1), (small, 3)] {
+        let jit_kernel = jit::compile_chunked_on(&kernel, &info, chunk, threads)
             .map_err(|e| TestCaseError::fail(format!("seed {seed:#x}: {e}")))?;
         let (got, got_mem) = run(&kernel, &info, &jit_kernel, grid, block, seed);
-        compare(seed, chunk, &kernel, &want, &want_mem, &got, &got_mem)?;
+        let mode = format!("chunks of {chunk} on {threads} compile thread(s)");
+        compare(seed, &mode, &kernel, &want, &want_mem, &got, &got_mem)?;
     }
     Ok(())
 }
@@ -2109,7 +2113,7 @@ fn check_seed(seed: u64) -> Result<(), TestCaseError> {
 /// The interpreter's outcome and memory image against the JIT's.
 fn compare(
     seed: u64,
-    chunk: usize,
+    mode: &str,
     kernel: &Kernel,
     want: &Result<LaunchStats, LaunchError>,
     want_mem: &[u8],
@@ -2127,7 +2131,7 @@ fn compare(
     };
     if !same_outcome {
         return Err(TestCaseError::fail(format!(
-            "seed {seed:#x}, chunks of {chunk}: outcomes differ\n interp: {}\n jit:    {}\n{}",
+            "seed {seed:#x}, {mode}: outcomes differ\n interp: {}\n jit:    {}\n{}",
             describe(want),
             describe(got),
             dump(kernel)
@@ -2137,7 +2141,7 @@ fn compare(
         let word = i / 4 * 4;
         let w = |m: &[u8]| u32::from_le_bytes(m[word..word + 4].try_into().unwrap());
         return Err(TestCaseError::fail(format!(
-            "seed {seed:#x}, chunks of {chunk}: memory differs first at arena offset {word:#x} (out word {}): interp {:#010x}, jit {:#010x}\n{}",
+            "seed {seed:#x}, {mode}: memory differs first at arena offset {word:#x} (out word {}): interp {:#010x}, jit {:#010x}\n{}",
             (word as i64 - DATA_BYTES.next_multiple_of(256) as i64) / 4,
             w(want_mem),
             w(got_mem),

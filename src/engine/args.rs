@@ -430,14 +430,14 @@ impl Module {
         };
         let runner: Arc<dyn WarpRunner> = match backend {
             Backend::Interp => Arc::new(Interpreter::new()),
-            Backend::Jit => {
-                Arc::new(
-                    crate::jit::compile(&lowered, &info).map_err(|e| Error::Compile {
+            Backend::Jit => Arc::new(
+                crate::jit::compile_on(&lowered, &info, self.engine.config().threads).map_err(
+                    |e| Error::Compile {
                         kernel: lowered.name.clone(),
                         message: e.to_string(),
-                    })?,
-                )
-            }
+                    },
+                )?,
+            ),
         };
         let variant = Arc::new(VisaVariant {
             kernel: lowered,

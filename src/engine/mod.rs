@@ -602,9 +602,13 @@ impl Module {
         let make = || -> Compiled {
             match backend {
                 Backend::Interp => Ok(Arc::new(Interpreter::new()) as Arc<dyn WarpRunner>),
-                Backend::Jit => crate::jit::compile(&self.program.kernels[i], &self.infos[i])
-                    .map(|k| Arc::new(k) as Arc<dyn WarpRunner>)
-                    .map_err(|e| e.to_string()),
+                Backend::Jit => crate::jit::compile_on(
+                    &self.program.kernels[i],
+                    &self.infos[i],
+                    self.engine.inner.config.threads,
+                )
+                .map(|k| Arc::new(k) as Arc<dyn WarpRunner>)
+                .map_err(|e| e.to_string()),
             }
         };
         // Only the configured backend is cached; others (differential runs) are built per call.

@@ -240,9 +240,19 @@ pub fn dump_asm(kernel: &Kernel, info: &KernelInfo) -> Result<String, JitError> 
     Ok(text)
 }
 
-/// Compiles `kernel` (validated, with its `info`) to native code.
+/// Compiles `kernel` (validated, with its `info`) to native code, on the calling thread.
 pub fn compile(kernel: &Kernel, info: &KernelInfo) -> Result<JitKernel, JitError> {
-    compile_chunked(kernel, info, translate::CHUNK_INSTS)
+    compile_chunked_on(kernel, info, translate::CHUNK_INSTS, 1)
+}
+
+/// [`compile`] with the chunks' code generation spread over up to `threads` threads (the engine
+/// passes its worker count). The code is the same as [`compile`]'s, laid out in the same order.
+pub fn compile_on(
+    kernel: &Kernel,
+    info: &KernelInfo,
+    threads: usize,
+) -> Result<JitKernel, JitError> {
+    compile_chunked_on(kernel, info, translate::CHUNK_INSTS, threads)
 }
 
 /// [`compile`] with chunks of `chunk_insts` instructions (tests use tiny chunks to run every
@@ -251,6 +261,136 @@ pub fn compile_chunked(
     kernel: &Kernel,
     info: &KernelInfo,
     chunk_insts: usize,
+) -> Result<JitKernel, JitError> {
+    compile_chunked_on(kernel, info, chunk_insts, 1)
+}
+
+/// One chunk's machine code, generated off the module ([`codegen_chunk`]).
+struct ChunkCode {
+    alignment: u64,
+    bytes: Vec<u8>,
+    relocs: Vec<cranelift_module::ModuleReloc>,
+}
+
+/// Generates the machine code of one chunk's function, which the module will know as `id`:
+/// what `JITModule::define_function` does before it copies the code into the module, without
+/// the module, so chunks can be compiled on several threads. Chunks never call each other
+/// (control moves between them through `Continue` and `JitKernel::enter`), so their code is
+/// independent; relocations only name library calls.
+fn codegen_chunk(
+    isa: &OwnedTargetIsa,
+    func: Function,
+    id: cranelift_module::FuncId,
+    kernel: &str,
+) -> Result<ChunkCode, JitError> {
+    let mut ctx = cranelift_codegen::Context::for_function(func);
+    let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+    let alignment = match ctx.compile(&**isa, &mut ctrl) {
+        Ok(compiled) => u64::from(compiled.buffer.alignment),
+        Err(e) => {
+            let message = if let cranelift_codegen::CodegenError::Verifier(errs) = e.inner {
+                cranelift_codegen::print_errors::pretty_verifier_error(e.func, None, errs)
+            } else {
+                e.inner.to_string()
+            };
+            return Err(JitError::Codegen {
+                kernel: kernel.to_string(),
+                message,
+            });
+        }
+    };
+    let compiled = ctx.compiled_code().ok_or_else(|| JitError::Codegen {
+        kernel: kernel.to_string(),
+        message: "no code after a successful compilation".to_string(),
+    })?;
+    let relocs = compiled
+        .buffer
+        .relocs()
+        .iter()
+        .map(|r| cranelift_module::ModuleReloc::from_mach_reloc(r, &ctx.func, id))
+        .collect();
+    Ok(ChunkCode {
+        alignment,
+        bytes: compiled.code_buffer().to_vec(),
+        relocs,
+    })
+}
+
+/// Generates the code of every function, on up to `threads` scoped threads that take chunks
+/// in turn from a shared counter; the results come back in chunk order.
+fn codegen_all(
+    isa: &OwnedTargetIsa,
+    funcs: Vec<(Function, cranelift_module::FuncId)>,
+    kernel: &str,
+    threads: usize,
+) -> Result<Vec<ChunkCode>, JitError> {
+    let threads = threads.min(funcs.len()).max(1);
+    if threads == 1 {
+        return funcs
+            .into_iter()
+            .map(|(func, id)| codegen_chunk(isa, func, id, kernel))
+            .collect();
+    }
+    let n = funcs.len();
+    let work: Vec<Mutex<Option<(Function, cranelift_module::FuncId)>>> =
+        funcs.into_iter().map(|f| Mutex::new(Some(f))).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<Option<Result<ChunkCode, JitError>>> = (0..n).map(|_| None).collect();
+    let done: Vec<Vec<(usize, Result<ChunkCode, JitError>)>> = std::thread::scope(|scope| {
+        let worker = || {
+            let mut mine = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(slot) = work.get(i) else { break };
+                let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+                if let Some((func, id)) = taken {
+                    let result = codegen_chunk(isa, func, id, kernel);
+                    let failed = result.is_err();
+                    mine.push((i, result));
+                    if failed {
+                        // Stop the others early: the kernel will not be compiled.
+                        next.store(n, std::sync::atomic::Ordering::Relaxed);
+                        break;
+                    }
+                }
+            }
+            mine
+        };
+        let handles: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    for (i, result) in done.into_iter().flatten() {
+        results[i] = Some(result);
+    }
+    // The first error in chunk order (a later chunk may have failed first), or every chunk.
+    let mut codes = Vec::with_capacity(n);
+    for result in results {
+        match result {
+            Some(r) => codes.push(r?),
+            None => {
+                return Err(JitError::Internal {
+                    kernel: kernel.to_string(),
+                    pc: 0,
+                    what: "a chunk was not compiled after another failed".to_string(),
+                })
+            }
+        }
+    }
+    Ok(codes)
+}
+
+/// [`compile_chunked`] with the chunks' code generation spread over up to `threads` threads.
+/// Translation to Cranelift IR stays on the calling thread (it fills the kernel's side tables in
+/// chunk order); code generation, most of the cost, runs chunk by chunk on the threads; the code
+/// is then copied into one module in chunk order, so the result does not depend on `threads`.
+pub fn compile_chunked_on(
+    kernel: &Kernel,
+    info: &KernelInfo,
+    chunk_insts: usize,
+    threads: usize,
 ) -> Result<JitKernel, JitError> {
     let isa = host_isa()?;
     let mut tables = Box::new(SideTables::default());
@@ -262,30 +402,19 @@ pub fn compile_chunked(
     };
 
     let mut module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
-    let mut ids = Vec::with_capacity(funcs.len());
+    let mut declared = Vec::with_capacity(funcs.len());
     for (i, func) in funcs.into_iter().enumerate() {
-        let sig = func.signature.clone();
         let id = module
-            .declare_function(&format!("warp{i}"), Linkage::Local, &sig)
+            .declare_function(&format!("warp{i}"), Linkage::Local, &func.signature)
             .map_err(|e| codegen(&e))?;
-        let mut ctx = module.make_context();
-        ctx.func = func;
-        if let Err(e) = module.define_function(id, &mut ctx) {
-            let detail = if let cranelift_module::ModuleError::Compilation(
-                cranelift_codegen::CodegenError::Verifier(errs),
-            ) = &e
-            {
-                cranelift_codegen::print_errors::pretty_verifier_error(
-                    &ctx.func,
-                    None,
-                    errs.clone(),
-                )
-            } else {
-                e.to_string()
-            };
-            return Err(codegen(&detail));
-        }
-        ids.push(id);
+        declared.push((func, id));
+    }
+    let ids: Vec<_> = declared.iter().map(|&(_, id)| id).collect();
+    let codes = codegen_all(&isa, declared, &kernel.name, threads)?;
+    for (&id, code) in ids.iter().zip(&codes) {
+        module
+            .define_function_bytes(id, code.alignment, &code.bytes, &code.relocs)
+            .map_err(|e| codegen(&e))?;
     }
     module.finalize_definitions().map_err(|e| codegen(&e))?;
     let entries = ids

@@ -2038,6 +2038,62 @@ fn long_kernels_split_into_chunks_at_resume_points() {
     assert_eq!(warp.stats.warp_insts, 12, "10 NOPs, the branch, the exit");
 }
 
+#[test]
+fn chunks_compiled_on_several_threads_get_the_sequential_code_and_results() {
+    // 40 additions (some with a carry, so the chunks differ), then a branch and an exit, in
+    // chunks of 4: about a dozen functions for three threads to share.
+    let mut b = KernelBuilder::new();
+    for i in 0..40u16 {
+        b.push(Op::IAdd3 {
+            dst: r(i % 5),
+            carry_out: [p(i % 2), Pred::PT],
+            a: src(reg((i + 1) % 5)),
+            b: src(imm(u64::from(i) * 7 + 1)),
+            c: src(reg((i + 3) % 5)),
+            carry_in: [PredSrc::FALSE, PredSrc::FALSE],
+        });
+    }
+    b.exit();
+    let (kernel, info) = b.build();
+    let isa = host_isa().unwrap();
+    let plan = translate::Plan::new(&kernel, &info, 4);
+    assert!(plan.starts.len() > 3, "{:?}", plan.starts);
+    let code = |threads| {
+        let mut tables = SideTables::default();
+        let funcs = build_functions(&kernel, &info, &isa, &mut tables, &plan).unwrap();
+        let funcs = funcs
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| (f, cranelift_module::FuncId::from_u32(i as u32)))
+            .collect();
+        codegen_all(&isa, funcs, &kernel.name, threads)
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.alignment, c.bytes))
+            .collect::<Vec<_>>()
+    };
+    let sequential = code(1);
+    assert_eq!(sequential.len(), plan.starts.len());
+    assert_eq!(code(3), sequential, "the same bytes, in chunk order");
+    // And the compiled kernels run alike.
+    let world = World::new(8, 0);
+    let mut warps = Vec::new();
+    for threads in [1, 3] {
+        let jit = compile_chunked_on(&kernel, &info, 4, threads).unwrap();
+        let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+        for lane in 0..32 {
+            warp.regs[lane] = lane as u32 * 0x0100_0001;
+        }
+        assert_eq!(
+            world.run(&kernel, &info, &jit, &mut warp, 0, FULL, None),
+            GroupExit::Exited
+        );
+        warps.push((warp.regs.clone(), warp.preds.clone(), warp.stats.warp_insts));
+    }
+    assert_eq!(warps[0], warps[1]);
+    assert_eq!(warps[0].2, 41);
+}
+
 // ---- issue 10: warp-collective ops, bit fields, fma, plop3, lane masks, uniform registers ----
 
 impl World {
