@@ -252,9 +252,50 @@ pub fn compile_chunked(
     info: &KernelInfo,
     chunk_insts: usize,
 ) -> Result<JitKernel, JitError> {
+    compile_with(
+        kernel,
+        info,
+        JitOptions {
+            chunk_insts,
+            ..JitOptions::default()
+        },
+    )
+}
+
+/// Code-generation choices that never change a kernel's results, only how fast it gets them
+/// (tests and benches compare the two sides of each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JitOptions {
+    /// Instructions per compiled function ([`compile_chunked`]).
+    pub chunk_insts: usize,
+    /// Warp-aggregated atomics (`translate::memory`, "Warp aggregation"): when every executing
+    /// lane of an integer add/sub/and/or/xor/min/max on global memory names one address, one
+    /// host atomic does the warp's update. On by default; the environment variable
+    /// `ATOMJIT_WARP_AGG=0` (or `off`) switches the default off, to compare.
+    pub warp_aggregation: bool,
+}
+
+impl Default for JitOptions {
+    fn default() -> Self {
+        let off = std::env::var("ATOMJIT_WARP_AGG")
+            .is_ok_and(|v| matches!(v.trim(), "0" | "off" | "false" | "no"));
+        JitOptions {
+            chunk_insts: translate::CHUNK_INSTS,
+            warp_aggregation: !off,
+        }
+    }
+}
+
+/// [`compile`] with explicit [`JitOptions`].
+pub fn compile_with(
+    kernel: &Kernel,
+    info: &KernelInfo,
+    options: JitOptions,
+) -> Result<JitKernel, JitError> {
     let isa = host_isa()?;
     let mut tables = Box::new(SideTables::default());
-    let plan = translate::Plan::new(kernel, info, chunk_insts);
+    let mut plan = translate::Plan::new(kernel, info, options.chunk_insts);
+    plan.warp_aggregation = options.warp_aggregation;
     let funcs = build_functions(kernel, info, &isa, &mut tables, &plan)?;
     let codegen = |e: &dyn std::fmt::Display| JitError::Codegen {
         kernel: kernel.name.clone(),
