@@ -127,7 +127,18 @@ pub(super) fn aggregable(a: &AtomicInst) -> Option<AtomicRmwOp> {
     let signed = match a.access.ty {
         Ty::U32 | Ty::B32 | Ty::U64 | Ty::B64 => false,
         Ty::S32 | Ty::S64 => true,
-        _ => return None,
+        Ty::U8
+        | Ty::U16
+        | Ty::S8
+        | Ty::S16
+        | Ty::B16
+        | Ty::F16
+        | Ty::BF16
+        | Ty::F32
+        | Ty::F64
+        | Ty::F16x2
+        | Ty::BF16x2
+        | Ty::B128 => return None,
     };
     Some(match a.op {
         AtomicOp::Add => AtomicRmwOp::Add,
@@ -139,7 +150,13 @@ pub(super) fn aggregable(a: &AtomicInst) -> Option<AtomicRmwOp> {
         AtomicOp::Min => AtomicRmwOp::Umin,
         AtomicOp::Max if signed => AtomicRmwOp::Smax,
         AtomicOp::Max => AtomicRmwOp::Umax,
-        _ => return None,
+        AtomicOp::Inc
+        | AtomicOp::Dec
+        | AtomicOp::Exch
+        | AtomicOp::Cas
+        | AtomicOp::Cast
+        | AtomicOp::PreDec
+        | AtomicOp::FCmpWr => return None,
     })
 }
 
@@ -822,7 +839,13 @@ impl<'a, 'f> Translator<'a, 'f> {
             AtomicRmwOp::Smin => i64::MAX,
             AtomicRmwOp::Smax if it == I32 => i64::from(i32::MIN),
             AtomicRmwOp::Smax => i64::MIN,
-            _ => 0,
+            AtomicRmwOp::Add
+            | AtomicRmwOp::Sub
+            | AtomicRmwOp::Nand
+            | AtomicRmwOp::Or
+            | AtomicRmwOp::Xor
+            | AtomicRmwOp::Xchg
+            | AtomicRmwOp::Umax => 0,
         };
         let identity = self.iconst(it, identity);
         let combined = self.lane_loop(exec, &[yes, identity], |t, lane, c| {
