@@ -906,6 +906,29 @@ impl Gen {
         Reg(18)
     }
 
+    /// R18:R19 = data + a constant offset: one global address for every lane, the pattern
+    /// warp-aggregated atomics take (misaligned now and then, so that a shared address traps).
+    fn uniform_global_address(&mut self, align: u64) -> Reg {
+        let mut offset = self.below(DATA_BYTES) & !(align - 1);
+        if self.chance(4) {
+            offset |= 1;
+        }
+        self.push(Op::Mov {
+            ty: Ty::U32,
+            dst: Reg(7),
+            src: Operand::Imm(offset),
+        });
+        self.push(Op::Imad {
+            mode: ImadMode::Wide,
+            signed: false,
+            dst: Reg(18),
+            a: Src::plain(Operand::Reg(Reg(7))),
+            b: Src::plain(Operand::Imm(1)),
+            c: Src::plain(Operand::Reg(Reg(2))),
+        });
+        Reg(18)
+    }
+
     /// `words` consecutive value registers from R8..R17 for a vector operand: in SASS aligned
     /// as a pair or quad (`LDG.E.128 R8`), in PTX anywhere (the front-end's slots).
     fn range(&mut self, words: u16) -> Reg {
@@ -1365,7 +1388,13 @@ impl Gen {
         let ty = size.ty;
         let words = ty.regs();
         let (space, addr) = if global {
-            let base = self.global_address(u64::from(ty.bytes()));
+            let align = u64::from(ty.bytes());
+            // One address for every lane (the warp-aggregated pattern) in a third of them.
+            let base = if self.chance(35) {
+                self.uniform_global_address(align)
+            } else {
+                self.global_address(align)
+            };
             (
                 Space::Global,
                 Address::Linear(LinearAddress {
@@ -2099,12 +2128,25 @@ fn check_seed(seed: u64) -> Result<(), TestCaseError> {
     // kind of control transfer also crosses functions (`Continue`).
     // The chunked kernel is also compiled on three threads (`compile_chunked_on`): the code
     // generated in parallel must behave as the sequential code does.
+    // Warp-aggregated atomics (off by default) are compiled in too, whole and chunked.
     let small = [1, 2, 3, 5, 8][seed as usize % 5];
-    for (chunk, threads) in [(usize::MAX, 1), (small, 1), (small, 3)] {
-        let jit_kernel = jit::compile_chunked_on(&kernel, &info, chunk, threads)
+    for (chunk_insts, threads, warp_aggregation) in [
+        (usize::MAX, 1, false),
+        (usize::MAX, 1, true),
+        (small, 1, false),
+        (small, 3, true),
+    ] {
+        let options = jit::JitOptions {
+            chunk_insts,
+            threads,
+            warp_aggregation,
+        };
+        let jit_kernel = jit::compile_with(&kernel, &info, options)
             .map_err(|e| TestCaseError::fail(format!("seed {seed:#x}: {e}")))?;
         let (got, got_mem) = run(&kernel, &info, &jit_kernel, grid, block, seed);
-        let mode = format!("chunks of {chunk} on {threads} compile thread(s)");
+        let mode = format!(
+            "chunks of {chunk_insts} on {threads} compile thread(s), warp aggregation {warp_aggregation}"
+        );
         compare(seed, &mode, &kernel, &want, &want_mem, &got, &got_mem)?;
     }
     Ok(())
@@ -2227,6 +2269,70 @@ fn generated_kernels_cover_traps_and_every_atomic_op() {
         total.cas_failures > 0 && total.spin_fast_fails > 0,
         "{total:?}"
     );
+}
+
+/// Whether `insts[i]` is a global atomic whose address is the same for every lane: the
+/// `uniform_global_address` pattern (a constant offset moved into R7, added to R2:R3).
+fn same_address_atomic(insts: &[Inst], i: usize) -> Option<(AtomicOp, Ty)> {
+    let Op::Atomic(a) = &insts[i].op else {
+        return None;
+    };
+    let uniform_offset = i >= 2
+        && matches!(
+            insts[i - 2].op,
+            Op::Mov {
+                dst: Reg(7),
+                src: Operand::Imm(_),
+                ..
+            }
+        );
+    (a.access.space == Space::Global && uniform_offset).then_some((a.op, a.access.ty))
+}
+
+/// Same-address (warp-aggregated) atomics are generated: over a fixed set of seeds every op
+/// occurs with one address for all lanes, and add, min, max and CAS in both 32 and 64 bits
+/// (the tables admit the 64-bit bit operations on global memory in fewer forms).
+#[test]
+fn generated_kernels_cover_same_address_atomics_of_every_op_and_size() {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut kernels = 0;
+    for seed in 0..400u64 {
+        let insts = generate(seed).0.insts;
+        let found: Vec<_> = (0..insts.len())
+            .filter_map(|i| same_address_atomic(&insts, i))
+            .collect();
+        kernels += usize::from(!found.is_empty());
+        seen.extend(found.iter().map(|&(op, ty)| (op.index(), ty.bits())));
+    }
+    assert!(
+        kernels >= 40,
+        "only {kernels} of 400 kernels have a same-address atomic"
+    );
+    for op in [
+        AtomicOp::Add,
+        AtomicOp::Min,
+        AtomicOp::Max,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Inc,
+        AtomicOp::Dec,
+        AtomicOp::Exch,
+        AtomicOp::Cas,
+    ] {
+        assert!(
+            seen.iter().any(|&(o, _)| o == op.index()),
+            "no same-address {op}: {seen:?}"
+        );
+    }
+    for op in [AtomicOp::Add, AtomicOp::Min, AtomicOp::Max, AtomicOp::Cas] {
+        for bits in [32, 64] {
+            assert!(
+                seen.contains(&(op.index(), bits)),
+                "no same-address {op} of {bits} bits: {seen:?}"
+            );
+        }
+    }
 }
 
 /// The wide forms are generated: vector loads and stores, vector atomics of each element type,

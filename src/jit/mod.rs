@@ -262,7 +262,14 @@ pub fn compile_chunked(
     info: &KernelInfo,
     chunk_insts: usize,
 ) -> Result<JitKernel, JitError> {
-    compile_chunked_on(kernel, info, chunk_insts, 1)
+    compile_with(
+        kernel,
+        info,
+        JitOptions {
+            chunk_insts,
+            ..JitOptions::default()
+        },
+    )
 }
 
 /// One chunk's machine code, generated off the module ([`codegen_chunk`]).
@@ -383,18 +390,66 @@ fn codegen_all(
 }
 
 /// [`compile_chunked`] with the chunks' code generation spread over up to `threads` threads.
-/// Translation to Cranelift IR stays on the calling thread (it fills the kernel's side tables in
-/// chunk order); code generation, most of the cost, runs chunk by chunk on the threads; the code
-/// is then copied into one module in chunk order, so the result does not depend on `threads`.
 pub fn compile_chunked_on(
     kernel: &Kernel,
     info: &KernelInfo,
     chunk_insts: usize,
     threads: usize,
 ) -> Result<JitKernel, JitError> {
+    compile_with(
+        kernel,
+        info,
+        JitOptions {
+            chunk_insts,
+            threads,
+            ..JitOptions::default()
+        },
+    )
+}
+
+/// Code-generation choices that never change a kernel's results, only how fast it gets them
+/// (tests and benches compare the two sides of each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JitOptions {
+    /// Instructions per compiled function ([`compile_chunked`]).
+    pub chunk_insts: usize,
+    /// Threads that generate the chunks' code ([`compile_on`]); 1: the calling thread.
+    pub threads: usize,
+    /// Warp-aggregated atomics (`translate::memory`, "Warp aggregation"): when every executing
+    /// lane of an integer add/sub/and/or/xor/min/max on global memory names one address, one
+    /// host atomic does the warp's update. **Off by default**: detected at run time, it costs
+    /// the fusion of the instructions around the atomic, which on one host thread costs more
+    /// than the locked instructions it saves (`counter`: 26.4 ms on, 20.2 ms off,
+    /// `docs/performance.md`); it pays once uniform addresses are proved at compile time
+    /// (issue 14, item 1). `ATOMJIT_WARP_AGG=1` (or `on`) switches the default on.
+    pub warp_aggregation: bool,
+}
+
+impl Default for JitOptions {
+    fn default() -> Self {
+        let on = std::env::var("ATOMJIT_WARP_AGG")
+            .is_ok_and(|v| matches!(v.trim(), "1" | "on" | "true" | "yes"));
+        JitOptions {
+            chunk_insts: translate::CHUNK_INSTS,
+            threads: 1,
+            warp_aggregation: on,
+        }
+    }
+}
+
+/// [`compile`] with explicit [`JitOptions`]. Translation to Cranelift IR stays on the calling
+/// thread (it fills the kernel's side tables in chunk order); code generation, most of the
+/// cost, runs chunk by chunk on up to `options.threads` threads; the code is then copied into
+/// one module in chunk order, so the result does not depend on the thread count.
+pub fn compile_with(
+    kernel: &Kernel,
+    info: &KernelInfo,
+    options: JitOptions,
+) -> Result<JitKernel, JitError> {
     let isa = host_isa()?;
     let mut tables = Box::new(SideTables::default());
-    let plan = translate::Plan::new(kernel, info, chunk_insts);
+    let mut plan = translate::Plan::new(kernel, info, options.chunk_insts);
+    plan.warp_aggregation = options.warp_aggregation;
     let funcs = build_functions(kernel, info, &isa, &mut tables, &plan)?;
     let codegen = |e: &dyn std::fmt::Display| JitError::Codegen {
         kernel: kernel.name.clone(),
@@ -410,7 +465,7 @@ pub fn compile_chunked_on(
         declared.push((func, id));
     }
     let ids: Vec<_> = declared.iter().map(|&(_, id)| id).collect();
-    let codes = codegen_all(&isa, declared, &kernel.name, threads)?;
+    let codes = codegen_all(&isa, declared, &kernel.name, options.threads)?;
     for (&id, code) in ids.iter().zip(&codes) {
         module
             .define_function_bytes(id, code.alignment, &code.bytes, &code.relocs)

@@ -4231,3 +4231,205 @@ mod surfaces {
         }
     }
 }
+
+// ---- warp-aggregated atomics --------------------------------------------------------------
+
+/// Runs `b` on lanes `mask` with the JIT with and without warp aggregation and with the
+/// interpreter, from the same warp (`init`) and global memory (64 bytes, `mem`), and asserts
+/// the three agree on the exit (a trap's lane and address included), every register, the
+/// predicates, the counters and every byte of memory. Returns the JIT's exit, warp and memory.
+fn run_three_ways(
+    b: &KernelBuilder,
+    mask: u32,
+    mem: &[u64; 8],
+    init: impl Fn(&mut WarpState),
+) -> (GroupExit, WarpState, Vec<u64>) {
+    let (kernel, info) = b.build();
+    let opts = |warp_aggregation| JitOptions {
+        warp_aggregation,
+        ..JitOptions::default()
+    };
+    let agg = compile_with(&kernel, &info, opts(true)).unwrap_or_else(|e| panic!("{e}"));
+    let plain = compile_with(&kernel, &info, opts(false)).unwrap_or_else(|e| panic!("{e}"));
+    let interp = crate::interp::Interpreter::new();
+    let mut outs = Vec::new();
+    for runner in [&agg as &dyn WarpRunner, &plain, &interp] {
+        let world = World::new(64, 0);
+        for (i, &v) in mem.iter().enumerate() {
+            world.set_global(8 * i, 8, v);
+        }
+        let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+        init(&mut warp);
+        let exit = world.run_warp(&kernel, &info, runner, &mut warp, 0, mask, None);
+        let memory: Vec<u64> = (0..8).map(|i| world.global_u64(8 * i)).collect();
+        outs.push((exit, warp, memory));
+    }
+    let names = ["aggregated jit", "per-lane jit", "interpreter"];
+    for (i, (exit, warp, memory)) in outs.iter().enumerate().skip(1) {
+        let (exit0, warp0, memory0) = &outs[0];
+        let who = names[i];
+        assert_eq!(exit0, exit, "exit: {} vs {who}", names[0]);
+        assert_eq!(warp0.regs, warp.regs, "registers: {} vs {who}", names[0]);
+        assert_eq!(warp0.preds, warp.preds, "predicates: {} vs {who}", names[0]);
+        assert_eq!(warp0.stats, warp.stats, "counters: {} vs {who}", names[0]);
+        assert_eq!(memory0, memory, "memory: {} vs {who}", names[0]);
+    }
+    outs.swap_remove(0)
+}
+
+/// Lane `l`'s operand: large, mixed-sign values so that sums wrap in 32 and 64 bits and every
+/// bit op and signed/unsigned min/max has work to do.
+fn agg_operand(l: usize) -> u64 {
+    let l = l as u64;
+    (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(l + 1)) ^ (l << 59)
+}
+
+#[test]
+fn warp_aggregated_atomics_match_per_lane_execution_and_the_interpreter() {
+    let ops = [
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Min,
+        AtomicOp::Max,
+    ];
+    let start: [u64; 8] = [
+        0xffff_ffff_ffff_fff0,
+        0x8000_0000_7fff_fff8,
+        0x0123_4567_89ab_cdef,
+        0,
+        u64::MAX,
+        0x7fff_ffff_ffff_ffff,
+        0x8000_0000_0000_0000,
+        0x5555_5555_aaaa_aaaa,
+    ];
+    // Address patterns (word index of each lane): one word for all, one word except the
+    // highest lane, three words, and one word per lane pair.
+    let patterns: [fn(usize) -> usize; 4] = [
+        |_| 1,
+        |l| if l == 31 { 2 } else { 1 },
+        |l| l % 3,
+        |l| l / 2 % 8,
+    ];
+    let masks = [FULL, 0x8000_0001, 0x00f0_0f00, 1 << 7, 0x5555_5555];
+    for op in ops {
+        for ty in [Ty::U32, Ty::S32, Ty::U64, Ty::S64] {
+            let words = ty.regs();
+            for (dst, operand) in [(r(6), reg(4)), (Reg::RZ, reg(4)), (r(4), reg(4))] {
+                for (pi, pattern) in patterns.iter().enumerate() {
+                    for &mask in &masks {
+                        let mut b = KernelBuilder::new();
+                        b.atom(Space::Global, op, ty, dst, global_addr(2, 0), operand, None);
+                        b.exit();
+                        let (exit, w, _) = run_three_ways(&b, mask, &start, |w| {
+                            for l in 0..32 {
+                                let addr = GLOBAL_BASE + 8 * pattern(l) as u64;
+                                set_reg(w, 2, l, addr as u32);
+                                set_reg(w, 3, l, (addr >> 32) as u32);
+                                let v = agg_operand(l);
+                                set_reg(w, 4, l, v as u32);
+                                if words == 2 {
+                                    set_reg(w, 5, l, (v >> 32) as u32);
+                                }
+                            }
+                        });
+                        assert_eq!(exit, GroupExit::Exited, "{op}.{ty} pattern {pi}");
+                        assert_eq!(w.stats.atomics[op.index()], u64::from(mask.count_ones()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn warp_aggregated_atomics_trap_at_the_lowest_lane_on_a_shared_bad_address() {
+    for (ty, offset, reason) in [
+        (Ty::U32, 2, TrapReason::MisalignedAddress),
+        (Ty::U64, 4, TrapReason::MisalignedAddress),
+        (Ty::U64, 64, TrapReason::AddressOutOfRange),
+        (Ty::S32, 66, TrapReason::MisalignedAddress),
+    ] {
+        for (mask, lowest) in [(FULL, 0), (0xf0f0_0000, 20)] {
+            let mut b = KernelBuilder::new();
+            b.atom(
+                Space::Global,
+                AtomicOp::Add,
+                ty,
+                r(6),
+                global_addr(2, 0),
+                reg(4),
+                None,
+            );
+            b.exit();
+            let addr = GLOBAL_BASE + offset;
+            let (exit, w, memory) = run_three_ways(&b, mask, &[7; 8], |w| {
+                for l in 0..32 {
+                    set_reg(w, 2, l, addr as u32);
+                    set_reg(w, 3, l, (addr >> 32) as u32);
+                    set_reg(w, 4, l, 1);
+                }
+            });
+            assert_eq!(
+                exit,
+                GroupExit::Trap(TrapInfo {
+                    reason,
+                    pc: 0,
+                    lane: lowest,
+                    space: Space::Global,
+                    address: addr,
+                    surface: None,
+                })
+            );
+            assert_eq!(memory, [7; 8]);
+            assert_eq!(w.stats.atomics[AtomicOp::Add.index()], 0);
+        }
+    }
+}
+
+#[test]
+fn warp_aggregation_gives_each_lane_its_lane_order_prefix() {
+    // A full warp adds lane + 1 to one u32 word holding 0xffff_fff0: lane l gets
+    // 0xffff_fff0 + l(l+1)/2 (wrapping), the word ends at 0xffff_fff0 + 528.
+    let mut b = KernelBuilder::new();
+    b.atom(
+        Space::Global,
+        AtomicOp::Add,
+        Ty::U32,
+        r(6),
+        global_addr(2, 0),
+        reg(4),
+        None,
+    );
+    b.exit();
+    let (exit, w, memory) = run_three_ways(&b, FULL, &[0xffff_fff0; 8], |w| {
+        for l in 0..32 {
+            set_reg(w, 2, l, GLOBAL_BASE as u32);
+            set_reg(w, 3, l, (GLOBAL_BASE >> 32) as u32);
+            set_reg(w, 4, l, l as u32 + 1);
+        }
+    });
+    assert_eq!(exit, GroupExit::Exited);
+    for l in 0..32u32 {
+        assert_eq!(
+            reg_of(&w, 6, l as usize),
+            0xffff_fff0u32.wrapping_add(l * (l + 1) / 2)
+        );
+    }
+    assert_eq!(memory[0] as u32, 0xffff_fff0u32.wrapping_add(528));
+    assert_eq!(memory[0] >> 32, 0);
+    // The aggregated path is there (one more host atomic in the code), and only when asked.
+    let (kernel, info) = b.build();
+    let rmws = |warp_aggregation| {
+        let isa = host_isa().unwrap();
+        let mut tables = SideTables::default();
+        let mut plan = translate::Plan::new(&kernel, &info, translate::CHUNK_INSTS);
+        plan.warp_aggregation = warp_aggregation;
+        let funcs = build_functions(&kernel, &info, &isa, &mut tables, &plan).unwrap();
+        let text: String = funcs.iter().map(|f| f.display().to_string()).collect();
+        text.matches("atomic_rmw").count()
+    };
+    assert_eq!((rmws(true), rmws(false)), (2, 1));
+}

@@ -56,6 +56,21 @@
 //! locked instruction would cost ~20 cycles per lane for nothing (the `hist_shared` and
 //! `ring_inc` benches).
 //!
+//! # Warp aggregation
+//!
+//! With `JitOptions::warp_aggregation` (off by default), an integer (`u32`/`s32`/`b32`/`u64`/
+//! `s64`/`b64`) add, sub, and, or, xor, min or max on a global linear or indexed address with
+//! no swap operand, no `.SPIN` and one element ([`aggregable`]) first checks, when at least two
+//! lanes execute it, whether every executing lane names the same address. If so, the address
+//! is checked once (at the lowest lane, which is where the per-lane loop would trap first,
+//! with the same address), the lanes' operands are combined in lane order (their sum for add
+//! and sub, their and/or/xor/min/max otherwise, in the register width: wrapping as the host
+//! atomic wraps), and ONE host atomic applies the combination; then each lane's result is the
+//! running value `old op b[lane0] op ... op b[lane-1]`, exactly what lane-order execution
+//! returns. Otherwise the per-lane loop runs as before. Why no observer can tell the
+//! difference is argued in `docs/memory-model.md` ("Warp-aggregated atomics"). Float adds are
+//! never aggregated (the rounding of a combined sum differs), nor are exch, CAS, inc and dec.
+//!
 //! Scopes (cta, cluster, gpu, sys) need nothing: every host thread sees one coherent memory, so
 //! each scope is honoured by the strongest one. They stay in the IR and in reports.
 
@@ -93,6 +108,56 @@ pub(super) enum LoopOp {
     /// `f16`/`bf16`/`f16x2`/`bf16x2` add, min, max: the new value comes from
     /// `WarpCtx::rmw_value` (`sem::atomic::rmw_value`; no host arithmetic for these types).
     Call,
+}
+
+/// The host read-modify-write that one warp-aggregated atomic performs for `a` (see "Warp
+/// aggregation" in the module docs), or `None` when `a` always runs lane by lane. The ops are
+/// those whose per-lane lowering is that same `atomic_rmw` ([`Translator::atomic_lowering`])
+/// and which are associative in the register width, so that `((m op b0) op b1) ... =
+/// m op (b0 op b1 ...)`: add (and sub, as `m - (b0 + b1 ...)`), and, or, xor, min, max.
+pub(super) fn aggregable(a: &AtomicInst) -> Option<AtomicRmwOp> {
+    if a.spin
+        || a.access.vector != 1
+        || a.access.space != Space::Global
+        || a.src2.is_some()
+        || !matches!(a.access.addr, Address::Linear(_) | Address::Indexed(_))
+    {
+        return None;
+    }
+    let signed = match a.access.ty {
+        Ty::U32 | Ty::B32 | Ty::U64 | Ty::B64 => false,
+        Ty::S32 | Ty::S64 => true,
+        Ty::U8
+        | Ty::U16
+        | Ty::S8
+        | Ty::S16
+        | Ty::B16
+        | Ty::F16
+        | Ty::BF16
+        | Ty::F32
+        | Ty::F64
+        | Ty::F16x2
+        | Ty::BF16x2
+        | Ty::B128 => return None,
+    };
+    Some(match a.op {
+        AtomicOp::Add => AtomicRmwOp::Add,
+        AtomicOp::Sub => AtomicRmwOp::Sub,
+        AtomicOp::And => AtomicRmwOp::And,
+        AtomicOp::Or => AtomicRmwOp::Or,
+        AtomicOp::Xor => AtomicRmwOp::Xor,
+        AtomicOp::Min if signed => AtomicRmwOp::Smin,
+        AtomicOp::Min => AtomicRmwOp::Umin,
+        AtomicOp::Max if signed => AtomicRmwOp::Smax,
+        AtomicOp::Max => AtomicRmwOp::Umax,
+        AtomicOp::Inc
+        | AtomicOp::Dec
+        | AtomicOp::Exch
+        | AtomicOp::Cas
+        | AtomicOp::Cast
+        | AtomicOp::PreDec
+        | AtomicOp::FCmpWr => return None,
+    })
 }
 
 /// Whether a float atomic flushes subnormals (`AtomicInst::ftz`): never, always, or — for a
@@ -637,6 +702,14 @@ impl<'a, 'f> Translator<'a, 'f> {
             2 => I64,
             _ => I32,
         };
+        // Warp aggregation: the whole-warp path, or on to the per-lane loop below in the block
+        // it leaves open; both end at `agg_join`.
+        let agg_join = match aggregable(a) {
+            Some(op) if self.aggregate && self.fused.is_none() => {
+                Some(self.aggregated_atomic(a, op, exec, it)?)
+            }
+            _ => None,
+        };
         let elem = a.access.ty.bytes();
         // `ir::AtomicInst`: a generic vector atomic must land in global memory.
         let global_only = n > 1 && a.access.space == Space::Generic;
@@ -718,6 +791,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         });
         self.atomic_exec = None;
         result?;
+        if let Some(join) = agg_join {
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(join);
+        }
         if !spin && self.fused.is_none() {
             self.count_atomics(a.op, exec, n);
         }
@@ -726,6 +803,106 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.write_pred(a.performed, exec, exec)?;
         }
         Ok(Flow::Next(self.mask))
+    }
+
+    /// The warp-aggregated path of atomic `a` (host op `op`, register type `it`; see "Warp
+    /// aggregation" in the module docs). Emits: with at least two executing lanes, one pass
+    /// over them that compares each address with the lowest lane's and combines the operands;
+    /// if all are equal, the address check at the lowest lane, one host atomic, and (unless
+    /// the result is discarded) a second pass writing each lane its running value; then a jump
+    /// to the returned join block. Leaves the builder in the block where the per-lane loop
+    /// must run (fewer than two lanes, or different addresses), which must also end by
+    /// jumping to the join block.
+    fn aggregated_atomic(
+        &mut self,
+        a: &'a AtomicInst,
+        op: AtomicRmwOp,
+        exec: Value,
+        it: Type,
+    ) -> Result<cranelift_codegen::ir::Block, JitError> {
+        let words = a.access.ty.regs();
+        let join = self.b.create_block();
+        let per_lane = self.b.create_block();
+        let check = self.b.create_block();
+        let whole = self.b.create_block();
+        let rest = self.b.ins().iadd_imm_s(exec, -1);
+        let two_or_more = self.b.ins().band(exec, rest);
+        self.b.ins().brif(two_or_more, check, &[], per_lane, &[]);
+
+        self.b.switch_to_block(check);
+        let first = self.lane_at(exec);
+        let addr0 = self.lane_address(&first, &a.access)?;
+        let yes = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1);
+        let identity = match op {
+            AtomicRmwOp::And | AtomicRmwOp::Umin => -1,
+            AtomicRmwOp::Smin if it == I32 => i64::from(i32::MAX),
+            AtomicRmwOp::Smin => i64::MAX,
+            AtomicRmwOp::Smax if it == I32 => i64::from(i32::MIN),
+            AtomicRmwOp::Smax => i64::MIN,
+            AtomicRmwOp::Add
+            | AtomicRmwOp::Sub
+            | AtomicRmwOp::Nand
+            | AtomicRmwOp::Or
+            | AtomicRmwOp::Xor
+            | AtomicRmwOp::Xchg
+            | AtomicRmwOp::Umax => 0,
+        };
+        let identity = self.iconst(it, identity);
+        let combined = self.lane_loop(exec, &[yes, identity], |t, lane, c| {
+            let addr = t.lane_address(lane, &a.access)?;
+            let eq = t.b.ins().icmp(IntCC::Equal, addr, addr0);
+            let same = t.b.ins().band(c[0], eq);
+            let b = t.read_operand(lane, a.src, words)?;
+            // Sub combines by adding: m - b0 - b1 ... = m - (b0 + b1 ...) (mod 2^n).
+            let acc_op = if op == AtomicRmwOp::Sub {
+                AtomicRmwOp::Add
+            } else {
+                op
+            };
+            let acc = t.rmw_new_value(acc_op, c[1], b);
+            Ok(vec![same, acc])
+        })?;
+        self.b.ins().brif(combined[0], whole, &[], per_lane, &[]);
+
+        self.b.switch_to_block(whole);
+        // Every lane's address is `addr0`: the per-lane loop would trap at the lowest lane,
+        // with this address, before any lane's effect; so does this check.
+        let ptr = self.checked_pointer_in(&first, Space::Global, addr0, a.access.bytes(), false)?;
+        let flags = MemFlagsData::trusted().with_alias_region(self.flags.device.alias_region());
+        let old = self.b.ins().atomic_rmw(it, flags, op, ptr, combined[1]);
+        if !a.dst.is_rz() {
+            self.lane_loop(exec, &[old], |t, lane, c| {
+                // The operand is read before the lane's destination is written, as the
+                // per-lane path does (the destination may be the operand register).
+                let b = t.read_operand(lane, a.src, words)?;
+                t.write_reg(lane, a.dst, words, c[0]);
+                Ok(vec![t.rmw_new_value(op, c[0], b)])
+            })?;
+        }
+        self.b.ins().jump(join, &[]);
+
+        self.b.switch_to_block(per_lane);
+        Ok(join)
+    }
+
+    /// `old op b`: the new memory value of host read-modify-write `op`.
+    fn rmw_new_value(&mut self, op: AtomicRmwOp, old: Value, b: Value) -> Value {
+        match op {
+            AtomicRmwOp::Add => self.b.ins().iadd(old, b),
+            AtomicRmwOp::Sub => self.b.ins().isub(old, b),
+            AtomicRmwOp::And => self.b.ins().band(old, b),
+            AtomicRmwOp::Nand => {
+                let and = self.b.ins().band(old, b);
+                self.b.ins().bnot(and)
+            }
+            AtomicRmwOp::Or => self.b.ins().bor(old, b),
+            AtomicRmwOp::Xor => self.b.ins().bxor(old, b),
+            AtomicRmwOp::Xchg => b,
+            AtomicRmwOp::Umin => self.b.ins().umin(old, b),
+            AtomicRmwOp::Umax => self.b.ins().umax(old, b),
+            AtomicRmwOp::Smin => self.b.ins().smin(old, b),
+            AtomicRmwOp::Smax => self.b.ins().smax(old, b),
+        }
     }
 
     /// One lane's read-modify-write at a checked pointer; returns the value for `dst`. `it`
@@ -808,25 +985,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let flags = self.flags.device;
         let old = self.b.ins().load(it, flags, ptr, 0);
         let (new, result) = match lowering {
-            AtomicLowering::Rmw(op) => {
-                let new = match op {
-                    AtomicRmwOp::Add => self.b.ins().iadd(old, b),
-                    AtomicRmwOp::Sub => self.b.ins().isub(old, b),
-                    AtomicRmwOp::And => self.b.ins().band(old, b),
-                    AtomicRmwOp::Nand => {
-                        let and = self.b.ins().band(old, b);
-                        self.b.ins().bnot(and)
-                    }
-                    AtomicRmwOp::Or => self.b.ins().bor(old, b),
-                    AtomicRmwOp::Xor => self.b.ins().bxor(old, b),
-                    AtomicRmwOp::Xchg => b,
-                    AtomicRmwOp::Umin => self.b.ins().umin(old, b),
-                    AtomicRmwOp::Umax => self.b.ins().umax(old, b),
-                    AtomicRmwOp::Smin => self.b.ins().smin(old, b),
-                    AtomicRmwOp::Smax => self.b.ins().smax(old, b),
-                };
-                (new, old)
-            }
+            AtomicLowering::Rmw(op) => (self.rmw_new_value(*op, old, b), old),
             AtomicLowering::Cas { store_flag } => {
                 let swap = c.unwrap_or(b);
                 let stored = self.b.ins().icmp(IntCC::Equal, old, b);

@@ -181,6 +181,8 @@ pub(super) struct Translator<'a, 'f> {
     /// Registers that `SHFL` reads from other lanes ([`warp::cross_lane_reads`]): their
     /// stores are never skipped as dead.
     cross_lane: Vec<Reg>,
+    /// `Plan::warp_aggregation`.
+    aggregate: bool,
 }
 
 fn arg(v: Value) -> BlockArg {
@@ -288,10 +290,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             live_after: info.live_after_range(kernel, range.clone()),
             lowest_lane_only: false,
             cross_lane: warp::cross_lane_reads(kernel),
+            aggregate: plan.warp_aggregation,
         };
         t.build_entry(pc, mask, zero64)?;
         t.build_exits();
-        for region in fusion_regions(kernel, resume) {
+        for region in fusion_regions(kernel, resume, plan.warp_aggregation) {
             if !range.contains(&region.start) {
                 continue;
             }
@@ -1687,6 +1690,9 @@ pub(crate) struct Plan {
     pub resume: Vec<bool>,
     /// The first instruction of each chunk, increasing, starting with 0.
     pub starts: Vec<usize>,
+    /// `JitOptions::warp_aggregation`: aggregable atomics (`memory.rs`) are not fused and
+    /// get the warp-aggregated path.
+    pub warp_aggregation: bool,
 }
 
 /// Instructions per chunk (see [`Plan`]).
@@ -1705,7 +1711,11 @@ impl Plan {
                 starts.push(pc);
             }
         }
-        Plan { resume, starts }
+        Plan {
+            resume,
+            starts,
+            warp_aggregation: crate::jit::JitOptions::default().warp_aggregation,
+        }
     }
 
     /// Whether the chunk of instructions `range` compiles `pc`: one of its instructions, or the
@@ -1772,7 +1782,7 @@ enum Fusion {
     Memory,
 }
 
-fn fusion_of(kernel: &Kernel, inst: &Inst) -> Fusion {
+fn fusion_of(kernel: &Kernel, inst: &Inst, aggregate: bool) -> Fusion {
     let plain = |order: MemOrder| matches!(order, MemOrder::Weak | MemOrder::Relaxed);
     if !warp::UniformWrites::of(kernel, inst).is_empty() {
         // The broadcast writes every lane's slot: not a per-lane step.
@@ -1812,6 +1822,9 @@ fn fusion_of(kernel: &Kernel, inst: &Inst) -> Fusion {
         {
             Fusion::Memory
         }
+        // A warp-aggregated atomic reads every lane's address before any lane performs it: a
+        // whole-warp step, never lane-major.
+        Op::Atomic(a) if aggregate && memory::aggregable(a).is_some() => Fusion::No,
         Op::Atomic(a) if !a.spin && a.performed.is_pt() && a.access.addr.surface().is_none() => {
             Fusion::Memory
         }
@@ -1848,13 +1861,17 @@ fn fusion_of(kernel: &Kernel, inst: &Inst) -> Fusion {
 /// the accesses happen in the same lane order; and when a lane's access traps, exactly the
 /// earlier lanes have performed theirs in both orders (they differ only in registers and
 /// predicates, which a trapped launch does not expose).
-pub(super) fn fusion_regions(kernel: &Kernel, resume: &[bool]) -> Vec<std::ops::Range<usize>> {
+pub(super) fn fusion_regions(
+    kernel: &Kernel,
+    resume: &[bool],
+    aggregate: bool,
+) -> Vec<std::ops::Range<usize>> {
     let n = kernel.insts.len();
     let mut regions = Vec::new();
     let mut pc = 0;
     while pc < n {
         let mut end = pc + 1;
-        let mut memory = fusion_of(kernel, &kernel.insts[pc]) == Fusion::Memory;
+        let mut memory = fusion_of(kernel, &kernel.insts[pc], aggregate) == Fusion::Memory;
         // The guard of a guarded atomic in the region: its counter is taken from the guard
         // after the loop, so no later instruction of the region may touch that predicate.
         let atomic_guard = |inst: &Inst| {
@@ -1862,13 +1879,13 @@ pub(super) fn fusion_regions(kernel: &Kernel, resume: &[bool]) -> Vec<std::ops::
                 .then_some(inst.guard.pred)
         };
         let mut guards: Vec<Pred> = atomic_guard(&kernel.insts[pc]).into_iter().collect();
-        if fusion_of(kernel, &kernel.insts[pc]) != Fusion::No {
+        if fusion_of(kernel, &kernel.insts[pc], aggregate) != Fusion::No {
             while end < n && !resume[end] {
                 let inst = &kernel.insts[end];
                 if inst.pred_uses().iter().any(|p| guards.contains(p)) {
                     break;
                 }
-                match fusion_of(kernel, inst) {
+                match fusion_of(kernel, inst, aggregate) {
                     Fusion::No => break,
                     Fusion::Memory if memory => break,
                     Fusion::Memory => memory = true,
