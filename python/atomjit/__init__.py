@@ -565,8 +565,6 @@ class Module:
             for i, a in enumerate(args):
                 param = sig.params[i] if sig.params is not None else None
                 raw.append(self._argument(kernel, i, a, param, staged))
-            if sig.kind == "listing":
-                self._check_reach(kernel, sig, raw)
             stats = self._raw.launch(kernel, grid3, block3, int(shared), raw)
         finally:
             for host, device in staged:
@@ -664,20 +662,6 @@ class Module:
         device = self._engine.array(a)
         staged.append((a, device))
         return device._buffer
-
-    @staticmethod
-    def _check_reach(kernel: str, sig: Signature, raw: list) -> None:
-        """A listing's arguments must reach as far as its code reads its parameters."""
-        end = sig.base
-        for r in raw:
-            size = 8 if not isinstance(r, tuple) else _TY_BYTES[r[0]]
-            end = -(-end // size) * size + size
-        if end < sig.reads_to:
-            raise ArgumentError(
-                f"kernel `{kernel}`: its code reads its parameters up to "
-                f"c[0x0][{sig.reads_to:#x}], but the {len(raw)} arguments end at "
-                f"c[0x0][{end:#x}] ({sig})"
-            )
 
     def run(
         self,

@@ -108,6 +108,7 @@ fn engine_error(py: Python<'_>, e: engine::Error, sources: Option<&Sources>) -> 
         E::Override(_) => error(py, "ArgumentError", e.to_string()),
         E::Compile { .. } => error(py, "CompileError", e.to_string()),
         E::Launch(_) => error(py, "LaunchError", e.to_string()),
+        E::Argument(_) => error(py, "ArgumentError", e.to_string()),
         E::Device(_) => error(py, "DeviceError", e.to_string()),
         E::Tile(_) => error(py, "TileError", e.to_string()),
         E::Failed { failure, ran, .. } => match failure_object(py, failure, ran) {

@@ -225,7 +225,7 @@ impl Module {
             .iter()
             .find(|a| matches!(a, Arg::Scalar { ty, .. } if ty.bytes() > 8))
         {
-            return Err(Error::Launch(format!(
+            return Err(Error::Argument(format!(
                 "kernel `{name}`: a {ty} scalar argument is wider than the 64 bits a scalar \
                  argument carries"
             )));
@@ -405,7 +405,7 @@ impl Module {
             &kernel.launch.payload,
         )
         .map_err(|e| {
-            Error::Launch(format!(
+            Error::Argument(format!(
                 "kernel `{}` cannot take these arguments: {}",
                 kernel.name, e.message
             ))
@@ -451,7 +451,7 @@ impl Module {
 
 /// Where each argument goes in constant bank 0, or why they do not fit the signature.
 fn bind(name: &str, signature: &Signature, args: &[Arg]) -> Result<Vec<(u32, Arg)>, Error> {
-    let refuse = |msg: String| Error::Launch(format!("kernel `{name}`: {msg}"));
+    let refuse = |msg: String| Error::Argument(format!("kernel `{name}`: {msg}"));
     match signature {
         Signature::Unsupported(why) => Err(Error::Launch(why.clone())),
         Signature::Payload => unreachable!("vISA arguments bind through their variant"),

@@ -118,6 +118,7 @@ impl Sources {
             | Error::Override(_)
             | Error::Compile { .. }
             | Error::Launch(_)
+            | Error::Argument(_)
             | Error::Failed { .. }
             | Error::Device(_)
             | Error::Tile(_) => format!("error: {e}\n"),

@@ -240,6 +240,10 @@ pub enum Error {
     Compile { kernel: String, message: String },
     #[error("{0}")]
     Launch(String),
+    /// A launch from code whose arguments do not fit the kernel's [`Signature`] (count, kind,
+    /// size, a listing's reach, a vISA payload they leave undescribed).
+    #[error("{0}")]
+    Argument(String),
     /// A launch from code ([`Module::launch`]) trapped or met the watchdog; `ran` counts what
     /// ran before it stopped. Device memory holds whatever the kernel wrote.
     #[error("kernel `{kernel}`: {failure}")]
