@@ -247,20 +247,18 @@ pub(super) fn sum(buf: &Buffer) -> Option<Scalar> {
         dec | {
             let mut total = 0i128;
             if N <= 4 {
-                // 4096 elements of at most 32 bits cannot overflow an i64.
+                // 4096 elements of at most 32 bits cannot overflow an i64 (and the narrowing
+                // cast is exact for them; 64-bit types take the other branch).
                 for block in bytes.chunks(BLOCK * N) {
                     let part: i64 = block
                         .chunks_exact(N)
-                        .map(|c| {
-                            i64::try_from(dec(c.try_into().expect("chunks_exact"))).expect("32-bit")
-                        })
+                        .map(|c| i128::from(dec(c.try_into().expect("chunks_exact"))) as i64)
                         .sum();
                     total += i128::from(part);
                 }
             } else {
                 for c in bytes.chunks_exact(N) {
-                    total +=
-                        i128::try_from(dec(c.try_into().expect("chunks_exact"))).expect("64-bit");
+                    total += i128::from(dec(c.try_into().expect("chunks_exact")));
                 }
             }
             Some(Scalar::Int(total))
