@@ -4,6 +4,8 @@ use super::buffers::Buffer;
 use crate::ir::{CmpOp, Expect, ExpectLhs, ExpectRhs, Scalar};
 use std::cmp::Ordering;
 
+mod fast;
+
 /// The verdict on one expectation.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ExpectOutcome {
@@ -75,11 +77,7 @@ fn check(expect: &Expect, buf: &Buffer) -> (bool, String, String) {
             return aggregate(expect, expected, extreme(buf, Ordering::Greater))
         }
         ExpectLhs::Count { value, .. } => {
-            let mut n = 0u64;
-            buf.scan(0..buf.len(), |_, v| {
-                n += u64::from(compare(v, *value) == Some(Ordering::Equal));
-                true
-            });
+            let n = fast::count_equal(buf, *value).unwrap_or_else(|| count_slow(buf, *value));
             return aggregate(expect, expected, Some(Scalar::Int(n.into())));
         }
     };
@@ -94,27 +92,11 @@ fn check(expect: &Expect, buf: &Buffer) -> (bool, String, String) {
     let elems = || (start..end).map(|i| (i, buf.get(i as usize).expect("checked range")));
     let count = end - start;
     match &expect.rhs {
-        // `==` on integers is byte equality: compare the raw bytes (gigabytes per second)
-        // instead of decoding every element. Floats are not (`-0 == 0`, NaN).
-        ExpectRhs::Scalar(want @ Scalar::Int(_))
-            if expect.cmp == CmpOp::Eq && buf.elem.is_int() && fits(buf.elem, *want) =>
-        {
-            let size = buf.elem.bytes() as usize;
-            let raw = super::buffers::encode(buf.elem, *want).to_le_bytes();
-            let bytes = &buf.bytes[start as usize * size..end as usize * size];
-            match bytes.chunks_exact(size).position(|c| c != &raw[..size]) {
-                Some(k) => {
-                    let i = start as usize + k;
-                    let got = buf.get(i).expect("checked range");
-                    (false, expected, format!("{name}[{i}] = {got}"))
-                }
-                None if count == 1 => (true, expected, want.to_string()),
-                None => (true, expected, format!("all {count} elements")),
-            }
-        }
         ExpectRhs::Scalar(want) => {
             let range = start as usize..end as usize;
-            if let Some(i) = buf.scan(range, |_, got| holds(expect.cmp, got, *want)) {
+            let failing = fast::first_failing_scalar(buf, range.clone(), expect.cmp, *want)
+                .unwrap_or_else(|| buf.scan(range, |_, got| holds(expect.cmp, got, *want)));
+            if let Some(i) = failing {
                 let got = buf.get(i).expect("checked range");
                 return (false, expected, format!("{name}[{i}] = {got}"));
             }
@@ -170,7 +152,23 @@ fn aggregate(expect: &Expect, expected: String, value: Option<Scalar>) -> (bool,
     }
 }
 
+fn count_slow(buf: &Buffer, value: Scalar) -> u64 {
+    let mut n = 0u64;
+    buf.scan(0..buf.len(), |_, v| {
+        n += u64::from(compare(v, value) == Some(Ordering::Equal));
+        true
+    });
+    n
+}
+
 fn sum(buf: &Buffer) -> Option<Scalar> {
+    if let Some(total) = fast::sum(buf) {
+        return Some(total);
+    }
+    sum_slow(buf)
+}
+
+fn sum_slow(buf: &Buffer) -> Option<Scalar> {
     if buf.elem.is_float() {
         let mut total = 0.0;
         buf.scan(0..buf.len(), |_, v| {
@@ -190,6 +188,10 @@ fn sum(buf: &Buffer) -> Option<Scalar> {
 }
 
 fn extreme(buf: &Buffer, want: Ordering) -> Option<Scalar> {
+    fast::extreme(buf, want).unwrap_or_else(|| extreme_slow(buf, want))
+}
+
+fn extreme_slow(buf: &Buffer, want: Ordering) -> Option<Scalar> {
     let mut best: Option<Scalar> = None;
     buf.scan(0..buf.len(), |_, v| {
         if best.is_none_or(|b| compare(v, b) == Some(want)) {
@@ -242,11 +244,6 @@ fn holds(cmp: CmpOp, a: Scalar, b: Scalar) -> bool {
         CmpOp::Num => ord.is_some(),
         CmpOp::Nan => ord.is_none(),
     }
-}
-
-/// Whether `v` is a value of the integer type `elem` (so its encoding is its bytes).
-fn fits(elem: crate::ir::Ty, v: Scalar) -> bool {
-    crate::front::program::check_value_fits(elem, v).is_ok()
 }
 
 #[cfg(test)]
