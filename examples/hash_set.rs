@@ -20,6 +20,7 @@
 //! `cargo run --example hash_set`; `tests/integration/tile_examples.rs` runs it on 1 and 2
 //! threads and checks the table against the distinct keys.
 
+use atomjit::exec::random::SplitMix64;
 use atomjit::tile::{ArrayView, Operand, Options, TileEngine};
 
 /// The empty-slot sentinel (keys are non-negative).
@@ -55,22 +56,6 @@ pub struct Outcome {
     pub tried: Vec<usize>,
 }
 
-/// A small seeded PRNG (SplitMix64).
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
 /// A key's home slot in a table of `2^bits` slots (Fibonacci hashing: the top bits of
 /// `key · 2^64/φ`).
 pub fn home(key: i64, bits: u32) -> u32 {
@@ -91,10 +76,10 @@ pub fn run(
     if pool >= size {
         return Err(format!("{pool} distinct keys cannot fit in {size} slots").into());
     }
-    let mut rng = Rng::new(seed);
-    let values: Vec<i64> = (0..pool).map(|_| (rng.next_u64() >> 1) as i64).collect();
+    let mut rng = SplitMix64::new(seed);
+    let values: Vec<i64> = (0..pool).map(|_| (rng.next() >> 1) as i64).collect();
     let keys: Vec<i64> = (0..keys)
-        .map(|_| values[(rng.next_u64() % pool as u64) as usize])
+        .map(|_| values[(rng.next() % pool as u64) as usize])
         .collect();
 
     let mut table = vec![EMPTY; size];

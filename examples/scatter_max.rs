@@ -18,6 +18,7 @@
 //! threads and checks the arrays against a sequential max and the old values against the
 //! updates.
 
+use atomjit::exec::random::SplitMix64;
 use atomjit::tile::{ArrayView, Operand, Options, TileEngine};
 
 /// The 1-D run: updates, slots in `out`, the index range (`idx < TOUCHED`).
@@ -50,23 +51,13 @@ pub struct Scatter2 {
     pub old: Vec<i64>,
 }
 
-/// A small seeded PRNG (SplitMix64).
-pub struct Rng(u64);
+/// The project's SplitMix64 stream, with ranges of `i64`.
+struct Rng(SplitMix64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
     /// Uniform in `lo..hi`.
-    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + ((u128::from(self.next_u64()) * (hi - lo) as u128) >> 64) as i64
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        self.0.next_in(i128::from(lo), i128::from(hi)) as i64
     }
 }
 
@@ -75,7 +66,7 @@ pub fn run(
     tiles: &TileEngine,
     seed: u64,
 ) -> Result<(Scatter1, Scatter2), Box<dyn std::error::Error>> {
-    let mut rng = Rng::new(seed);
+    let mut rng = Rng(SplitMix64::new(seed));
     let opts = Options::default();
 
     // 1-D: values across the whole int32 range (half negative) and a narrow band near zero.
@@ -118,7 +109,7 @@ pub fn run(
     let cols: Vec<i64> = (0..NC).map(|_| rng.range(0, C as i64)).collect();
     let values: Vec<i64> = (0..M * NC)
         .map(|i| match i % 3 {
-            0 => rng.next_u64() as i64,
+            0 => rng.0.next() as i64,
             1 => rng.range(i64::MIN, i64::MIN + 1000),
             _ => rng.range(-1 << 41, 1 << 20),
         })

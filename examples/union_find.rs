@@ -22,6 +22,7 @@
 //! threads and checks the partition against a sequential union-find.
 
 use atomjit::engine::{Config, Engine};
+use atomjit::exec::random::SplitMix64;
 use atomjit::tile::{Operand, Options, RmwOp};
 
 /// The default graph: vertices, edges and the seed.
@@ -43,26 +44,6 @@ pub struct Outcome {
     pub links: usize,
 }
 
-/// A small seeded PRNG (SplitMix64).
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (`n > 0`), by multiply-shift.
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
-    }
-}
-
 /// The root of `v` in a snapshot of the parent array.
 fn find(parent: &[i32], mut v: i32) -> i32 {
     while parent[v as usize] != v {
@@ -80,11 +61,11 @@ pub fn run(
     seed: u64,
 ) -> Result<Outcome, Box<dyn std::error::Error>> {
     assert!(vertices > 0 && vertices <= i32::MAX as u32);
-    let mut rng = Rng::new(seed);
+    let mut rng = SplitMix64::new(seed);
     let graph: Vec<(u32, u32)> = (0..edges)
         .map(|_| {
-            let a = rng.below(u64::from(vertices)) as u32;
-            let b = rng.below(u64::from(vertices)) as u32;
+            let a = rng.next_in(0, i128::from(vertices)) as u32;
+            let b = rng.next_in(0, i128::from(vertices)) as u32;
             (a, b)
         })
         .collect();
