@@ -6,6 +6,9 @@
 //! Run: `cargo bench --bench atomics` (all), `cargo bench --bench atomics -- counter` (one).
 //! Set `ATOMJIT_BENCH_THREADS=1,2` to choose the host-thread counts (default `1,2`).
 
+mod common;
+use common::{median, ms, ratio};
+
 use atomjit::engine::{Backend, Config, Engine, Module, Overrides};
 use atomjit::exec::random::SplitMix64;
 use atomjit::front::LaunchText;
@@ -277,28 +280,12 @@ fn main() {
 
 /// Reads the medians criterion just wrote and prints them with the ratios to native.
 fn print_ratios(groups: &[String]) {
-    let dir = std::env::var("CARGO_TARGET_DIR")
-        .unwrap_or_else(|_| format!("{}/target", env!("CARGO_MANIFEST_DIR")));
-    let median = |group: &str, f: &str| -> Option<f64> {
-        let path = format!(
-            "{dir}/criterion/{}/{f}/new/estimates.json",
-            group.replace('/', "_")
-        );
-        let text = std::fs::read_to_string(path).ok()?;
-        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-        v["median"]["point_estimate"].as_f64()
-    };
     println!(
         "\n{:<18} {:>12} {:>12} {:>12} {:>10} {:>10}",
         "workload", "native ms", "jit ms", "interp ms", "jit/nat", "interp/jit"
     );
     for g in groups {
         let (n, j, i) = (median(g, "native"), median(g, "jit"), median(g, "interp"));
-        let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.3}", v / 1e6));
-        let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-            (Some(a), Some(b)) => format!("{:.2}", a / b),
-            _ => "-".to_string(),
-        };
         println!(
             "{:<18} {:>12} {:>12} {:>12} {:>10} {:>10}",
             g,

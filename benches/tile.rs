@@ -8,6 +8,9 @@
 //! Run: `cargo bench --bench tile`. Set `ATOMJIT_BENCH_THREADS=1,2` to choose the thread
 //! counts (default `1,2`).
 
+mod common;
+use common::{median, ms, ratio};
+
 use atomjit::tile::{ArrayView, Operand, Options, TileEngine};
 use criterion::Criterion;
 use std::hint::black_box;
@@ -142,17 +145,6 @@ fn main() {
 
 /// Reads the medians criterion just wrote and prints them with the ratios to native.
 fn print_ratios(groups: &[String]) {
-    let dir = std::env::var("CARGO_TARGET_DIR")
-        .unwrap_or_else(|_| format!("{}/target", env!("CARGO_MANIFEST_DIR")));
-    let median = |group: &str, f: &str| -> Option<f64> {
-        let path = format!(
-            "{dir}/criterion/{}/{f}/new/estimates.json",
-            group.replace('/', "_")
-        );
-        let text = std::fs::read_to_string(path).ok()?;
-        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-        v["median"]["point_estimate"].as_f64()
-    };
     println!(
         "\n{:<10} {:>12} {:>12} {:>10} {:>14}",
         "workload", "native ms", "tile ms", "tile/nat", "tile t1/tN"
@@ -161,11 +153,6 @@ fn print_ratios(groups: &[String]) {
         let (n, t) = (median(g, "native"), median(g, "tile"));
         let one = g.split('/').next().map(|w| format!("{w}/t1"));
         let t1 = one.and_then(|o| median(&o, "tile"));
-        let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.3}", v / 1e6));
-        let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-            (Some(a), Some(b)) => format!("{:.2}", a / b),
-            _ => "-".to_string(),
-        };
         println!(
             "{:<10} {:>12} {:>12} {:>10} {:>14}",
             g,
