@@ -1257,68 +1257,34 @@ impl TileEngine {
         }
         Ok(out)
     }
-
-    pub fn atomic_xchg(
-        &self,
-        array: &ArrayView,
-        indices: &[Operand],
-        update: &Operand,
-        opts: &Options,
-    ) -> Result<Tile, TileError> {
-        self.atomic_rmw(RmwOp::Xchg, array, indices, update, opts)
-    }
-    pub fn atomic_add(
-        &self,
-        array: &ArrayView,
-        indices: &[Operand],
-        update: &Operand,
-        opts: &Options,
-    ) -> Result<Tile, TileError> {
-        self.atomic_rmw(RmwOp::Add, array, indices, update, opts)
-    }
-    pub fn atomic_min(
-        &self,
-        array: &ArrayView,
-        indices: &[Operand],
-        update: &Operand,
-        opts: &Options,
-    ) -> Result<Tile, TileError> {
-        self.atomic_rmw(RmwOp::Min, array, indices, update, opts)
-    }
-    pub fn atomic_max(
-        &self,
-        array: &ArrayView,
-        indices: &[Operand],
-        update: &Operand,
-        opts: &Options,
-    ) -> Result<Tile, TileError> {
-        self.atomic_rmw(RmwOp::Max, array, indices, update, opts)
-    }
-    pub fn atomic_and(
-        &self,
-        array: &ArrayView,
-        indices: &[Operand],
-        update: &Operand,
-        opts: &Options,
-    ) -> Result<Tile, TileError> {
-        self.atomic_rmw(RmwOp::And, array, indices, update, opts)
-    }
-    pub fn atomic_or(
-        &self,
-        array: &ArrayView,
-        indices: &[Operand],
-        update: &Operand,
-        opts: &Options,
-    ) -> Result<Tile, TileError> {
-        self.atomic_rmw(RmwOp::Or, array, indices, update, opts)
-    }
-    pub fn atomic_xor(
-        &self,
-        array: &ArrayView,
-        indices: &[Operand],
-        update: &Operand,
-        opts: &Options,
-    ) -> Result<Tile, TileError> {
-        self.atomic_rmw(RmwOp::Xor, array, indices, update, opts)
-    }
 }
+
+/// `cuda.tile.atomic_xchg`, `atomic_add`, …: [`TileEngine::atomic_rmw`] with the op named.
+macro_rules! rmw_wrappers {
+    ($($name:ident => $op:ident),* $(,)?) => {
+        impl TileEngine {
+            $(
+                #[doc = concat!("`cuda.tile.", stringify!($name), "`: [`TileEngine::atomic_rmw`] with [`RmwOp::", stringify!($op), "`].")]
+                pub fn $name(
+                    &self,
+                    array: &ArrayView,
+                    indices: &[Operand],
+                    update: &Operand,
+                    opts: &Options,
+                ) -> Result<Tile, TileError> {
+                    self.atomic_rmw(RmwOp::$op, array, indices, update, opts)
+                }
+            )*
+        }
+    };
+}
+
+rmw_wrappers!(
+    atomic_xchg => Xchg,
+    atomic_add => Add,
+    atomic_min => Min,
+    atomic_max => Max,
+    atomic_and => And,
+    atomic_or => Or,
+    atomic_xor => Xor,
+);

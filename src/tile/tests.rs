@@ -301,6 +301,51 @@ fn out_of_bounds_cas_returns_expected_and_touches_nothing() {
 }
 
 #[test]
+fn bounds_are_per_dimension_on_the_index_as_u64_at_the_edges() {
+    // A 2×3 array: the last in-bounds index of each dimension is shape − 1; shape itself,
+    // 2^63 and u64::MAX (as unsigned indices) and −1 (signed, so 2^64 − 1 as u64) are out.
+    let init: Vec<i32> = (0..6).collect();
+    let rows: Vec<u64> = vec![1, 2, 1 << 63, u64::MAX, 0, 1];
+    let cols: Vec<i64> = vec![2, 0, 0, 0, -1, 3];
+    let (old, after) = both(&init, &[2, 3], |e, a| {
+        cas(
+            e,
+            a,
+            &[Operand::vec1(&rows), Operand::vec1(&cols)],
+            &Operand::int(5),
+            &Operand::int(-9),
+            &opts(),
+        )
+    })
+    .unwrap();
+    // Only (1, 2) is in bounds; it held 5, so it became −9. The rest return `expected`.
+    assert_eq!(old.to_vec::<i32>().unwrap(), vec![5, 5, 5, 5, 5, 5]);
+    assert_eq!(after, vec![0, 1, 2, 3, 4, -9]);
+    // With check_bounds = false, any of them is an error and nothing is written.
+    let mut data = init.clone();
+    let a = ArrayView::from_mut_slice(&mut data, &[2, 3]).unwrap();
+    let unchecked = Options {
+        check_bounds: false,
+        ..opts()
+    };
+    for (r, c) in [(2u64, 0i64), (1 << 63, 0), (u64::MAX, 0), (0, -1), (1, 3)] {
+        let (rr, cc) = ([1u64, r], [2i64, c]);
+        let e = TileEngine::new(1)
+            .atomic_cas(
+                &a,
+                &[Operand::vec1(&rr), Operand::vec1(&cc)],
+                &Operand::int(5),
+                &Operand::int(-9),
+                &unchecked,
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("bounds"), "{e}");
+    }
+    drop(a);
+    assert_eq!(data, init);
+}
+
+#[test]
 fn out_of_bounds_rmw_returns_zero() {
     let init = vec![3u64, 4];
     let idx: Vec<i8> = vec![-1, 1, 2, 0];
