@@ -1194,14 +1194,7 @@ impl TileEngine {
         desired: &Operand,
         opts: &Options,
     ) -> Result<Tile, TileError> {
-        let p = prepare(
-            Kind::Cas,
-            array,
-            indices,
-            &[("Expected value", expected), ("Desired value", desired)],
-        )?;
-        check_call(&p, opts)?;
-        self.run(&p)
+        self.run(&prepare_cas(array, indices, expected, desired, opts)?)
     }
 
     /// `cuda.tile.atomic_<op>(array, indices, update, ...)`: the old value of every element
@@ -1214,9 +1207,7 @@ impl TileEngine {
         update: &Operand,
         opts: &Options,
     ) -> Result<Tile, TileError> {
-        let p = prepare(Kind::Rmw(op), array, indices, &[("Update", update)])?;
-        check_call(&p, opts)?;
-        self.run(&p)
+        self.run(&prepare_rmw(op, array, indices, update, opts)?)
     }
 
     fn run(&self, p: &Prepared) -> Result<Tile, TileError> {
@@ -1257,6 +1248,38 @@ impl TileEngine {
         }
         Ok(out)
     }
+}
+
+/// A CAS call checked as cuTile checks it (shapes, dtypes, casts, then order and scope), for
+/// the engine and the reference alike.
+fn prepare_cas<'a>(
+    array: &ArrayView,
+    indices: &[Operand<'a>],
+    expected: &Operand<'a>,
+    desired: &Operand<'a>,
+    opts: &Options,
+) -> Result<Prepared, TileError> {
+    let p = prepare(
+        Kind::Cas,
+        array,
+        indices,
+        &[("Expected value", expected), ("Desired value", desired)],
+    )?;
+    check_call(&p, opts)?;
+    Ok(p)
+}
+
+/// [`prepare_cas`] for an RMW op.
+fn prepare_rmw<'a>(
+    op: RmwOp,
+    array: &ArrayView,
+    indices: &[Operand<'a>],
+    update: &Operand<'a>,
+    opts: &Options,
+) -> Result<Prepared, TileError> {
+    let p = prepare(Kind::Rmw(op), array, indices, &[("Update", update)])?;
+    check_call(&p, opts)?;
+    Ok(p)
 }
 
 /// `cuda.tile.atomic_xchg`, `atomic_add`, …: [`TileEngine::atomic_rmw`] with the op named.

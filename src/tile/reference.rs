@@ -4,8 +4,8 @@
 //! compiled path is tested against it.
 
 use super::{
-    check_call, for_each_coord, index_as_u64, prepare, read_bits, ArrayView, DType, Input, Kind,
-    Operand, Options, Prepared, RmwOp, Tile, TileError,
+    for_each_coord, index_as_u64, prepare_cas, prepare_rmw, read_bits, ArrayView, DType, Input,
+    Kind, Operand, Options, Prepared, RmwOp, Tile, TileError,
 };
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering::SeqCst};
 
@@ -17,14 +17,7 @@ pub fn atomic_cas(
     desired: &Operand,
     opts: &Options,
 ) -> Result<Tile, TileError> {
-    let p = prepare(
-        Kind::Cas,
-        array,
-        indices,
-        &[("Expected value", expected), ("Desired value", desired)],
-    )?;
-    check_call(&p, opts)?;
-    Ok(run(&p))
+    Ok(run(&prepare_cas(array, indices, expected, desired, opts)?))
 }
 
 /// [`super::TileEngine::atomic_rmw`], by the reference loop.
@@ -35,9 +28,7 @@ pub fn atomic_rmw(
     update: &Operand,
     opts: &Options,
 ) -> Result<Tile, TileError> {
-    let p = prepare(Kind::Rmw(op), array, indices, &[("Update", update)])?;
-    check_call(&p, opts)?;
-    Ok(run(&p))
+    Ok(run(&prepare_rmw(op, array, indices, update, opts)?))
 }
 
 fn element(input: &Input, coord: &[usize]) -> u64 {
