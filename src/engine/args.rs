@@ -18,9 +18,8 @@
 //!   (`docs/visa.md`); the kernel is lowered again for each distinct list of argument kinds
 //!   (and cached), because its payload code depends on them.
 
-use super::{Backend, Device, DeviceBuffer, Element, Error, Failure, Module};
+use super::{Device, DeviceBuffer, Element, Error, Failure, Module};
 use crate::exec::{self, LaunchConfig, LaunchError, LaunchStats, WarpRunner};
-use crate::interp::Interpreter;
 use crate::ir::{Dialect, Init, Kernel, ParamDecl, ParamKind, Scalar, Ty};
 use crate::valid::{self, KernelInfo};
 use std::sync::Arc;
@@ -415,30 +414,17 @@ impl Module {
             errors,
         })?;
         // As for every kernel: one too large for the JIT's budget runs on the interpreter.
-        let backend = match self.engine.config().backend {
-            Backend::Jit
-                if super::jit_budget_fallback(
-                    &lowered.name,
-                    lowered.insts.len(),
-                    self.engine.config().timeout,
-                )
-                .is_some() =>
-            {
-                Backend::Interp
-            }
-            b => b,
-        };
-        let runner: Arc<dyn WarpRunner> = match backend {
-            Backend::Interp => Arc::new(Interpreter::new()),
-            Backend::Jit => Arc::new(
-                crate::jit::compile_on(&lowered, &info, self.engine.config().threads).map_err(
-                    |e| Error::Compile {
-                        kernel: lowered.name.clone(),
-                        message: e.to_string(),
-                    },
-                )?,
-            ),
-        };
+        let backend = self
+            .engine
+            .backend_for(&lowered, self.engine.config().backend)
+            .0;
+        let runner = self
+            .engine
+            .make_runner(&lowered, &info, backend)
+            .map_err(|message| Error::Compile {
+                kernel: lowered.name.clone(),
+                message,
+            })?;
         let variant = Arc::new(VisaVariant {
             kernel: lowered,
             info,

@@ -295,6 +295,29 @@ impl Engine {
         &self.inner.config
     }
 
+    /// The backend `kernel` runs on when `backend` is asked for, and why it differs (see
+    /// [`Module::effective_backend`]).
+    fn backend_for(&self, kernel: &Kernel, backend: Backend) -> (Backend, Option<String>) {
+        if backend == Backend::Jit {
+            let n = kernel.insts.len();
+            if let Some(why) = jit_budget_fallback(&kernel.name, n, self.inner.config.timeout) {
+                return (Backend::Interp, Some(why));
+            }
+        }
+        (backend, None)
+    }
+
+    /// The prepared form of a validated kernel for `backend` (already chosen by
+    /// [`Engine::backend_for`]): compiled on the engine's threads, or the interpreter.
+    fn make_runner(&self, kernel: &Kernel, info: &KernelInfo, backend: Backend) -> Compiled {
+        match backend {
+            Backend::Interp => Ok(Arc::new(Interpreter::new()) as Arc<dyn WarpRunner>),
+            Backend::Jit => crate::jit::compile_on(kernel, info, self.inner.config.threads)
+                .map(|k| Arc::new(k) as Arc<dyn WarpRunner>)
+                .map_err(|e| e.to_string()),
+        }
+    }
+
     /// The engine's device memory: allocations that outlive launches, which
     /// [`Module::launch`] passes to kernels as [`Arg::Buffer`].
     pub fn device(&self) -> &Device {
@@ -582,13 +605,7 @@ impl Module {
         let Ok(i) = self.index_of(name) else {
             return (backend, None);
         };
-        let n = self.program.kernels[i].insts.len();
-        if backend == Backend::Jit {
-            if let Some(why) = jit_budget_fallback(name, n, self.engine.inner.config.timeout) {
-                return (Backend::Interp, Some(why));
-            }
-        }
-        (backend, None)
+        self.engine.backend_for(&self.program.kernels[i], backend)
     }
 
     fn lock_variants(
@@ -603,17 +620,9 @@ impl Module {
     fn runner_for(&self, i: usize, backend: Backend) -> Result<Arc<dyn WarpRunner>, Error> {
         let name = &self.program.kernels[i].name;
         let backend = self.effective_backend(name, backend).0;
-        let make = || -> Compiled {
-            match backend {
-                Backend::Interp => Ok(Arc::new(Interpreter::new()) as Arc<dyn WarpRunner>),
-                Backend::Jit => crate::jit::compile_on(
-                    &self.program.kernels[i],
-                    &self.infos[i],
-                    self.engine.inner.config.threads,
-                )
-                .map(|k| Arc::new(k) as Arc<dyn WarpRunner>)
-                .map_err(|e| e.to_string()),
-            }
+        let make = || {
+            self.engine
+                .make_runner(&self.program.kernels[i], &self.infos[i], backend)
         };
         // Only the configured backend is cached; others (differential runs) are built per call.
         let configured = self
