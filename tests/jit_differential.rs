@@ -25,6 +25,7 @@ use atomjit::exec::random::SplitMix64;
 use atomjit::exec::{launch, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, GLOBAL_BASE};
 use atomjit::interp::Interpreter;
 use atomjit::ir::*;
+use atomjit::jit::Aggregation;
 use atomjit::{jit, valid};
 use proptest::prelude::*;
 use std::time::Duration;
@@ -2128,13 +2129,14 @@ fn check_seed(seed: u64) -> Result<(), TestCaseError> {
     // kind of control transfer also crosses functions (`Continue`).
     // The chunked kernel is also compiled on three threads (`compile_chunked_on`): the code
     // generated in parallel must behave as the sequential code does.
-    // Warp-aggregated atomics (off by default) are compiled in too, whole and chunked.
+    // Warp aggregation is compiled in every setting: off, proven addresses only (the
+    // default), and with the run-time address test, whole and chunked.
     let small = [1, 2, 3, 5, 8][seed as usize % 5];
     for (chunk_insts, threads, warp_aggregation) in [
-        (usize::MAX, 1, false),
-        (usize::MAX, 1, true),
-        (small, 1, false),
-        (small, 3, true),
+        (usize::MAX, 1, Aggregation::Off),
+        (usize::MAX, 1, Aggregation::Proven),
+        (small, 1, Aggregation::Runtime),
+        (small, 3, Aggregation::Proven),
     ] {
         let options = jit::JitOptions {
             chunk_insts,
@@ -2145,7 +2147,7 @@ fn check_seed(seed: u64) -> Result<(), TestCaseError> {
             .map_err(|e| TestCaseError::fail(format!("seed {seed:#x}: {e}")))?;
         let (got, got_mem) = run(&kernel, &info, &jit_kernel, grid, block, seed);
         let mode = format!(
-            "chunks of {chunk_insts} on {threads} compile thread(s), warp aggregation {warp_aggregation}"
+            "chunks of {chunk_insts} on {threads} compile thread(s), warp aggregation {warp_aggregation:?}"
         );
         compare(seed, &mode, &kernel, &want, &want_mem, &got, &got_mem)?;
     }

@@ -1034,6 +1034,38 @@ pub enum SpecialReg {
     SharedWindowHi,
 }
 
+impl SpecialReg {
+    /// Whether every lane of a warp reads the same value, at any time during a launch: the
+    /// CTA's and grid's geometry, the CTA's index and rank, the warp's index, the shared
+    /// window. Thread and lane indices and lane masks differ per lane.
+    pub fn is_warp_uniform(self) -> bool {
+        match self {
+            SpecialReg::CtaIdX
+            | SpecialReg::CtaIdY
+            | SpecialReg::CtaIdZ
+            | SpecialReg::NTidX
+            | SpecialReg::NTidY
+            | SpecialReg::NTidZ
+            | SpecialReg::NCtaIdX
+            | SpecialReg::NCtaIdY
+            | SpecialReg::NCtaIdZ
+            | SpecialReg::WarpId
+            | SpecialReg::NWarpId
+            | SpecialReg::ClusterCtaRank
+            | SpecialReg::SharedWindowHi => true,
+            SpecialReg::TidX
+            | SpecialReg::TidY
+            | SpecialReg::TidZ
+            | SpecialReg::LaneId
+            | SpecialReg::LanemaskEq
+            | SpecialReg::LanemaskLt
+            | SpecialReg::LanemaskLe
+            | SpecialReg::LanemaskGt
+            | SpecialReg::LanemaskGe => false,
+        }
+    }
+}
+
 /// Float rounding, integer-conversion rounding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Round {

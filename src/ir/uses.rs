@@ -661,6 +661,50 @@ impl Op {
         found
     }
 
+    /// Whether `op` is pure per-lane work: each executing lane's results depend only on its own
+    /// registers and predicates, and it has no effect but its destinations. For such an op whose
+    /// destinations are all uniform, computing the lowest executing lane alone is exact.
+    pub fn is_pure_per_lane(&self) -> bool {
+        match self {
+            Op::Mov { .. }
+            | Op::ReadSpecial { .. }
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::IAdd3 { .. }
+            | Op::Imad { .. }
+            | Op::Lea { .. }
+            | Op::Shf(_)
+            | Op::Lop3 { .. }
+            | Op::SetP { .. }
+            | Op::PredLogic { .. }
+            | Op::PredMove(_)
+            | Op::Select { .. }
+            | Op::Convert { .. }
+            | Op::Prmt { .. }
+            | Op::Bfe { .. }
+            | Op::Bfi { .. }
+            | Op::Fma { .. }
+            | Op::PredLut { .. }
+            | Op::IsSpace { .. }
+            | Op::PackHalves { .. }
+            | Op::PackedMinMax { .. } => true,
+            Op::Nop
+            | Op::Vote { .. }
+            | Op::Shfl { .. }
+            | Op::Redux { .. }
+            | Op::Match { .. }
+            | Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Atomic(_)
+            | Op::Fence { .. }
+            | Op::Barrier { .. }
+            | Op::Branch { .. }
+            | Op::BranchConverged { .. }
+            | Op::WarpSplit { .. }
+            | Op::Exit => false,
+        }
+    }
+
     /// How the op passes control on.
     pub fn control(&self) -> Control {
         match self {

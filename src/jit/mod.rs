@@ -417,22 +417,45 @@ pub struct JitOptions {
     pub threads: usize,
     /// Warp-aggregated atomics (`translate::memory`, "Warp aggregation"): when every executing
     /// lane of an integer add/sub/and/or/xor/min/max on global memory names one address, one
-    /// host atomic does the warp's update. **Off by default**: detected at run time, it costs
-    /// the fusion of the instructions around the atomic, which on one host thread costs more
-    /// than the locked instructions it saves (`counter`: 26.4 ms on, 20.2 ms off,
-    /// `docs/performance.md`); it pays once uniform addresses are proved at compile time
-    /// (issue 14, item 1). `ATOMJIT_WARP_AGG=1` (or `on`) switches the default on.
-    pub warp_aggregation: bool,
+    /// host atomic does the warp's update. See [`Aggregation`].
+    pub warp_aggregation: Aggregation,
+}
+
+/// Which atomics [`JitOptions::warp_aggregation`] aggregates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Aggregation {
+    /// None: every lane performs its own host atomic.
+    Off,
+    /// **The default.** Atomics whose address is warp-invariant (`valid::uniform`): the
+    /// compiler knows every executing lane names one address, so the warp's update is one
+    /// host atomic with no run-time test (with a warp-invariant operand, no lane loop at all).
+    Proven,
+    /// Also atomics whose address is not proved invariant, tested at run time by comparing
+    /// the executing lanes' addresses. Such an atomic cannot be fused with the instructions
+    /// around it, which on one host thread costs more than the locked instructions it saves
+    /// when the addresses differ (`docs/performance.md`), so it is not the default.
+    Runtime,
+}
+
+impl Aggregation {
+    /// From `ATOMJIT_WARP_AGG`: `off` (or `0`, `false`, `no`), `proven`, `runtime` (or `on`,
+    /// `1`, `true`, `yes`, the run-time test's old spelling); anything else (or unset) is the
+    /// default, [`Aggregation::Proven`].
+    fn from_env() -> Aggregation {
+        match std::env::var("ATOMJIT_WARP_AGG").as_deref().map(str::trim) {
+            Ok("off" | "0" | "false" | "no") => Aggregation::Off,
+            Ok("runtime" | "on" | "1" | "true" | "yes") => Aggregation::Runtime,
+            Ok(_) | Err(_) => Aggregation::Proven,
+        }
+    }
 }
 
 impl Default for JitOptions {
     fn default() -> Self {
-        let on = std::env::var("ATOMJIT_WARP_AGG")
-            .is_ok_and(|v| matches!(v.trim(), "1" | "on" | "true" | "yes"));
         JitOptions {
             chunk_insts: translate::CHUNK_INSTS,
             threads: 1,
-            warp_aggregation: on,
+            warp_aggregation: Aggregation::from_env(),
         }
     }
 }

@@ -4249,8 +4249,10 @@ fn run_three_ways(
         warp_aggregation,
         ..JitOptions::default()
     };
-    let agg = compile_with(&kernel, &info, opts(true)).unwrap_or_else(|e| panic!("{e}"));
-    let plain = compile_with(&kernel, &info, opts(false)).unwrap_or_else(|e| panic!("{e}"));
+    let agg =
+        compile_with(&kernel, &info, opts(Aggregation::Runtime)).unwrap_or_else(|e| panic!("{e}"));
+    let plain =
+        compile_with(&kernel, &info, opts(Aggregation::Off)).unwrap_or_else(|e| panic!("{e}"));
     let interp = crate::interp::Interpreter::new();
     let mut outs = Vec::new();
     for runner in [&agg as &dyn WarpRunner, &plain, &interp] {
@@ -4431,5 +4433,5 @@ fn warp_aggregation_gives_each_lane_its_lane_order_prefix() {
         let text: String = funcs.iter().map(|f| f.display().to_string()).collect();
         text.matches("atomic_rmw").count()
     };
-    assert_eq!((rmws(true), rmws(false)), (2, 1));
+    assert_eq!((rmws(Aggregation::Runtime), rmws(Aggregation::Off)), (2, 1));
 }

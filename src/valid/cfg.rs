@@ -137,6 +137,69 @@ pub fn analyze(kernel: &Kernel) -> ControlFlow {
     }
 }
 
+/// The dominator tree of the reachable instructions, numbered for constant-time queries:
+/// instruction `a` dominates `b` when every path from the entry (instruction 0) to `b` passes
+/// through `a`.
+#[derive(Debug, Clone)]
+pub struct Dominators {
+    /// Entry and exit time of each instruction in a depth-first walk of the tree; `None` for
+    /// unreachable instructions.
+    span: Vec<Option<(u32, u32)>>,
+}
+
+impl Dominators {
+    /// Computes the tree with [`post_dominators`] on the reversed graph: the dominators of the
+    /// forward graph rooted at a virtual entry `n` whose only edge goes to instruction 0 (edges
+    /// to the virtual exit are dropped; they cannot change who dominates an instruction).
+    pub fn of(flow: &ControlFlow) -> Dominators {
+        let n = flow.succ.len();
+        let mut reversed: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (v, ss) in flow.succ.iter().enumerate() {
+            for &s in ss {
+                if (s as usize) < n {
+                    reversed[s as usize].push(v as u32);
+                }
+            }
+        }
+        if n > 0 {
+            reversed[0].push(n as u32);
+        }
+        let idom = post_dominators(&reversed, n);
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); n + 1];
+        for (v, d) in idom.iter().enumerate() {
+            if let Some(d) = d {
+                children[*d as usize].push(v as u32);
+            }
+        }
+        let mut span = vec![None; n];
+        let mut clock = 0u32;
+        let mut enter = vec![0u32; n + 1];
+        let mut stack: Vec<(usize, usize)> = vec![(n, 0)];
+        while let Some(&mut (v, ref mut next)) = stack.last_mut() {
+            if let Some(&c) = children[v].get(*next) {
+                *next += 1;
+                enter[c as usize] = clock;
+                clock += 1;
+                stack.push((c as usize, 0));
+            } else {
+                if v < n {
+                    span[v] = Some((enter[v], clock));
+                }
+                stack.pop();
+            }
+        }
+        Dominators { span }
+    }
+
+    /// Whether `a` dominates `b` and is not `b`. False when either is unreachable.
+    pub fn strictly_dominates(&self, a: usize, b: usize) -> bool {
+        match (self.span[a], self.span[b]) {
+            (Some((a_in, a_out)), Some((b_in, b_out))) => a != b && a_in <= b_in && b_out <= a_out,
+            _ => false,
+        }
+    }
+}
+
 /// Immediate post-dominators of nodes `0..n` in the graph `succ` whose exit node is `n`.
 fn post_dominators(succ: &[Vec<u32>], n: usize) -> Vec<Option<u32>> {
     let exit = n;

@@ -52,7 +52,9 @@
 //!   instruction.
 //!
 //! Besides the control-flow facts, [`KernelInfo::written_before_read`] says which registers
-//! can never be read before being written (`init.rs`), so their launch value need not be set.
+//! can never be read before being written (`init.rs`), so their launch value need not be set,
+//! and [`KernelInfo::invariant`] which registers hold the same value in every lane of a warp
+//! wherever they are read (`uniform.rs`).
 
 #![deny(clippy::wildcard_enum_match_arm)]
 
@@ -67,6 +69,7 @@ mod operands;
 mod orders;
 pub mod rules;
 mod surfaces;
+mod uniform;
 
 pub use atomics::{table, AtomicTable, Row, Size, TABLES};
 pub use launch::{
@@ -94,6 +97,7 @@ pub struct KernelInfo {
     cbank_bytes: u32,
     num_barriers: u32,
     written_before_read: Vec<bool>,
+    invariant: Vec<bool>,
     liveness: live::Liveness,
     /// Every register is live everywhere ([`KernelInfo::unchecked`]).
     all_live: bool,
@@ -154,6 +158,15 @@ impl KernelInfo {
     /// zero it when it reuses a warp's register file (see `init.rs`).
     pub fn written_before_read(&self) -> &[bool] {
         &self.written_before_read
+    }
+
+    /// For each register (not instruction): true when it is *warp-invariant* (`uniform.rs`):
+    /// written by one unguarded pure instruction from immediates, the constant bank, uniform
+    /// special registers and other invariant registers, which dominates every read. Wherever
+    /// a lane reads it, every lane of the warp has the same value, so backends may compute it
+    /// once per warp and write it to every lane's slot.
+    pub fn invariant(&self) -> &[bool] {
+        &self.invariant
     }
 
     /// The registers live after instruction `pc` of `kernel` (the kernel this info is for;
@@ -226,6 +239,7 @@ impl KernelInfo {
             cbank_bytes,
             num_barriers: 0,
             written_before_read: vec![false; kernel.num_regs as usize],
+            invariant: vec![false; kernel.num_regs as usize],
             liveness: live::Liveness::default(),
             all_live: true,
             fingerprint: fingerprint(kernel),
@@ -481,6 +495,7 @@ fn kernel_info(kernel: &Kernel, flow: &cfg::ControlFlow, cbank: u32) -> KernelIn
         cbank_bytes: cbank,
         num_barriers: 0,
         written_before_read: init::written_before_read(kernel, flow),
+        invariant: uniform::invariant_registers(kernel, flow),
         liveness: live::liveness(kernel, flow),
         all_live: false,
         fingerprint: fingerprint(kernel),

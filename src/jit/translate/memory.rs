@@ -74,12 +74,14 @@
 //! Scopes (cta, cluster, gpu, sys) need nothing: every host thread sees one coherent memory, so
 //! each scope is honoured by the strongest one. They stay in the IR and in reports.
 
+use super::invariant::{address_invariant, operand_invariant};
 use super::{arg, Flow, Lane, Translator, GLOBAL_BASE_I64};
 use crate::ir::{
     Address, AtomicInst, AtomicOp, Guard, LinearForm, MemAccess, MemOrder, Operand, Reg, Scope,
     Space, Ty, GENERIC_SHARED_BASE,
 };
 use crate::jit::warp_ctx::{self, off};
+use crate::jit::Aggregation;
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{I128, I16, I32, I64};
@@ -110,6 +112,22 @@ pub(super) enum LoopOp {
     Call,
 }
 
+/// The host read-modify-write of `a`'s warp-aggregated path under `aggregation`, or `None`
+/// when `a` runs lane by lane: [`aggregable`] ops, with a warp-invariant address
+/// ([`Aggregation::Proven`]) or any address ([`Aggregation::Runtime`]).
+pub(super) fn aggregated(
+    invariant: &[bool],
+    a: &AtomicInst,
+    aggregation: Aggregation,
+) -> Option<AtomicRmwOp> {
+    let op = aggregable(a)?;
+    match aggregation {
+        Aggregation::Off => None,
+        Aggregation::Proven => address_invariant(invariant, &a.access.addr).then_some(op),
+        Aggregation::Runtime => Some(op),
+    }
+}
+
 /// The host read-modify-write that one warp-aggregated atomic performs for `a` (see "Warp
 /// aggregation" in the module docs), or `None` when `a` always runs lane by lane. The ops are
 /// those whose per-lane lowering is that same `atomic_rmw` ([`Translator::atomic_lowering`])
@@ -118,7 +136,7 @@ pub(super) enum LoopOp {
 pub(super) fn aggregable(a: &AtomicInst) -> Option<AtomicRmwOp> {
     if a.spin
         || a.access.vector != 1
-        || a.access.space != Space::Global
+        || !matches!(a.access.space, Space::Global | Space::Generic)
         || a.src2.is_some()
         || !matches!(a.access.addr, Address::Linear(_) | Address::Indexed(_))
     {
@@ -702,10 +720,21 @@ impl<'a, 'f> Translator<'a, 'f> {
             2 => I64,
             _ => I32,
         };
-        // Warp aggregation: the whole-warp path, or on to the per-lane loop below in the block
-        // it leaves open; both end at `agg_join`.
-        let agg_join = match aggregable(a) {
-            Some(op) if self.aggregate && self.fused.is_none() => {
+        // Warp aggregation: with an invariant address the whole-warp path alone; otherwise
+        // the whole-warp path or on to the per-lane loop below in the block it leaves open,
+        // both ending at `agg_join`.
+        let invariant = self.info.invariant();
+        let agg_join = match aggregated(invariant, a, self.aggregate) {
+            Some(op) if self.fused.is_none() => {
+                if address_invariant(invariant, &a.access.addr) {
+                    self.uniform_atomic(a, op, exec, it)?;
+                    self.atomic_exec = None;
+                    self.count_atomics(a.op, exec, n);
+                    if !a.performed.is_pt() {
+                        self.write_pred(a.performed, exec, exec)?;
+                    }
+                    return Ok(Flow::Next(self.mask));
+                }
                 Some(self.aggregated_atomic(a, op, exec, it)?)
             }
             _ => None,
@@ -833,21 +862,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let first = self.lane_at(exec);
         let addr0 = self.lane_address(&first, &a.access)?;
         let yes = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1);
-        let identity = match op {
-            AtomicRmwOp::And | AtomicRmwOp::Umin => -1,
-            AtomicRmwOp::Smin if it == I32 => i64::from(i32::MAX),
-            AtomicRmwOp::Smin => i64::MAX,
-            AtomicRmwOp::Smax if it == I32 => i64::from(i32::MIN),
-            AtomicRmwOp::Smax => i64::MIN,
-            AtomicRmwOp::Add
-            | AtomicRmwOp::Sub
-            | AtomicRmwOp::Nand
-            | AtomicRmwOp::Or
-            | AtomicRmwOp::Xor
-            | AtomicRmwOp::Xchg
-            | AtomicRmwOp::Umax => 0,
-        };
-        let identity = self.iconst(it, identity);
+        let identity = self.aggregation_identity(op, it);
         let combined = self.lane_loop(exec, &[yes, identity], |t, lane, c| {
             let addr = t.lane_address(lane, &a.access)?;
             let eq = t.b.ins().icmp(IntCC::Equal, addr, addr0);
@@ -867,22 +882,127 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.switch_to_block(whole);
         // Every lane's address is `addr0`: the per-lane loop would trap at the lowest lane,
         // with this address, before any lane's effect; so does this check.
-        let ptr = self.checked_pointer_in(&first, Space::Global, addr0, a.access.bytes(), false)?;
+        let ptr =
+            self.checked_pointer_in(&first, a.access.space, addr0, a.access.bytes(), false)?;
         let flags = MemFlagsData::trusted().with_alias_region(self.flags.device.alias_region());
         let old = self.b.ins().atomic_rmw(it, flags, op, ptr, combined[1]);
-        if !a.dst.is_rz() {
-            self.lane_loop(exec, &[old], |t, lane, c| {
-                // The operand is read before the lane's destination is written, as the
-                // per-lane path does (the destination may be the operand register).
-                let b = t.read_operand(lane, a.src, words)?;
-                t.write_reg(lane, a.dst, words, c[0]);
-                Ok(vec![t.rmw_new_value(op, c[0], b)])
-            })?;
-        }
+        self.lane_results(a, op, exec, old)?;
         self.b.ins().jump(join, &[]);
 
         self.b.switch_to_block(per_lane);
         Ok(join)
+    }
+
+    /// The warp-aggregated path of atomic `a` (host op `op`, register type `it`) whose address
+    /// is warp-invariant: every executing lane names the lowest one's address, known without a
+    /// test. With no executing lane nothing happens; otherwise the address is checked at the
+    /// lowest lane (where the per-lane loop would trap first, with the same address), the
+    /// lanes' operands are combined in lane order (with an invariant operand `b` and `k`
+    /// executing lanes, without a loop: `k·b` for add and sub, `b` for and, or, min and max,
+    /// `b` or 0 by the parity of `k` for xor), one host atomic applies the combination, and
+    /// unless the result is discarded each lane gets its running value in lane order.
+    fn uniform_atomic(
+        &mut self,
+        a: &'a AtomicInst,
+        op: AtomicRmwOp,
+        exec: Value,
+        it: Type,
+    ) -> Result<(), JitError> {
+        let words = a.access.ty.regs();
+        let run = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.ins().brif(exec, run, &[], join, &[]);
+        self.b.switch_to_block(run);
+        let first = self.lane_at(exec);
+        let addr = self.lane_address(&first, &a.access)?;
+        let combined = if operand_invariant(self.info.invariant(), a.src, words) {
+            let b = self.read_operand(&first, a.src, words)?;
+            let k = self.b.ins().popcnt(exec);
+            let k = if it == I64 {
+                self.b.ins().uextend(I64, k)
+            } else {
+                k
+            };
+            match op {
+                AtomicRmwOp::Add | AtomicRmwOp::Sub => self.b.ins().imul(b, k),
+                AtomicRmwOp::Xor => {
+                    let odd = self.b.ins().band_imm_s(k, 1);
+                    let zero = self.iconst(it, 0);
+                    self.b.ins().select(odd, b, zero)
+                }
+                AtomicRmwOp::And
+                | AtomicRmwOp::Or
+                | AtomicRmwOp::Umin
+                | AtomicRmwOp::Umax
+                | AtomicRmwOp::Smin
+                | AtomicRmwOp::Smax => b,
+                AtomicRmwOp::Nand | AtomicRmwOp::Xchg => {
+                    return Err(self.internal("a non-associative op took the aggregated path"))
+                }
+            }
+        } else {
+            let identity = self.aggregation_identity(op, it);
+            // Sub combines by adding: m - b0 - b1 ... = m - (b0 + b1 ...) (mod 2^n).
+            let acc_op = if op == AtomicRmwOp::Sub {
+                AtomicRmwOp::Add
+            } else {
+                op
+            };
+            self.lane_loop(exec, &[identity], |t, lane, c| {
+                let b = t.read_operand(lane, a.src, words)?;
+                Ok(vec![t.rmw_new_value(acc_op, c[0], b)])
+            })?[0]
+        };
+        let ptr = self.checked_pointer_in(&first, a.access.space, addr, a.access.bytes(), false)?;
+        let flags = MemFlagsData::trusted().with_alias_region(self.flags.device.alias_region());
+        let old = self.b.ins().atomic_rmw(it, flags, op, ptr, combined);
+        self.lane_results(a, op, exec, old)?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        Ok(())
+    }
+
+    /// After a warp-aggregated atomic returned `old`: each executing lane's result in lane
+    /// order, `old op b[lane0] op ... op b[lane-1]`, written to the destination (nothing when
+    /// the result is discarded).
+    fn lane_results(
+        &mut self,
+        a: &'a AtomicInst,
+        op: AtomicRmwOp,
+        exec: Value,
+        old: Value,
+    ) -> Result<(), JitError> {
+        if a.dst.is_rz() {
+            return Ok(());
+        }
+        let words = a.access.ty.regs();
+        self.lane_loop(exec, &[old], |t, lane, c| {
+            // The operand is read before the lane's destination is written, as the per-lane
+            // path does (the destination may be the operand register).
+            let b = t.read_operand(lane, a.src, words)?;
+            t.write_reg(lane, a.dst, words, c[0]);
+            Ok(vec![t.rmw_new_value(op, c[0], b)])
+        })?;
+        Ok(())
+    }
+
+    /// The value `x` with `x op b = b` for every `b`: where a combination of lanes starts.
+    fn aggregation_identity(&mut self, op: AtomicRmwOp, it: Type) -> Value {
+        let identity = match op {
+            AtomicRmwOp::And | AtomicRmwOp::Umin => -1,
+            AtomicRmwOp::Smin if it == I32 => i64::from(i32::MAX),
+            AtomicRmwOp::Smin => i64::MAX,
+            AtomicRmwOp::Smax if it == I32 => i64::from(i32::MIN),
+            AtomicRmwOp::Smax => i64::MIN,
+            AtomicRmwOp::Add
+            | AtomicRmwOp::Sub
+            | AtomicRmwOp::Nand
+            | AtomicRmwOp::Or
+            | AtomicRmwOp::Xor
+            | AtomicRmwOp::Xchg
+            | AtomicRmwOp::Umax => 0,
+        };
+        self.iconst(it, identity)
     }
 
     /// `old op b`: the new memory value of host read-modify-write `op`.

@@ -69,6 +69,7 @@
 //! See `memory.rs` for the order-by-order lowering.
 
 mod alu;
+mod invariant;
 mod memory;
 mod surface;
 mod warp;
@@ -182,7 +183,10 @@ pub(super) struct Translator<'a, 'f> {
     /// stores are never skipped as dead.
     cross_lane: Vec<Reg>,
     /// `Plan::warp_aggregation`.
-    aggregate: bool,
+    aggregate: crate::jit::Aggregation,
+    /// While an invariant writer runs once for the warp (`invariant.rs`): register writes go
+    /// to the register cache only; the caller stores them into every lane's slot.
+    splatting: bool,
 }
 
 fn arg(v: Value) -> BlockArg {
@@ -291,10 +295,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             lowest_lane_only: false,
             cross_lane: warp::cross_lane_reads(kernel),
             aggregate: plan.warp_aggregation,
+            splatting: false,
         };
         t.build_entry(pc, mask, zero64)?;
         t.build_exits();
-        for region in fusion_regions(kernel, resume, plan.warp_aggregation) {
+        for region in fusion_regions(kernel, info, resume, plan.warp_aggregation) {
             if !range.contains(&region.start) {
                 continue;
             }
@@ -495,6 +500,21 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.insts = self.b.ins().iadd_imm_s(self.insts, 1);
         self.load_bases();
         let inst = &self.kernel.insts[pc as usize];
+        if self.is_invariant_writer(inst) {
+            // Once for the warp (`invariant.rs`), when any lane runs.
+            let once = self.b.create_block();
+            let cont = self.b.create_block();
+            self.b.ins().brif(self.mask, once, &[], cont, &[]);
+            self.b.switch_to_block(once);
+            self.reg_cache.clear();
+            let done = self.emit_invariant(pc as usize);
+            self.reg_cache.clear();
+            done?;
+            self.b.ins().jump(cont, &[]);
+            self.b.switch_to_block(cont);
+            self.fall_through(pc as usize + 1, self.mask);
+            return Ok(());
+        }
         // Uniform destinations are broadcast after the instruction, from the lowest lane of
         // the mask it executed with (its guard is read before it runs: it may rewrite it).
         let uniform = warp::UniformWrites::of(self.kernel, inst);
@@ -504,7 +524,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             Some(self.exec_mask(inst.guard)?)
         };
         self.lowest_lane_only =
-            broadcast_exec.is_some() && uniform.only_uniform && warp::is_pure_per_lane(&inst.op);
+            broadcast_exec.is_some() && uniform.only_uniform && inst.op.is_pure_per_lane();
         let flow = self.translate_inst(inst);
         self.lowest_lane_only = false;
         match flow? {
@@ -553,22 +573,44 @@ impl<'a, 'f> Translator<'a, 'f> {
             entry_args.push(arg(v));
             after_args.push(arg(v));
         }
-        self.b
-            .ins()
-            .brif(mask, body_blk, &entry_args, after, &after_args);
+        // Invariant writers run once, before the loop (`invariant.rs`); the loop reads their
+        // values from the register cache.
+        let hoisted: Vec<usize> = region
+            .clone()
+            .filter(|&pc| self.is_invariant_writer(&self.kernel.insts[pc]))
+            .collect();
+        self.reg_cache.clear();
+        if hoisted.is_empty() {
+            self.b
+                .ins()
+                .brif(mask, body_blk, &entry_args, after, &after_args);
+        } else {
+            let once = self.b.create_block();
+            self.b.ins().brif(mask, once, &[], after, &after_args);
+            self.b.switch_to_block(once);
+            for &pc in &hoisted {
+                self.emit_invariant(pc)?;
+            }
+            if hoisted.len() == region.len() {
+                self.b.ins().jump(after, &after_args);
+            } else {
+                self.b.ins().jump(body_blk, &entry_args);
+            }
+        }
+        let hoisted_values = std::mem::take(&mut self.reg_cache);
 
         self.b.switch_to_block(body_blk);
         let params = self.b.block_params(body_blk).to_vec();
         let rest = params[0];
         let lane = self.lane_at(rest);
         self.fused = Some(lane);
-        self.reg_cache.clear();
+        self.reg_cache = hoisted_values;
         self.pred_cache = preds
             .iter()
             .map(|p| p.0)
             .zip(params[1..].iter().copied())
             .collect();
-        let result = self.build_region_body(region.clone(), entry_insts, mask);
+        let result = self.build_region_body(region.clone(), &hoisted, entry_insts, mask);
         // `write_pred` only replaces entries, so every predicate is still in the cache.
         let carried: Option<Vec<Value>> = preds
             .iter()
@@ -616,10 +658,14 @@ impl<'a, 'f> Translator<'a, 'f> {
     fn build_region_body(
         &mut self,
         region: std::ops::Range<usize>,
+        hoisted: &[usize],
         entry_insts: Value,
         mask: Value,
     ) -> Result<(), JitError> {
         for pc in region.clone() {
+            if hoisted.contains(&pc) {
+                continue;
+            }
             self.pc = pc as u32;
             self.insts = self
                 .b
@@ -1206,7 +1252,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         if r.is_rz() {
             return;
         }
-        if !self.store_needed(r) {
+        if self.splatting || !self.store_needed(r) {
             // Dead: no instruction after this one can read it (the register cache still
             // serves this lane's pass).
             self.cache_reg(r, v);
@@ -1690,9 +1736,9 @@ pub(crate) struct Plan {
     pub resume: Vec<bool>,
     /// The first instruction of each chunk, increasing, starting with 0.
     pub starts: Vec<usize>,
-    /// `JitOptions::warp_aggregation`: aggregable atomics (`memory.rs`) are not fused and
-    /// get the warp-aggregated path.
-    pub warp_aggregation: bool,
+    /// `JitOptions::warp_aggregation`: which aggregable atomics (`memory.rs`) take the
+    /// warp-aggregated path (and are therefore not fused).
+    pub warp_aggregation: crate::jit::Aggregation,
 }
 
 /// Instructions per chunk (see [`Plan`]).
@@ -1782,7 +1828,12 @@ enum Fusion {
     Memory,
 }
 
-fn fusion_of(kernel: &Kernel, inst: &Inst, aggregate: bool) -> Fusion {
+fn fusion_of(
+    kernel: &Kernel,
+    info: &KernelInfo,
+    inst: &Inst,
+    aggregate: crate::jit::Aggregation,
+) -> Fusion {
     let plain = |order: MemOrder| matches!(order, MemOrder::Weak | MemOrder::Relaxed);
     if !warp::UniformWrites::of(kernel, inst).is_empty() {
         // The broadcast writes every lane's slot: not a per-lane step.
@@ -1824,7 +1875,7 @@ fn fusion_of(kernel: &Kernel, inst: &Inst, aggregate: bool) -> Fusion {
         }
         // A warp-aggregated atomic reads every lane's address before any lane performs it: a
         // whole-warp step, never lane-major.
-        Op::Atomic(a) if aggregate && memory::aggregable(a).is_some() => Fusion::No,
+        Op::Atomic(a) if memory::aggregated(info.invariant(), a, aggregate).is_some() => Fusion::No,
         Op::Atomic(a) if !a.spin && a.performed.is_pt() && a.access.addr.surface().is_none() => {
             Fusion::Memory
         }
@@ -1863,15 +1914,16 @@ fn fusion_of(kernel: &Kernel, inst: &Inst, aggregate: bool) -> Fusion {
 /// predicates, which a trapped launch does not expose).
 pub(super) fn fusion_regions(
     kernel: &Kernel,
+    info: &KernelInfo,
     resume: &[bool],
-    aggregate: bool,
+    aggregate: crate::jit::Aggregation,
 ) -> Vec<std::ops::Range<usize>> {
     let n = kernel.insts.len();
     let mut regions = Vec::new();
     let mut pc = 0;
     while pc < n {
         let mut end = pc + 1;
-        let mut memory = fusion_of(kernel, &kernel.insts[pc], aggregate) == Fusion::Memory;
+        let mut memory = fusion_of(kernel, info, &kernel.insts[pc], aggregate) == Fusion::Memory;
         // The guard of a guarded atomic in the region: its counter is taken from the guard
         // after the loop, so no later instruction of the region may touch that predicate.
         let atomic_guard = |inst: &Inst| {
@@ -1879,13 +1931,13 @@ pub(super) fn fusion_regions(
                 .then_some(inst.guard.pred)
         };
         let mut guards: Vec<Pred> = atomic_guard(&kernel.insts[pc]).into_iter().collect();
-        if fusion_of(kernel, &kernel.insts[pc], aggregate) != Fusion::No {
+        if fusion_of(kernel, info, &kernel.insts[pc], aggregate) != Fusion::No {
             while end < n && !resume[end] {
                 let inst = &kernel.insts[end];
                 if inst.pred_uses().iter().any(|p| guards.contains(p)) {
                     break;
                 }
-                match fusion_of(kernel, inst, aggregate) {
+                match fusion_of(kernel, info, inst, aggregate) {
                     Fusion::No => break,
                     Fusion::Memory if memory => break,
                     Fusion::Memory => memory = true,

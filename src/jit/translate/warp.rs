@@ -20,7 +20,7 @@ use super::{Lane, Translator, REG_ROW_BYTES};
 use crate::ir::{BinOp, Inst, Kernel, Op, Operand, Pred, Reg, ShflMode, Src, Ty, Use};
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I32X4, I64};
+use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value};
 
 /// The uniform register words and predicates an instruction writes.
@@ -74,50 +74,6 @@ impl UniformWrites {
     }
 }
 
-/// Whether `op` is pure per-lane work: each executing lane's results depend only on its own
-/// registers and predicates, and it has no effect but its destinations. For such an op whose
-/// destinations are all uniform, computing the lowest executing lane alone is exact.
-pub(super) fn is_pure_per_lane(op: &Op) -> bool {
-    match op {
-        Op::Mov { .. }
-        | Op::ReadSpecial { .. }
-        | Op::Unary { .. }
-        | Op::Binary { .. }
-        | Op::IAdd3 { .. }
-        | Op::Imad { .. }
-        | Op::Lea { .. }
-        | Op::Shf(_)
-        | Op::Lop3 { .. }
-        | Op::SetP { .. }
-        | Op::PredLogic { .. }
-        | Op::PredMove(_)
-        | Op::Select { .. }
-        | Op::Convert { .. }
-        | Op::Prmt { .. }
-        | Op::Bfe { .. }
-        | Op::Bfi { .. }
-        | Op::Fma { .. }
-        | Op::PredLut { .. }
-        | Op::IsSpace { .. }
-        | Op::PackHalves { .. }
-        | Op::PackedMinMax { .. } => true,
-        Op::Nop
-        | Op::Vote { .. }
-        | Op::Shfl { .. }
-        | Op::Redux { .. }
-        | Op::Match { .. }
-        | Op::Load { .. }
-        | Op::Store { .. }
-        | Op::Atomic(_)
-        | Op::Fence { .. }
-        | Op::Barrier { .. }
-        | Op::Branch { .. }
-        | Op::BranchConverged { .. }
-        | Op::WarpSplit { .. }
-        | Op::Exit => false,
-    }
-}
-
 /// The registers some `SHFL` reads from other lanes: a write to one must always reach the
 /// register file (another lane may read it even where the writing lane's own paths do not).
 pub(super) fn cross_lane_reads(kernel: &Kernel) -> Vec<Reg> {
@@ -138,7 +94,7 @@ pub(super) fn cross_lane_reads(kernel: &Kernel) -> Vec<Reg> {
 impl<'a, 'f> Translator<'a, 'f> {
     /// Memory flags for register-file accesses that may not be naturally aligned for their
     /// type (the vector stores of the broadcast): the `regs` region without `aligned`.
-    fn regs_unaligned(&self) -> MemFlagsData {
+    pub(super) fn regs_unaligned(&self) -> MemFlagsData {
         MemFlagsData::new()
             .with_notrap()
             .with_alias_region(self.flags.regs.alias_region())
@@ -388,16 +344,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().brif(exec, copy, &[], cont, &[]);
         self.b.switch_to_block(copy);
         let from = self.b.ins().ctz(exec);
-        let unaligned = self.regs_unaligned();
         if !w.regs.is_empty() {
             let row = self.lane_slot(self.regs, from, 4);
             for &r in &w.regs {
                 let base = i32::from(r.0) * REG_ROW_BYTES;
                 let v = self.b.ins().load(I32, self.flags.regs, row, base);
-                let v4 = self.b.ins().splat(I32X4, v);
-                for k in 0..8 {
-                    self.b.ins().store(unaligned, v4, self.regs, base + 16 * k);
-                }
+                self.splat_reg(r, v);
             }
         }
         for &p in &w.preds {
