@@ -2,7 +2,7 @@
 //! interpreter, beside a hand-written native Rust baseline that does the same per-lane work with
 //! `std::sync::atomic` on the same number of host threads, and, when PoCL can be loaded, beside
 //! the same per-lane work as OpenCL C kernels run by PoCL (OpenCL on the CPU, LLVM-compiled;
-//! see `pocl.rs`). After criterion's own output, a table prints the medians and the ratios
+//! see `pocl/mod.rs`). After criterion's own output, a table prints the medians and the ratios
 //! measured in this run.
 //!
 //! Run: `cargo bench --bench atomics` (all), `cargo bench --bench atomics -- counter` (one).
