@@ -1,13 +1,19 @@
 //! Atomic-throughput benchmarks: each workload of `benches/programs/` runs on the JIT and on the
 //! interpreter, beside a hand-written native Rust baseline that does the same per-lane work with
-//! `std::sync::atomic` on the same number of host threads. After criterion's own output, a table
-//! prints the medians and the ratios measured in this run.
+//! `std::sync::atomic` on the same number of host threads, and, when PoCL can be loaded, beside
+//! the same per-lane work as OpenCL C kernels run by PoCL (OpenCL on the CPU, LLVM-compiled;
+//! see `pocl/mod.rs`). After criterion's own output, a table prints the medians and the ratios
+//! measured in this run.
 //!
 //! Run: `cargo bench --bench atomics` (all), `cargo bench --bench atomics -- counter` (one).
-//! Set `ATOMJIT_BENCH_THREADS=1,2` to choose the host-thread counts (default `1,2`).
+//! Set `ATOMJIT_BENCH_THREADS=1,2` to choose the host-thread counts (default `1,2`), and
+//! `ATOMJIT_POCL=DIR` to the directory `scripts/pocl.py fetch DIR` filled for the PoCL peer
+//! (without it the system's OpenCL loader is tried; no PoCL: one note line, no PoCL column).
 
 mod common;
+mod pocl;
 use common::{median, ms, ratio};
+use std::cell::Cell;
 
 use atomjit::engine::{Backend, Config, Engine, Module, Overrides};
 use atomjit::exec::random::SplitMix64;
@@ -234,6 +240,42 @@ fn bench_backend(
         });
 }
 
+/// The PoCL peer of workload `name` on `device`, if it has one: its first launch must leave the
+/// result the program expects (checked before any timing), then criterion times enqueue + finish
+/// (buffers are made outside; min64_cas's target is reset outside the timing). Returns whether
+/// criterion ran it (a filter may skip it), so the table shows only medians of this run.
+fn bench_pocl(
+    c: &mut Criterion,
+    group: &str,
+    device: &pocl::Device,
+    name: &str,
+    data: &[u32],
+    vals: &[u64],
+) -> bool {
+    let Some(peer) = device.peer(name, data, vals) else {
+        return false;
+    };
+    let peer = peer.unwrap_or_else(|e| panic!("{group} pocl: {e}"));
+    let ran = Cell::new(false);
+    c.benchmark_group(group).bench_function("pocl", |b| {
+        if !ran.replace(true) {
+            peer.launch()
+                .and_then(|()| peer.verify())
+                .unwrap_or_else(|e| panic!("{group} pocl: {e}"));
+        }
+        if peer.resets() {
+            b.iter_batched(
+                || peer.reset().unwrap(),
+                |()| peer.launch().unwrap(),
+                BatchSize::PerIteration,
+            )
+        } else {
+            b.iter(|| peer.launch().unwrap())
+        }
+    });
+    ran.get()
+}
+
 fn main() {
     let mut c = Criterion::default()
         .sample_size(10)
@@ -249,8 +291,23 @@ fn main() {
     let mut vals = SplitMix64::new(11);
     let vals: Vec<u64> = (0..1 << 20).map(|_| vals.next()).collect();
     let min_target = AtomicU64::new(u64::MAX);
+    let pocl = match pocl::Pocl::open(threads.iter().copied().max().unwrap_or(1)) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            println!("PoCL peer skipped: {e}");
+            None
+        }
+    };
     let mut groups = Vec::new();
+    let mut pocl_ran = Vec::new();
     for &t in &threads {
+        let device = pocl.as_ref().and_then(|p| match p.device(t) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                println!("PoCL peer skipped on {t} thread(s): {e}");
+                None
+            }
+        });
         for &(name, file, kernel, reset) in WORKLOADS {
             let group = format!("{name}/t{t}");
             let module = load(t, file);
@@ -271,29 +328,48 @@ fn main() {
             for backend in [Backend::Jit, Backend::Interp] {
                 bench_backend(&mut c, &group, &module, kernel, backend, reset);
             }
+            if let Some(d) = &device {
+                if bench_pocl(&mut c, &group, d, name, &data, &vals) {
+                    pocl_ran.push(group.clone());
+                }
+            }
             groups.push(group);
         }
     }
     c.final_summary();
-    print_ratios(&groups);
+    print_ratios(&groups, &pocl_ran);
+    if let Some(p) = &pocl {
+        println!("pocl: {}", p.version);
+    }
 }
 
-/// Reads the medians criterion just wrote and prints them with the ratios to native.
-fn print_ratios(groups: &[String]) {
+/// Reads the medians criterion just wrote and prints them with the ratios to native, and to
+/// PoCL for the groups whose PoCL peer ran in this process (`pocl`).
+fn print_ratios(groups: &[String], pocl: &[String]) {
     println!(
-        "\n{:<18} {:>12} {:>12} {:>12} {:>10} {:>10}",
-        "workload", "native ms", "jit ms", "interp ms", "jit/nat", "interp/jit"
+        "\n{:<18} {:>12} {:>12} {:>12} {:>12} {:>10} {:>10} {:>10}",
+        "workload",
+        "native ms",
+        "jit ms",
+        "interp ms",
+        "pocl ms",
+        "jit/nat",
+        "interp/jit",
+        "jit/pocl"
     );
     for g in groups {
         let (n, j, i) = (median(g, "native"), median(g, "jit"), median(g, "interp"));
+        let p = pocl.contains(g).then(|| median(g, "pocl")).flatten();
         println!(
-            "{:<18} {:>12} {:>12} {:>12} {:>10} {:>10}",
+            "{:<18} {:>12} {:>12} {:>12} {:>12} {:>10} {:>10} {:>10}",
             g,
             ms(n),
             ms(j),
             ms(i),
+            ms(p),
             ratio(j, n),
-            ratio(i, j)
+            ratio(i, j),
+            ratio(j, p)
         );
     }
 }
