@@ -58,18 +58,22 @@
 //!
 //! # Warp aggregation
 //!
-//! With `JitOptions::warp_aggregation` (off by default), an integer (`u32`/`s32`/`b32`/`u64`/
-//! `s64`/`b64`) add, sub, and, or, xor, min or max on a global linear or indexed address with
-//! no swap operand, no `.SPIN` and one element ([`aggregable`]) first checks, when at least two
-//! lanes execute it, whether every executing lane names the same address. If so, the address
-//! is checked once (at the lowest lane, which is where the per-lane loop would trap first,
-//! with the same address), the lanes' operands are combined in lane order (their sum for add
-//! and sub, their and/or/xor/min/max otherwise, in the register width: wrapping as the host
-//! atomic wraps), and ONE host atomic applies the combination; then each lane's result is the
+//! An integer (`u32`/`s32`/`b32`/`u64`/`s64`/`b64`) add, sub, and, or, xor, min or max on a
+//! global or generic linear or indexed address with no swap operand, no `.SPIN` and one element
+//! ([`aggregable`]) whose executing lanes all name one address is ONE host atomic for the warp:
+//! the address is checked once (at the lowest lane, which is where the per-lane loop would trap
+//! first, with the same address), the lanes' operands are combined in lane order (their sum
+//! for add and sub, their and/or/xor/min/max otherwise, in the register width: wrapping as the
+//! host atomic wraps), one host atomic applies the combination, and each lane's result is the
 //! running value `old op b[lane0] op ... op b[lane-1]`, exactly what lane-order execution
-//! returns. Otherwise the per-lane loop runs as before. Why no observer can tell the
-//! difference is argued in `docs/memory-model.md` ("Warp-aggregated atomics"). Float adds are
-//! never aggregated (the rounding of a combined sum differs), nor are exch, CAS, inc and dec.
+//! returns. Which atomics are known to have one address is `JitOptions::warp_aggregation`
+//! ([`aggregated`]): by default those whose address is warp-invariant (`valid/uniform.rs`;
+//! [`Translator::uniform_atomic`], no test, and no lane loop when the operand is invariant
+//! too); with `Aggregation::Runtime` every aggregable atomic also compares its lanes' addresses
+//! at run time and falls back to the per-lane loop when they differ
+//! ([`Translator::aggregated_atomic`]). Why no observer can tell the difference is argued in
+//! `docs/memory-model.md` ("Warp-aggregated atomics"). Float adds are never aggregated (the
+//! rounding of a combined sum differs), nor are exch, CAS, inc and dec.
 //!
 //! Scopes (cta, cluster, gpu, sys) need nothing: every host thread sees one coherent memory, so
 //! each scope is honoured by the strongest one. They stay in the IR and in reports.

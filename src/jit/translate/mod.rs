@@ -46,6 +46,10 @@
 //!   read (uniform ones, `SHFL` sources) are never skipped as dead: the liveness
 //!   ([`KernelInfo::live_out`]) follows one lane's paths, and another lane may read the value
 //!   where no path of the writing lane does.
+//! * **Warp-invariant registers** (`invariant.rs`, [`KernelInfo::invariant`]): an instruction
+//!   that writes only such registers runs once for the warp (before a fused region's loop) and
+//!   stores its value into every lane's slot; an atomic on an invariant address is one host
+//!   atomic for the warp (`memory.rs`, "Warp aggregation").
 //! * Exits from the function go through `ret(code, insts)`. A faulting lane's cold block
 //!   writes the trap payload (trap site, lane, address, and at an atomic the executing lanes)
 //!   and its instruction count into the context and jumps to the shared `trap` block.
