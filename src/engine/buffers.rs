@@ -1,9 +1,14 @@
 //! Buffer contents: turning initialisers into bytes, and bytes back into typed elements.
+//!
+//! A [`Buffer`] a run reports holds its bytes in [`Bytes`]: the frozen device memory of the
+//! finished launch itself (no copy), or bytes of its own.
 
+use crate::exec::memory::FrozenMemory;
 use crate::exec::random::SplitMix64;
 use crate::exec::GlobalMemory;
 use crate::ir::surface::{Element, SurfaceLayout, SurfaceShape};
 use crate::ir::{Init, Scalar, Ty};
+use std::sync::Arc;
 
 /// The contents of one buffer after (or before) a launch: its element type and raw
 /// little-endian bytes.
@@ -15,7 +20,105 @@ pub struct Buffer {
     /// Device address the buffer had during the launch.
     pub address: u64,
     #[serde(skip)]
-    pub bytes: Vec<u8>,
+    pub bytes: Bytes,
+}
+
+/// A buffer's raw bytes: read-only, a `[u8]` through `Deref`. Either a vector of their own or
+/// a view of a finished launch's device memory, which stays allocated while any view of it
+/// lives (cloning a view shares the memory). Build one from a `Vec<u8>` with `into()`.
+#[derive(Clone, Default)]
+pub struct Bytes(Storage);
+
+#[derive(Clone)]
+enum Storage {
+    Owned(Vec<u8>),
+    /// `len` bytes at device address `address` of `memory` (checked when made).
+    Device {
+        memory: Arc<FrozenMemory>,
+        address: u64,
+        len: u64,
+    },
+}
+
+impl Default for Storage {
+    fn default() -> Self {
+        Storage::Owned(Vec::new())
+    }
+}
+
+impl Bytes {
+    /// A view of the `len` bytes at device address `address` of `memory`; `None` if they are
+    /// not all inside it.
+    pub fn view(memory: Arc<FrozenMemory>, address: u64, len: u64) -> Option<Bytes> {
+        memory.bytes(address, len)?;
+        Some(Bytes(Storage::Device {
+            memory,
+            address,
+            len,
+        }))
+    }
+
+    /// The bytes as a vector (copied if they are a view of device memory).
+    pub fn into_vec(self) -> Vec<u8> {
+        match self.0 {
+            Storage::Owned(v) => v,
+            Storage::Device { .. } => self.to_vec(),
+        }
+    }
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.0 {
+            Storage::Owned(v) => v,
+            Storage::Device {
+                memory,
+                address,
+                len,
+            } => memory
+                .bytes(*address, *len)
+                .expect("a view is checked when it is made"),
+        }
+    }
+}
+
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl From<Vec<u8>> for Bytes {
+    fn from(v: Vec<u8>) -> Bytes {
+        Bytes(Storage::Owned(v))
+    }
+}
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl PartialEq for Bytes {
+    fn eq(&self, other: &Bytes) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Bytes {}
+
+impl PartialEq<[u8]> for Bytes {
+    fn eq(&self, other: &[u8]) -> bool {
+        **self == *other
+    }
+}
+
+impl PartialEq<Vec<u8>> for Bytes {
+    fn eq(&self, other: &Vec<u8>) -> bool {
+        **self == **other
+    }
 }
 
 fn serialize_ty<S: serde::Serializer>(ty: &Ty, s: S) -> Result<S::Ok, S::Error> {
@@ -300,7 +403,7 @@ mod tests {
                 name: "b".into(),
                 elem,
                 address: 0,
-                bytes: bytes[..len * elem.bytes() as usize].to_vec(),
+                bytes: bytes[..len * elem.bytes() as usize].to_vec().into(),
             };
             let mut seen = Vec::new();
             let stopped = buf.scan(1..len, |i, v| {
@@ -390,7 +493,7 @@ mod tests {
             name: "d".into(),
             elem: Ty::U32,
             address: 0,
-            bytes: a,
+            bytes: a.into(),
         };
         assert!(buf.as_u32().unwrap().iter().all(|&v| v < 256));
         // The first element follows the documented mapping of SplitMix64's first value.
