@@ -302,6 +302,35 @@ fn host_memory_holds_the_buffers_once() {
 }
 
 #[test]
+fn an_initialiser_list_needs_memory_in_proportion_to_its_text() {
+    // Issue 15, item 11: a 10M-value list needed 2.1 GB (two tokens, a `Scalar` and a span a
+    // value). The list is now one token, lexed again a chunk at a time and converted straight
+    // into the element type's bytes. 4M values here (about 31 MB of text, 16 MB of buffer).
+    let n = 4_000_000u32;
+    let mut text = String::from(".kernel k\n.grid 1\n.block 1\n.buffer a u32[4000000] = {");
+    for i in 0..n {
+        use std::fmt::Write;
+        let _ = write!(text, "{}, ", i.wrapping_mul(2_654_435_761));
+    }
+    text.push_str("}\n.expect a[1] == 2654435761\n        EXIT ;\n");
+    let path = temp_file("list.s", &text);
+    let Some((peak, wall)) = peak_rss(&["run", &path]) else {
+        return;
+    };
+    let bytes = text.len() as u64;
+    eprintln!(
+        "4M-value list ({:.1} MB of text): peak RSS {:.0} MiB ({:.2} x the text), {wall:.2?}",
+        bytes as f64 / 1e6,
+        peak as f64 / (1u64 << 20) as f64,
+        peak as f64 / bytes as f64
+    );
+    assert!(
+        peak < bytes * 5 + (64 << 20),
+        "peak RSS {peak} bytes for {bytes} bytes of text"
+    );
+}
+
+#[test]
 fn a_host_that_refuses_memory_gives_an_error_not_a_panic_or_a_hang() {
     // Under an address-space limit (setrlimit through the shell's `ulimit -v`, in a child
     // process), a CTA's 16 MiB shared window cannot be allocated: the launch ends with an
