@@ -1,9 +1,14 @@
 //! Buffer contents: turning initialisers into bytes, and bytes back into typed elements.
+//!
+//! A [`Buffer`] a run reports holds its bytes in [`Bytes`]: the frozen device memory of the
+//! finished launch itself (no copy), or bytes of its own.
 
+use crate::exec::memory::FrozenMemory;
 use crate::exec::random::SplitMix64;
 use crate::exec::GlobalMemory;
 use crate::ir::surface::{Element, SurfaceLayout, SurfaceShape};
 use crate::ir::{Init, Scalar, Ty};
+use std::sync::Arc;
 
 /// The contents of one buffer after (or before) a launch: its element type and raw
 /// little-endian bytes.
@@ -15,7 +20,105 @@ pub struct Buffer {
     /// Device address the buffer had during the launch.
     pub address: u64,
     #[serde(skip)]
-    pub bytes: Vec<u8>,
+    pub bytes: Bytes,
+}
+
+/// A buffer's raw bytes: read-only, a `[u8]` through `Deref`. Either a vector of their own or
+/// a view of a finished launch's device memory, which stays allocated while any view of it
+/// lives (cloning a view shares the memory). Build one from a `Vec<u8>` with `into()`.
+#[derive(Clone, Default)]
+pub struct Bytes(Storage);
+
+#[derive(Clone)]
+enum Storage {
+    Owned(Vec<u8>),
+    /// `len` bytes at device address `address` of `memory` (checked when made).
+    Device {
+        memory: Arc<FrozenMemory>,
+        address: u64,
+        len: u64,
+    },
+}
+
+impl Default for Storage {
+    fn default() -> Self {
+        Storage::Owned(Vec::new())
+    }
+}
+
+impl Bytes {
+    /// A view of the `len` bytes at device address `address` of `memory`; `None` if they are
+    /// not all inside it.
+    pub fn view(memory: Arc<FrozenMemory>, address: u64, len: u64) -> Option<Bytes> {
+        memory.bytes(address, len)?;
+        Some(Bytes(Storage::Device {
+            memory,
+            address,
+            len,
+        }))
+    }
+
+    /// The bytes as a vector (copied if they are a view of device memory).
+    pub fn into_vec(self) -> Vec<u8> {
+        match self.0 {
+            Storage::Owned(v) => v,
+            Storage::Device { .. } => self.to_vec(),
+        }
+    }
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.0 {
+            Storage::Owned(v) => v,
+            Storage::Device {
+                memory,
+                address,
+                len,
+            } => memory
+                .bytes(*address, *len)
+                .expect("a view is checked when it is made"),
+        }
+    }
+}
+
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl From<Vec<u8>> for Bytes {
+    fn from(v: Vec<u8>) -> Bytes {
+        Bytes(Storage::Owned(v))
+    }
+}
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl PartialEq for Bytes {
+    fn eq(&self, other: &Bytes) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Bytes {}
+
+impl PartialEq<[u8]> for Bytes {
+    fn eq(&self, other: &[u8]) -> bool {
+        **self == *other
+    }
+}
+
+impl PartialEq<Vec<u8>> for Bytes {
+    fn eq(&self, other: &Vec<u8>) -> bool {
+        **self == **other
+    }
 }
 
 fn serialize_ty<S: serde::Serializer>(ty: &Ty, s: S) -> Result<S::Ok, S::Error> {
@@ -120,56 +223,16 @@ impl Buffer {
     }
 }
 
-/// Decodes the low `elem.bytes()` bytes of `raw` as an element of type `elem`.
+/// Decodes the low `elem.bytes()` bytes of `raw` as an element of type `elem`
+/// ([`Scalar::from_bits`]).
 #[inline]
 pub fn decode(elem: Ty, raw: u64) -> Scalar {
-    match elem {
-        Ty::U8 => Scalar::Int(raw as u8 as i128),
-        Ty::U16 | Ty::B16 => Scalar::Int(raw as u16 as i128),
-        Ty::U32 | Ty::B32 => Scalar::Int(raw as u32 as i128),
-        Ty::U64 | Ty::B64 => Scalar::Int(raw as i128),
-        Ty::S8 => Scalar::Int(raw as i8 as i128),
-        Ty::S16 => Scalar::Int(raw as i16 as i128),
-        Ty::S32 => Scalar::Int(raw as i32 as i128),
-        Ty::S64 => Scalar::Int(raw as i64 as i128),
-        Ty::F16 => Scalar::Float(half::f16::from_bits(raw as u16).to_f64()),
-        Ty::BF16 => Scalar::Float(half::bf16::from_bits(raw as u16).to_f64()),
-        Ty::F32 => Scalar::Float(f32::from_bits(raw as u32) as f64),
-        Ty::F64 => Scalar::Float(f64::from_bits(raw)),
-        // Packed pairs decode as their raw bits: expectations compare them bitwise.
-        Ty::F16x2 | Ty::BF16x2 => Scalar::Int(raw as u32 as i128),
-        // Not a buffer element type (`Ty::is_buffer_elem`); its low 64 bits, never reached.
-        Ty::B128 => Scalar::Int(raw as i128),
-    }
+    Scalar::from_bits(elem, raw)
 }
 
-/// Encodes `v` as an element of type `elem` (little-endian bits in the low bytes). Integers
-/// wrap to the element width (the front-end has already range-checked literal values); floats
-/// round to nearest even.
+/// Encodes `v` as an element of type `elem` ([`Scalar::to_bits`]).
 pub fn encode(elem: Ty, v: Scalar) -> u64 {
-    match (elem.is_float(), v) {
-        (false, Scalar::Int(i)) => i as u64 & width_mask(elem),
-        (false, Scalar::Float(f)) => (f as i128) as u64 & width_mask(elem),
-        (true, v) => {
-            let f = match v {
-                Scalar::Int(i) => i as f64,
-                Scalar::Float(f) => f,
-            };
-            match elem {
-                Ty::F16 => half::f16::from_f64(f).to_bits() as u64,
-                Ty::BF16 => half::bf16::from_f64(f).to_bits() as u64,
-                Ty::F32 => (f as f32).to_bits() as u64,
-                _ => f.to_bits(),
-            }
-        }
-    }
-}
-
-fn width_mask(elem: Ty) -> u64 {
-    match elem.bytes() {
-        8 => u64::MAX,
-        n => (1u64 << (n * 8)) - 1,
-    }
+    v.to_bits(elem)
 }
 
 /// Calls `put(i, raw)` for the elements of a buffer of `len` elements of `elem` initialised by
@@ -195,6 +258,19 @@ fn for_each_element(
             }
             if !skip_zero_fill {
                 (values.len() as u64..len).for_each(|i| put(i, 0));
+            }
+        }
+        Init::Encoded(bytes) => {
+            let size = elem.bytes() as usize;
+            let mut n = 0;
+            for (i, chunk) in (0..len).zip(bytes.chunks_exact(size)) {
+                let mut word = [0u8; 8];
+                word[..size].copy_from_slice(chunk);
+                put(i, u64::from_le_bytes(word));
+                n = i + 1;
+            }
+            if !skip_zero_fill {
+                (n..len).for_each(|i| put(i, 0));
             }
         }
         Init::Iota => (0..len).for_each(|i| put(i, encode(elem, Scalar::Int(i as i128)))),
@@ -300,7 +376,7 @@ mod tests {
                 name: "b".into(),
                 elem,
                 address: 0,
-                bytes: bytes[..len * elem.bytes() as usize].to_vec(),
+                bytes: bytes[..len * elem.bytes() as usize].to_vec().into(),
             };
             let mut seen = Vec::new();
             let stopped = buf.scan(1..len, |i, v| {
@@ -323,6 +399,9 @@ mod tests {
             Init::Fill(Scalar::Int(-3)),
             Init::Fill(Scalar::Float(1.5)),
             Init::List(vec![Scalar::Int(7), Scalar::Int(-1)]),
+            Init::Encoded(vec![
+                3, 0, 0, 0, 0, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            ]),
             Init::Iota,
             Init::Random {
                 seed: 5,
@@ -390,7 +469,7 @@ mod tests {
             name: "d".into(),
             elem: Ty::U32,
             address: 0,
-            bytes: a,
+            bytes: a.into(),
         };
         assert!(buf.as_u32().unwrap().iter().all(|&v| v < 256));
         // The first element follows the documented mapping of SplitMix64's first value.

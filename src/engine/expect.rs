@@ -256,7 +256,11 @@ mod tests {
             name: "h".into(),
             elem: Ty::U32,
             address: 0,
-            bytes: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            bytes: values
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect::<Vec<u8>>()
+                .into(),
         }
     }
 

@@ -51,7 +51,7 @@ pub mod tiles;
 
 pub use args::{Arg, FormalParam, Signature};
 pub use bench::{BenchOutcome, Measurement};
-pub use buffers::{Buffer, Placement};
+pub use buffers::{Buffer, Bytes, Placement};
 pub use device::{Device, DeviceBuffer, DeviceError, Element};
 pub use diff::{BackendDiff, Difference};
 pub use expect::ExpectOutcome;
@@ -660,7 +660,7 @@ impl Module {
     ) -> Result<RunReport, Error> {
         let prepared = self.prepare(name, overrides, backend, deterministic)?;
         let outcome = prepared.launch();
-        prepared.finish(outcome)
+        prepared.into_report(outcome)
     }
 
     /// Allocates and initialises a launch of kernel `name` without running it: the memory
@@ -751,7 +751,15 @@ impl Module {
             .iter()
             .map(|b| b.placement.bytes(b.elem.bytes(), b.len))
             .collect();
-        let (global, addresses) = GlobalMemory::try_with_allocations(&sizes)
+        // A run's report views the linear buffers in the arena ([`Prepared::into_report`])
+        // and copies only the surfaces (gathered into logical order): the guard counts those
+        // copies with the arena.
+        let copies: u64 = buffers
+            .iter()
+            .filter(|b| b.placement != Placement::Linear)
+            .map(|b| b.len.saturating_mul(u64::from(b.elem.bytes())))
+            .fold(0, u64::saturating_add);
+        let (global, addresses) = GlobalMemory::try_with_allocations_and(&sizes, copies)
             .map_err(|e| Error::Launch(format!("kernel `{name}`: {e}")))?;
         for (b, &addr) in buffers.iter_mut().zip(&addresses) {
             b.address = addr;
@@ -962,47 +970,59 @@ impl Prepared<'_> {
     pub fn try_buffers(&self) -> Result<Vec<Buffer>, Error> {
         self.buffers
             .iter()
-            .map(|b| {
-                let len = b.len * b.elem.bytes() as u64;
-                let mut bytes = Vec::new();
-                usize::try_from(len)
-                    .ok()
-                    .and_then(|n| bytes.try_reserve_exact(n).ok().map(|()| n))
-                    .map(|n| bytes.resize(n, 0))
-                    .ok_or_else(|| {
-                        Error::Launch(format!(
-                            "cannot copy buffer `{}` ({len} bytes) back from device memory: the host allocator refused",
-                            b.name
-                        ))
-                    })?;
-                match b.placement {
-                    Placement::Linear => self.global.read(b.address, &mut bytes),
-                    // A surface's elements, gathered into logical order.
-                    Placement::Surface { .. } => {
-                        let size = b.elem.bytes();
-                        for (i, chunk) in bytes.chunks_exact_mut(size as usize).enumerate() {
-                            let at = b.address + b.placement.offset(size, i as u64);
-                            self.global.read(at, chunk);
-                        }
-                    }
-                }
-                Ok(Buffer {
-                    name: b.name.clone(),
-                    elem: b.elem,
-                    address: b.address,
-                    bytes,
-                })
-            })
+            .map(|b| copy_out(b, |at, out| self.global.read(at, out)))
             .collect()
     }
 
-    /// Turns a launch outcome into a report: buffers read back, expectations checked. A failed
-    /// launch reports the counters and time of what ran before it stopped.
+    /// Turns a launch outcome into a report: buffers copied back, expectations checked. A
+    /// failed launch reports the counters and time of what ran before it stopped. The launch
+    /// can run again; [`Prepared::into_report`] makes the same report without the copies.
     pub fn finish(
         &self,
         outcome: Result<LaunchStats, Box<FailedLaunch>>,
     ) -> Result<RunReport, Error> {
         let buffers = self.try_buffers()?;
+        self.report(buffers, outcome)
+    }
+
+    /// [`Prepared::finish`] for the launch's last run: the device memory is frozen and the
+    /// report's buffers view it (a surface, whose elements are not in logical order, is still
+    /// copied), so the host holds the buffers once rather than twice.
+    pub fn into_report(
+        mut self,
+        outcome: Result<LaunchStats, Box<FailedLaunch>>,
+    ) -> Result<RunReport, Error> {
+        let memory = Arc::new(std::mem::replace(&mut self.global, GlobalMemory::empty()).freeze());
+        let buffers = self
+            .buffers
+            .iter()
+            .map(|b| match b.placement {
+                Placement::Linear => {
+                    let len = b.len * u64::from(b.elem.bytes());
+                    let bytes = Bytes::view(memory.clone(), b.address, len)
+                        .expect("a buffer is inside the arena");
+                    Ok(Buffer {
+                        name: b.name.clone(),
+                        elem: b.elem,
+                        address: b.address,
+                        bytes,
+                    })
+                }
+                Placement::Surface { .. } => copy_out(b, |at, out| {
+                    let len = out.len() as u64;
+                    out.copy_from_slice(memory.bytes(at, len).expect("in the arena"))
+                }),
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        self.report(buffers, outcome)
+    }
+
+    /// The report of a launch outcome with its buffers' contents.
+    fn report(
+        &self,
+        buffers: Vec<Buffer>,
+        outcome: Result<LaunchStats, Box<FailedLaunch>>,
+    ) -> Result<RunReport, Error> {
         let (launch, failure) = match outcome {
             Ok(stats) => (stats, None),
             Err(failed) => {
@@ -1054,4 +1074,36 @@ impl Prepared<'_> {
             expected_trap,
         })
     }
+}
+
+/// A copy of one buffer's contents (a surface's elements gathered into logical order), read
+/// from device memory by `read(address, out)`.
+fn copy_out(b: &BufferSlot, read: impl Fn(u64, &mut [u8])) -> Result<Buffer, Error> {
+    let len = b.len * u64::from(b.elem.bytes());
+    let mut bytes = Vec::new();
+    usize::try_from(len)
+        .ok()
+        .and_then(|n| bytes.try_reserve_exact(n).ok().map(|()| n))
+        .map(|n| bytes.resize(n, 0))
+        .ok_or_else(|| {
+            Error::Launch(format!(
+                "cannot copy buffer `{}` ({len} bytes) back from device memory: the host allocator refused",
+                b.name
+            ))
+        })?;
+    match b.placement {
+        Placement::Linear => read(b.address, &mut bytes),
+        Placement::Surface { .. } => {
+            let size = b.elem.bytes();
+            for (i, chunk) in bytes.chunks_exact_mut(size as usize).enumerate() {
+                read(b.address + b.placement.offset(size, i as u64), chunk);
+            }
+        }
+    }
+    Ok(Buffer {
+        name: b.name.clone(),
+        elem: b.elem,
+        address: b.address,
+        bytes: bytes.into(),
+    })
 }

@@ -11,6 +11,10 @@
 //! Every address is checked before the host touches memory: natural alignment first, then range
 //! (a misaligned access that is also out of range reports "misaligned address"). A vector access
 //! is checked as a whole (aligned to its full size) before any element is touched.
+//!
+//! After a launch's last run the arena is frozen ([`GlobalMemory::freeze`]): the buffers a run
+//! reports view its bytes instead of copying them, so a launch needs host memory for its
+//! buffers once, not twice.
 
 use super::TrapReason;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -51,11 +55,12 @@ pub fn has_cas128() -> bool {
 /// Device memory the host could not provide.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AllocError {
-    /// More than the host can provide: with the copy of the buffers the run reads back,
-    /// `needed` bytes, more than the memory available to this process (`MemAvailable`, or
-    /// the cgroup's limit less its usage, whichever is smaller). Such a request could only end
-    /// in the out-of-memory killer once the program touched it.
-    #[error("cannot allocate {bytes} bytes of device memory: with the copy the run reads back it needs {needed} bytes, and {available} bytes are available")]
+    /// More than the host can provide: with whatever else the request allocates at the same
+    /// time (the old arena while a growing one is filled, the copies of surfaces a run reads
+    /// back), `needed` bytes, more than the memory available to this process (`MemAvailable`,
+    /// or the cgroup's limit less its usage, whichever is smaller). Such a request could only
+    /// end in the out-of-memory killer once the program touched it.
+    #[error("cannot allocate {bytes} bytes of device memory: it needs {needed} bytes of host memory, and {available} bytes are available")]
     MoreThanAvailable {
         bytes: u64,
         needed: u64,
@@ -129,19 +134,18 @@ impl Region {
     /// A zeroed region of `len` bytes, or why the host cannot provide it. The memory comes
     /// zeroed from the allocator (fresh pages cost nothing until the program touches them).
     pub fn try_new(len: u64) -> Result<Region, AllocError> {
-        Region::guard(len)?;
+        Region::guard(len, len)?;
         Region::try_zeroed(len)
     }
 
-    /// Refuses device memory the host cannot hold with the copy a run reads back. Below
-    /// 64 MiB the question is not asked (it reads `/proc` and the cgroup files each time).
-    fn guard(len: u64) -> Result<(), AllocError> {
-        if len < 1 << 26 {
+    /// Refuses `len` bytes of device memory when the host cannot hold `needed` bytes (the
+    /// region and whatever else is allocated with it). Below 64 MiB the question is not asked
+    /// (it reads `/proc` and the cgroup files each time).
+    fn guard(len: u64, needed: u64) -> Result<(), AllocError> {
+        if needed < 1 << 26 {
             return Ok(());
         }
         if let Some(available) = available_memory() {
-            // The run's report reads every buffer back into host memory: count that copy.
-            let needed = len.saturating_mul(2);
             if needed > available {
                 return Err(AllocError::MoreThanAvailable {
                     bytes: len,
@@ -197,7 +201,8 @@ impl Region {
     pub fn resize(&mut self, len: u64) -> Result<(), AllocError> {
         if len > self.capacity() {
             let capacity = len.max(self.capacity().saturating_mul(2));
-            Region::guard(len)?;
+            // The old allocation lives until its bytes are copied into the new one.
+            Region::guard(len, len.saturating_add(self.capacity()))?;
             let mut grown = Region::try_zeroed(capacity).or_else(|_| Region::try_zeroed(len))?;
             for (to, from) in grown.chunks.iter_mut().zip(self.chunks.iter_mut()) {
                 for (t, f) in to.0.iter_mut().zip(from.0.iter_mut()) {
@@ -434,6 +439,16 @@ impl GlobalMemory {
 
     /// [`GlobalMemory::with_allocations`], or why the host cannot provide the memory.
     pub fn try_with_allocations(sizes: &[u64]) -> Result<(GlobalMemory, Vec<u64>), AllocError> {
+        GlobalMemory::try_with_allocations_and(sizes, 0)
+    }
+
+    /// [`GlobalMemory::try_with_allocations`] for a launch that will also allocate `extra`
+    /// bytes of host memory while the arena lives (the copies it reads back): the
+    /// availability guard counts both.
+    pub fn try_with_allocations_and(
+        sizes: &[u64],
+        extra: u64,
+    ) -> Result<(GlobalMemory, Vec<u64>), AllocError> {
         let mut offsets = Vec::with_capacity(sizes.len());
         let mut end = 0u64;
         for &size in sizes {
@@ -445,7 +460,8 @@ impl GlobalMemory {
         }
         // The arena's last address must stay below 2^64 too.
         end.checked_add(GLOBAL_BASE).ok_or(AllocError::Overflow)?;
-        let region = Region::try_new(end)?;
+        Region::guard(end, end.saturating_add(extra))?;
+        let region = Region::try_zeroed(end)?;
         let allocations = offsets
             .iter()
             .zip(sizes)
@@ -494,6 +510,15 @@ impl GlobalMemory {
         &self.region
     }
 
+    /// Ends the arena's life as device memory: what it holds becomes read-only bytes that
+    /// buffers read back from a finished launch can share instead of copying
+    /// ([`crate::engine::Buffer`]).
+    pub fn freeze(self) -> FrozenMemory {
+        FrozenMemory {
+            region: self.region,
+        }
+    }
+
     /// Checks a device address for an access of `size` bytes and returns its arena offset.
     #[inline]
     pub fn check(&self, addr: u64, size: u32) -> Result<usize, TrapReason> {
@@ -523,6 +548,30 @@ impl GlobalMemory {
                 panic!("write_element: {addr:#x} ({size} bytes) is not in the arena")
             });
         self.region.store(offset, size, value)
+    }
+}
+
+/// Global memory no launch can reach any more ([`GlobalMemory::freeze`]): its bytes, read-only.
+#[derive(Debug)]
+pub struct FrozenMemory {
+    region: Region,
+}
+
+impl FrozenMemory {
+    /// The `len` bytes at device address `addr`; `None` if they are not all in the arena.
+    pub fn bytes(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        let offset = addr.checked_sub(GLOBAL_BASE)?;
+        if offset.checked_add(len)? > self.region.len {
+            return None;
+        }
+        // SAFETY: the range is inside the region's allocation (checked above; `len` bytes of
+        // the region are allocated and were zeroed when they were). The region is owned by
+        // this value, which gives no access to it but these shared byte slices, and its atomic
+        // words have the layout of plain integers: nothing writes the memory while a slice
+        // lives, so reading it as plain bytes races with nothing.
+        Some(unsafe {
+            std::slice::from_raw_parts(self.region.as_ptr().add(offset as usize), len as usize)
+        })
     }
 }
 

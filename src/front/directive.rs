@@ -280,7 +280,7 @@ pub fn lines<'a>(toks: &[Token<'a>]) -> Vec<Line<'a>> {
         match t.kind {
             TokKind::Newline => finish(&mut line, Some(t.span)),
             TokKind::Address => {}
-            TokKind::Word | TokKind::Punct => line.push(*t),
+            TokKind::Word | TokKind::Punct | TokKind::List => line.push(*t),
         }
     }
     finish(&mut line, None);

@@ -40,7 +40,7 @@
 //! sections, the duplicate check across sources, the dynamic shared offset and the binding.
 
 use super::directive::{self, Directive, Line, LAUNCH_DIRECTIVES};
-use super::lexer::{lex, SyntaxError, Token};
+use super::lexer::{lex_program, SyntaxError, Token};
 use super::program::{assign_cbank_offsets, check_expect_in, check_shared, ByName};
 use super::ptx::{EntryInfo, EntryParam};
 use super::ParseError;
@@ -136,7 +136,7 @@ pub(crate) fn apply(
     let lexed: Vec<Vec<Token>> = launch
         .sources
         .iter()
-        .map(|s| lex(&s.text).map_err(|e| lift(&s.name, e)))
+        .map(|s| lex_program(&s.text).map_err(|e| lift(&s.name, e)))
         .collect::<Result<_, _>>()?;
     let mut directives = Vec::new();
     for (i, toks) in lexed.iter().enumerate() {

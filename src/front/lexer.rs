@@ -17,6 +17,13 @@
 //!   prefix** and becomes an [`TokKind::Address`] token; every other block comment (such as the
 //!   encoding comments `/* 0x000fe20000000f00 */`) is dropped.
 //!
+//! * With [`lex_program`] (program and launch files), a **list** of numbers after `=` on one
+//!   line (`= {1, -2, 0x3, 1.5}`: only ASCII letters, digits, `_ . + -`, commas, spaces and
+//!   tabs between the braces, at least one of them not blank) is one [`TokKind::List`] token
+//!   from `{` to `}`, so that an initialiser of millions of values costs its text, not two
+//!   tokens a value; its parser reads the values from the text ([`list_values`]). Any other
+//!   list (over several lines, with a comment) is ordinary tokens.
+//!
 //! Spans carry byte offsets and 1-based line and column (columns count characters).
 
 use crate::ir::Span;
@@ -32,6 +39,8 @@ pub enum TokKind {
     Newline,
     /// A cuobjdump address prefix `/*0040*/`; the token's text is the hex digits.
     Address,
+    /// A list of numbers after `=` on one line, `{` to `}` (see the module docs).
+    List,
 }
 
 /// One token: its kind, its text (a slice of the source) and where it is.
@@ -54,6 +63,7 @@ impl<'a> Token<'a> {
         match self.kind {
             TokKind::Newline => "end of line".to_string(),
             TokKind::Address => format!("address prefix `/*{}*/`", self.text),
+            TokKind::List => "a list of numbers".to_string(),
             TokKind::Word | TokKind::Punct => format!("`{}`", self.text),
         }
     }
@@ -93,6 +103,56 @@ impl SyntaxError {
 
 /// Cuts `src` into tokens.
 pub fn lex(src: &str) -> Result<Vec<Token<'_>>, SyntaxError> {
+    lex_with(src, false)
+}
+
+/// [`lex`] for program and launch files: a list of numbers after `=` is one
+/// [`TokKind::List`] token.
+pub fn lex_program(src: &str) -> Result<Vec<Token<'_>>, SyntaxError> {
+    lex_with(src, true)
+}
+
+/// The bytes a [`TokKind::List`] may hold between its braces.
+fn is_list_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-' | b',' | b' ' | b'\t')
+}
+
+/// The tokens of a [`TokKind::List`]'s values, lexed `CHUNK` bytes (cut after a comma) at a
+/// time so that no more than a chunk's tokens exist at once: `each` gets each chunk's tokens
+/// (without the braces; spans in the file) in order and stops at its first error.
+pub fn list_values<'a>(
+    list: &Token<'a>,
+    mut each: impl FnMut(&[Token<'a>]) -> Result<(), SyntaxError>,
+) -> Result<(), SyntaxError> {
+    const CHUNK: usize = 1 << 16;
+    debug_assert_eq!(list.kind, TokKind::List);
+    let inner = &list.text[1..list.text.len() - 1];
+    let mut done = 0;
+    while done < inner.len() {
+        let mut end = (done + CHUNK).min(inner.len());
+        if end < inner.len() {
+            // Cut after a comma, so that no value is split.
+            end = inner[end..].find(',').map_or(inner.len(), |k| end + k + 1);
+        }
+        let mut toks = lex(&inner[done..end])?;
+        // The list is ASCII on one line: a byte offset is a column offset.
+        let base = list.span.start + 1 + done as u32;
+        let col = list.span.col + 1 + done as u32;
+        for t in &mut toks {
+            t.span = Span {
+                start: t.span.start + base,
+                end: t.span.end + base,
+                line: list.span.line,
+                col: t.span.col - 1 + col,
+            };
+        }
+        each(&toks)?;
+        done = end;
+    }
+    Ok(())
+}
+
+fn lex_with(src: &str, lists: bool) -> Result<Vec<Token<'_>>, SyntaxError> {
     if src.len() >= u32::MAX as usize {
         return Err(SyntaxError::new(
             Span::default(),
@@ -106,6 +166,7 @@ pub fn lex(src: &str) -> Result<Vec<Token<'_>>, SyntaxError> {
         col: 1,
         toks: Vec::new(),
         after_semicolon: false,
+        lists,
     };
     lexer.run()?;
     Ok(lexer.toks)
@@ -119,6 +180,8 @@ struct Lexer<'a> {
     toks: Vec<Token<'a>>,
     /// The last token on this line is `;` (so a `#` starts a comment).
     after_semicolon: bool,
+    /// Lists of numbers after `=` become [`TokKind::List`] tokens.
+    lists: bool,
 }
 
 fn is_word_char(c: char) -> bool {
@@ -198,6 +261,9 @@ impl<'a> Lexer<'a> {
             } else if rest.starts_with("..") {
                 self.advance(2);
                 self.push(TokKind::Punct, start, (start, start + 2), line, col);
+            } else if let Some(n) = self.list_length(c, rest) {
+                self.advance(n);
+                self.push(TokKind::List, start, (start, start + n), line, col);
             } else if is_word_char(c) {
                 let n = word_length(rest);
                 self.advance(n);
@@ -213,6 +279,19 @@ impl<'a> Lexer<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The length of a [`TokKind::List`] starting at `rest` (which starts with `c`), if one
+    /// does.
+    fn list_length(&self, c: char, rest: &str) -> Option<usize> {
+        if !self.lists || c != '{' || !self.toks.last().is_some_and(|t| t.is_punct("=")) {
+            return None;
+        }
+        let inner = rest[1..].bytes().position(|b| !is_list_byte(b))?;
+        let body = &rest.as_bytes()[1..1 + inner];
+        (rest.as_bytes().get(1 + inner) == Some(&b'}')
+            && body.iter().any(|&b| b != b' ' && b != b'\t'))
+        .then_some(inner + 2)
     }
 
     fn block_comment(&mut self, start: usize, line: u32, col: u32) -> Result<(), SyntaxError> {
@@ -415,6 +494,61 @@ pub fn sub_span(s: Span, from: usize, to: usize) -> Span {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_of_numbers_after_equals_is_one_token_and_nothing_else_is() {
+        let list = |src: &str| -> Vec<(TokKind, String)> {
+            lex_program(src)
+                .unwrap()
+                .into_iter()
+                .map(|t| (t.kind, t.text.to_string()))
+                .collect()
+        };
+        let toks = list(".buffer a u32[3] = {1, -2, 0x3, 1.5e-3}\nX");
+        assert!(
+            toks.contains(&(TokKind::List, "{1, -2, 0x3, 1.5e-3}".into())),
+            "{toks:?}"
+        );
+        // Not after `=`, empty, over two lines, with a comment or a register: ordinary tokens.
+        for src in [
+            "== {1, 2}",
+            "= {}",
+            "= { }",
+            "= {1,\n2}",
+            "= {1, /* c */ 2}",
+            "= {%r1, 2}",
+        ] {
+            assert!(list(src).iter().all(|(k, _)| *k != TokKind::List), "{src}");
+        }
+        // `lex` (PTX) never makes one.
+        assert!(lex("= {1, 2}")
+            .unwrap()
+            .iter()
+            .all(|t| t.kind != TokKind::List));
+    }
+
+    #[test]
+    fn list_values_come_in_chunks_with_spans_in_the_file() {
+        // A list longer than a chunk: every value arrives once, in order, at its column.
+        let values: Vec<String> = (0..40_000).map(|i| format!("{}", i * 7)).collect();
+        let src = format!("x = {{{}}}", values.join(", "));
+        let toks = lex_program(&src).unwrap();
+        let list = toks.iter().find(|t| t.kind == TokKind::List).unwrap();
+        let (mut seen, mut chunks) = (Vec::new(), 0);
+        list_values(list, |chunk| {
+            chunks += 1;
+            for t in chunk.iter().filter(|t| t.is_word()) {
+                assert_eq!(&src[t.span.start as usize..t.span.end as usize], t.text);
+                assert_eq!(t.span.col as usize, t.span.start as usize + 1);
+                assert_eq!(t.span.line, 1);
+                seen.push(t.text.to_string());
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert!(chunks > 1, "{chunks} chunk(s)");
+        assert_eq!(seen, values);
+    }
 
     fn kinds(src: &str) -> Vec<(TokKind, &str)> {
         lex(src)

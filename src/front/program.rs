@@ -50,7 +50,7 @@
 //! (a sum may exceed the type) and `count` compares with an integer.
 
 use super::directive::{self, Directive, LAUNCH_DIRECTIVES};
-use super::lexer::{join, lex, Cursor, SyntaxError, TokKind, Token};
+use super::lexer::{end_of, join, lex, list_values, Cursor, SyntaxError, TokKind, Token};
 use crate::ir::surface::{
     SurfaceDecl, SurfaceDim, SurfaceLayout, SurfaceShape, MAX_SURFACE_BYTES, SPARSE_PAGE_BYTES,
 };
@@ -551,6 +551,26 @@ fn check_init_parts(elem: Ty, len: u64, init: &Init) -> Result<(), (InitPart, St
             }
             Ok(())
         }
+        Init::Encoded(bytes) => {
+            let size = elem.bytes() as usize;
+            if bytes.len() % size != 0 {
+                return Err((
+                    InitPart::Whole,
+                    format!(
+                        "the list's {} bytes are not a whole number of {elem} values",
+                        bytes.len()
+                    ),
+                ));
+            }
+            let values = (bytes.len() / size) as u64;
+            if values > len {
+                return Err((
+                    InitPart::Whole,
+                    format!("the list has {values} values but the buffer has only {len} elements"),
+                ));
+            }
+            Ok(())
+        }
         Init::Iota => Ok(()),
         Init::Random { range: None, .. } => Ok(()),
         Init::Random {
@@ -568,6 +588,66 @@ fn check_init_parts(elem: Ty, len: u64, init: &Init) -> Result<(), (InitPart, St
                 .map_err(|m| (InitPart::Value(2), format!("the largest value HI-1: {m}")))
         }
     }
+}
+
+/// Reads the initialiser of a buffer (or surface) of `len` elements of `elem`, checks it and
+/// returns it with its span. A list becomes [`Init::Encoded`]; one lexed as a
+/// [`TokKind::List`] token is converted value by value from its text, so that a list of
+/// millions of values needs their bytes in the element type and one chunk of tokens, not a
+/// token, a [`Scalar`] and a span each.
+fn typed_init(cur: &mut Cursor, elem: Ty, len: u64) -> Result<(Init, Span), SyntaxError> {
+    let size = elem.bytes() as usize;
+    if let Some(list) = cur.peek().filter(|t| t.kind == TokKind::List) {
+        cur.next();
+        // Room for the values (one more than the commas, at most the buffer's length).
+        let estimate = list.text.bytes().filter(|&b| b == b',').count() as u64 + 1;
+        let mut bytes = Vec::new();
+        usize::try_from(estimate.min(len))
+            .ok()
+            .and_then(|n| n.checked_mul(size))
+            .and_then(|n| bytes.try_reserve_exact(n).ok())
+            .ok_or_else(|| SyntaxError::new(list.span, "cannot allocate the list's values"))?;
+        let (mut count, mut after_value) = (0u64, false);
+        list_values(list, |toks| {
+            let mut cur = Cursor::over(toks, end_of(list.span));
+            while !cur.at_end() {
+                if after_value {
+                    if cur.eat_punct(",").is_none() {
+                        return Err(cur.error_expected("`,` or `}`"));
+                    }
+                    after_value = false;
+                    continue;
+                }
+                let (v, span) = scalar(&mut cur)?;
+                check_value_fits(elem, v).map_err(|m| SyntaxError::new(span, m))?;
+                count += 1;
+                if count <= len {
+                    bytes.extend_from_slice(&v.to_bits(elem).to_le_bytes()[..size]);
+                }
+                after_value = true;
+            }
+            Ok(())
+        })?;
+        if count > len {
+            return Err(SyntaxError::new(
+                list.span,
+                format!("the list has {count} values but the buffer has only {len} elements"),
+            ));
+        }
+        return Ok((Init::Encoded(bytes), list.span));
+    }
+    let (init, spans) = init(cur)?;
+    check_init_spanned(elem, len, &init, &spans)?;
+    let init = match init {
+        Init::List(values) => Init::Encoded(
+            values
+                .iter()
+                .flat_map(|v| v.to_bits(elem).to_le_bytes().into_iter().take(size))
+                .collect(),
+        ),
+        other @ (Init::Fill(_) | Init::Encoded(_) | Init::Iota | Init::Random { .. }) => other,
+    };
+    Ok((init, spans.whole))
 }
 
 /// Checks an initialiser against a buffer's element type and length.
@@ -629,15 +709,14 @@ pub fn buffer_decl(cur: &mut Cursor) -> Result<BufferDecl, SyntaxError> {
     }
     cur.expect_punct("]")?;
     cur.expect_punct("=")?;
-    let (init, spans) = init(cur)?;
-    check_init_spanned(elem, len, &init, &spans)?;
+    let (init, whole) = typed_init(cur, elem, len)?;
     Ok(BufferDecl {
         name,
         elem,
         len,
         init,
         name_span,
-        span: join(start, spans.whole),
+        span: join(start, whole),
     })
 }
 
@@ -854,8 +933,7 @@ pub fn surface_decl(cur: &mut Cursor) -> Result<SurfaceDeclSpanned, SyntaxError>
     }
     sparse_pages.sort_unstable();
     sparse_pages.dedup();
-    let (init, spans) = init(cur)?;
-    check_init_spanned(elem, shape.elements(), &init, &spans)?;
+    let (init, whole) = typed_init(cur, elem, shape.elements())?;
     Ok(SurfaceDeclSpanned {
         name,
         decl: SurfaceDecl {
@@ -867,7 +945,7 @@ pub fn surface_decl(cur: &mut Cursor) -> Result<SurfaceDeclSpanned, SyntaxError>
             init,
         },
         name_span,
-        span: join(start, spans.whole),
+        span: join(start, whole),
     })
 }
 
@@ -1499,6 +1577,58 @@ pub fn parse_dims(text: &str) -> Result<[u32; 3], String> {
 mod tests {
     use super::*;
     use crate::ir::ParamKind;
+
+    /// `.buffer` declarations through the program lexer (lists as one token) and through
+    /// plain tokens (`=` then `{`, as a list over two lines is): the same encoded bytes.
+    #[test]
+    fn a_list_token_and_plain_tokens_encode_the_same_bytes() {
+        let decl = |text: &str, lists: bool| {
+            let toks = if lists {
+                crate::front::lexer::lex_program(text)
+            } else {
+                lex(text)
+            }
+            .unwrap();
+            let toks: Vec<Token> = toks
+                .into_iter()
+                .filter(|t| t.kind != TokKind::Newline)
+                .collect();
+            buffer_decl(&mut Cursor::over(&toks, Span::default())).map(|d| d.init)
+        };
+        for (elem, list) in [
+            ("u8", "{1, 255, 0x10,}"),
+            ("s16", "{-32768, 7, -1}"),
+            ("u32", "{4294967295, 0, +3}"),
+            ("s64", "{-9223372036854775808, 9223372036854775807}"),
+            ("f16", "{1.5, -2, inf, nan}"),
+            ("f32", "{1e-3, -0.0, 16777217}"),
+            ("f64", "{0.1, -1, 1e300}"),
+        ] {
+            let text = format!("b {elem}[5] = {list}");
+            let token = decl(&text, true).unwrap();
+            assert!(matches!(token, Init::Encoded(_)), "{text}");
+            assert_eq!(token, decl(&text, false).unwrap(), "{text}");
+        }
+        let e = decl("b u8[2] = {1, 256}", true).unwrap_err();
+        assert_eq!(
+            (e.message.as_str(), e.span.col),
+            ("256 does not fit u8 (range 0..=255)", 15)
+        );
+        let e = decl("b u8[2] = {1, 2, 3}", true).unwrap_err();
+        assert_eq!(
+            e.message,
+            "the list has 3 values but the buffer has only 2 elements"
+        );
+        for bad in [
+            "b u8[2] = {1 2}",
+            "b u8[2] = {,}",
+            "b u8[2] = {1,,2}",
+            "b u8[2] = {x}",
+        ] {
+            assert!(decl(bad, true).is_err(), "{bad}");
+            assert!(decl(bad, false).is_err(), "{bad}");
+        }
+    }
 
     fn buffer(name: &str, elem: Ty, len: u64) -> ParamDecl {
         ParamDecl {

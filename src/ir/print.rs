@@ -74,7 +74,7 @@ pub fn print_kernel(k: &Kernel) -> String {
                     out,
                     ".buffer {} {elem}[{len}] = {}",
                     p.name,
-                    init_text(init)
+                    init_text(init, *elem)
                 );
             }
             ParamKind::Surface(d) => {
@@ -737,10 +737,22 @@ fn scalar_list(values: &[Scalar]) -> String {
     format!("{{{}}}", items.join(", "))
 }
 
-fn init_text(init: &Init) -> String {
+fn init_text(init: &Init, elem: super::Ty) -> String {
     match init {
         Init::Fill(v) => v.to_string(),
         Init::List(values) => scalar_list(values),
+        Init::Encoded(bytes) => {
+            let size = elem.bytes() as usize;
+            let values: Vec<Scalar> = bytes
+                .chunks_exact(size)
+                .map(|c| {
+                    let mut word = [0u8; 8];
+                    word[..size].copy_from_slice(c);
+                    Scalar::from_bits(elem, u64::from_le_bytes(word))
+                })
+                .collect();
+            scalar_list(&values)
+        }
         Init::Iota => "iota".to_string(),
         Init::Random { seed, range: None } => format!("random({seed})"),
         Init::Random {
@@ -813,7 +825,7 @@ fn surface_text(d: &super::surface::SurfaceDecl) -> String {
         let pages: Vec<String> = d.sparse.iter().map(|p| p.to_string()).collect();
         t += &format!(" sparse {}", pages.join(","));
     }
-    t + &format!(" = {}", init_text(&d.init))
+    t + &format!(" = {}", init_text(&d.init, d.elem))
 }
 
 #[cfg(test)]
@@ -871,7 +883,7 @@ end:
 .block 16, 16, 1
 .shared 1024
 .buffer data u32[16] = random(7, 0, 256)   // c[0x0][0x160]
-.buffer f f32[4] = {1.5, -2, inf}   // c[0x0][0x168]
+.buffer f f32[4] = {1.5, -2.0, inf}   // c[0x0][0x168]
 .param n u8 = 200   // c[0x0][0x170]
 .param x f64 = 2.5   // c[0x0][0x178]
 loop:

@@ -497,6 +497,72 @@ impl fmt::Display for Scalar {
     }
 }
 
+impl Scalar {
+    /// The value as an element of type `elem`: its little-endian bits in the low
+    /// `elem.bytes()` bytes. Integers wrap to the element width (the front-end has already
+    /// range-checked literal values); floats round to nearest even.
+    pub fn to_bits(self, elem: Ty) -> u64 {
+        let mask = match elem.bytes() {
+            n @ 1..=7 => (1u64 << (n * 8)) - 1,
+            _ => u64::MAX,
+        };
+        match (elem.is_float(), self) {
+            (false, Scalar::Int(i)) => i as u64 & mask,
+            (false, Scalar::Float(f)) => (f as i128) as u64 & mask,
+            (true, v) => {
+                let f = match v {
+                    Scalar::Int(i) => i as f64,
+                    Scalar::Float(f) => f,
+                };
+                match elem {
+                    Ty::F16 => half::f16::from_f64(f).to_bits() as u64,
+                    Ty::BF16 => half::bf16::from_f64(f).to_bits() as u64,
+                    Ty::F32 => (f as f32).to_bits() as u64,
+                    // F64; the other types are not floats (packed pairs are not a value).
+                    Ty::F64
+                    | Ty::F16x2
+                    | Ty::BF16x2
+                    | Ty::U8
+                    | Ty::U16
+                    | Ty::U32
+                    | Ty::U64
+                    | Ty::S8
+                    | Ty::S16
+                    | Ty::S32
+                    | Ty::S64
+                    | Ty::B16
+                    | Ty::B32
+                    | Ty::B64
+                    | Ty::B128 => f.to_bits(),
+                }
+            }
+        }
+    }
+
+    /// The element of type `elem` whose little-endian bits are the low `elem.bytes()` bytes of
+    /// `raw` (integers exactly, floats as f64, packed pairs as their raw bits).
+    pub fn from_bits(elem: Ty, raw: u64) -> Scalar {
+        match elem {
+            Ty::U8 => Scalar::Int(raw as u8 as i128),
+            Ty::U16 | Ty::B16 => Scalar::Int(raw as u16 as i128),
+            Ty::U32 | Ty::B32 => Scalar::Int(raw as u32 as i128),
+            Ty::U64 | Ty::B64 => Scalar::Int(raw as i128),
+            Ty::S8 => Scalar::Int(raw as i8 as i128),
+            Ty::S16 => Scalar::Int(raw as i16 as i128),
+            Ty::S32 => Scalar::Int(raw as i32 as i128),
+            Ty::S64 => Scalar::Int(raw as i64 as i128),
+            Ty::F16 => Scalar::Float(half::f16::from_bits(raw as u16).to_f64()),
+            Ty::BF16 => Scalar::Float(half::bf16::from_bits(raw as u16).to_f64()),
+            Ty::F32 => Scalar::Float(f32::from_bits(raw as u32) as f64),
+            Ty::F64 => Scalar::Float(f64::from_bits(raw)),
+            // Packed pairs decode as their raw bits: expectations compare them bitwise.
+            Ty::F16x2 | Ty::BF16x2 => Scalar::Int(raw as u32 as i128),
+            // Not a buffer element type (`Ty::is_buffer_elem`); its low 64 bits, never reached.
+            Ty::B128 => Scalar::Int(raw as i128),
+        }
+    }
+}
+
 /// A buffer initialiser.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Init {
@@ -504,6 +570,11 @@ pub enum Init {
     Fill(Scalar),
     /// The elements in order (`= {1, 2, 3}`); the rest are zero. Longer lists are an error.
     List(Vec<Scalar>),
+    /// A list already in the buffer's element type: the elements' little-endian bytes in
+    /// order (a `.buffer` or `.surface` declaration's `{..}`, converted and checked when it is
+    /// parsed, so that a list of millions of values takes their bytes and no more); the rest
+    /// are zero.
+    Encoded(Vec<u8>),
     /// Element `i` is `i` (converted to the element type, wrapping for narrow integers).
     Iota,
     /// Seeded pseudo-random values (`random(SEED)` or `random(SEED, LO, HI)`), from

@@ -522,7 +522,10 @@ fn run_with_stacks(
         );
     }
     // The initial image of every buffer, restored after each iteration.
-    let initial: Vec<(u64, Vec<u8>)> = buffers.into_iter().map(|b| (b.address, b.bytes)).collect();
+    let initial: Vec<(u64, Vec<u8>)> = buffers
+        .into_iter()
+        .map(|b| (b.address, b.bytes.into_vec()))
+        .collect();
 
     let start = Instant::now();
     let shared = Shared {

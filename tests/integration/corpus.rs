@@ -114,7 +114,7 @@ fn run_corpus_file(name: &str, backend: Backend) -> Vec<(String, String, Vec<Vec
                 (None, Ok(r)) => images.push((
                     path.clone(),
                     kernel.clone(),
-                    r.buffers.iter().map(|b| b.bytes.clone()).collect(),
+                    r.buffers.iter().map(|b| b.bytes.to_vec()).collect(),
                 )),
                 (None, Err(e)) => panic!("{path} `{kernel}` on {backend}: {e}"),
                 (Some(why), Ok(_)) => panic!(

@@ -410,7 +410,7 @@ mod tests {
             name: "b".into(),
             elem,
             address: 0,
-            bytes,
+            bytes: bytes.into(),
         }
     }
 
@@ -466,7 +466,11 @@ mod tests {
             name: "f".into(),
             elem: Ty::F32,
             address: 0,
-            bytes: floats.iter().flat_map(|f| f.to_le_bytes()).collect(),
+            bytes: floats
+                .iter()
+                .flat_map(|f| f.to_le_bytes())
+                .collect::<Vec<u8>>()
+                .into(),
         };
         let zero = Scalar::Float(0.0);
         let fail = |cmp, w| first_failing_scalar(&buf, 0..5, cmp, w).unwrap();
@@ -485,7 +489,8 @@ mod tests {
             bytes: [-0.0f32, 0.0]
                 .iter()
                 .flat_map(|f| f.to_le_bytes())
-                .collect(),
+                .collect::<Vec<u8>>()
+                .into(),
             ..buf.clone()
         };
         let min = extreme(&neg_first, Ordering::Less).unwrap();

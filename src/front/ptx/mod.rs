@@ -351,7 +351,7 @@ impl<'a> Parser<'a> {
                     )
                     .expected("`;` to end the statement"))
                 }
-                TokKind::Word | TokKind::Punct | TokKind::Address => out.push(t),
+                TokKind::Word | TokKind::Punct | TokKind::Address | TokKind::List => out.push(t),
             }
         }
     }
@@ -925,7 +925,7 @@ impl<'a> Parser<'a> {
                     self.pos += 1;
                     continue;
                 }
-                TokKind::Word | TokKind::Punct => {}
+                TokKind::Word | TokKind::Punct | TokKind::List => {}
             }
             if t.is_punct("{") {
                 self.pos += 1;

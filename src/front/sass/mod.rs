@@ -34,7 +34,7 @@ mod tests;
 mod unemulated;
 
 use super::directive::{is_launch_directive, LAUNCH_DIRECTIVES};
-use super::lexer::{end_of, join, lex, SyntaxError, TokKind, Token};
+use super::lexer::{end_of, join, lex_program, SyntaxError, TokKind, Token};
 use super::program::{is_identifier, LaunchBuilder};
 use crate::ir::{Dialect, Inst, Kernel, Program, Span};
 use std::collections::HashMap;
@@ -124,7 +124,7 @@ pub fn parse_file(file_name: &str, source: &str) -> Result<ParsedFile, SyntaxErr
         None => (None, None),
     };
     let lexed = blanked.as_deref().unwrap_or(source);
-    let toks = lex(lexed)?;
+    let toks = lex_program(lexed)?;
     let statements = split_statements(&toks);
     if let Some(sections) = sections {
         return listing::parse(file_name, source, lexed, &statements, sections);
@@ -275,7 +275,7 @@ fn split_statements<'t, 'a>(toks: &'t [Token<'a>]) -> Vec<Statement<'t, 'a>> {
                 }
                 None
             }
-            TokKind::Word | TokKind::Punct => {
+            TokKind::Word | TokKind::Punct | TokKind::List => {
                 if let Some(copy) = &mut copy {
                     copy.push(*t);
                 }
