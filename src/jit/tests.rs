@@ -4936,3 +4936,153 @@ fn an_invariant_address_atomic_is_one_host_atomic_outside_any_loop() {
         }
     }
 }
+
+#[test]
+fn hoisted_invariant_values_reach_later_instructions_and_other_groups() {
+    // 0: R0 = lane ; 1: R1 = R0 * 3 + 1 ; 2: R10:R11 = arena base (invariant) ;
+    // 3: R12 = R10 + 0x20 (invariant) ; 4: R13 = R1 + R12 — one fused region, 2 and 3
+    // hoisted before its lane loop.
+    // 5: P0 = R0 < 16 ; 6: @P0 BRA 9 (join 11)
+    // 7: RED.ADD [R10.64 + 8], R12 (not fused: reads R10..R12 from the register file) ; 8: BRA 11
+    // 9: ATOM.ADD R14, [R10.64 + 16], R1 ; 10: NOP
+    // 11: R15 = R12 + R13 ; 12: R16 = R11 + R15 ; EXIT
+    let mut b = KernelBuilder::new();
+    b.lane_id(0).push(Op::Imad {
+        mode: ImadMode::Lo,
+        signed: false,
+        dst: r(1),
+        a: src(reg(0)),
+        b: src(imm(3)),
+        c: src(imm(1)),
+    });
+    mov_arena_base(&mut b, 10)
+        .push(iadd(12, reg(10), 0x20))
+        .push(Op::IAdd3 {
+            dst: r(13),
+            carry_out: [Pred::PT; 2],
+            a: src(reg(1)),
+            b: src(reg(12)),
+            c: src(Operand::ZERO),
+            carry_in: [PredSrc::FALSE; 2],
+        })
+        .push(set_lt(p(0), 0, 16))
+        .when(
+            0,
+            false,
+            Op::Branch {
+                target: 9,
+                uniform: false,
+            },
+        )
+        .atom(
+            Space::Global,
+            AtomicOp::Add,
+            Ty::U32,
+            Reg::RZ,
+            global_addr(10, 8),
+            reg(12),
+            None,
+        )
+        .push(Op::Branch {
+            target: 11,
+            uniform: false,
+        })
+        .atom(
+            Space::Global,
+            AtomicOp::Add,
+            Ty::U32,
+            r(14),
+            global_addr(10, 16),
+            reg(1),
+            None,
+        )
+        .push(Op::Nop)
+        .push(Op::IAdd3 {
+            dst: r(15),
+            carry_out: [Pred::PT; 2],
+            a: src(reg(12)),
+            b: src(reg(13)),
+            c: src(Operand::ZERO),
+            carry_in: [PredSrc::FALSE; 2],
+        })
+        .push(Op::IAdd3 {
+            dst: r(16),
+            carry_out: [Pred::PT; 2],
+            a: src(reg(11)),
+            b: src(reg(15)),
+            c: src(Operand::ZERO),
+            carry_in: [PredSrc::FALSE; 2],
+        })
+        .exit()
+        .join(6, 11);
+    let (kernel, info) = build_proven(&b);
+    let inv = info.invariant();
+    assert!(
+        inv[10] && inv[11] && inv[12],
+        "the hoisted writers are invariant"
+    );
+    assert!(!inv[1] && !inv[13] && !inv[14] && !inv[15]);
+    let base = GLOBAL_BASE as u32;
+    // The whole warp at once, and as two groups that run from the start one after the other
+    // (the second finds the first's splat stores in its slots and recomputes them).
+    for groups in [
+        vec![FULL],
+        vec![0x0000_ff0f, 0xffff_00f0],
+        vec![0x8000_0001],
+    ] {
+        for chunk_insts in [usize::MAX, 1, 2, 3, 5] {
+            let opts = JitOptions {
+                chunk_insts,
+                warp_aggregation: Aggregation::Proven,
+                ..JitOptions::default()
+            };
+            let jit = compile_with(&kernel, &info, opts).unwrap_or_else(|e| panic!("{e}"));
+            let interp = crate::interp::Interpreter::new();
+            let outs: Vec<(WarpState, Vec<u64>)> = [&jit as &dyn WarpRunner, &interp]
+                .map(|runner| {
+                    let world = World::new(64, 0);
+                    let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+                    for &mask in &groups {
+                        let exit = world.run_warp(&kernel, &info, runner, &mut warp, 0, mask, None);
+                        assert_eq!(exit, GroupExit::Exited);
+                    }
+                    let memory = (0..8).map(|i| world.global_u64(8 * i)).collect();
+                    (warp, memory)
+                })
+                .into_iter()
+                .collect();
+            let all = groups.iter().fold(0, |a, m| a | m);
+            let at = format!("groups {groups:x?}, chunks of {chunk_insts}");
+            let (w, memory) = &outs[0];
+            for rg in 0..32u16 {
+                for l in (0..32).filter(|l| all >> l & 1 == 1) {
+                    assert_eq!(
+                        reg_of(w, rg, l),
+                        reg_of(&outs[1].0, rg, l),
+                        "R{rg} lane {l}: {at}"
+                    );
+                }
+            }
+            assert_eq!(*memory, outs[1].1, "{at}");
+            assert_eq!(w.stats, outs[1].0.stats, "{at}");
+            // The values themselves: every lane read the invariant registers right.
+            for l in (0..32).filter(|l| all >> l & 1 == 1) {
+                let r13 = (3 * l as u32 + 1).wrapping_add(base + 0x20);
+                assert_eq!(reg_of(w, 12, l), base + 0x20, "{at}");
+                assert_eq!(reg_of(w, 15, l), r13.wrapping_add(base + 0x20), "{at}");
+                assert_eq!(
+                    reg_of(w, 16, l),
+                    reg_of(w, 15, l).wrapping_add((GLOBAL_BASE >> 32) as u32),
+                    "{at}"
+                );
+            }
+            let high = (all & 0xffff_0000).count_ones();
+            assert_eq!(memory[1] as u32, high.wrapping_mul(base + 0x20), "{at}");
+            let low_sum: u32 = (0..16)
+                .filter(|l| all >> l & 1 == 1)
+                .map(|l| 3 * l + 1)
+                .sum();
+            assert_eq!(memory[2] as u32, low_sum, "{at}");
+        }
+    }
+}
