@@ -17,6 +17,10 @@
 //! SASS kernels declare small surfaces in both layouts, accessed in every clamp mode, with
 //! `.BA`, `.SD32`/`.SD64`, CAS vectors, sparse-status predicates and register handles), fences,
 //! barriers and partial exits; a few accesses are left unmasked so that some kernels trap.
+//! Every kernel's prologue writes warp-invariant registers once (the data buffer's address
+//! from the constant bank, offsets and values from immediates); half the global atomics take
+//! their address base (and some their operand) from them, so that `Aggregation::Proven`
+//! aggregates them (`generated_kernels_cover_atomics_on_proven_invariant_addresses`).
 //!
 //! Each case is generated from one `u64` seed; a failure prints it (proptest reports the
 //! failing input), and `ATOMJIT_DIFF_SEED=<seed>` reruns just that kernel.
@@ -53,6 +57,19 @@ struct Gen {
     /// destinations and guards, so their broadcast is checked after every kind of op.
     uniform: bool,
 }
+
+/// Warp-invariant registers (`valid/uniform.rs`), written once in the prologue from the
+/// constant bank and immediates and never again: R28:R29 = data (`c[0x0][PARAM_BASE]`),
+/// R32 = an aligned offset, R30:R31 = data + R32, R33 = R32 * ntid.x + an immediate, and
+/// R34:R35 a 64-bit immediate. Atomics take their address base (and now and then their
+/// operand) from them, so that `Aggregation::Proven` aggregates them.
+const INV_DATA: u16 = 28;
+const INV_DATA_OFF: u16 = 30;
+const INV_OFFSET: u16 = 32;
+const INV_VALUE: u16 = 33;
+const INV_PAIR: u16 = 34;
+/// Registers per kernel: the invariant ones are the last.
+const NUM_REGS: u32 = 36;
 
 /// The uniform register and predicate slots of a kernel with `Gen::uniform`.
 const UNIFORM_REGS: std::ops::Range<u16> = 24..28;
@@ -1388,7 +1405,33 @@ impl Gen {
         );
         let ty = size.ty;
         let words = ty.regs();
-        let (space, addr) = if global {
+        let cas = matches!(op, AtomicOp::Cas | AtomicOp::Cast);
+        let invariant = global && self.chance(50);
+        let (space, addr) = if invariant {
+            // A warp-invariant base (plus an immediate offset): proved the same for every
+            // lane, so aggregable ops take the whole-warp path with no run-time test.
+            let align = u64::from(ty.bytes());
+            let (base, room) = if self.chance(50) {
+                (INV_DATA, DATA_BYTES)
+            } else {
+                (INV_DATA_OFF, DATA_BYTES / 2)
+            };
+            let mut offset = (self.below(room) & !(align - 1)) as i64;
+            if self.chance(3) {
+                offset |= 1;
+            } else if self.chance(2) {
+                // Before the arena: out of range.
+                offset = -16 * align as i64;
+            }
+            (
+                Space::Global,
+                Address::Linear(LinearAddress {
+                    base: Some(Reg(base)),
+                    base_bits: 64,
+                    offset,
+                }),
+            )
+        } else if global {
             let align = u64::from(ty.bytes());
             // One address for every lane (the warp-aggregated pattern) in a third of them.
             let base = if self.chance(35) {
@@ -1420,7 +1463,6 @@ impl Gen {
                 }),
             )
         };
-        let cas = matches!(op, AtomicOp::Cas | AtomicOp::Cast);
         // ATOMS.CAS pairs Rb and Rc: R12/R13 (.32), R12:R13/R14:R15 (.64); PTX takes any.
         let (b, c) = if cas && self.wide {
             if words == 2 {
@@ -1433,6 +1475,13 @@ impl Gen {
                 (reg(12), Some(reg(14)))
             } else {
                 (reg(12), Some(reg(13)))
+            }
+        } else if invariant && self.chance(40) {
+            // An invariant operand: with an invariant address, no lane loop at all.
+            if words == 2 {
+                (reg(INV_PAIR), None)
+            } else {
+                (reg(self.pick(&[INV_VALUE, INV_OFFSET])), None)
             }
         } else if words == 2 {
             (Operand::Reg(self.pair()), None)
@@ -1837,6 +1886,46 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
             offset: PARAM_BASE + 8,
         },
     });
+    // The invariant registers, from their own random stream (the rest of the kernel is
+    // generated as before).
+    let mut inv_rng = SplitMix64::new(seed ^ 0x1a7a_5eed_0f00_d00d);
+    g.push(Op::Mov {
+        ty: Ty::U64,
+        dst: Reg(INV_DATA),
+        src: Operand::Const {
+            bank: 0,
+            offset: PARAM_BASE,
+        },
+    });
+    g.push(Op::Mov {
+        ty: Ty::U32,
+        dst: Reg(INV_OFFSET),
+        src: Operand::Imm((inv_rng.next() % (DATA_BYTES / 2)) & !7),
+    });
+    g.push(Op::Imad {
+        mode: ImadMode::Wide,
+        signed: false,
+        dst: Reg(INV_DATA_OFF),
+        a: src(reg(INV_OFFSET)),
+        b: src(Operand::Imm(1)),
+        c: src(reg(INV_DATA)),
+    });
+    g.push(Op::Imad {
+        mode: ImadMode::Lo,
+        signed: false,
+        dst: Reg(INV_VALUE),
+        a: src(reg(INV_OFFSET)),
+        b: src(Operand::Const {
+            bank: 0,
+            offset: CBANK_NTID,
+        }),
+        c: src(Operand::Imm(inv_rng.next() & 0xffff_ffff)),
+    });
+    g.push(Op::Mov {
+        ty: Ty::U64,
+        dst: Reg(INV_PAIR),
+        src: Operand::Imm(inv_rng.next()),
+    });
     for r in 8..18u16 {
         let mul = g.rng.next() & 0xffff_ffff | 1;
         let add = g.interesting_imm();
@@ -2022,7 +2111,7 @@ fn generate(seed: u64) -> (Kernel, [u32; 3], [u32; 3]) {
         warp_size: g.ws,
         insts: g.insts,
         labels: Vec::new(),
-        num_regs: if g.uniform { 28 } else { 24 },
+        num_regs: NUM_REGS,
         num_preds: if g.uniform { 9 } else { 7 },
         uniform: if g.uniform {
             Uniform {
@@ -2274,7 +2363,8 @@ fn generated_kernels_cover_traps_and_every_atomic_op() {
 }
 
 /// Whether `insts[i]` is a global atomic whose address is the same for every lane: the
-/// `uniform_global_address` pattern (a constant offset moved into R7, added to R2:R3).
+/// `uniform_global_address` pattern (a constant offset moved into R7, added to R2:R3), or
+/// an invariant base register plus an immediate.
 fn same_address_atomic(insts: &[Inst], i: usize) -> Option<(AtomicOp, Ty)> {
     let Op::Atomic(a) = &insts[i].op else {
         return None;
@@ -2288,7 +2378,13 @@ fn same_address_atomic(insts: &[Inst], i: usize) -> Option<(AtomicOp, Ty)> {
                 ..
             }
         );
-    (a.access.space == Space::Global && uniform_offset).then_some((a.op, a.access.ty))
+    // Or a warp-invariant base register (`INV_DATA`, `INV_DATA_OFF`).
+    let invariant_base = matches!(
+        a.access.addr,
+        Address::Linear(LinearAddress { base: Some(Reg(b)), .. }) if b == INV_DATA || b == INV_DATA_OFF
+    );
+    (a.access.space == Space::Global && (uniform_offset || invariant_base))
+        .then_some((a.op, a.access.ty))
 }
 
 /// Same-address (warp-aggregated) atomics are generated: over a fixed set of seeds every op
@@ -2335,6 +2431,132 @@ fn generated_kernels_cover_same_address_atomics_of_every_op_and_size() {
             );
         }
     }
+}
+
+/// Whether `inst` is an atomic that `Aggregation::Proven` aggregates in `kernel`: an integer
+/// add/sub/and/or/xor/min/max on a global or generic address whose registers the validator
+/// proves warp-invariant; with whether its operand is invariant too.
+fn proven_aggregated(invariant: &[bool], inst: &Inst) -> Option<(AtomicOp, Ty, bool)> {
+    let Op::Atomic(a) = &inst.op else {
+        return None;
+    };
+    let op_ok = matches!(
+        a.op,
+        AtomicOp::Add
+            | AtomicOp::Sub
+            | AtomicOp::And
+            | AtomicOp::Or
+            | AtomicOp::Xor
+            | AtomicOp::Min
+            | AtomicOp::Max
+    );
+    let ty_ok = matches!(
+        a.access.ty,
+        Ty::U32 | Ty::S32 | Ty::B32 | Ty::U64 | Ty::S64 | Ty::B64
+    );
+    let words = a.access.ty.regs();
+    let inv = |r: Reg, n: u16| (0..n).all(|w| invariant[usize::from(r.word(w).0)]);
+    let Address::Linear(LinearAddress {
+        base: Some(base),
+        base_bits: 64,
+        ..
+    }) = a.access.addr
+    else {
+        return None;
+    };
+    let shape_ok = !a.spin && a.access.vector == 1 && a.src2.is_none();
+    let space_ok = matches!(a.access.space, Space::Global | Space::Generic);
+    let operand_inv = match a.src {
+        Operand::Reg(r) => inv(r, words),
+        Operand::Imm(_) | Operand::Const { .. } => true,
+    };
+    (op_ok && ty_ok && shape_ok && space_ok && inv(base, 2)).then_some((
+        a.op,
+        a.access.ty,
+        operand_inv,
+    ))
+}
+
+/// The proven aggregation fires in generated kernels: over a fixed set of seeds, a good share
+/// of kernels have an atomic whose address the validator proves warp-invariant and whose op
+/// aggregates, every aggregable op occurs, add/min/max in both sizes, and with invariant
+/// operands as well as per-lane ones; and non-aggregable ops (CAS, exchange) occur on
+/// invariant addresses too (they stay per lane).
+#[test]
+fn generated_kernels_cover_atomics_on_proven_invariant_addresses() {
+    let mut kernels = 0;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut operands = [0usize; 2];
+    let mut other_ops = std::collections::BTreeSet::new();
+    let n = 400u64;
+    for seed in 0..n {
+        let kernel = generate(seed).0;
+        let info = valid::validate(&kernel).expect("generated kernels are valid");
+        let inv = info.invariant();
+        assert!(
+            [
+                INV_DATA,
+                INV_DATA + 1,
+                INV_DATA_OFF,
+                INV_DATA_OFF + 1,
+                INV_VALUE,
+                INV_PAIR
+            ]
+            .iter()
+            .all(|&r| inv[usize::from(r)]),
+            "seed {seed}: the prologue's registers are invariant"
+        );
+        assert!(!inv[0] && !inv[8], "seed {seed}: lane values are not");
+        let found: Vec<_> = kernel
+            .insts
+            .iter()
+            .filter_map(|i| proven_aggregated(inv, i))
+            .collect();
+        kernels += usize::from(!found.is_empty());
+        for &(op, ty, operand_inv) in &found {
+            seen.insert((op.index(), ty.bits()));
+            operands[usize::from(operand_inv)] += 1;
+        }
+        for i in &kernel.insts {
+            if let Op::Atomic(a) = &i.op {
+                if let Address::Linear(LinearAddress { base: Some(b), .. }) = a.access.addr {
+                    if inv[usize::from(b.0)] && matches!(a.op, AtomicOp::Cas | AtomicOp::Exch) {
+                        other_ops.insert(a.op.index());
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        kernels * 8 >= n as usize,
+        "only {kernels} of {n} kernels have a proven-aggregated atomic"
+    );
+    for op in [
+        AtomicOp::Add,
+        AtomicOp::Min,
+        AtomicOp::Max,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+    ] {
+        assert!(
+            seen.iter().any(|&(o, _)| o == op.index()),
+            "no proven-aggregated {op}: {seen:?}"
+        );
+    }
+    for op in [AtomicOp::Add, AtomicOp::Min, AtomicOp::Max] {
+        for bits in [32, 64] {
+            assert!(
+                seen.contains(&(op.index(), bits)),
+                "no proven-aggregated {op} of {bits} bits: {seen:?}"
+            );
+        }
+    }
+    assert!(
+        operands[0] >= 20 && operands[1] >= 20,
+        "per-lane / invariant operands: {operands:?}"
+    );
+    assert_eq!(other_ops.len(), 2, "CAS and EXCH on invariant addresses");
 }
 
 /// The wide forms are generated: vector loads and stores, vector atomics of each element type,

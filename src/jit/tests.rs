@@ -4435,3 +4435,654 @@ fn warp_aggregation_gives_each_lane_its_lane_order_prefix() {
     };
     assert_eq!((rmws(Aggregation::Runtime), rmws(Aggregation::Off)), (2, 1));
 }
+
+// ---- atomics on warp-invariant addresses ------------------------------------------------
+
+/// The ops an atomic on an invariant address aggregates.
+const AGG_OPS: [AtomicOp; 7] = [
+    AtomicOp::Add,
+    AtomicOp::Sub,
+    AtomicOp::And,
+    AtomicOp::Or,
+    AtomicOp::Xor,
+    AtomicOp::Min,
+    AtomicOp::Max,
+];
+
+/// `b`'s kernel with an info whose invariant registers are the analysis' own
+/// (`valid/uniform.rs`), everything else as in [`KernelBuilder::build`].
+fn build_proven(b: &KernelBuilder) -> (Kernel, KernelInfo) {
+    let (kernel, mut info) = b.build();
+    info.prove_invariant(&kernel);
+    (kernel, info)
+}
+
+/// `MOV.64 R2, c[0x0][0x160]`: the test world's global arena base, a warp-invariant pair.
+fn mov_arena_base(b: &mut KernelBuilder, dst: u16) -> &mut KernelBuilder {
+    b.push(Op::Mov {
+        ty: Ty::U64,
+        dst: r(dst),
+        src: Operand::Const {
+            bank: 0,
+            offset: 0x160,
+        },
+    })
+}
+
+/// Runs `kernel` on each of `masks` with the JIT built with [`Aggregation::Proven`] and
+/// [`Aggregation::Off`] and with the interpreter, from the same warp (`init`) and global
+/// memory (64 bytes, `mem`), and asserts the three agree on the exit (a trap's lane and
+/// address included), every register, the predicates, the counters and every byte of memory.
+/// Returns, per mask, the proven JIT's exit, warp and memory.
+fn run_proven_three_ways(
+    kernel: &Kernel,
+    info: &KernelInfo,
+    masks: &[u32],
+    mem: &[u64; 8],
+    init: impl Fn(&mut WarpState),
+) -> Vec<(GroupExit, WarpState, Vec<u64>)> {
+    let opts = |warp_aggregation| JitOptions {
+        warp_aggregation,
+        ..JitOptions::default()
+    };
+    let proven =
+        compile_with(kernel, info, opts(Aggregation::Proven)).unwrap_or_else(|e| panic!("{e}"));
+    let plain =
+        compile_with(kernel, info, opts(Aggregation::Off)).unwrap_or_else(|e| panic!("{e}"));
+    let interp = crate::interp::Interpreter::new();
+    let names = ["proven jit", "per-lane jit", "interpreter"];
+    masks
+        .iter()
+        .map(|&mask| {
+            let mut outs = Vec::new();
+            for runner in [&proven as &dyn WarpRunner, &plain, &interp] {
+                let world = World::new(64, 0);
+                for (i, &v) in mem.iter().enumerate() {
+                    world.set_global(8 * i, 8, v);
+                }
+                let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+                init(&mut warp);
+                let exit = world.run_warp(kernel, info, runner, &mut warp, 0, mask, None);
+                let memory: Vec<u64> = (0..8).map(|i| world.global_u64(8 * i)).collect();
+                outs.push((exit, warp, memory));
+            }
+            for (i, (exit, warp, memory)) in outs.iter().enumerate().skip(1) {
+                let (exit0, warp0, memory0) = &outs[0];
+                let who = names[i];
+                let at = format!("{} vs {who}, mask {mask:#x}", names[0]);
+                assert_eq!(exit0, exit, "exit: {at}");
+                // An invariant writer may also store its value into the slots of lanes
+                // outside the group (`jit/translate/invariant.rs`): those slots are not
+                // compared; every other slot is.
+                // After a trap the registers are not compared: a fused region that traps
+                // stops with later lanes' earlier instructions not run (a trapped launch
+                // exposes no registers).
+                let trapped = matches!(exit0, GroupExit::Trap(_));
+                for (i, (a, b)) in warp0.regs.iter().zip(&warp.regs).enumerate() {
+                    let (rg, lane) = (i / 32, i % 32);
+                    if !trapped && (mask >> lane & 1 == 1 || !info.invariant()[rg]) {
+                        assert_eq!(a, b, "R{rg} of lane {lane}: {at}");
+                    }
+                }
+                if !trapped {
+                    assert_eq!(warp0.preds, warp.preds, "predicates: {at}");
+                }
+                assert_eq!(warp0.stats, warp.stats, "counters: {at}");
+                assert_eq!(memory0, memory, "memory: {at}");
+            }
+            outs.swap_remove(0)
+        })
+        .collect()
+}
+
+/// `R2:R3 = arena base ; R8(:R9) = inv ; R0 = lane ; P0 = R0 < limit ;
+/// @P0 ATOM.op.ty dst, [R2.64 + offset], operand ; EXIT` (unguarded when `limit` is 32).
+fn invariant_atomic_kernel(
+    op: AtomicOp,
+    ty: Ty,
+    dst: Reg,
+    offset: i64,
+    operand: Operand,
+    inv: u64,
+    limit: u64,
+) -> KernelBuilder {
+    let mut b = KernelBuilder::new();
+    mov_arena_base(&mut b, 2)
+        .push(Op::Mov {
+            ty: if ty.regs() == 2 { Ty::U64 } else { Ty::U32 },
+            dst: r(8),
+            src: imm(inv),
+        })
+        .lane_id(0)
+        .push(set_lt(p(0), 0, limit));
+    let atom = Op::Atomic(Box::new(AtomicInst {
+        access: MemAccess {
+            space: Space::Global,
+            ty,
+            vector: 1,
+            order: MemOrder::Relaxed,
+            scope: Scope::Gpu,
+            addr: global_addr(2, offset),
+        },
+        op,
+        dst,
+        src: operand,
+        src2: None,
+        spin: false,
+        ftz: false,
+        performed: Pred::PT,
+    }));
+    if limit >= 32 {
+        b.push(atom);
+    } else {
+        b.when(0, false, atom);
+    }
+    b.exit();
+    b
+}
+
+/// Per-lane operands in R4(:R5): [`agg_operand`].
+fn per_lane_operands(w: &mut WarpState) {
+    for l in 0..32 {
+        let v = agg_operand(l);
+        set_reg(w, 4, l, v as u32);
+        set_reg(w, 5, l, (v >> 32) as u32);
+    }
+}
+
+#[test]
+fn atomics_on_an_invariant_address_match_per_lane_execution_and_the_interpreter() {
+    let start: [u64; 8] = [
+        0x0123_4567_89ab_cdef,
+        0xffff_ffff_ffff_fff0,
+        0x8000_0000_7fff_fff8,
+        0,
+        u64::MAX,
+        0x7fff_ffff_ffff_ffff,
+        0x8000_0000_0000_0000,
+        0x5555_5555_aaaa_aaaa,
+    ];
+    // Popcounts 32, 10, 3, 1, 2: even and odd lane counts (xor's parity), one lane, and
+    // lanes 0b1011 in several bytes.
+    let masks = [FULL, 0xb00b_100b, 0b1011, 1 << 13, 0x8000_0001];
+    let mut kernels = 0;
+    for op in AGG_OPS {
+        for ty in [Ty::U32, Ty::S32, Ty::U64, Ty::S64] {
+            let words = ty.regs();
+            // An invariant (MOV'd) operand with the sign bit set, so sums wrap and signed
+            // and unsigned min/max disagree.
+            let inv = 0xfedc_ba98_8765_4321u64.rotate_left(op.index() as u32 * 5);
+            for operand in [reg(4), reg(8), imm(inv)] {
+                for dst in [r(6), Reg::RZ] {
+                    for limit in [32, 11] {
+                        let b = invariant_atomic_kernel(op, ty, dst, 8, operand, inv, limit);
+                        let (kernel, info) = build_proven(&b);
+                        let inv_regs = info.invariant();
+                        assert!(inv_regs[2] && inv_regs[3], "the address is invariant");
+                        assert!(inv_regs[8] && (words == 1 || inv_regs[9]));
+                        assert!(!inv_regs[4] && !inv_regs[0], "lane values are not");
+                        let outs = run_proven_three_ways(&kernel, &info, &masks, &start, |w| {
+                            per_lane_operands(w);
+                            // A destination a result is not written to keeps this.
+                            for l in 0..32 {
+                                set_reg(w, 6, l, 0xdead_0000 + l as u32);
+                                set_reg(w, 7, l, 0xbeef_0000 + l as u32);
+                            }
+                        });
+                        for ((exit, w, memory), &mask) in outs.iter().zip(&masks) {
+                            let exec = if limit < 32 {
+                                mask & ((1 << limit) - 1)
+                            } else {
+                                mask
+                            };
+                            let at = format!("{op}.{ty} {operand:?} -> {dst:?} mask {mask:#x}");
+                            assert_eq!(*exit, GroupExit::Exited, "{at}");
+                            assert_eq!(
+                                w.stats.atomics[op.index()],
+                                u64::from(exec.count_ones()),
+                                "{at}"
+                            );
+                            if exec == 0 {
+                                assert_eq!(*memory, start, "{at}: nothing executes");
+                            }
+                        }
+                        kernels += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(kernels, 7 * 4 * 3 * 2 * 2);
+}
+
+#[test]
+fn invariant_operand_atomics_compute_the_documented_combinations() {
+    // One word at offset 8, an invariant operand: add k·b (wrapping), xor b or 0 by the
+    // parity of k, signed min/max with negative values; each lane gets its lane-order prefix.
+    let run = |op: AtomicOp, ty: Ty, inv: u64, word: u64, mask: u32| {
+        let b = invariant_atomic_kernel(op, ty, r(6), 8, reg(8), inv, 32);
+        let (kernel, info) = build_proven(&b);
+        let mut mem = [0x1111_1111_1111_1111; 8];
+        mem[1] = word;
+        let (exit, w, memory) = run_proven_three_ways(&kernel, &info, &[mask], &mem, |_| {})
+            .pop()
+            .unwrap();
+        assert_eq!(exit, GroupExit::Exited);
+        assert_eq!(memory[0], mem[0]);
+        assert_eq!(memory[2..], mem[2..]);
+        (w, memory[1])
+    };
+    let result = |w: &WarpState, l: usize, words: u16| {
+        let lo = u64::from(reg_of(w, 6, l));
+        if words == 2 {
+            lo | u64::from(reg_of(w, 7, l)) << 32
+        } else {
+            lo
+        }
+    };
+    // add near u32::MAX: 32 lanes add 0x7fff_ffff to 0xffff_fff0.
+    let (w, m) = run(AtomicOp::Add, Ty::U32, 0x7fff_ffff, 0xffff_fff0, FULL);
+    for l in 0..32u32 {
+        let want = 0xffff_fff0u32.wrapping_add(l.wrapping_mul(0x7fff_ffff));
+        assert_eq!(reg_of(&w, 6, l as usize), want, "lane {l}");
+    }
+    assert_eq!(
+        m as u32,
+        0xffff_fff0u32.wrapping_add(32u32.wrapping_mul(0x7fff_ffff))
+    );
+    assert_eq!(m >> 32, 0, "a 32-bit add does not carry into the next word");
+    // sub of 3 on 64 bits, lanes 0b1011 (three lanes), wrapping below zero.
+    let (w, m) = run(AtomicOp::Sub, Ty::U64, 3, 4, 0b1011);
+    assert_eq!([0, 1, 3].map(|l| result(&w, l, 2)), [4, 1, u64::MAX - 1]);
+    assert_eq!(m, u64::MAX - 4);
+    // xor: an even number of lanes leaves the word, an odd number flips it once; every
+    // lane sees the alternation.
+    for (mask, flips) in [
+        (FULL, false),
+        (0x8000_0001, false),
+        (0b1011, true),
+        (1 << 9, true),
+    ] {
+        let (w, m) = run(AtomicOp::Xor, Ty::U32, 0xf0f0_0f0f, 0x1234_5678, mask);
+        let want = if flips {
+            0x1234_5678 ^ 0xf0f0_0f0f
+        } else {
+            0x1234_5678
+        };
+        assert_eq!(m, want, "mask {mask:#x}");
+        for (i, l) in (0..32).filter(|l| mask >> l & 1 == 1).enumerate() {
+            let seen = if i % 2 == 1 {
+                0x1234_5678 ^ 0xf0f0_0f0f
+            } else {
+                0x1234_5678
+            };
+            assert_eq!(u64::from(reg_of(&w, 6, l)), seen, "mask {mask:#x} lane {l}");
+        }
+    }
+    // Signed min with a negative operand: the first lane sees the old (positive) value,
+    // the rest the operand; the unsigned min of the same bits keeps the old value.
+    let neg = (-5i32) as u32 as u64;
+    let (w, m) = run(AtomicOp::Min, Ty::S32, neg, 7, FULL);
+    assert_eq!((result(&w, 0, 1), result(&w, 31, 1), m), (7, neg, neg));
+    let (_, m) = run(AtomicOp::Min, Ty::U32, neg, 7, FULL);
+    assert_eq!(m, 7);
+    // Signed max of -9 on a word holding -20 (64 bits): -9; unsigned max keeps -9's bits too
+    // but signed max of -30 keeps -20.
+    let m20 = (-20i64) as u64;
+    let (w, m) = run(AtomicOp::Max, Ty::S64, (-9i64) as u64, m20, 0x0f00_0000);
+    assert_eq!(m, (-9i64) as u64);
+    assert_eq!(
+        (result(&w, 24, 2), result(&w, 25, 2)),
+        (m20, (-9i64) as u64)
+    );
+    let (_, m) = run(AtomicOp::Max, Ty::S64, (-30i64) as u64, m20, FULL);
+    assert_eq!(m, m20);
+    let (_, m) = run(AtomicOp::Max, Ty::U64, (-30i64) as u64, m20, FULL);
+    assert_eq!(m, m20, "as unsigned, -20 is the larger");
+    let (_, m) = run(AtomicOp::Max, Ty::U64, 5, m20, FULL);
+    assert_eq!(m, m20);
+    // and / or with an invariant operand apply it once.
+    let (w, m) = run(
+        AtomicOp::And,
+        Ty::U64,
+        0xff00_ff00_ff00_ff00,
+        u64::MAX,
+        FULL,
+    );
+    assert_eq!((result(&w, 0, 2), result(&w, 1, 2)), (u64::MAX, m));
+    assert_eq!(m, 0xff00_ff00_ff00_ff00);
+    let (_, m) = run(AtomicOp::Or, Ty::S32, 0x8000_0001, 0x10, 0b110);
+    assert_eq!(m, 0x8000_0011);
+}
+
+#[test]
+fn atomics_on_a_bad_invariant_address_trap_at_the_lowest_executing_lane() {
+    // (type, offset from the arena base, reason); the arena is 64 bytes.
+    let cases = [
+        (Ty::U32, 2, TrapReason::MisalignedAddress),
+        (Ty::S32, 66, TrapReason::MisalignedAddress),
+        (Ty::U64, 4, TrapReason::MisalignedAddress),
+        (Ty::S64, 64, TrapReason::AddressOutOfRange),
+        (Ty::U32, 64, TrapReason::AddressOutOfRange),
+        (Ty::U64, -8, TrapReason::AddressOutOfRange),
+    ];
+    for (ty, offset, reason) in cases {
+        for op in [AtomicOp::Add, AtomicOp::Xor, AtomicOp::Min] {
+            for operand in [reg(4), reg(8)] {
+                for (limit, mask, lowest) in [
+                    (32, FULL, 0),
+                    (32, 0xf0f0_0000, 20),
+                    (11, 0xffff_f0f0, 4),
+                    (11, 1 << 10, 10),
+                ] {
+                    let b = invariant_atomic_kernel(op, ty, r(6), offset, operand, 1, limit);
+                    let (kernel, info) = build_proven(&b);
+                    let (exit, w, memory) =
+                        run_proven_three_ways(&kernel, &info, &[mask], &[7; 8], per_lane_operands)
+                            .pop()
+                            .unwrap();
+                    let at = format!("{op}.{ty} at {offset} {operand:?} mask {mask:#x}");
+                    assert_eq!(
+                        exit,
+                        GroupExit::Trap(TrapInfo {
+                            reason,
+                            pc: 4,
+                            lane: lowest,
+                            space: Space::Global,
+                            address: GLOBAL_BASE.wrapping_add_signed(offset),
+                            surface: None,
+                        }),
+                        "{at}"
+                    );
+                    assert_eq!(memory, [7; 8], "{at}: no memory change");
+                    assert_eq!(w.stats.atomics[op.index()], 0, "{at}");
+                    for l in 0..32 {
+                        assert_eq!(reg_of(&w, 6, l), 0, "{at}: no result written");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The blocks of CLIF function text `text`, each with the blocks it branches to.
+fn clif_blocks(text: &str) -> Vec<(String, Vec<String>, String)> {
+    let mut blocks: Vec<(String, Vec<String>, String)> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with("block") && t.ends_with(':') {
+            let name = t.split(['(', ':']).next().unwrap().to_string();
+            blocks.push((name, Vec::new(), String::new()));
+        } else if let Some(b) = blocks.last_mut() {
+            b.2.push_str(t);
+            b.2.push('\n');
+            // `brif v1, ...`, `brif.i32 v1, ...`, `jump`, `br_table`.
+            let opcode = t.split([' ', '.']).next().unwrap_or("");
+            if ["jump", "brif", "br_table"].contains(&opcode) {
+                for word in t.split(|c: char| !c.is_ascii_alphanumeric()) {
+                    if word.starts_with("block") {
+                        b.1.push(word.to_string());
+                    }
+                }
+            }
+        }
+    }
+    blocks
+}
+
+/// The blocks of `blocks` reachable from the entry block (the translator leaves some
+/// unreachable blocks, e.g. the empty lane loop of a fused region all of whose instructions
+/// were hoisted; Cranelift removes them).
+fn reachable_blocks(
+    blocks: &[(String, Vec<String>, String)],
+) -> Vec<(String, Vec<String>, String)> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut work = vec![blocks[0].0.clone()];
+    while let Some(b) = work.pop() {
+        if seen.insert(b.clone()) {
+            if let Some(blk) = blocks.iter().find(|x| x.0 == b) {
+                work.extend(blk.1.iter().cloned());
+            }
+        }
+    }
+    blocks
+        .iter()
+        .filter(|b| seen.contains(&b.0))
+        .cloned()
+        .collect()
+}
+
+/// Whether block `from` of `blocks` can reach itself again (it is in a loop).
+fn in_loop(blocks: &[(String, Vec<String>, String)], from: &str) -> bool {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut work: Vec<&str> = blocks
+        .iter()
+        .find(|b| b.0 == from)
+        .map(|b| b.1.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    while let Some(b) = work.pop() {
+        if b == from {
+            return true;
+        }
+        if seen.insert(b) {
+            if let Some(blk) = blocks.iter().find(|x| x.0 == b) {
+                work.extend(blk.1.iter().map(String::as_str));
+            }
+        }
+    }
+    false
+}
+
+#[test]
+fn an_invariant_address_atomic_is_one_host_atomic_outside_any_loop() {
+    // (operand, destination): with an invariant operand and the result discarded, the
+    // function has no loop at all; otherwise the lanes are looped over before (combining)
+    // or after (results), but the one host atomic is in no loop.
+    for (operand, dst, loop_free) in [
+        (reg(8), Reg::RZ, true),
+        (imm(3), Reg::RZ, true),
+        (reg(8), r(6), false),
+        (reg(4), Reg::RZ, false),
+        (reg(4), r(6), false),
+    ] {
+        for ty in [Ty::U32, Ty::S64] {
+            // MOV.64 R2, c[0x0][0x160] ; MOV R8, 3 ; ATOM.ADD ; EXIT: no per-lane work but
+            // the atomic's.
+            let mut b = invariant_atomic_kernel(AtomicOp::Add, ty, dst, 8, operand, 3, 32);
+            b.insts.drain(2..4);
+            let (kernel, info) = build_proven(&b);
+            assert!(matches!(kernel.insts[2].op, Op::Atomic(_)));
+            let clif = |warp_aggregation| {
+                let isa = host_isa().unwrap();
+                let mut tables = SideTables::default();
+                let mut plan = translate::Plan::new(&kernel, &info, translate::CHUNK_INSTS);
+                plan.warp_aggregation = warp_aggregation;
+                let funcs = build_functions(&kernel, &info, &isa, &mut tables, &plan).unwrap();
+                let text: String = funcs.iter().map(|f| f.display().to_string()).collect();
+                text
+            };
+            let at = format!("{ty} {operand:?} -> {dst:?}");
+            let proven = clif(Aggregation::Proven);
+            assert_eq!(proven.matches("atomic_rmw").count(), 1, "{at}\n{proven}");
+            let blocks = reachable_blocks(&clif_blocks(&proven));
+            let atomic_block = blocks
+                .iter()
+                .find(|b| b.2.contains("atomic_rmw"))
+                .map(|b| b.0.clone())
+                .unwrap();
+            assert!(
+                !in_loop(&blocks, &atomic_block),
+                "{at}: in a loop\n{proven}"
+            );
+            let looping: Vec<_> = blocks
+                .iter()
+                .filter(|b| in_loop(&blocks, &b.0))
+                .map(|b| b.0.as_str())
+                .collect();
+            assert_eq!(
+                looping.is_empty(),
+                loop_free,
+                "{at}: {looping:?} in loops\n{proven}"
+            );
+            // Off: the per-lane loop performs the atomic once per lane.
+            let off = clif(Aggregation::Off);
+            let blocks = reachable_blocks(&clif_blocks(&off));
+            let atomic_block = blocks
+                .iter()
+                .find(|b| b.2.contains("atomic_rmw"))
+                .map(|b| b.0.clone())
+                .unwrap();
+            assert!(in_loop(&blocks, &atomic_block), "{at}: off\n{off}");
+        }
+    }
+}
+
+#[test]
+fn hoisted_invariant_values_reach_later_instructions_and_other_groups() {
+    // 0: R0 = lane ; 1: R1 = R0 * 3 + 1 ; 2: R10:R11 = arena base (invariant) ;
+    // 3: R12 = R10 + 0x20 (invariant) ; 4: R13 = R1 + R12 — one fused region, 2 and 3
+    // hoisted before its lane loop.
+    // 5: P0 = R0 < 16 ; 6: @P0 BRA 9 (join 11)
+    // 7: RED.ADD [R10.64 + 8], R12 (not fused: reads R10..R12 from the register file) ; 8: BRA 11
+    // 9: ATOM.ADD R14, [R10.64 + 16], R1 ; 10: NOP
+    // 11: R15 = R12 + R13 ; 12: R16 = R11 + R15 ; EXIT
+    let mut b = KernelBuilder::new();
+    b.lane_id(0).push(Op::Imad {
+        mode: ImadMode::Lo,
+        signed: false,
+        dst: r(1),
+        a: src(reg(0)),
+        b: src(imm(3)),
+        c: src(imm(1)),
+    });
+    mov_arena_base(&mut b, 10)
+        .push(iadd(12, reg(10), 0x20))
+        .push(Op::IAdd3 {
+            dst: r(13),
+            carry_out: [Pred::PT; 2],
+            a: src(reg(1)),
+            b: src(reg(12)),
+            c: src(Operand::ZERO),
+            carry_in: [PredSrc::FALSE; 2],
+        })
+        .push(set_lt(p(0), 0, 16))
+        .when(
+            0,
+            false,
+            Op::Branch {
+                target: 9,
+                uniform: false,
+            },
+        )
+        .atom(
+            Space::Global,
+            AtomicOp::Add,
+            Ty::U32,
+            Reg::RZ,
+            global_addr(10, 8),
+            reg(12),
+            None,
+        )
+        .push(Op::Branch {
+            target: 11,
+            uniform: false,
+        })
+        .atom(
+            Space::Global,
+            AtomicOp::Add,
+            Ty::U32,
+            r(14),
+            global_addr(10, 16),
+            reg(1),
+            None,
+        )
+        .push(Op::Nop)
+        .push(Op::IAdd3 {
+            dst: r(15),
+            carry_out: [Pred::PT; 2],
+            a: src(reg(12)),
+            b: src(reg(13)),
+            c: src(Operand::ZERO),
+            carry_in: [PredSrc::FALSE; 2],
+        })
+        .push(Op::IAdd3 {
+            dst: r(16),
+            carry_out: [Pred::PT; 2],
+            a: src(reg(11)),
+            b: src(reg(15)),
+            c: src(Operand::ZERO),
+            carry_in: [PredSrc::FALSE; 2],
+        })
+        .exit()
+        .join(6, 11);
+    let (kernel, info) = build_proven(&b);
+    let inv = info.invariant();
+    assert!(
+        inv[10] && inv[11] && inv[12],
+        "the hoisted writers are invariant"
+    );
+    assert!(!inv[1] && !inv[13] && !inv[14] && !inv[15]);
+    let base = GLOBAL_BASE as u32;
+    // The whole warp at once, and as two groups that run from the start one after the other
+    // (the second finds the first's splat stores in its slots and recomputes them).
+    for groups in [
+        vec![FULL],
+        vec![0x0000_ff0f, 0xffff_00f0],
+        vec![0x8000_0001],
+    ] {
+        for chunk_insts in [usize::MAX, 1, 2, 3, 5] {
+            let opts = JitOptions {
+                chunk_insts,
+                warp_aggregation: Aggregation::Proven,
+                ..JitOptions::default()
+            };
+            let jit = compile_with(&kernel, &info, opts).unwrap_or_else(|e| panic!("{e}"));
+            let interp = crate::interp::Interpreter::new();
+            let outs: Vec<(WarpState, Vec<u64>)> = [&jit as &dyn WarpRunner, &interp]
+                .map(|runner| {
+                    let world = World::new(64, 0);
+                    let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+                    for &mask in &groups {
+                        let exit = world.run_warp(&kernel, &info, runner, &mut warp, 0, mask, None);
+                        assert_eq!(exit, GroupExit::Exited);
+                    }
+                    let memory = (0..8).map(|i| world.global_u64(8 * i)).collect();
+                    (warp, memory)
+                })
+                .into_iter()
+                .collect();
+            let all = groups.iter().fold(0, |a, m| a | m);
+            let at = format!("groups {groups:x?}, chunks of {chunk_insts}");
+            let (w, memory) = &outs[0];
+            for rg in 0..32u16 {
+                for l in (0..32).filter(|l| all >> l & 1 == 1) {
+                    assert_eq!(
+                        reg_of(w, rg, l),
+                        reg_of(&outs[1].0, rg, l),
+                        "R{rg} lane {l}: {at}"
+                    );
+                }
+            }
+            assert_eq!(*memory, outs[1].1, "{at}");
+            assert_eq!(w.stats, outs[1].0.stats, "{at}");
+            // The values themselves: every lane read the invariant registers right.
+            for l in (0..32).filter(|l| all >> l & 1 == 1) {
+                let r13 = (3 * l as u32 + 1).wrapping_add(base + 0x20);
+                assert_eq!(reg_of(w, 12, l), base + 0x20, "{at}");
+                assert_eq!(reg_of(w, 15, l), r13.wrapping_add(base + 0x20), "{at}");
+                assert_eq!(
+                    reg_of(w, 16, l),
+                    reg_of(w, 15, l).wrapping_add((GLOBAL_BASE >> 32) as u32),
+                    "{at}"
+                );
+            }
+            let high = (all & 0xffff_0000).count_ones();
+            assert_eq!(memory[1] as u32, high.wrapping_mul(base + 0x20), "{at}");
+            let low_sum: u32 = (0..16)
+                .filter(|l| all >> l & 1 == 1)
+                .map(|l| 3 * l + 1)
+                .sum();
+            assert_eq!(memory[2] as u32, low_sum, "{at}");
+        }
+    }
+}

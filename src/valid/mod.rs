@@ -246,6 +246,13 @@ impl KernelInfo {
         }
     }
 
+    /// Sets the invariant registers to what the analysis (`uniform.rs`) proves for `kernel`,
+    /// so that backend tests of forms validation rejects still see real invariance facts.
+    pub(crate) fn prove_invariant(&mut self, kernel: &Kernel) {
+        let flow = cfg::analyze(kernel);
+        self.invariant = uniform::invariant_registers(kernel, &flow);
+    }
+
     /// Makes `reconv` the reconvergence point of the branch at `branch`.
     pub(crate) fn set_join(&mut self, branch: u32, reconv: u32) {
         self.reconverge[branch as usize] = Some(reconv);

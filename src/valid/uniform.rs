@@ -152,3 +152,143 @@ pub fn invariant_registers(kernel: &Kernel, flow: &ControlFlow) -> Vec<bool> {
     }
     invariant
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::front::parse;
+    use crate::ir::Dialect;
+
+    /// The invariant registers of the one kernel of SASS listing `body`.
+    fn invariant_of(body: &str) -> Vec<bool> {
+        let src = format!(".kernel k\n{body}");
+        let k = parse("t.s", &src, Dialect::Sass)
+            .unwrap_or_else(|e| panic!("{e:?}"))
+            .kernels
+            .remove(0);
+        let flow = crate::valid::cfg::analyze(&k);
+        super::invariant_registers(&k, &flow)
+    }
+
+    /// Asserts that exactly the registers of `yes` among `yes` and `no` are invariant.
+    fn check(inv: &[bool], yes: &[u16], no: &[u16]) {
+        for &r in yes {
+            assert!(inv[usize::from(r)], "R{r} should be invariant: {inv:?}");
+        }
+        for &r in no {
+            assert!(
+                !inv[usize::from(r)],
+                "R{r} should not be invariant: {inv:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn constants_immediates_and_uniform_special_registers_are_invariant_lane_ids_are_not() {
+        let inv = invariant_of(
+            "
+        MOV R1, c[0x0][0x160] ;
+        MOV R2, 0x7 ;
+        S2R R3, SR_CTAID.X ;
+        S2R R4, SR_TID.X ;
+        S2R R5, SR_LANEID ;
+        S2R R14, SR_LTMASK ;
+        IMAD R6, R1, R2, R3 ;
+        IADD3 R7, R4, 0x1, RZ ;
+        IADD3 R8, R7, R1, RZ ;
+        IMAD R9, R8, R2, RZ ;
+        IMAD R15, R6, R5, RZ ;
+        LDC.64 R10, c[0x0][0x168] ;
+        IMAD.WIDE.U32 R12, R6, 0x4, R10 ;
+        STG.E [R12.64], R9 ;
+        STG.E [R12.64+0x4], R15 ;
+        STG.E [R12.64+0x8], R14 ;
+        EXIT ;",
+        );
+        // R6 from three invariant sources; R10:R11 both words of a 64-bit constant load;
+        // R12:R13 a wide product of invariant registers.
+        check(&inv, &[1, 2, 3, 6, 10, 11, 12, 13], &[4, 5, 14]);
+        // R7 <- R4 (the thread index), R8 <- R7, R9 <- R8: the chain of three is not
+        // invariant; neither is an invariant times a lane id (R15).
+        check(&inv, &[], &[7, 8, 9, 15]);
+        // A register nobody writes is not a candidate.
+        check(&inv, &[], &[0]);
+    }
+
+    #[test]
+    fn second_writes_loops_guards_and_predicate_readers_are_not_invariant() {
+        let inv = invariant_of(
+            "
+        MOV R1, 0x1 ;
+        MOV R2, 0x5 ;
+        MOV R3, 0x9 ;
+        ISETP.GE.U32.AND P0, PT, R3, 0x3, PT ;
+        @P0 MOV R4, 0x2 ;
+        MOV R1, 0x1 ;
+.L_x_0:
+        IADD3 R2, R2, -0x1, RZ ;
+        ISETP.NE.AND P1, PT, R2, RZ, PT ;
+        @P1 BRA `(.L_x_0) ;
+        IADD3 R5, R1, R3, RZ ;
+        IADD3 R6, R3, 0x1, RZ ;
+        SEL R7, R3, R6, P0 ;
+        IADD3.X R8, R3, R6, RZ, P0, !PT ;
+        LOP3.LUT P2, R9, R3, 0x1, RZ, 0xc0, !PT ;
+        IADD3 R10, R6, R3, RZ ;
+        IADD3 R11, R4, 0x1, RZ ;
+        EXIT ;",
+        );
+        // R3, R6 and R10 (from R3 and R6) are; R1 (written twice, with the same value), R2
+        // (the loop counter), R4 (guarded), R5 (reads R1), R7 (SEL reads P0), R8 (the carry
+        // in), R9 (LOP3 writes P2) and R11 (reads the guarded R4) are not.
+        check(&inv, &[3, 6, 10], &[1, 2, 4, 5, 7, 8, 9, 11]);
+    }
+
+    #[test]
+    fn a_definition_must_strictly_dominate_every_read() {
+        let inv = invariant_of(
+            "
+        S2R R0, SR_TID.X ;
+        ISETP.GE.U32.AND P0, PT, R0, 0x10, PT ;
+        @P0 BRA `(.L_x_1) ;
+        MOV R1, 0x5 ;
+        MOV R2, 0x6 ;
+        IADD3 R3, R2, 0x1, RZ ;
+.L_x_1:
+        MOV R4, 0x7 ;
+        IADD3 R5, R1, R4, RZ ;
+        IADD3 R6, R7, 0x1, RZ ;
+        MOV R7, 0x3 ;
+        IADD3 R8, R8, 0x1, RZ ;
+        IADD3 R9, R4, R7, RZ ;
+        EXIT ;",
+        );
+        // R2 and R3 are written on one side and read only there; R4 after the join.
+        check(&inv, &[2, 3, 4], &[0]);
+        // R1 is written on one side and read after the join (lanes of the other side read
+        // zero), and R5 reads it; R6 reads R7 at pc 8, before R7's definition at pc 9, so R7
+        // is not invariant and neither is R9, which reads it after its definition; R8 reads
+        // itself.
+        check(&inv, &[], &[1, 5, 6, 7, 8, 9]);
+    }
+
+    #[test]
+    fn unreachable_and_never_executed_writes_do_not_count() {
+        let inv = invariant_of(
+            "
+        MOV R1, 0x5 ;
+        MOV R4, 0x1 ;
+        BRA `(.L_x_2) ;
+        MOV R1, 0x6 ;
+.L_x_2:
+        @!PT MOV R2, 0x1 ;
+        MOV R2, 0x3 ;
+        IADD3 R3, R1, R2, RZ ;
+        MOV R4, 0x1 ;
+        IADD3 R5, R4, R3, RZ ;
+        EXIT ;",
+        );
+        // The second write of R1 is unreachable, the first of R2 never executes: both count
+        // once. R4 is written twice on the path.
+        check(&inv, &[1, 2, 3], &[4, 5]);
+    }
+}
