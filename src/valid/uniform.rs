@@ -12,11 +12,13 @@
 //! 3. every source of `d` is an immediate, a constant-bank read, a special register that is the
 //!    same in every lane of a warp ([`crate::ir::SpecialReg::is_warp_uniform`]: CTA and grid
 //!    geometry and indices, the warp's index, the shared window), or an invariant register;
-//! 4. `d` strictly dominates every reachable instruction that reads `r`.
+//! 4. `d` strictly dominates every reachable instruction that reads `r`;
+//! 5. no `SHFL` reads `r` across lanes (it may read a lane that has not executed `d`).
 //!
 //! # Why every lane reads the same value
 //!
-//! Take a lane that reads `r` at `u`. By 4 it has executed `d` on its way to `u`; by 1 nothing
+//! Take a lane that reads `r` at `u` (in its own slot: by 5, no lane reads `r` in another's).
+//! By 4 it has executed `d` on its way to `u`; by 1 nothing
 //! else wrote `r` since. By 2 and 3, `d` computed a pure function of values that are the same
 //! in every lane and at every execution: immediates, the constant bank (nothing writes it
 //! during a launch), uniform special registers, and invariant registers, whose own definitions
@@ -111,6 +113,16 @@ pub fn invariant_registers(kernel: &Kernel, flow: &ControlFlow) -> Vec<bool> {
             });
             v
         };
+        // Rule 5: `SHFL` reads its source in other lanes, which may not have executed the
+        // definition (inactive or diverged lanes): such a register is not invariant.
+        if let Op::Shfl {
+            a: Operand::Reg(r), ..
+        } = inst.op
+        {
+            if let Some(v) = invariant.get_mut(usize::from(r.0)) {
+                *v = false;
+            }
+        }
         inst.op.for_each_use(|u| {
             let Use::Src {
                 operand: Operand::Reg(base),
@@ -212,6 +224,27 @@ mod tests {
         check(&inv, &[], &[7, 8, 9, 15]);
         // A register nobody writes is not a candidate.
         check(&inv, &[], &[0]);
+    }
+
+    #[test]
+    fn a_register_another_lane_reads_with_shfl_is_not_invariant() {
+        // R1 would be invariant, but SHFL reads it in lane R3, which may not have executed its
+        // definition; R2, read only in its own lane, stays invariant; R5 (from R1) goes too.
+        let inv = invariant_of(
+            "
+        MOV R1, c[0x0][0x160] ;
+        MOV R2, c[0x0][0x164] ;
+        S2R R3, SR_LANEID ;
+        SHFL.IDX PT, R4, R1, R3, 0x1f ;
+        IADD3 R5, R1, 0x1, RZ ;
+        IADD3 R6, R2, 0x1, RZ ;
+        LDC.64 R8, c[0x0][0x168] ;
+        STG.E [R8.64], R4 ;
+        STG.E [R8.64+0x4], R5 ;
+        STG.E [R8.64+0x8], R6 ;
+        EXIT ;",
+        );
+        check(&inv, &[2, 6, 8, 9], &[1, 3, 4, 5]);
     }
 
     #[test]
