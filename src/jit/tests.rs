@@ -4234,6 +4234,36 @@ mod surfaces {
 
 // ---- warp-aggregated atomics --------------------------------------------------------------
 
+/// `kernel` compiled with warp aggregation `aggregation` (other options default).
+fn compile_aggregating(kernel: &Kernel, info: &KernelInfo, aggregation: Aggregation) -> JitKernel {
+    let options = JitOptions {
+        warp_aggregation: aggregation,
+        ..JitOptions::default()
+    };
+    compile_with(kernel, info, options).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `kernel` with `runner` on lanes `mask` of a warp prepared by `init`, over 64 bytes of
+/// global memory holding `mem`: the exit, the warp and the memory afterwards.
+fn run_on_memory(
+    kernel: &Kernel,
+    info: &KernelInfo,
+    runner: &dyn WarpRunner,
+    mask: u32,
+    mem: &[u64; 8],
+    init: &impl Fn(&mut WarpState),
+) -> (GroupExit, WarpState, Vec<u64>) {
+    let world = World::new(64, 0);
+    for (i, &v) in mem.iter().enumerate() {
+        world.set_global(8 * i, 8, v);
+    }
+    let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+    init(&mut warp);
+    let exit = world.run_warp(kernel, info, runner, &mut warp, 0, mask, None);
+    let memory: Vec<u64> = (0..8).map(|i| world.global_u64(8 * i)).collect();
+    (exit, warp, memory)
+}
+
 /// Runs `b` on lanes `mask` with the JIT with and without warp aggregation and with the
 /// interpreter, from the same warp (`init`) and global memory (64 bytes, `mem`), and asserts
 /// the three agree on the exit (a trap's lane and address included), every register, the
@@ -4245,27 +4275,13 @@ fn run_three_ways(
     init: impl Fn(&mut WarpState),
 ) -> (GroupExit, WarpState, Vec<u64>) {
     let (kernel, info) = b.build();
-    let opts = |warp_aggregation| JitOptions {
-        warp_aggregation,
-        ..JitOptions::default()
-    };
-    let agg =
-        compile_with(&kernel, &info, opts(Aggregation::Runtime)).unwrap_or_else(|e| panic!("{e}"));
-    let plain =
-        compile_with(&kernel, &info, opts(Aggregation::Off)).unwrap_or_else(|e| panic!("{e}"));
+    let agg = compile_aggregating(&kernel, &info, Aggregation::Runtime);
+    let plain = compile_aggregating(&kernel, &info, Aggregation::Off);
     let interp = crate::interp::Interpreter::new();
-    let mut outs = Vec::new();
-    for runner in [&agg as &dyn WarpRunner, &plain, &interp] {
-        let world = World::new(64, 0);
-        for (i, &v) in mem.iter().enumerate() {
-            world.set_global(8 * i, 8, v);
-        }
-        let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
-        init(&mut warp);
-        let exit = world.run_warp(&kernel, &info, runner, &mut warp, 0, mask, None);
-        let memory: Vec<u64> = (0..8).map(|i| world.global_u64(8 * i)).collect();
-        outs.push((exit, warp, memory));
-    }
+    let mut outs: Vec<_> = [&agg as &dyn WarpRunner, &plain, &interp]
+        .into_iter()
+        .map(|runner| run_on_memory(&kernel, &info, runner, mask, mem, &init))
+        .collect();
     let names = ["aggregated jit", "per-lane jit", "interpreter"];
     for (i, (exit, warp, memory)) in outs.iter().enumerate().skip(1) {
         let (exit0, warp0, memory0) = &outs[0];
@@ -4481,31 +4497,17 @@ fn run_proven_three_ways(
     mem: &[u64; 8],
     init: impl Fn(&mut WarpState),
 ) -> Vec<(GroupExit, WarpState, Vec<u64>)> {
-    let opts = |warp_aggregation| JitOptions {
-        warp_aggregation,
-        ..JitOptions::default()
-    };
-    let proven =
-        compile_with(kernel, info, opts(Aggregation::Proven)).unwrap_or_else(|e| panic!("{e}"));
-    let plain =
-        compile_with(kernel, info, opts(Aggregation::Off)).unwrap_or_else(|e| panic!("{e}"));
+    let proven = compile_aggregating(kernel, info, Aggregation::Proven);
+    let plain = compile_aggregating(kernel, info, Aggregation::Off);
     let interp = crate::interp::Interpreter::new();
     let names = ["proven jit", "per-lane jit", "interpreter"];
     masks
         .iter()
         .map(|&mask| {
-            let mut outs = Vec::new();
-            for runner in [&proven as &dyn WarpRunner, &plain, &interp] {
-                let world = World::new(64, 0);
-                for (i, &v) in mem.iter().enumerate() {
-                    world.set_global(8 * i, 8, v);
-                }
-                let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
-                init(&mut warp);
-                let exit = world.run_warp(kernel, info, runner, &mut warp, 0, mask, None);
-                let memory: Vec<u64> = (0..8).map(|i| world.global_u64(8 * i)).collect();
-                outs.push((exit, warp, memory));
-            }
+            let mut outs: Vec<_> = [&proven as &dyn WarpRunner, &plain, &interp]
+                .into_iter()
+                .map(|runner| run_on_memory(kernel, info, runner, mask, mem, &init))
+                .collect();
             for (i, (exit, warp, memory)) in outs.iter().enumerate().skip(1) {
                 let (exit0, warp0, memory0) = &outs[0];
                 let who = names[i];

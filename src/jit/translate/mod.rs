@@ -596,6 +596,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.emit_invariant(pc)?;
             }
             if hoisted.len() == region.len() {
+                // Nothing left per lane: the loop below is built empty and unreachable, and
+                // Cranelift drops it.
                 self.b.ins().jump(after, &after_args);
             } else {
                 self.b.ins().jump(body_blk, &entry_args);
