@@ -2221,22 +2221,24 @@ fn check_seed(seed: u64) -> Result<(), TestCaseError> {
     // Warp aggregation is compiled in every setting: off, proven addresses only (the
     // default), and with the run-time address test, whole and chunked.
     let small = [1, 2, 3, 5, 8][seed as usize % 5];
-    for (chunk_insts, threads, warp_aggregation) in [
-        (usize::MAX, 1, Aggregation::Off),
-        (usize::MAX, 1, Aggregation::Proven),
-        (small, 1, Aggregation::Runtime),
-        (small, 3, Aggregation::Proven),
+    // SIMD lanes are on in all but the first setting.
+    for (chunk_insts, threads, warp_aggregation, simd) in [
+        (usize::MAX, 1, Aggregation::Off, false),
+        (usize::MAX, 1, Aggregation::Proven, true),
+        (small, 1, Aggregation::Runtime, true),
+        (small, 3, Aggregation::Proven, true),
     ] {
         let options = jit::JitOptions {
             chunk_insts,
             threads,
             warp_aggregation,
+            simd,
         };
         let jit_kernel = jit::compile_with(&kernel, &info, options)
             .map_err(|e| TestCaseError::fail(format!("seed {seed:#x}: {e}")))?;
         let (got, got_mem) = run(&kernel, &info, &jit_kernel, grid, block, seed);
         let mode = format!(
-            "chunks of {chunk_insts} on {threads} compile thread(s), warp aggregation {warp_aggregation:?}"
+            "chunks of {chunk_insts} on {threads} compile thread(s), warp aggregation {warp_aggregation:?}, SIMD lanes {simd}"
         );
         compare(seed, &mode, &kernel, &want, &want_mem, &got, &got_mem)?;
     }

@@ -211,9 +211,20 @@ fn build_functions(
 /// The Cranelift IR of `kernel`'s warp functions (one per chunk), as text (before
 /// optimisation).
 pub fn dump_clif(kernel: &Kernel, info: &KernelInfo) -> Result<String, JitError> {
+    dump_clif_with(kernel, info, JitOptions::default())
+}
+
+/// [`dump_clif`] with explicit [`JitOptions`] (their chunk size and code-generation choices).
+pub fn dump_clif_with(
+    kernel: &Kernel,
+    info: &KernelInfo,
+    options: JitOptions,
+) -> Result<String, JitError> {
     let isa = host_isa()?;
     let mut tables = SideTables::default();
-    let plan = translate::Plan::new(kernel, info, translate::CHUNK_INSTS);
+    let mut plan = translate::Plan::new(kernel, info, options.chunk_insts);
+    plan.warp_aggregation = options.warp_aggregation;
+    plan.simd = options.simd;
     let funcs = build_functions(kernel, info, &isa, &mut tables, &plan)?;
     Ok(funcs.iter().map(|f| f.display().to_string()).collect())
 }
@@ -419,6 +430,10 @@ pub struct JitOptions {
     /// lane of an integer add/sub/and/or/xor/min/max on global memory names one address, one
     /// host atomic does the warp's update. See [`Aggregation`].
     pub warp_aggregation: Aggregation,
+    /// SIMD lanes (`translate::simd`): the pure 32-bit register work of fused regions runs
+    /// four lanes at a time as `i32x4` code. On by default; `ATOMJIT_SIMD=off` (or `0`,
+    /// `false`, `no`) turns it off.
+    pub simd: bool,
 }
 
 /// Which atomics [`JitOptions::warp_aggregation`] aggregates.
@@ -456,6 +471,10 @@ impl Default for JitOptions {
             chunk_insts: translate::CHUNK_INSTS,
             threads: 1,
             warp_aggregation: Aggregation::from_env(),
+            simd: !matches!(
+                std::env::var("ATOMJIT_SIMD").as_deref().map(str::trim),
+                Ok("off" | "0" | "false" | "no")
+            ),
         }
     }
 }
@@ -473,6 +492,7 @@ pub fn compile_with(
     let mut tables = Box::new(SideTables::default());
     let mut plan = translate::Plan::new(kernel, info, options.chunk_insts);
     plan.warp_aggregation = options.warp_aggregation;
+    plan.simd = options.simd;
     let funcs = build_functions(kernel, info, &isa, &mut tables, &plan)?;
     let codegen = |e: &dyn std::fmt::Display| JitError::Codegen {
         kernel: kernel.name.clone(),

@@ -66,7 +66,7 @@ fn float_type(ty: Ty) -> Type {
     }
 }
 
-fn int_cc(cmp: CmpOp, signed: bool) -> Option<IntCC> {
+pub(super) fn int_cc(cmp: CmpOp, signed: bool) -> Option<IntCC> {
     Some(match (cmp, signed) {
         (CmpOp::Eq, _) => IntCC::Equal,
         (CmpOp::Ne, _) => IntCC::NotEqual,
@@ -1127,14 +1127,15 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// `LOP3.LUT` as a 3-level multiplexer on the truth table: bit `i` of `lut` is the result
     /// for `(a<<2)|(b<<1)|c == i`.
-    fn lop3_value(&mut self, lut: u8, a: Value, b: Value, c: Value) -> Value {
+    pub(super) fn lop3_value(&mut self, lut: u8, a: Value, b: Value, c: Value) -> Value {
+        // Works on i32 values and on `i32x4` lanes (`simd.rs`) alike.
         let table = |t: &mut Self, two: u8| -> Value {
             // f(c) for the two entries (c=0 -> bit 0, c=1 -> bit 1).
             match two & 3 {
-                0 => t.iconst(I32, 0),
+                0 => t.const_like(c, 0),
                 1 => t.b.ins().bnot(c),
                 2 => c,
-                _ => t.iconst(I32, -1),
+                _ => t.const_like(c, -1),
             }
         };
         let by_b = |t: &mut Self, four: u8| -> Value {
@@ -1167,17 +1168,37 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// The value of `v` if it is an `iconst`.
+    /// The value of `v` if it is an `iconst`, or the lane value of a `splat` of one.
     fn const_of(&self, v: Value) -> Option<i64> {
+        use cranelift_codegen::ir::{InstructionData, Opcode};
         let inst = self.b.func.dfg.value_def(v).inst()?;
-        if let cranelift_codegen::ir::InstructionData::UnaryImm {
-            opcode: cranelift_codegen::ir::Opcode::Iconst,
+        let data = self.b.func.dfg.insts[inst];
+        if let InstructionData::UnaryImm {
+            opcode: Opcode::Iconst,
             imm,
-        } = self.b.func.dfg.insts[inst]
+        } = data
         {
-            Some(imm.bits())
+            return Some(imm.bits());
+        }
+        if let InstructionData::Unary {
+            opcode: Opcode::Splat,
+            arg,
+        } = data
+        {
+            return self.const_of(arg);
+        }
+        None
+    }
+
+    /// The constant `v` (an i32 bit pattern) of the type of `like`: an i32, or an `i32x4`
+    /// with `v` in every lane.
+    fn const_like(&mut self, like: Value, v: i64) -> Value {
+        let c = self.iconst(I32, v);
+        let ty = self.b.func.dfg.value_type(like);
+        if ty.is_vector() {
+            self.b.ins().splat(ty, c)
         } else {
-            None
+            c
         }
     }
 

@@ -35,6 +35,9 @@
 //!   region loop as masks (a lane updates its own bit) and are stored once after it, and each
 //!   atomic's counter is one `popcnt` after the loop. An instruction's guard becomes a per-lane
 //!   branch around its body. Only the first instruction of a region has an entry block.
+//! * **SIMD lanes** (`simd.rs`): a fused region of nothing but 32-bit integer register work
+//!   runs chunk-major instead, four lanes at a time in `i32x4` code, over the warp's eight
+//!   chunks of four lanes.
 //! * **Dead register stores are skipped** ([`KernelInfo::live_out`]): a register value no
 //!   instruction after the region can read, and that the rest of the lane's pass reads from the
 //!   register cache, never reaches the register file (in `counter`, the address and the
@@ -75,6 +78,7 @@
 mod alu;
 mod invariant;
 mod memory;
+mod simd;
 mod surface;
 mod warp;
 
@@ -191,6 +195,11 @@ pub(super) struct Translator<'a, 'f> {
     /// While an invariant writer runs once for the warp (`invariant.rs`): register writes go
     /// to the register cache only; the caller stores them into every lane's slot.
     splatting: bool,
+    /// `Plan::simd`: vectorised fused regions (`simd.rs`).
+    simd: bool,
+    /// In a vectorised region (`simd.rs`): the chunk's value of each register known in its pass
+    /// (`i32x4`), or a hoisted invariant (i32) to splat.
+    vcache: Vec<(u16, Value)>,
 }
 
 fn arg(v: Value) -> BlockArg {
@@ -300,6 +309,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             cross_lane: warp::cross_lane_reads(kernel),
             aggregate: plan.warp_aggregation,
             splatting: false,
+            simd: plan.simd,
+            vcache: Vec::new(),
         };
         t.build_entry(pc, mask, zero64)?;
         t.build_exits();
@@ -307,7 +318,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             if !range.contains(&region.start) {
                 continue;
             }
-            if region.len() == 1 {
+            if region.len() == 1 && !t.vector_alone(region.start) {
                 t.build_instruction(region.start as u32)?;
             } else {
                 t.build_region(region)?;
@@ -546,9 +557,20 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
+    /// Whether a region of the single instruction `pc` goes through [`Self::build_region`]
+    /// for its vector translation (`simd.rs`).
+    fn vector_alone(&self, pc: usize) -> bool {
+        let inst = &self.kernel.insts[pc];
+        self.simd
+            && fusion_of(self.kernel, self.info, inst, self.aggregate) == Fusion::Alu
+            && simd::vectorisable(inst)
+            && !self.is_invariant_writer(inst)
+    }
+
     /// A fused region (see [`fusion_regions`]): one lane loop runs every instruction of the
-    /// region for one lane before the next lane. Atomic counters are added once, after the
-    /// loop, from each atomic's executing-lane count.
+    /// region for one lane before the next lane, or, when every instruction has a vector
+    /// translation, one loop runs them for four lanes at a time (`simd.rs`). Atomic counters
+    /// are added once, after the loop, from each atomic's executing-lane count.
     fn build_region(&mut self, region: std::ops::Range<usize>) -> Result<(), JitError> {
         let start = region.start as u32;
         self.enter_instruction(start);
@@ -556,7 +578,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.load_bases();
         let entry_insts = self.insts;
         let mask = self.mask;
-        // Every predicate the region uses rides along the loop as a block parameter.
+        // Every predicate the region uses rides along the loops as a block parameter.
         let mut preds: Vec<Pred> = Vec::new();
         for pc in region.clone() {
             for p in self.kernel.insts[pc].pred_uses() {
@@ -565,77 +587,49 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
             }
         }
-        let body_blk = self.b.create_block();
+        let first = self.b.create_block();
         let after = self.b.create_block();
-        self.b.append_block_param(body_blk, I32);
-        let mut entry_args = vec![arg(mask)];
-        let mut after_args = Vec::new();
+        let mut entry_preds = Vec::new();
         for &p in &preds {
-            self.b.append_block_param(body_blk, I32);
             self.b.append_block_param(after, I32);
-            let v = self.load_pred(p);
-            entry_args.push(arg(v));
-            after_args.push(arg(v));
+            entry_preds.push(self.load_pred(p));
         }
-        // Invariant writers run once, before the loop (`invariant.rs`); the loop reads their
-        // values from the register cache.
+        let after_args: Vec<BlockArg> = entry_preds.iter().map(|&v| arg(v)).collect();
+        self.b.ins().brif(mask, first, &[], after, &after_args);
+        self.b.switch_to_block(first);
+        self.pred_cache = preds.iter().map(|p| p.0).zip(entry_preds).collect();
+        // Invariant writers run once, before the loops (`invariant.rs`); the loops read their
+        // values from the register caches.
         let hoisted: Vec<usize> = region
             .clone()
             .filter(|&pc| self.is_invariant_writer(&self.kernel.insts[pc]))
             .collect();
         self.reg_cache.clear();
-        if hoisted.is_empty() {
-            self.b
-                .ins()
-                .brif(mask, body_blk, &entry_args, after, &after_args);
-        } else {
-            let once = self.b.create_block();
-            self.b.ins().brif(mask, once, &[], after, &after_args);
-            self.b.switch_to_block(once);
-            for &pc in &hoisted {
-                self.emit_invariant(pc)?;
-            }
-            if hoisted.len() == region.len() {
-                // Nothing left per lane: the loop below is built empty and unreachable, and
-                // Cranelift drops it.
-                self.b.ins().jump(after, &after_args);
-            } else {
-                self.b.ins().jump(body_blk, &entry_args);
-            }
+        for &pc in &hoisted {
+            self.emit_invariant(pc)?;
         }
         let hoisted_values = std::mem::take(&mut self.reg_cache);
-
-        self.b.switch_to_block(body_blk);
-        let params = self.b.block_params(body_blk).to_vec();
-        let rest = params[0];
-        let lane = self.lane_at(rest);
-        self.fused = Some(lane);
-        self.reg_cache = hoisted_values;
-        self.pred_cache = preds
-            .iter()
-            .map(|p| p.0)
-            .zip(params[1..].iter().copied())
-            .collect();
-        let result = self.build_region_body(region.clone(), &hoisted, entry_insts, mask);
-        // `write_pred` only replaces entries, so every predicate is still in the cache.
-        let carried: Option<Vec<Value>> = preds
-            .iter()
-            .map(|p| self.pred_cache.iter().find(|e| e.0 == p.0).map(|e| e.1))
-            .collect();
-        self.fused = None;
+        // The rest runs four lanes at a time when all of it has a vector translation
+        // (`simd.rs`), else lane by lane.
+        let pcs: Vec<usize> = region.clone().filter(|pc| !hoisted.contains(pc)).collect();
+        let vector = self.simd
+            && pcs
+                .iter()
+                .all(|&pc| simd::vectorisable(&self.kernel.insts[pc]));
+        let result = if pcs.is_empty() {
+            Ok(())
+        } else if vector {
+            self.vector_loop(&pcs, &preds, &hoisted_values, entry_insts, region.start)
+        } else {
+            self.lane_major_loop(&pcs, &preds, &hoisted_values, entry_insts, region.start)
+        };
+        let carried = self.carried_preds(&preds);
         self.reg_cache.clear();
         self.pred_cache.clear();
         result?;
-        let carried =
-            carried.ok_or_else(|| self.internal("a fused region lost a predicate's mask"))?;
-        let rest_minus_one = self.b.ins().iadd_imm_s(rest, -1);
-        let next = self.b.ins().band(rest, rest_minus_one);
-        let mut loop_args = vec![arg(next)];
-        loop_args.extend(carried.iter().map(|&v| arg(v)));
+        let carried = carried?;
         let out_args: Vec<BlockArg> = carried.iter().map(|&v| arg(v)).collect();
-        self.b
-            .ins()
-            .brif(next, body_blk, &loop_args, after, &out_args);
+        self.b.ins().jump(after, &out_args);
 
         self.b.switch_to_block(after);
         let finals = self.b.block_params(after).to_vec();
@@ -660,23 +654,85 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
-    /// The instructions of a fused region for the current lane.
+    /// The current masks of a fused region's predicates `preds` (`self.pred_cache`).
+    fn carried_preds(&self, preds: &[Pred]) -> Result<Vec<Value>, JitError> {
+        preds
+            .iter()
+            .map(|p| self.pred_cache.iter().find(|e| e.0 == p.0).map(|e| e.1))
+            .collect::<Option<Vec<Value>>>()
+            .ok_or_else(|| self.internal("a fused region lost a predicate's mask"))
+    }
+
+    /// The lane loop of a fused region: every instruction of `pcs` for one lane of the
+    /// region's mask, then the next lane; the region's predicates are carried as masks (their
+    /// current values are in `self.pred_cache`, and stay there, updated).
+    fn lane_major_loop(
+        &mut self,
+        pcs: &[usize],
+        preds: &[Pred],
+        hoisted_values: &[(u16, Value)],
+        entry_insts: Value,
+        region_start: usize,
+    ) -> Result<(), JitError> {
+        let mask = self.mask;
+        let body_blk = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.append_block_param(body_blk, I32);
+        let mut entry_args = vec![arg(mask)];
+        for v in self.carried_preds(preds)? {
+            self.b.append_block_param(body_blk, I32);
+            self.b.append_block_param(exit, I32);
+            entry_args.push(arg(v));
+        }
+        self.b.ins().jump(body_blk, &entry_args);
+
+        self.b.switch_to_block(body_blk);
+        let params = self.b.block_params(body_blk).to_vec();
+        let rest = params[0];
+        let lane = self.lane_at(rest);
+        self.fused = Some(lane);
+        self.reg_cache = hoisted_values.to_vec();
+        self.pred_cache = preds
+            .iter()
+            .map(|p| p.0)
+            .zip(params[1..].iter().copied())
+            .collect();
+        let result = self.build_region_body(pcs, entry_insts, mask, region_start);
+        self.fused = None;
+        self.reg_cache.clear();
+        result?;
+        // `write_pred` only replaces entries, so every predicate is still in the cache.
+        let carried = self.carried_preds(preds)?;
+        let rest_minus_one = self.b.ins().iadd_imm_s(rest, -1);
+        let next = self.b.ins().band(rest, rest_minus_one);
+        let mut loop_args = vec![arg(next)];
+        loop_args.extend(carried.iter().map(|&v| arg(v)));
+        let out_args: Vec<BlockArg> = carried.iter().map(|&v| arg(v)).collect();
+        self.b
+            .ins()
+            .brif(next, body_blk, &loop_args, exit, &out_args);
+
+        self.b.switch_to_block(exit);
+        let finals = self.b.block_params(exit).to_vec();
+        self.pred_cache = preds.iter().map(|p| p.0).zip(finals).collect();
+        self.mask = mask;
+        Ok(())
+    }
+
+    /// The instructions `pcs` of a fused region for the current lane.
     fn build_region_body(
         &mut self,
-        region: std::ops::Range<usize>,
-        hoisted: &[usize],
+        pcs: &[usize],
         entry_insts: Value,
         mask: Value,
+        region_start: usize,
     ) -> Result<(), JitError> {
-        for pc in region.clone() {
-            if hoisted.contains(&pc) {
-                continue;
-            }
+        for &pc in pcs {
             self.pc = pc as u32;
             self.insts = self
                 .b
                 .ins()
-                .iadd_imm_s(entry_insts, (pc - region.start + 1) as i64);
+                .iadd_imm_s(entry_insts, (pc - region_start + 1) as i64);
             self.mask = mask;
             match self.translate_inst(&self.kernel.insts[pc])? {
                 Flow::Next(m) if m == mask => {}
@@ -1311,15 +1367,19 @@ impl<'a, 'f> Translator<'a, 'f> {
             let hi = self.read_reg64(lane, r.word(2));
             return Ok(self.b.ins().iconcat(lo, hi));
         }
+        match op {
+            Operand::Reg(r) if words == 2 => Ok(self.read_reg64(lane, r)),
+            Operand::Reg(r) => Ok(self.read_reg32(lane, r)),
+            Operand::Imm(_) | Operand::Const { .. } => self.uniform_operand(op, words),
+        }
+    }
+
+    /// An immediate or constant-bank operand of `words` words (1 or 2): the same value in
+    /// every lane.
+    fn uniform_operand(&mut self, op: Operand, words: u16) -> Result<Value, JitError> {
         let ty = if words == 2 { I64 } else { I32 };
         Ok(match op {
-            Operand::Reg(r) => {
-                if words == 2 {
-                    self.read_reg64(lane, r)
-                } else {
-                    self.read_reg32(lane, r)
-                }
-            }
+            Operand::Reg(_) => return Err(self.internal("a register read as a uniform operand")),
             Operand::Imm(v) => {
                 let v = if words == 2 {
                     v as i64
@@ -1745,6 +1805,8 @@ pub(crate) struct Plan {
     /// `JitOptions::warp_aggregation`: which aggregable atomics (`memory.rs`) take the
     /// warp-aggregated path (and are therefore not fused).
     pub warp_aggregation: crate::jit::Aggregation,
+    /// `JitOptions::simd`: vectorised fused regions (`simd.rs`).
+    pub simd: bool,
 }
 
 /// Instructions per chunk (see [`Plan`]).
@@ -1767,6 +1829,7 @@ impl Plan {
             resume,
             starts,
             warp_aggregation: crate::jit::JitOptions::default().warp_aggregation,
+            simd: crate::jit::JitOptions::default().simd,
         }
     }
 

@@ -1,0 +1,717 @@
+//! SIMD lanes: the pure 32-bit register work of a fused region runs four lanes at a time, as
+//! Cranelift `i32x4` code, instead of one lane at a time.
+//!
+//! # Where it applies
+//!
+//! A fused region ([`super::fusion_regions`]) whose every instruction, apart from hoisted
+//! warp-invariant writers, has a vector translation ([`vectorisable`]) runs *chunk-major*: a
+//! loop over the warp's eight chunks of four lanes runs the whole region for a chunk, then
+//! the next chunk. That is lane-major order four lanes at a time, indistinguishable from the
+//! scalar region loop and from instruction-major order for the reason fusion is (vector
+//! instructions are pure work on one lane's registers and predicate bits: no memory, no
+//! other lane). Typical regions are the address and index arithmetic at a kernel's start and
+//! the comparison chains before a branch or an exit.
+//!
+//! Regions that mix vectorisable instructions with others stay scalar. Splitting them into a
+//! vector run and a lane loop (tried first) made `hist_shared` 1.7 × slower and `min64_cas`
+//! 12 % slower than vectorising whole regions only, even with the vector run's stores made
+//! scalar and its loads removed, so the cost is in the split itself, not in the vector
+//! accesses; `docs/performance.md` has the figures.
+//!
+//! # How a chunk runs
+//!
+//! * Register `r` of lanes `4k..4k+4` are the 16 bytes at `regs + r * 128 + 16k` of the
+//!   register file (the layout is structure-of-arrays), so a register read is one vector load
+//!   and a write one vector store. Values written or read earlier in the chunk's pass are
+//!   reused from a vector register cache; warp-invariant values hoisted before the region are
+//!   splatted.
+//! * Only executing lanes change: every register write is a `bitselect` of the new value and
+//!   the old under the chunk's lane mask (the region's mask, and the instruction's guard),
+//!   built from the chunk's four mask bits. A chunk with no lane in the region's mask is
+//!   skipped, so short warps (SIMD8 and SIMD16 vISA kernels) pay only for their lanes.
+//! * Predicates are the region's lane masks, carried through the chunk loop; a comparison
+//!   makes four bits with `vhigh_bits` (one `movmskps`), shifted to the chunk's place, and a
+//!   predicate write replaces only the chunk's executing bits.
+//! * Operations are exactly the scalar ones lane by lane: wrapping 32-bit add, subtract and
+//!   low multiply, bitwise logic, min/max, shifts by an immediate (with the IR's rule for
+//!   amounts of 32 or more), integer comparisons, selects. Anything else (64-bit values,
+//!   floats, carries out, division) stays scalar.
+//!
+//! `JitOptions::simd` turns it off (`ATOMJIT_SIMD=off`) to compare.
+
+use super::{Translator, REG_ROW_BYTES};
+use crate::ir::{
+    BinOp, BoolOp, CmpOp, ImadMode, Inst, Op, Operand, Pred, Reg, ShfInst, SpecialReg, Src, SrcMod,
+    Ty,
+};
+use crate::jit::warp_ctx::off;
+use crate::jit::JitError;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I32, I32X4, I64};
+use cranelift_codegen::ir::{BlockArg, ConstantData, InstBuilder, Value};
+
+/// Lanes per vector.
+const WIDTH: i64 = 4;
+
+/// Whether `inst` (already a fusable per-lane instruction, `Fusion::Alu`) has a vector
+/// translation: 32-bit integer register work whose every operand and result is one word per
+/// lane, see the module docs. Its guard may be anything.
+pub(super) fn vectorisable(inst: &Inst) -> bool {
+    let int32 = |ty: Ty| ty.is_int() && ty.bits() == 32;
+    let plain = |s: &Src| s.modifier == SrcMod::None;
+    match &inst.op {
+        Op::Mov { ty, .. } => ty.regs() == 1,
+        Op::Binary { op, ty, b, .. } => {
+            int32(*ty)
+                && match op {
+                    BinOp::Add
+                    | BinOp::Sub
+                    | BinOp::Mul
+                    | BinOp::Min
+                    | BinOp::Max
+                    | BinOp::And
+                    | BinOp::Or
+                    | BinOp::Xor => true,
+                    BinOp::Shl | BinOp::Shr => matches!(b.operand, Operand::Imm(_)) && plain(b),
+                    BinOp::MulHi | BinOp::MulWide | BinOp::Div | BinOp::Rem => false,
+                }
+        }
+        Op::IAdd3 { carry_out, .. } => carry_out.iter().all(|p| p.is_pt()),
+        Op::Imad { mode, .. } => *mode == ImadMode::Lo,
+        Op::Lop3 { pred_out, .. } => pred_out.is_pt(),
+        Op::SetP { cmp, ty, chain, .. } => {
+            int32(*ty) && chain.is_none() && int_cmp(*cmp, ty.is_signed_int()).is_some()
+        }
+        Op::PredLogic { .. } => true,
+        Op::Select { ty, a, b, .. } => int32(*ty) || (ty.bits() == 32 && plain(a) && plain(b)),
+        Op::ReadSpecial { sr, .. } => matches!(sr, SpecialReg::TidX | SpecialReg::LaneId),
+        Op::Shf(s) => matches!(s.shift.operand, Operand::Imm(_)) && plain(&s.shift),
+        Op::Nop
+        | Op::Unary { .. }
+        | Op::Lea { .. }
+        | Op::PredMove(_)
+        | Op::Convert { .. }
+        | Op::Vote { .. }
+        | Op::Load { .. }
+        | Op::Store { .. }
+        | Op::Atomic(_)
+        | Op::Fence { .. }
+        | Op::Barrier { .. }
+        | Op::Branch { .. }
+        | Op::Exit
+        | Op::BranchConverged { .. }
+        | Op::WarpSplit { .. }
+        | Op::Shfl { .. }
+        | Op::Redux { .. }
+        | Op::Match { .. }
+        | Op::Prmt { .. }
+        | Op::Bfe { .. }
+        | Op::Bfi { .. }
+        | Op::Fma { .. }
+        | Op::IsSpace { .. }
+        | Op::PackHalves { .. }
+        | Op::PackedMinMax { .. }
+        | Op::PredLut { .. } => false,
+    }
+}
+
+/// The integer condition of a comparison (shared with the scalar translation).
+fn int_cmp(cmp: CmpOp, signed: bool) -> Option<IntCC> {
+    super::alu::int_cc(cmp, signed)
+}
+
+/// One chunk of four lanes inside a vector region's loop.
+#[derive(Clone, Copy)]
+pub(super) struct Chunk {
+    /// Address of register 0 of the chunk's first lane: `regs + 16k` (an i64).
+    row: Value,
+    /// The chunk's first lane, `4k` (an i32): the shift of its bits in a lane mask.
+    base: Value,
+    /// The chunk's lanes in the region's mask, as an `i32x4` of all-ones or zero lanes.
+    lanes: Value,
+}
+
+impl<'a, 'f> Translator<'a, 'f> {
+    /// Runs the instructions `pcs` of a fused region for every lane of the region's mask
+    /// (`self.mask`, not empty), four lanes at a time; `preds` are the region's predicates,
+    /// whose current masks are in `self.pred_cache` and stay there, updated.
+    pub(super) fn vector_loop(
+        &mut self,
+        pcs: &[usize],
+        preds: &[Pred],
+        hoisted_values: &[(u16, Value)],
+        entry_insts: Value,
+        region_start: usize,
+    ) -> Result<(), JitError> {
+        let mask = self.mask;
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let latch = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.append_block_param(head, I64);
+        for blk in [head, latch, exit] {
+            for _ in preds {
+                self.b.append_block_param(blk, I32);
+            }
+        }
+        let current = |t: &Self| -> Result<Vec<BlockArg>, JitError> {
+            Ok(t.carried_preds(preds)?
+                .into_iter()
+                .map(BlockArg::Value)
+                .collect())
+        };
+        let zero = self.b.ins().iconst(I64, 0);
+        let mut args = vec![BlockArg::Value(zero)];
+        args.extend(current(self)?);
+        self.b.ins().jump(head, &args);
+
+        // head(offset, preds): skip a chunk without a lane of the mask.
+        self.b.switch_to_block(head);
+        let params = self.b.block_params(head).to_vec();
+        let offset = params[0];
+        self.set_preds(preds, &params[1..]);
+        let off32 = self.b.ins().ireduce(I32, offset);
+        let base = self.b.ins().ushr_imm_s(off32, 2);
+        let bits = self.chunk_bits(mask, base);
+        let skip = current(self)?;
+        self.b.ins().brif(bits, body, &[], latch, &skip);
+
+        self.b.switch_to_block(body);
+        let row = self.b.ins().iadd(self.regs, offset);
+        let lanes = self.lane_vector(bits);
+        let chunk = Chunk { row, base, lanes };
+        self.vcache.clear();
+        self.vcache.extend_from_slice(hoisted_values);
+        let result = pcs.iter().try_for_each(|&pc| {
+            self.pc = pc as u32;
+            self.insts = self
+                .b
+                .ins()
+                .iadd_imm_s(entry_insts, (pc - region_start + 1) as i64);
+            self.mask = mask;
+            self.vector_inst(&chunk, &self.kernel.insts[pc])
+        });
+        self.vcache.clear();
+        result?;
+        let out = current(self)?;
+        self.b.ins().jump(latch, &out);
+
+        // latch(preds): next chunk.
+        self.b.switch_to_block(latch);
+        let params = self.b.block_params(latch).to_vec();
+        let next = self.b.ins().iadd_imm_s(offset, 16);
+        let more = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, next, 16 * 8);
+        let mut again = vec![BlockArg::Value(next)];
+        again.extend(params.iter().map(|&v| BlockArg::Value(v)));
+        let done: Vec<BlockArg> = params.iter().map(|&v| BlockArg::Value(v)).collect();
+        self.b.ins().brif(more, head, &again, exit, &done);
+
+        self.b.switch_to_block(exit);
+        let finals = self.b.block_params(exit).to_vec();
+        self.set_preds(preds, &finals);
+        self.mask = mask;
+        Ok(())
+    }
+
+    /// Makes `values` the current masks of `preds` in the predicate cache.
+    fn set_preds(&mut self, preds: &[Pred], values: &[Value]) {
+        self.pred_cache = preds
+            .iter()
+            .map(|p| p.0)
+            .zip(values.iter().copied())
+            .collect();
+    }
+
+    /// The chunk's four bits of lane mask `m` (an i32 in 0..16).
+    fn chunk_bits(&mut self, m: Value, base: Value) -> Value {
+        let s = self.b.ins().ushr(m, base);
+        self.b.ins().band_imm_s(s, 15)
+    }
+
+    /// Four mask bits as an `i32x4` of all-ones (bit set) or zero lanes.
+    fn lane_vector(&mut self, bits: Value) -> Value {
+        let v = self.b.ins().splat(I32X4, bits);
+        let weights = self.vconst([1, 2, 4, 8]);
+        let picked = self.b.ins().band(v, weights);
+        let zero = self.vconst([0; 4]);
+        self.b.ins().icmp(IntCC::NotEqual, picked, zero)
+    }
+
+    /// The lanes of `chunk` where lane mask `m` is set, as an `i32x4` mask.
+    fn mask_vector(&mut self, chunk: &Chunk, m: Value) -> Value {
+        let bits = self.chunk_bits(m, chunk.base);
+        self.lane_vector(bits)
+    }
+
+    /// An `i32x4` constant.
+    fn vconst(&mut self, lanes: [u32; 4]) -> Value {
+        let bytes: Vec<u8> = lanes.iter().flat_map(|l| l.to_le_bytes()).collect();
+        let handle = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        self.b.ins().vconst(I32X4, handle)
+    }
+
+    /// `splat(v)` for an i32 `v`.
+    fn vsplat(&mut self, v: Value) -> Value {
+        self.b.ins().splat(I32X4, v)
+    }
+
+    /// The lane indices of the chunk: `4k + [0, 1, 2, 3]`.
+    fn lane_indices(&mut self, chunk: &Chunk) -> Value {
+        let iota = self.vconst([0, 1, 2, 3]);
+        let base = self.vsplat(chunk.base);
+        self.b.ins().iadd(iota, base)
+    }
+
+    /// The executing lanes of the current instruction in the chunk (its guard and the mask).
+    fn exec_vector(&mut self, chunk: &Chunk, inst: &Inst) -> Result<Value, JitError> {
+        if inst.guard.is_always() {
+            return Ok(chunk.lanes);
+        }
+        let exec = self.exec_mask(inst.guard)?;
+        Ok(self.mask_vector(chunk, exec))
+    }
+
+    // ---- registers -----------------------------------------------------------------------
+
+    /// Register `r` of the chunk's four lanes.
+    fn vread(&mut self, chunk: &Chunk, r: Reg) -> Value {
+        if r.is_rz() {
+            return self.vconst([0; 4]);
+        }
+        if let Some(&(_, v)) = self.vcache.iter().find(|e| e.0 == r.0) {
+            if self.b.func.dfg.value_type(v) == I32X4 {
+                return v;
+            }
+            // A hoisted warp-invariant value.
+            let v = self.vsplat(v);
+            self.vcache_put(r, v);
+            return v;
+        }
+        let flags = self.regs_unaligned();
+        let v = self
+            .b
+            .ins()
+            .load(I32X4, flags, chunk.row, i32::from(r.0) * REG_ROW_BYTES);
+        self.vcache_put(r, v);
+        v
+    }
+
+    fn vcache_put(&mut self, r: Reg, v: Value) {
+        self.vcache.retain(|e| e.0 != r.0);
+        self.vcache.push((r.0, v));
+    }
+
+    /// Writes `v` to register `r` in the lanes of `exec` (an `i32x4` mask); the others keep
+    /// their value. Stored only when something after the region may read it.
+    fn vwrite(&mut self, chunk: &Chunk, r: Reg, exec: Value, v: Value) {
+        if r.is_rz() {
+            return;
+        }
+        let old = self.vread(chunk, r);
+        let new = self.b.ins().bitselect(exec, v, old);
+        if self.store_needed(r) {
+            let flags = self.regs_unaligned();
+            self.b
+                .ins()
+                .store(flags, new, chunk.row, i32::from(r.0) * REG_ROW_BYTES);
+        }
+        self.vcache_put(r, new);
+    }
+
+    /// Operand `op` (one word) for the chunk's lanes.
+    fn voperand(&mut self, chunk: &Chunk, op: Operand) -> Result<Value, JitError> {
+        Ok(match op {
+            Operand::Reg(r) => self.vread(chunk, r),
+            // The scalar reads (immediate, constant bank) are the same for every lane.
+            Operand::Imm(_) | Operand::Const { .. } => {
+                let v = self.uniform_operand(op, 1)?;
+                self.vsplat(v)
+            }
+        })
+    }
+
+    /// Source `s` read as a 32-bit integer, with its modifier (`Not`: complement, `Neg`:
+    /// two's complement, `Abs`: wrapping absolute value, `NegAbs`: its negation), as the
+    /// scalar `read_src` does for 32-bit integer types.
+    fn vsrc(&mut self, chunk: &Chunk, s: &Src) -> Result<Value, JitError> {
+        let v = self.voperand(chunk, s.operand)?;
+        Ok(match s.modifier {
+            SrcMod::None => v,
+            SrcMod::Not => self.b.ins().bnot(v),
+            SrcMod::Neg => self.b.ins().ineg(v),
+            SrcMod::Abs => self.b.ins().iabs(v),
+            SrcMod::NegAbs => {
+                let a = self.b.ins().iabs(v);
+                self.b.ins().ineg(a)
+            }
+        })
+    }
+
+    // ---- predicates ----------------------------------------------------------------------
+
+    /// `p = bits` in the chunk's lanes of `exec` (an i32 lane mask); writes to PT vanish.
+    fn vwrite_pred(
+        &mut self,
+        chunk: &Chunk,
+        p: Pred,
+        exec: Value,
+        bits: Value,
+    ) -> Result<(), JitError> {
+        if p.is_pt() {
+            return Ok(());
+        }
+        let fifteen = self.b.ins().iconst(I32, 15);
+        let own = self.b.ins().ishl(fifteen, chunk.base);
+        let exec = self.b.ins().band(exec, own);
+        let old = self.load_pred(p);
+        let new = self.b.ins().bitselect(exec, bits, old);
+        match self.pred_cache.iter_mut().find(|e| e.0 == p.0) {
+            Some(e) => e.1 = new,
+            None => return Err(self.internal("a vector predicate write outside the region's set")),
+        }
+        Ok(())
+    }
+
+    /// An `i32x4` comparison mask as lane-mask bits in the chunk's place.
+    fn vbits(&mut self, chunk: &Chunk, cmp: Value) -> Value {
+        let four = self.b.ins().vhigh_bits(I32, cmp);
+        self.b.ins().ishl(four, chunk.base)
+    }
+
+    // ---- instructions --------------------------------------------------------------------
+
+    /// One vectorisable instruction ([`vectorisable`]) for the chunk's lanes.
+    fn vector_inst(&mut self, chunk: &Chunk, inst: &Inst) -> Result<(), JitError> {
+        if inst.guard.is_never() {
+            return Ok(());
+        }
+        let exec = self.exec_vector(chunk, inst)?;
+        match &inst.op {
+            &Op::Mov { dst, src, .. } => {
+                let v = self.voperand(chunk, src)?;
+                self.vwrite(chunk, dst, exec, v);
+            }
+            &Op::Binary {
+                op, ty, dst, a, b, ..
+            } => {
+                let va = self.vsrc(chunk, &a)?;
+                let signed = ty.is_signed_int();
+                let shift_by = |t: &Self| match b.operand {
+                    Operand::Imm(amount) => Ok(amount as u32),
+                    Operand::Reg(_) | Operand::Const { .. } => {
+                        Err(t.internal("a vector shift by a register"))
+                    }
+                };
+                let r = match op {
+                    BinOp::Shl => {
+                        let n = shift_by(self)?;
+                        self.vshift(true, signed, va, n)
+                    }
+                    BinOp::Shr => {
+                        let n = shift_by(self)?;
+                        self.vshift(false, signed, va, n)
+                    }
+                    BinOp::MulHi | BinOp::MulWide | BinOp::Div | BinOp::Rem => {
+                        return Err(self.internal("a binary op without a vector form"))
+                    }
+                    BinOp::Add
+                    | BinOp::Sub
+                    | BinOp::Mul
+                    | BinOp::Min
+                    | BinOp::Max
+                    | BinOp::And
+                    | BinOp::Or
+                    | BinOp::Xor => {
+                        let vb = self.vsrc(chunk, &b)?;
+                        match op {
+                            BinOp::Add => self.b.ins().iadd(va, vb),
+                            BinOp::Sub => self.b.ins().isub(va, vb),
+                            BinOp::Mul => self.b.ins().imul(va, vb),
+                            BinOp::Min if signed => self.b.ins().smin(va, vb),
+                            BinOp::Min => self.b.ins().umin(va, vb),
+                            BinOp::Max if signed => self.b.ins().smax(va, vb),
+                            BinOp::Max => self.b.ins().umax(va, vb),
+                            BinOp::And => self.b.ins().band(va, vb),
+                            BinOp::Or => self.b.ins().bor(va, vb),
+                            BinOp::Xor => self.b.ins().bxor(va, vb),
+                            BinOp::MulHi
+                            | BinOp::MulWide
+                            | BinOp::Div
+                            | BinOp::Rem
+                            | BinOp::Shl
+                            | BinOp::Shr => {
+                                return Err(self.internal("a binary op without a vector form"))
+                            }
+                        }
+                    }
+                };
+                self.vwrite(chunk, dst, exec, r);
+            }
+            &Op::IAdd3 {
+                dst,
+                a,
+                b,
+                c,
+                carry_in,
+                ..
+            } => {
+                // Modulo 2^32, a negated addend `~x + 1` is `-x`: the carry-free sum.
+                let mut sum = self.vsrc(chunk, &a)?;
+                for s in [b, c] {
+                    let v = self.vsrc(chunk, &s)?;
+                    sum = self.b.ins().iadd(sum, v);
+                }
+                for cin in carry_in {
+                    if cin.pred.is_pt() && cin.negate {
+                        continue;
+                    }
+                    // All-ones lanes where the carry is set: subtracting adds one.
+                    let m = self.pred_mask(cin)?;
+                    let ones = self.mask_vector(chunk, m);
+                    sum = self.b.ins().isub(sum, ones);
+                }
+                self.vwrite(chunk, dst, exec, sum);
+            }
+            &Op::Imad { dst, a, b, c, .. } => {
+                let va = self.vsrc(chunk, &a)?;
+                let vb = self.vsrc(chunk, &b)?;
+                let vc = self.vsrc(chunk, &c)?;
+                let p = self.b.ins().imul(va, vb);
+                let r = self.b.ins().iadd(p, vc);
+                self.vwrite(chunk, dst, exec, r);
+            }
+            &Op::Lop3 {
+                dst, a, b, c, lut, ..
+            } => {
+                let va = self.vsrc(chunk, &a)?;
+                let vb = self.vsrc(chunk, &b)?;
+                let vc = self.vsrc(chunk, &c)?;
+                let r = self.lop3_value(lut, va, vb, vc);
+                self.vwrite(chunk, dst, exec, r);
+            }
+            &Op::SetP {
+                cmp,
+                ty,
+                combine,
+                dst,
+                dst2,
+                a,
+                b,
+                c,
+                ..
+            } => {
+                let cc = int_cmp(cmp, ty.is_signed_int())
+                    .ok_or_else(|| self.internal("a vector comparison without a condition"))?;
+                let cm = self.pred_mask(c)?;
+                let va = self.vsrc(chunk, &a)?;
+                let vb = self.vsrc(chunk, &b)?;
+                let res = self.b.ins().icmp(cc, va, vb);
+                let rm = self.vbits(chunk, res);
+                let not_rm = self.b.ins().bnot(rm);
+                let d1 = self.vbool(combine, rm, cm);
+                let d2 = self.vbool(combine, not_rm, cm);
+                let exec_bits = self.exec_mask(inst.guard)?;
+                self.vwrite_pred(chunk, dst, exec_bits, d1)?;
+                self.vwrite_pred(chunk, dst2, exec_bits, d2)?;
+            }
+            &Op::PredLogic { op, dst, a, b } => {
+                let am = self.pred_mask(a)?;
+                let bm = self.pred_mask(b)?;
+                let r = self.vbool(op, am, bm);
+                let exec_bits = self.exec_mask(inst.guard)?;
+                self.vwrite_pred(chunk, dst, exec_bits, r)?;
+            }
+            &Op::Select {
+                dst, a, b, pred, ..
+            } => {
+                let va = self.vsrc(chunk, &a)?;
+                let vb = self.vsrc(chunk, &b)?;
+                let pm = self.pred_mask(pred)?;
+                let pv = self.mask_vector(chunk, pm);
+                let r = self.b.ins().bitselect(pv, va, vb);
+                self.vwrite(chunk, dst, exec, r);
+            }
+            &Op::ReadSpecial { dst, sr } => {
+                let v = self.vspecial(chunk, sr)?;
+                self.vwrite(chunk, dst, exec, v);
+            }
+            Op::Shf(s) => {
+                let v = self.vshf(chunk, s)?;
+                self.vwrite(chunk, s.dst, exec, v);
+            }
+            Op::Nop
+            | Op::Unary { .. }
+            | Op::Lea { .. }
+            | Op::PredMove(_)
+            | Op::Convert { .. }
+            | Op::Vote { .. }
+            | Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Atomic(_)
+            | Op::Fence { .. }
+            | Op::Barrier { .. }
+            | Op::Branch { .. }
+            | Op::Exit
+            | Op::BranchConverged { .. }
+            | Op::WarpSplit { .. }
+            | Op::Shfl { .. }
+            | Op::Redux { .. }
+            | Op::Match { .. }
+            | Op::Prmt { .. }
+            | Op::Bfe { .. }
+            | Op::Bfi { .. }
+            | Op::Fma { .. }
+            | Op::IsSpace { .. }
+            | Op::PackHalves { .. }
+            | Op::PackedMinMax { .. }
+            | Op::PredLut { .. } => {
+                return Err(self.internal("an instruction without a vector form"))
+            }
+        }
+        Ok(())
+    }
+
+    /// `a op b` on lane masks.
+    fn vbool(&mut self, op: BoolOp, a: Value, b: Value) -> Value {
+        match op {
+            BoolOp::And => self.b.ins().band(a, b),
+            BoolOp::Or => self.b.ins().bor(a, b),
+            BoolOp::Xor => self.b.ins().bxor(a, b),
+        }
+    }
+
+    /// `v << amount` or `v >> amount` by an immediate: amounts of 32 or more give 0, or the
+    /// sign fill for an arithmetic right shift (`BinOp::Shl`, `BinOp::Shr`).
+    fn vshift(&mut self, left: bool, signed: bool, v: Value, amount: u32) -> Value {
+        match (left, signed) {
+            (true, _) | (false, false) if amount >= 32 => self.vconst([0; 4]),
+            (true, _) => self.b.ins().ishl_imm_s(v, i64::from(amount)),
+            (false, false) => self.b.ins().ushr_imm_s(v, i64::from(amount)),
+            (false, true) => self.b.ins().sshr_imm_s(v, i64::from(amount.min(31))),
+        }
+    }
+
+    /// `SHF` by an immediate amount: the low or high word of the 64-bit `hi:lo` shifted, with
+    /// the amount clamped (or masked by `.W`) as the scalar translation does.
+    fn vshf(&mut self, chunk: &Chunk, s: &ShfInst) -> Result<Value, JitError> {
+        let Operand::Imm(raw) = s.shift.operand else {
+            return Err(self.internal("a vector SHF by a register"));
+        };
+        let raw = raw as u32;
+        let wide = s.ty.bits() == 64;
+        let signed = !s.left && s.ty.is_signed_int();
+        let amount = match (wide, s.wrap) {
+            (true, true) => raw & 63,
+            (true, false) if raw >= 64 && !signed => {
+                // Everything shifted out.
+                return Ok(self.vconst([0; 4]));
+            }
+            (true, false) => raw.min(63),
+            (false, true) => raw & 31,
+            (false, false) => raw.min(32),
+        };
+        let lo = self.vsrc(chunk, &s.lo)?;
+        let hi = self.vsrc(chunk, &s.hi)?;
+        let n = i64::from(amount);
+        let shl = |t: &mut Self, v: Value, by: i64| t.b.ins().ishl_imm_s(v, by);
+        let ushr = |t: &mut Self, v: Value, by: i64| t.b.ins().ushr_imm_s(v, by);
+        // The word of `hi:lo` shifted by `n` (0..=63) that `.HI` selects or not.
+        Ok(match (s.left, s.high) {
+            _ if n == 0 => {
+                if s.high {
+                    hi
+                } else {
+                    lo
+                }
+            }
+            (true, false) if n >= 32 => self.vconst([0; 4]),
+            (true, false) => shl(self, lo, n),
+            (true, true) if n >= 32 => shl(self, lo, n - 32),
+            (true, true) => {
+                let h = shl(self, hi, n);
+                let l = ushr(self, lo, 32 - n);
+                self.b.ins().bor(h, l)
+            }
+            (false, false) if n >= 32 => {
+                if signed {
+                    self.b.ins().sshr_imm_s(hi, (n - 32).min(31))
+                } else {
+                    ushr(self, hi, n - 32)
+                }
+            }
+            (false, false) => {
+                let l = ushr(self, lo, n);
+                let h = shl(self, hi, 32 - n);
+                self.b.ins().bor(l, h)
+            }
+            (false, true) if signed => self.b.ins().sshr_imm_s(hi, n.min(31)),
+            (false, true) if n >= 32 => self.vconst([0; 4]),
+            (false, true) => ushr(self, hi, n),
+        })
+    }
+
+    /// `SR_TID.X` and `SR_LANEID` for the chunk's lanes.
+    fn vspecial(&mut self, chunk: &Chunk, sr: SpecialReg) -> Result<Value, JitError> {
+        let lanes = self.lane_indices(chunk);
+        match sr {
+            SpecialReg::LaneId => Ok(lanes),
+            SpecialReg::TidX => {
+                // `(warp_id * warp_size + lane) % ntid.x`, without the division when the whole
+                // warp lies in the first row (as the scalar translation does).
+                let cst = self.flags.state_const;
+                let warp_id = self.b.ins().load(I32, cst, self.ctx, off::WARP_ID);
+                let warp_size = self.b.ins().load(I32, cst, self.ctx, off::WARP_SIZE);
+                let ntx = self.b.ins().load(I32, cst, self.ctx, off::NTID);
+                let first = self.b.ins().imul(warp_id, warp_size);
+                let firsts = self.vsplat(first);
+                let linear = self.b.ins().iadd(firsts, lanes);
+                let end = self.b.ins().iadd(first, warp_size);
+                let last = self.b.ins().iadd_imm_s(end, -1);
+                let in_row = self.b.ins().icmp(IntCC::UnsignedLessThan, last, ntx);
+                let slow = self.b.create_block();
+                let join = self.b.create_block();
+                self.b.append_block_param(join, I32X4);
+                self.b
+                    .ins()
+                    .brif(in_row, join, &[BlockArg::Value(linear)], slow, &[]);
+                self.b.switch_to_block(slow);
+                self.b.set_cold_block(slow);
+                // `ntid.x` is at least 1 (ensured by `run_group`): no division by zero.
+                let mut v = linear;
+                for i in 0..WIDTH as u8 {
+                    let l = self.b.ins().extractlane(linear, i);
+                    let r = self.b.ins().urem(l, ntx);
+                    v = self.b.ins().insertlane(v, r, i);
+                }
+                self.b.ins().jump(join, &[BlockArg::Value(v)]);
+                self.b.switch_to_block(join);
+                Ok(self.b.block_params(join)[0])
+            }
+            SpecialReg::TidY
+            | SpecialReg::TidZ
+            | SpecialReg::CtaIdX
+            | SpecialReg::CtaIdY
+            | SpecialReg::CtaIdZ
+            | SpecialReg::NTidX
+            | SpecialReg::NTidY
+            | SpecialReg::NTidZ
+            | SpecialReg::NCtaIdX
+            | SpecialReg::NCtaIdY
+            | SpecialReg::NCtaIdZ
+            | SpecialReg::WarpId
+            | SpecialReg::NWarpId
+            | SpecialReg::LanemaskEq
+            | SpecialReg::LanemaskLt
+            | SpecialReg::LanemaskLe
+            | SpecialReg::LanemaskGt
+            | SpecialReg::LanemaskGe
+            | SpecialReg::ClusterCtaRank
+            | SpecialReg::SharedWindowHi => {
+                Err(self.internal("a special register without a vector form"))
+            }
+        }
+    }
+}
