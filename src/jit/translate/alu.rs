@@ -370,7 +370,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.write_pred(dst_pred, exec, bits)
     }
 
-    fn bool_op(&mut self, op: BoolOp, a: Value, b: Value) -> Value {
+    pub(super) fn bool_op(&mut self, op: BoolOp, a: Value, b: Value) -> Value {
         match op {
             BoolOp::And => self.b.ins().band(a, b),
             BoolOp::Or => self.b.ins().bor(a, b),
@@ -494,14 +494,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                     // `linear % ntid.x`; when the whole warp lies in the first row
                     // (`warp_id * warp_size + warp_size - 1 < ntid.x`, the common 1-D block) that is
                     // `linear` itself: skip the division.
-                    let warp_id = load(t, off::WARP_ID);
-                    let warp_size = load(t, off::WARP_SIZE);
-                    let first = t.b.ins().imul(warp_id, warp_size);
+                    let (first, ntx, in_row) = t.warp_tid_x_row();
                     let l = t.b.ins().iadd(first, lane.index);
-                    let ntx = load(t, off::NTID);
-                    let end = t.b.ins().iadd(first, warp_size);
-                    let last = t.b.ins().iadd_imm_s(end, -1);
-                    let in_row = t.b.ins().icmp(IntCC::UnsignedLessThan, last, ntx);
                     let slow = t.b.create_block();
                     let join = t.b.create_block();
                     t.b.append_block_param(join, I32);
@@ -1123,6 +1117,22 @@ impl<'a, 'f> Translator<'a, 'f> {
             Ok(vec![])
         })?;
         Ok(())
+    }
+
+    /// For `SR_TID.X`: the warp's first linear thread index `warp_id * warp_size`, `ntid.x`,
+    /// and whether the whole warp lies in the block's first row (`first + warp_size - 1 <
+    /// ntid.x`, the common 1-D block), where a lane's `TID.X` is its linear index itself.
+    pub(super) fn warp_tid_x_row(&mut self) -> (Value, Value, Value) {
+        let cst = self.flags.state_const;
+        let ctx = self.ctx;
+        let warp_id = self.b.ins().load(I32, cst, ctx, off::WARP_ID);
+        let warp_size = self.b.ins().load(I32, cst, ctx, off::WARP_SIZE);
+        let ntx = self.b.ins().load(I32, cst, ctx, off::NTID);
+        let first = self.b.ins().imul(warp_id, warp_size);
+        let end = self.b.ins().iadd(first, warp_size);
+        let last = self.b.ins().iadd_imm_s(end, -1);
+        let in_row = self.b.ins().icmp(IntCC::UnsignedLessThan, last, ntx);
+        (first, ntx, in_row)
     }
 
     /// `LOP3.LUT` as a 3-level multiplexer on the truth table: bit `i` of `lut` is the result

@@ -1424,6 +1424,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(self.apply_modifier(v, src.modifier, ty))
     }
 
+    /// Works on i32/i64 values and, for integer types, on `i32x4` lanes (`simd.rs`).
     fn apply_modifier(&mut self, v: Value, m: SrcMod, ty: Ty) -> Value {
         let vt = self.b.func.dfg.value_type(v);
         let sign = 1i64.wrapping_shl(ty.bits() - 1);

@@ -41,10 +41,8 @@
 
 use super::{Translator, REG_ROW_BYTES};
 use crate::ir::{
-    BinOp, BoolOp, CmpOp, ImadMode, Inst, Op, Operand, Pred, Reg, ShfInst, SpecialReg, Src, SrcMod,
-    Ty,
+    BinOp, ImadMode, Inst, Op, Operand, Pred, Reg, ShfInst, SpecialReg, Src, SrcMod, Ty,
 };
-use crate::jit::warp_ctx::off;
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64};
@@ -80,7 +78,7 @@ pub(super) fn vectorisable(inst: &Inst) -> bool {
         Op::Imad { mode, .. } => *mode == ImadMode::Lo,
         Op::Lop3 { pred_out, .. } => pred_out.is_pt(),
         Op::SetP { cmp, ty, chain, .. } => {
-            int32(*ty) && chain.is_none() && int_cmp(*cmp, ty.is_signed_int()).is_some()
+            int32(*ty) && chain.is_none() && super::alu::int_cc(*cmp, ty.is_signed_int()).is_some()
         }
         Op::PredLogic { .. } => true,
         Op::Select { ty, a, b, .. } => int32(*ty) || (ty.bits() == 32 && plain(a) && plain(b)),
@@ -113,11 +111,6 @@ pub(super) fn vectorisable(inst: &Inst) -> bool {
         | Op::PackedMinMax { .. }
         | Op::PredLut { .. } => false,
     }
-}
-
-/// The integer condition of a comparison (shared with the scalar translation).
-fn int_cmp(cmp: CmpOp, signed: bool) -> Option<IntCC> {
-    super::alu::int_cc(cmp, signed)
 }
 
 /// One chunk of four lanes inside a vector region's loop.
@@ -338,16 +331,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// scalar `read_src` does for 32-bit integer types.
     fn vsrc(&mut self, chunk: &Chunk, s: &Src) -> Result<Value, JitError> {
         let v = self.voperand(chunk, s.operand)?;
-        Ok(match s.modifier {
-            SrcMod::None => v,
-            SrcMod::Not => self.b.ins().bnot(v),
-            SrcMod::Neg => self.b.ins().ineg(v),
-            SrcMod::Abs => self.b.ins().iabs(v),
-            SrcMod::NegAbs => {
-                let a = self.b.ins().iabs(v);
-                self.b.ins().ineg(a)
-            }
-        })
+        Ok(self.apply_modifier(v, s.modifier, Ty::U32))
     }
 
     // ---- predicates ----------------------------------------------------------------------
@@ -383,7 +367,9 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     // ---- instructions --------------------------------------------------------------------
 
-    /// One vectorisable instruction ([`vectorisable`]) for the chunk's lanes.
+    /// One vectorisable instruction ([`vectorisable`]) for the chunk's lanes. Only those come
+    /// here, and `vectorisable` is the one exhaustive list of ops: the last arm is a wildcard.
+    #[allow(clippy::wildcard_enum_match_arm)]
     fn vector_inst(&mut self, chunk: &Chunk, inst: &Inst) -> Result<(), JitError> {
         if inst.guard.is_never() {
             return Ok(());
@@ -503,7 +489,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 c,
                 ..
             } => {
-                let cc = int_cmp(cmp, ty.is_signed_int())
+                let cc = super::alu::int_cc(cmp, ty.is_signed_int())
                     .ok_or_else(|| self.internal("a vector comparison without a condition"))?;
                 let cm = self.pred_mask(c)?;
                 let va = self.vsrc(chunk, &a)?;
@@ -511,8 +497,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let res = self.b.ins().icmp(cc, va, vb);
                 let rm = self.vbits(chunk, res);
                 let not_rm = self.b.ins().bnot(rm);
-                let d1 = self.vbool(combine, rm, cm);
-                let d2 = self.vbool(combine, not_rm, cm);
+                let d1 = self.bool_op(combine, rm, cm);
+                let d2 = self.bool_op(combine, not_rm, cm);
                 let exec_bits = self.exec_mask(inst.guard)?;
                 self.vwrite_pred(chunk, dst, exec_bits, d1)?;
                 self.vwrite_pred(chunk, dst2, exec_bits, d2)?;
@@ -520,7 +506,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             &Op::PredLogic { op, dst, a, b } => {
                 let am = self.pred_mask(a)?;
                 let bm = self.pred_mask(b)?;
-                let r = self.vbool(op, am, bm);
+                let r = self.bool_op(op, am, bm);
                 let exec_bits = self.exec_mask(inst.guard)?;
                 self.vwrite_pred(chunk, dst, exec_bits, r)?;
             }
@@ -542,45 +528,9 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let v = self.vshf(chunk, s)?;
                 self.vwrite(chunk, s.dst, exec, v);
             }
-            Op::Nop
-            | Op::Unary { .. }
-            | Op::Lea { .. }
-            | Op::PredMove(_)
-            | Op::Convert { .. }
-            | Op::Vote { .. }
-            | Op::Load { .. }
-            | Op::Store { .. }
-            | Op::Atomic(_)
-            | Op::Fence { .. }
-            | Op::Barrier { .. }
-            | Op::Branch { .. }
-            | Op::Exit
-            | Op::BranchConverged { .. }
-            | Op::WarpSplit { .. }
-            | Op::Shfl { .. }
-            | Op::Redux { .. }
-            | Op::Match { .. }
-            | Op::Prmt { .. }
-            | Op::Bfe { .. }
-            | Op::Bfi { .. }
-            | Op::Fma { .. }
-            | Op::IsSpace { .. }
-            | Op::PackHalves { .. }
-            | Op::PackedMinMax { .. }
-            | Op::PredLut { .. } => {
-                return Err(self.internal("an instruction without a vector form"))
-            }
+            _ => return Err(self.internal("an instruction without a vector form")),
         }
         Ok(())
-    }
-
-    /// `a op b` on lane masks.
-    fn vbool(&mut self, op: BoolOp, a: Value, b: Value) -> Value {
-        match op {
-            BoolOp::And => self.b.ins().band(a, b),
-            BoolOp::Or => self.b.ins().bor(a, b),
-            BoolOp::Xor => self.b.ins().bxor(a, b),
-        }
     }
 
     /// `v << amount` or `v >> amount` by an immediate: amounts of 32 or more give 0, or the
@@ -661,16 +611,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             SpecialReg::TidX => {
                 // `(warp_id * warp_size + lane) % ntid.x`, without the division when the whole
                 // warp lies in the first row (as the scalar translation does).
-                let cst = self.flags.state_const;
-                let warp_id = self.b.ins().load(I32, cst, self.ctx, off::WARP_ID);
-                let warp_size = self.b.ins().load(I32, cst, self.ctx, off::WARP_SIZE);
-                let ntx = self.b.ins().load(I32, cst, self.ctx, off::NTID);
-                let first = self.b.ins().imul(warp_id, warp_size);
+                let (first, ntx, in_row) = self.warp_tid_x_row();
                 let firsts = self.vsplat(first);
                 let linear = self.b.ins().iadd(firsts, lanes);
-                let end = self.b.ins().iadd(first, warp_size);
-                let last = self.b.ins().iadd_imm_s(end, -1);
-                let in_row = self.b.ins().icmp(IntCC::UnsignedLessThan, last, ntx);
                 let slow = self.b.create_block();
                 let join = self.b.create_block();
                 self.b.append_block_param(join, I32X4);
