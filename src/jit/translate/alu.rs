@@ -1138,7 +1138,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// `LOP3.LUT` as a 3-level multiplexer on the truth table: bit `i` of `lut` is the result
     /// for `(a<<2)|(b<<1)|c == i`.
     pub(super) fn lop3_value(&mut self, lut: u8, a: Value, b: Value, c: Value) -> Value {
-        // Works on i32 values and on `i32x4` lanes (`simd.rs`) alike.
+        // Works on i32 values and on `i32x4` lanes (`simd/`) alike.
         let table = |t: &mut Self, two: u8| -> Value {
             // f(c) for the two entries (c=0 -> bit 0, c=1 -> bit 1).
             match two & 3 {

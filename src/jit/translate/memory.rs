@@ -314,6 +314,27 @@ impl<'a, 'f> Translator<'a, 'f> {
         size: u32,
         global_only: bool,
     ) -> Result<Value, JitError> {
+        let (host, bad) = self.pointer_test(space, addr, size, global_only);
+        let fault = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.set_cold_block(fault);
+        self.b.ins().brif(bad, fault, &[], ok, &[]);
+        self.b.switch_to_block(fault);
+        self.jump_trap(lane.index, space, size, addr);
+        self.b.switch_to_block(ok);
+        Ok(host)
+    }
+
+    /// The check of [`Self::checked_pointer_in`] without the branch: the host pointer of an
+    /// access of `size` bytes at device address `addr` in `space`, and whether the access
+    /// faults (an i8, non-zero when it does; the pointer is then meaningless).
+    pub(super) fn pointer_test(
+        &mut self,
+        space: Space,
+        addr: Value,
+        size: u32,
+        global_only: bool,
+    ) -> (Value, Value) {
         let cst = self.flags.state_const;
         let k = warp_ctx::limit_index(size);
         let limit_at = |off: i32| off + 8 * k as i32;
@@ -326,7 +347,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 t.b.ins().rotr_imm_u(offset, k as i64)
             }
         };
-        let (host, bad) = match space {
+        match space {
             Space::Shared | Space::Global | Space::Const => {
                 let (base_off, limit_off) = match space {
                     Space::Shared => (off::SHARED_BASE, off::SHARED_LIMIT),
@@ -389,15 +410,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let s_ptr = self.b.ins().iadd(shared_base, s_off);
                 (self.b.ins().select(is_global, g_ptr, s_ptr), bad)
             }
-        };
-        let fault = self.b.create_block();
-        let ok = self.b.create_block();
-        self.b.set_cold_block(fault);
-        self.b.ins().brif(bad, fault, &[], ok, &[]);
-        self.b.switch_to_block(fault);
-        self.jump_trap(lane.index, space, size, addr);
-        self.b.switch_to_block(ok);
-        Ok(host)
+        }
     }
 
     fn device_flags(&self, space: Space) -> MemFlagsData {
@@ -415,7 +428,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         access: &'a MemAccess,
         dst: Reg,
     ) -> Result<Flow, JitError> {
-        let (space, ty, order) = (access.space, access.ty, access.order);
+        let (ty, order) = (access.ty, access.order);
         if g.is_never() {
             return Ok(Flow::Next(self.mask));
         }
@@ -425,19 +438,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.b.ins().fence();
         }
         let exec = self.exec_mask(g)?;
-        let flags = self.device_flags(space);
-        // A vector access: the whole access checked once, then one load per element.
-        let size = access.bytes();
-        let (elem, n) = (ty.bytes(), u16::from(access.vector));
         self.lane_loop(exec, &[], |t, lane, _| {
-            let a = t.lane_address(lane, access)?;
-            let p = t.checked_pointer(lane, space, a, size)?;
-            let mut values = Vec::with_capacity(usize::from(n));
-            for i in 0..n {
-                let at = i32::from(i) * elem as i32;
-                values.push(t.load_element(ty, flags, p, at)?);
-            }
-            for (i, v) in (0..n).zip(values) {
+            let values = t.load_lane(lane, access)?;
+            for (i, v) in (0..).zip(values) {
                 t.write_reg(lane, dst.word(i * words), words, v);
             }
             Ok(vec![])
@@ -455,6 +458,42 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
         }
         Ok(Flow::Next(self.mask))
+    }
+
+    /// One lane's load of `access`: its address, checked (the lane traps if it fails), then
+    /// one host load per element, each extended to its register value (an i32, or an i64 for
+    /// 64-bit types). A vector access is checked once, as a whole.
+    pub(super) fn load_lane(
+        &mut self,
+        lane: &Lane,
+        access: &MemAccess,
+    ) -> Result<Vec<Value>, JitError> {
+        let a = self.lane_address(lane, access)?;
+        let p = self.checked_pointer(lane, access.space, a, access.bytes())?;
+        let flags = self.device_flags(access.space);
+        let elem = access.ty.bytes() as i32;
+        (0..i32::from(access.vector))
+            .map(|i| self.load_element(access.ty, flags, p, i * elem))
+            .collect()
+    }
+
+    /// One lane's store of `access` of the element values `values` (register values, as
+    /// [`Self::load_lane`] gives them): its address, checked as a whole, then one host store
+    /// per element.
+    pub(super) fn store_lane(
+        &mut self,
+        lane: &Lane,
+        access: &MemAccess,
+        values: &[Value],
+    ) -> Result<(), JitError> {
+        let a = self.lane_address(lane, access)?;
+        let p = self.checked_pointer(lane, access.space, a, access.bytes())?;
+        let flags = self.device_flags(access.space);
+        let elem = access.ty.bytes();
+        for (i, &v) in (0..).zip(values) {
+            self.store_element(elem, flags, v, p, i * elem as i32);
+        }
+        Ok(())
     }
 
     /// One element of `ty` loaded from `p + at`, extended to its register value (an i32, or an
@@ -525,24 +564,16 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
         }
         let exec = self.exec_mask(g)?;
-        let flags = self.device_flags(space);
         if ty == Ty::B128 {
             return Err(self.unsupported("a b128 store (validation admits b128 in atomics only)"));
         }
-        // A vector access: every element read, the whole access checked, then one store per
-        // element.
-        let size = access.bytes();
-        let (elem, n) = (ty.bytes(), u16::from(access.vector));
+        let n = u16::from(access.vector);
         self.lane_loop(exec, &[], |t, lane, _| {
             let mut values = Vec::with_capacity(usize::from(n));
             for i in 0..n {
                 values.push(t.read_operand(lane, src.word(i * words), words)?);
             }
-            let a = t.lane_address(lane, access)?;
-            let p = t.checked_pointer(lane, space, a, size)?;
-            for (i, v) in (0..n).zip(values) {
-                t.store_element(elem, flags, v, p, i32::from(i) * elem as i32);
-            }
+            t.store_lane(lane, access, &values)?;
             Ok(vec![])
         })?;
         match order {

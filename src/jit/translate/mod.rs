@@ -35,9 +35,9 @@
 //!   region loop as masks (a lane updates its own bit) and are stored once after it, and each
 //!   atomic's counter is one `popcnt` after the loop. An instruction's guard becomes a per-lane
 //!   branch around its body. Only the first instruction of a region has an entry block.
-//! * **SIMD lanes** (`simd.rs`): a fused region of nothing but 32-bit integer register work
-//!   runs chunk-major instead, four lanes at a time in `i32x4` code, over the warp's eight
-//!   chunks of four lanes.
+//! * **SIMD lanes** (`simd/`): a fused region of nothing but 32-bit integer register work and
+//!   at most one plain load or store runs chunk-major instead, four lanes at a time in `i32x4`
+//!   code, over the warp's eight chunks of four lanes.
 //! * **Dead register stores are skipped** ([`KernelInfo::live_out`]): a register value no
 //!   instruction after the region can read, and that the rest of the lane's pass reads from the
 //!   register cache, never reaches the register file (in `counter`, the address and the
@@ -195,11 +195,14 @@ pub(super) struct Translator<'a, 'f> {
     /// While an invariant writer runs once for the warp (`invariant.rs`): register writes go
     /// to the register cache only; the caller stores them into every lane's slot.
     splatting: bool,
-    /// `Plan::simd`: vectorised fused regions (`simd.rs`).
+    /// `Plan::simd`: vectorised fused regions (`simd/`).
     simd: bool,
-    /// In a vectorised region (`simd.rs`): the chunk's value of each register known in its pass
+    /// In a vectorised region (`simd/`): the chunk's value of each register known in its pass
     /// (`i32x4`), or a hoisted invariant (i32) to splat.
     vcache: Vec<(u16, Value)>,
+    /// In a vectorised region: the scalar values of the warp-invariant writers hoisted before
+    /// its loop (the scalar code of its memory access reads them).
+    vhoisted: Vec<(u16, Value)>,
 }
 
 fn arg(v: Value) -> BlockArg {
@@ -311,6 +314,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             splatting: false,
             simd: plan.simd,
             vcache: Vec::new(),
+            vhoisted: Vec::new(),
         };
         t.build_entry(pc, mask, zero64)?;
         t.build_exits();
@@ -558,18 +562,21 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// Whether a region of the single instruction `pc` goes through [`Self::build_region`]
-    /// for its vector translation (`simd.rs`).
+    /// for its vector translation (`simd/`).
     fn vector_alone(&self, pc: usize) -> bool {
         let inst = &self.kernel.insts[pc];
         self.simd
-            && fusion_of(self.kernel, self.info, inst, self.aggregate) == Fusion::Alu
+            && matches!(
+                fusion_of(self.kernel, self.info, inst, self.aggregate),
+                Fusion::Alu | Fusion::Memory
+            )
             && simd::vectorisable(inst)
             && !self.is_invariant_writer(inst)
     }
 
     /// A fused region (see [`fusion_regions`]): one lane loop runs every instruction of the
     /// region for one lane before the next lane, or, when every instruction has a vector
-    /// translation, one loop runs them for four lanes at a time (`simd.rs`). Atomic counters
+    /// translation, one loop runs them for four lanes at a time (`simd/`). Atomic counters
     /// are added once, after the loop, from each atomic's executing-lane count.
     fn build_region(&mut self, region: std::ops::Range<usize>) -> Result<(), JitError> {
         let start = region.start as u32;
@@ -610,7 +617,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let hoisted_values = std::mem::take(&mut self.reg_cache);
         // The rest runs four lanes at a time when all of it has a vector translation
-        // (`simd.rs`), else lane by lane.
+        // (`simd/`), else lane by lane.
         let pcs: Vec<usize> = region.clone().filter(|pc| !hoisted.contains(pc)).collect();
         let vector = self.simd
             && pcs
@@ -1424,7 +1431,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(self.apply_modifier(v, src.modifier, ty))
     }
 
-    /// Works on i32/i64 values and, for integer types, on `i32x4` lanes (`simd.rs`).
+    /// Works on i32/i64 values and, for integer types, on `i32x4` lanes (`simd/`).
     fn apply_modifier(&mut self, v: Value, m: SrcMod, ty: Ty) -> Value {
         let vt = self.b.func.dfg.value_type(v);
         let sign = 1i64.wrapping_shl(ty.bits() - 1);
@@ -1806,7 +1813,7 @@ pub(crate) struct Plan {
     /// `JitOptions::warp_aggregation`: which aggregable atomics (`memory.rs`) take the
     /// warp-aggregated path (and are therefore not fused).
     pub warp_aggregation: crate::jit::Aggregation,
-    /// `JitOptions::simd`: vectorised fused regions (`simd.rs`).
+    /// `JitOptions::simd`: vectorised fused regions (`simd/`).
     pub simd: bool,
 }
 

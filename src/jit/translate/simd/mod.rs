@@ -1,5 +1,5 @@
-//! SIMD lanes: the pure 32-bit register work of a fused region runs four lanes at a time, as
-//! Cranelift `i32x4` code, instead of one lane at a time.
+//! SIMD lanes: the 32-bit integer register work of a fused region, and its one load or store,
+//! run four lanes at a time as Cranelift `i32x4` code instead of one lane at a time.
 //!
 //! # Where it applies
 //!
@@ -7,16 +7,17 @@
 //! warp-invariant writers, has a vector translation ([`vectorisable`]) runs *chunk-major*: a
 //! loop over the warp's eight chunks of four lanes runs the whole region for a chunk, then
 //! the next chunk. That is lane-major order four lanes at a time, indistinguishable from the
-//! scalar region loop and from instruction-major order for the reason fusion is (vector
-//! instructions are pure work on one lane's registers and predicate bits: no memory, no
-//! other lane). Typical regions are the address and index arithmetic at a kernel's start and
-//! the comparison chains before a branch or an exit.
+//! scalar region loop and from instruction-major order for the reason fusion is (register
+//! instructions are pure work on one lane's registers and predicate bits, and the region's
+//! one memory access is performed by its lanes in lane order, `memory.rs`). Typical regions
+//! are the address arithmetic and the load at a kernel's start and the comparison chains
+//! before a branch or an exit.
 //!
-//! Regions that mix vectorisable instructions with others stay scalar. Splitting them into a
-//! vector run and a lane loop (tried first) made `hist_shared` 1.7 × slower and `min64_cas`
-//! 12 % slower than vectorising whole regions only, even with the vector run's stores made
-//! scalar and its loads removed, so the cost is in the split itself, not in the vector
-//! accesses; `docs/performance.md` has the figures.
+//! Regions that mix vectorisable instructions with others (an atomic, a float op) stay
+//! scalar. Splitting them into a vector run and a lane loop (tried first) made `hist_shared`
+//! 1.7 × slower and `min64_cas` 12 % slower than vectorising whole regions only, even with the
+//! vector run's stores made scalar and its loads removed, so the cost is in the split itself,
+//! not in the vector accesses; `docs/performance.md` has the figures.
 //!
 //! # How a chunk runs
 //!
@@ -34,10 +35,15 @@
 //!   predicate write replaces only the chunk's executing bits.
 //! * Operations are exactly the scalar ones lane by lane: wrapping 32-bit add, subtract and
 //!   low multiply, bitwise logic, min/max, shifts by an immediate (with the IR's rule for
-//!   amounts of 32 or more), integer comparisons, selects. Anything else (64-bit values,
-//!   floats, carries out, division) stays scalar.
+//!   amounts of 32 or more), integer comparisons, selects, and the 64-bit product and sum of
+//!   `IMAD.WIDE`/`.HI` in two `i64x2` halves. Anything else (floats, carries out, division)
+//!   stays scalar.
+//! * Loads and stores: contiguous ones as 16-byte host accesses, loads from a warp-invariant
+//!   address once per chunk, the rest lane by lane with the scalar code (`memory.rs`).
 //!
 //! `JitOptions::simd` turns it off (`ATOMJIT_SIMD=off`) to compare.
+
+mod memory;
 
 use super::{Translator, REG_ROW_BYTES};
 use crate::ir::{
@@ -45,15 +51,16 @@ use crate::ir::{
 };
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I32X4, I64};
-use cranelift_codegen::ir::{BlockArg, ConstantData, InstBuilder, Value};
+use cranelift_codegen::ir::types::{I32, I32X4, I64, I64X2, I8X16};
+use cranelift_codegen::ir::{BlockArg, ConstantData, Endianness, InstBuilder, MemFlagsData, Value};
 
 /// Lanes per vector.
 const WIDTH: i64 = 4;
 
-/// Whether `inst` (already a fusable per-lane instruction, `Fusion::Alu`) has a vector
-/// translation: 32-bit integer register work whose every operand and result is one word per
-/// lane, see the module docs. Its guard may be anything.
+/// Whether `inst` (already a fusable per-lane instruction, `Fusion::Alu` or `Fusion::Memory`)
+/// has a vector translation: 32-bit integer register work (64-bit only in `IMAD.WIDE`/`.HI`),
+/// or a plain load or store ([`memory::vector_access`]); see the module docs. Its guard may be
+/// anything.
 pub(super) fn vectorisable(inst: &Inst) -> bool {
     let int32 = |ty: Ty| ty.is_int() && ty.bits() == 32;
     let plain = |s: &Src| s.modifier == SrcMod::None;
@@ -75,7 +82,8 @@ pub(super) fn vectorisable(inst: &Inst) -> bool {
                 }
         }
         Op::IAdd3 { carry_out, .. } => carry_out.iter().all(|p| p.is_pt()),
-        Op::Imad { mode, .. } => *mode == ImadMode::Lo,
+        // The 64-bit addend of `.HI` and `.WIDE` is read without a modifier.
+        Op::Imad { mode, c, .. } => *mode == ImadMode::Lo || plain(c),
         Op::Lop3 { pred_out, .. } => pred_out.is_pt(),
         Op::SetP { cmp, ty, chain, .. } => {
             int32(*ty) && chain.is_none() && super::alu::int_cc(*cmp, ty.is_signed_int()).is_some()
@@ -84,14 +92,13 @@ pub(super) fn vectorisable(inst: &Inst) -> bool {
         Op::Select { ty, a, b, .. } => int32(*ty) || (ty.bits() == 32 && plain(a) && plain(b)),
         Op::ReadSpecial { sr, .. } => matches!(sr, SpecialReg::TidX | SpecialReg::LaneId),
         Op::Shf(s) => matches!(s.shift.operand, Operand::Imm(_)) && plain(&s.shift),
+        Op::Load { access, .. } | Op::Store { access, .. } => memory::vector_access(access),
         Op::Nop
         | Op::Unary { .. }
         | Op::Lea { .. }
         | Op::PredMove(_)
         | Op::Convert { .. }
         | Op::Vote { .. }
-        | Op::Load { .. }
-        | Op::Store { .. }
         | Op::Atomic(_)
         | Op::Fence { .. }
         | Op::Barrier { .. }
@@ -175,6 +182,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let chunk = Chunk { row, base, lanes };
         self.vcache.clear();
         self.vcache.extend_from_slice(hoisted_values);
+        self.vhoisted = hoisted_values.to_vec();
         let result = pcs.iter().try_for_each(|&pc| {
             self.pc = pc as u32;
             self.insts = self
@@ -185,6 +193,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.vector_inst(&chunk, &self.kernel.insts[pc])
         });
         self.vcache.clear();
+        self.vhoisted.clear();
         result?;
         let out = current(self)?;
         self.b.ins().jump(latch, &out);
@@ -307,9 +316,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         let new = self.b.ins().bitselect(exec, v, old);
         if self.store_needed(r) {
             let flags = self.regs_unaligned();
-            self.b
-                .ins()
-                .store(flags, new, chunk.row, i32::from(r.0) * REG_ROW_BYTES);
+            let at = i32::from(r.0) * REG_ROW_BYTES;
+            self.b.ins().store(flags, new, chunk.row, at);
         }
         self.vcache_put(r, new);
     }
@@ -461,7 +469,14 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
                 self.vwrite(chunk, dst, exec, sum);
             }
-            &Op::Imad { dst, a, b, c, .. } => {
+            &Op::Imad {
+                mode: ImadMode::Lo,
+                dst,
+                a,
+                b,
+                c,
+                ..
+            } => {
                 let va = self.vsrc(chunk, &a)?;
                 let vb = self.vsrc(chunk, &b)?;
                 let vc = self.vsrc(chunk, &c)?;
@@ -469,6 +484,24 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let r = self.b.ins().iadd(p, vc);
                 self.vwrite(chunk, dst, exec, r);
             }
+            &Op::Imad {
+                mode,
+                signed,
+                dst,
+                a,
+                b,
+                c,
+            } => {
+                let [lo, hi] = self.vimad_wide(chunk, signed, &a, &b, c.operand)?;
+                if mode == ImadMode::Wide {
+                    self.vwrite(chunk, dst, exec, lo);
+                    self.vwrite(chunk, dst.word(1), exec, hi);
+                } else {
+                    self.vwrite(chunk, dst, exec, hi);
+                }
+            }
+            Op::Load { access, dst } => self.vector_load(chunk, inst, access, *dst)?,
+            Op::Store { access, src } => self.vector_store(chunk, inst, access, *src)?,
             &Op::Lop3 {
                 dst, a, b, c, lut, ..
             } => {
@@ -531,6 +564,81 @@ impl<'a, 'f> Translator<'a, 'f> {
             _ => return Err(self.internal("an instruction without a vector form")),
         }
         Ok(())
+    }
+
+    /// The 64-bit `a * b + c` of `IMAD.WIDE` and `IMAD.HI` for the chunk's lanes, as its low
+    /// and high words: the factors extended to 64 bits (by sign when `signed`), multiplied and
+    /// added in two `i64x2` halves, the addend `c` a register pair or a uniform 64-bit value.
+    fn vimad_wide(
+        &mut self,
+        chunk: &Chunk,
+        signed: bool,
+        a: &Src,
+        b: &Src,
+        c: Operand,
+    ) -> Result<[Value; 2], JitError> {
+        let va = self.vsrc(chunk, a)?;
+        let vb = self.vsrc(chunk, b)?;
+        let widen = |t: &mut Self, v: Value, high: bool| match (signed, high) {
+            (false, false) => t.b.ins().uwiden_low(v),
+            (false, true) => t.b.ins().uwiden_high(v),
+            (true, false) => t.b.ins().swiden_low(v),
+            (true, true) => t.b.ins().swiden_high(v),
+        };
+        let (c01, c23) = match c {
+            Operand::Reg(r) => {
+                let lo = self.vread(chunk, r);
+                let hi = self.vread(chunk, r.word(1));
+                let c01 = self.vpick(lo, hi, [0, 4, 1, 5]);
+                let c23 = self.vpick(lo, hi, [2, 6, 3, 7]);
+                (self.as_i64x2(c01), self.as_i64x2(c23))
+            }
+            Operand::Imm(_) | Operand::Const { .. } => {
+                let v = self.uniform_operand(c, 2)?;
+                let v = self.b.ins().splat(I64X2, v);
+                (v, v)
+            }
+        };
+        // Lanes 0 and 1, then lanes 2 and 3.
+        let a01 = widen(self, va, false);
+        let b01 = widen(self, vb, false);
+        let a23 = widen(self, va, true);
+        let b23 = widen(self, vb, true);
+        let p01 = self.b.ins().imul(a01, b01);
+        let p23 = self.b.ins().imul(a23, b23);
+        let s01 = self.b.ins().iadd(p01, c01);
+        let s23 = self.b.ins().iadd(p23, c23);
+        let lo = self.vpick(s01, s23, [0, 2, 4, 6]);
+        let hi = self.vpick(s01, s23, [1, 3, 5, 7]);
+        Ok([lo, hi])
+    }
+
+    /// The 32-bit words `idx` (each 0..8) of the eight words of `a` then `b` (any 128-bit
+    /// vectors, in little-endian lane order), as an `i32x4`.
+    fn vpick(&mut self, a: Value, b: Value, idx: [u8; 4]) -> Value {
+        let le = MemFlagsData::new().with_endianness(Endianness::Little);
+        let bytes_of = |t: &mut Self, v: Value| {
+            if t.b.func.dfg.value_type(v) == I8X16 {
+                v
+            } else {
+                t.b.ins().bitcast(I8X16, le, v)
+            }
+        };
+        let a = bytes_of(self, a);
+        let b = bytes_of(self, b);
+        let lanes: Vec<u8> = idx
+            .iter()
+            .flat_map(|&w| (0..4).map(move |k| w * 4 + k))
+            .collect();
+        let mask = self.b.func.dfg.immediates.push(ConstantData::from(lanes));
+        let picked = self.b.ins().shuffle(a, b, mask);
+        self.b.ins().bitcast(I32X4, le, picked)
+    }
+
+    /// An `i32x4` viewed as an `i64x2` (word pairs, low word first).
+    fn as_i64x2(&mut self, v: Value) -> Value {
+        let le = MemFlagsData::new().with_endianness(Endianness::Little);
+        self.b.ins().bitcast(I64X2, le, v)
     }
 
     /// `v << amount` or `v >> amount` by an immediate: amounts of 32 or more give 0, or the
