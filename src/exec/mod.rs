@@ -16,7 +16,11 @@
 //! until something the scheduler must see ([`GroupExit`]): all lanes exited, a yield at a
 //! backward branch, a divergent branch, a barrier, the group's reconvergence point, or a trap.
 //! Backends never see groups or joins; the scheduler never sees instructions. This is the seam
-//! between `exec` and the two backends (`interp`, `jit`).
+//! between `exec` and the two backends (`interp`, `jit`). Warps that have not run yet are
+//! handed over several at a time ([`WarpRunner::run_launch_groups`]): the backend runs each
+//! one's launch group (pc 0, all its lanes) in turn and returns at the first that does not
+//! exit, so a kernel in which nothing diverges or waits costs one backend call per run of
+//! warps.
 //!
 //! # Register file layout (shared with the JIT's generated code)
 //!
@@ -86,7 +90,8 @@ pub struct CtaEnv<'a> {
     pub nctaid: [u32; 3],
 }
 
-/// A kernel prepared by a backend: runs one group of one warp at a time.
+/// A kernel prepared by a backend: runs one group of one warp at a time, or the launch groups
+/// of several fresh warps of a CTA in one call ([`WarpRunner::run_launch_groups`]).
 pub trait WarpRunner: Send + Sync {
     /// Runs the lanes `mask` of `warp`, all at `pc`, until a [`GroupExit`] event. If `stop_pc`
     /// is `Some(p)`, the group stops *before* executing instruction `p` (returning
@@ -131,6 +136,71 @@ pub trait WarpRunner: Send + Sync {
         let _ = cache;
         self.run_group(warp, env, pc, mask, stop_pc)
     }
+
+    /// Runs the *launch groups* (pc 0, every lane of [`WarpState::lanes`], no stop pc) of the
+    /// warps of `warps`, one after the other in index order, and stops right after the first
+    /// warp whose group does not exit. Returns how many warps ran (at least one, unless
+    /// `warps` is empty) and the last one's [`GroupExit`] ([`GroupExit::Exited`] if every warp
+    /// exited). A backend may also stop after any warp that exited: the scheduler then offers
+    /// the rest again.
+    ///
+    /// The scheduler calls it for each run of consecutive warps of a CTA that have not run yet
+    /// (when no barrier has arrivals), so that a kernel in which nothing diverges or waits pays
+    /// a backend's per-call cost (for the JIT: the downcast of `cache` and its checks) once
+    /// per run of warps instead of once per warp.
+    ///
+    /// Must behave exactly as [`WarpRunner::run_group_prepared`] called for each warp in
+    /// turn, which is what the default does ([`run_launch_groups_each`]): the same effects in
+    /// the same order, the same counters, the same events.
+    ///
+    /// # Safety
+    ///
+    /// As for [`WarpRunner::run_group_prepared`].
+    unsafe fn run_launch_groups(
+        &self,
+        cache: &mut RunnerCache,
+        warps: &mut dyn LaunchGroups,
+        env: &CtaEnv,
+    ) -> (usize, GroupExit) {
+        // SAFETY: this function's contract is `run_group_prepared`'s.
+        unsafe { run_launch_groups_each(self, cache, warps, env) }
+    }
+}
+
+/// The warps whose launch groups [`WarpRunner::run_launch_groups`] runs: consecutive warps of
+/// one CTA, in index order. An object-safe view, so that the scheduler keeps its own warp type
+/// (the state of warp `i` lives inside the scheduler's bookkeeping of it).
+pub trait LaunchGroups {
+    /// How many warps the run holds.
+    fn warps(&self) -> usize;
+    /// The state of warp `i` of the run (`i < self.warps()`).
+    fn state(&mut self, i: usize) -> &mut WarpState;
+}
+
+/// [`WarpRunner::run_launch_groups`] one warp at a time: [`WarpRunner::run_group_prepared`]
+/// for each warp's launch group until one does not exit (the trait's default, and what a
+/// backend falls back to when it cannot do better).
+///
+/// # Safety
+///
+/// As for [`WarpRunner::run_group_prepared`].
+pub unsafe fn run_launch_groups_each<R: WarpRunner + ?Sized>(
+    runner: &R,
+    cache: &mut RunnerCache,
+    warps: &mut dyn LaunchGroups,
+    env: &CtaEnv,
+) -> (usize, GroupExit) {
+    let count = warps.warps();
+    for i in 0..count {
+        let warp = warps.state(i);
+        let mask = warp.lanes;
+        // SAFETY: the caller's contract.
+        let exit = unsafe { runner.run_group_prepared(cache, warp, env, 0, mask, None) };
+        if exit != GroupExit::Exited {
+            return (i + 1, exit);
+        }
+    }
+    (count, GroupExit::Exited)
 }
 
 /// A slot in which a backend keeps state between calls (see [`WarpRunner::prepare_cta`]):

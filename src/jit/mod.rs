@@ -37,7 +37,8 @@ mod warp_ctx;
 mod tests;
 
 use crate::exec::{
-    CtaEnv, GroupExit, RunnerCache, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE,
+    run_launch_groups_each, CtaEnv, GroupExit, LaunchGroups, RunnerCache, TrapInfo, TrapReason,
+    WarpRunner, WarpState, WARP_STRIDE,
 };
 use crate::ir::Kernel;
 use crate::valid::KernelInfo;
@@ -642,19 +643,30 @@ impl JitKernel {
     /// Whether the compiled function can run a group at `pc` (if not, the interpreter runs it),
     /// after making sure the warp's files are as large as the generated code assumes.
     fn prepare_warp(&self, warp: &mut WarpState, pc: u32) -> bool {
-        if !self.resumable.get(pc as usize).copied().unwrap_or(true) {
-            // The scheduler only starts groups at branch targets, fall-throughs, barrier
-            // resumptions and reconvergence points; any other pc is outside the compiled entry
-            // table, and the reference interpreter runs that group instead (same semantics).
+        if !self.resumable(pc) {
             return false;
         }
-        // The generated code indexes registers and predicates without bounds checks: make sure
-        // the warp's files are as large as the kernel's (they are for a warp created for it).
+        self.ensure_files(warp);
+        true
+    }
+
+    /// Whether the compiled function can start a group at `pc`. The scheduler only starts
+    /// groups at branch targets, fall-throughs, barrier resumptions and reconvergence points;
+    /// any other pc is outside the compiled entry table, and the reference interpreter runs
+    /// that group instead (same semantics).
+    #[inline(always)]
+    fn resumable(&self, pc: u32) -> bool {
+        self.resumable.get(pc as usize).copied().unwrap_or(true)
+    }
+
+    /// The generated code indexes registers and predicates without bounds checks: makes sure
+    /// the warp's files are as large as the kernel's (they are for a warp created for it).
+    #[inline(always)]
+    fn ensure_files(&self, warp: &mut WarpState) {
         let reg_words = self.num_regs as usize * WARP_STRIDE;
         if warp.regs.len() < reg_words || warp.preds.len() < self.num_preds as usize {
             self.grow_files(warp);
         }
-        true
     }
 
     /// Grows a warp's register and predicate files to the kernel's sizes (zero-filled).
@@ -682,6 +694,23 @@ impl JitKernel {
         mask: u32,
         stop_pc: Option<u32>,
     ) -> GroupExit {
+        let code = self.run_code(ctx, warp, pc, mask, stop_pc);
+        self.event(code, ctx, warp, env, (pc, mask, stop_pc))
+    }
+
+    /// The compiled code's part of [`JitKernel::call`]: sets the per-warp fields of `ctx`,
+    /// runs the code from `pc` for the lanes `mask` and returns its event code, with the
+    /// exited lanes copied back into `warp`. `ctx` was built for the environment of the call
+    /// (see the safety comment below).
+    #[inline(always)]
+    fn run_code(
+        &self,
+        ctx: &mut WarpCtx,
+        warp: &mut WarpState,
+        pc: u32,
+        mask: u32,
+        stop_pc: Option<u32>,
+    ) -> u32 {
         ctx.regs = warp.regs.as_mut_ptr();
         ctx.preds = warp.preds.as_mut_ptr();
         ctx.stats = &mut warp.stats;
@@ -696,16 +725,31 @@ impl JitKernel {
         // file (`num_regs * 32` words, ensured by `prepare_warp`), the predicate file, and the
         // warp's counters (set just above from `warp`, borrowed for the call); the shared
         // window, the global arena and the constant bank of `env` (`run_group` built `ctx` for
-        // `env` just now; `run_group_prepared`'s contract says `prepare_cta` last saw an equal
-        // `env`, and `prepare_cta` rebuilds the context unless its `CtxKey` shows it was built
-        // for the same regions at the same addresses and lengths; the generated code checks
-        // every device access against the limits in `ctx` before touching memory; the bank is
-        // at least `cbank_needed` bytes or a padded copy the caller keeps alive). `pc_arg` is at most the instruction count
-        // (the implicit-exit block). The regions are accessed with plain moves while other
+        // `env` just now; the contracts of `run_group_prepared` and `run_launch_groups` say
+        // `prepare_cta` last saw an equal `env`, and `prepare_cta` rebuilds the context unless
+        // its `CtxKey` shows it was built for the same regions at the same addresses and
+        // lengths; the generated code checks every device access against the limits in `ctx`
+        // before touching memory; the bank is at least `cbank_needed` bytes or a padded copy
+        // the caller keeps alive). `pc_arg` is at most the instruction count (the
+        // implicit-exit block). The regions are accessed with plain moves while other
         // threads may use host atomics on them, which is what `Region` is designed for (every
         // access is naturally aligned and single-copy atomic on the host).
         let code = unsafe { self.enter(ctx, pc_arg, mask, stop_pc.unwrap_or(NO_STOP)) };
         warp.exited = ctx.exited;
+        code
+    }
+
+    /// The [`GroupExit`] of the event `code` that [`JitKernel::run_code`] returned after
+    /// running the group `(pc, mask, stop_pc)` of `warp`, from the payload in `ctx`.
+    #[inline(always)]
+    fn event(
+        &self,
+        code: u32,
+        ctx: &mut WarpCtx,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        (pc, mask, stop_pc): (u32, u32, Option<u32>),
+    ) -> GroupExit {
         match Event::from_code(code) {
             Some(Event::Exited) => GroupExit::Exited,
             Some(Event::Yield) => GroupExit::Yield {
@@ -903,5 +947,38 @@ impl WarpRunner for JitKernel {
         // The caller's contract (prepare_cta saw an `env` equal to this one) makes the cached
         // context exactly the one `run_group` would build, so `call`'s requirements hold.
         self.call(&mut cached.ctx, warp, env, pc, mask, stop_pc)
+    }
+
+    /// The launch groups of a run of fresh warps, with the context `prepare_cta` left in
+    /// `cache`: one downcast of the cache and one check of its validity and of pc 0's
+    /// resumability per run; per warp, the warp's files' sizes, its fields of the context,
+    /// the call, and the event check. A warp whose group does not exit has its event decoded
+    /// as `call` does; a cache `run_group_prepared` would not use runs warp by warp through it.
+    unsafe fn run_launch_groups(
+        &self,
+        cache: &mut RunnerCache,
+        warps: &mut dyn LaunchGroups,
+        env: &CtaEnv,
+    ) -> (usize, GroupExit) {
+        match cache.get_mut::<CachedCtx>() {
+            Some(cached) if cached.valid && self.resumable(0) => {
+                let ctx = &mut cached.ctx;
+                let count = warps.warps();
+                for i in 0..count {
+                    let warp = warps.state(i);
+                    self.ensure_files(warp);
+                    let mask = warp.lanes;
+                    // As in `run_group_prepared`: the caller's contract makes the cached
+                    // context the one `run_group` would build.
+                    let code = self.run_code(ctx, warp, 0, mask, None);
+                    if code != Event::Exited as u32 {
+                        return (i + 1, self.event(code, ctx, warp, env, (0, mask, None)));
+                    }
+                }
+                (count, GroupExit::Exited)
+            }
+            // SAFETY: this function's contract is `run_group_prepared`'s.
+            _ => unsafe { run_launch_groups_each(self, cache, warps, env) },
+        }
     }
 }

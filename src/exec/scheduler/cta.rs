@@ -157,11 +157,29 @@ impl Cta {
         // Every step below runs groups with this `env`, as `Warp::step` requires.
         ctx.runner.prepare_cta(cache, &env);
         let (mut waiting, mut spun) = (true, false);
-        for w in 0..warps.len() {
-            let warp = &mut warps[w];
-            let live_before = warp.state.live();
-            let step = warp.step(ctx.runner, cache, &env, counters);
-            let retired = warp.state.live() != live_before;
+        let mut w = 0;
+        while w < warps.len() {
+            let (step, retired) = if warps[w].is_fresh() && barriers.is_empty() {
+                // A run of fresh warps in one backend call. The warps before the last one
+                // exited: each retired lanes and made progress, and with no barrier waiting
+                // there is nothing else to do for them (with one waiting, the release check
+                // after each exit could release it before the next warp arrives, so warps
+                // step one at a time as before).
+                let (ran, step) =
+                    Warp::step_launch_groups(&mut warps[w..], ctx.runner, cache, &env, counters);
+                w += ran - 1;
+                if ran > 1 {
+                    waiting = false;
+                }
+                // A fresh warp had no exited lane: its live lanes were all of its lanes.
+                let last = &warps[w].state;
+                (step, ran > 1 || last.live() != last.lanes)
+            } else {
+                let warp = &mut warps[w];
+                let live_before = warp.state.live();
+                let step = warp.step(ctx.runner, cache, &env, counters);
+                (step, warp.state.live() != live_before)
+            };
             *live_stale |= retired;
             let arrived = match step {
                 Step::Idle => false,
@@ -196,6 +214,7 @@ impl Cta {
                 }
                 release_barriers(barriers, *live_lanes, warps, counters);
             }
+            w += 1;
         }
         if self.warps.iter().all(Warp::is_finished) {
             return Quantum::Finished;

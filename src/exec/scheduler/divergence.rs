@@ -97,7 +97,9 @@
 //! fall-through group before the taken group, round-robin from the group after the one that
 //! last ran, skipping groups that sit out), so a warp's schedule is deterministic.
 
-use super::super::{CtaEnv, GroupExit, RunnerCache, TrapInfo, WarpRunner, WarpState, WARP_STRIDE};
+use super::super::{
+    CtaEnv, GroupExit, LaunchGroups, RunnerCache, TrapInfo, WarpRunner, WarpState, WARP_STRIDE,
+};
 use crate::exec::random::SplitMix64;
 use crate::valid::KernelInfo;
 
@@ -320,7 +322,8 @@ pub struct Warp {
     /// Index at which the search for the next group to run starts (round-robin).
     cursor: usize,
     /// The warp is at its launch state and has not run yet: it has one group at pc 0 holding
-    /// every lane of `state.lanes`, with an empty stack, which is not stored in `groups`
+    /// every lane of `state.lanes` (none of which has exited), with an empty stack, which is not
+    /// stored in `groups`
     /// (`groups` and `joins` are empty) so that starting a warp and running a straight-line
     /// kernel to `EXIT` never touch the group list.
     fresh: bool,
@@ -361,6 +364,11 @@ impl Warp {
         self.next_join = 0;
         self.cursor = 0;
         self.fresh = self.state.lanes != 0;
+    }
+
+    /// The warp has not run yet (its launch group is implicit, no lane has exited).
+    pub fn is_fresh(&self) -> bool {
+        self.fresh
     }
 
     /// Every lane has exited.
@@ -404,19 +412,65 @@ impl Warp {
         counters: &mut ScheduleCounters,
     ) -> Step {
         if self.fresh {
-            self.fresh = false;
             let mask = self.state.lanes;
             let exit = run_prepared(runner, cache, &mut self.state, env, 0, mask, None);
-            if exit == GroupExit::Exited {
-                self.state.exited |= mask;
-                return Step::Progress;
-            }
-            // The launch group materialises, as the general path would have had it.
-            self.groups.push(Group::new(0, mask, Vec::new()));
-            self.cursor = 1;
-            return self.apply_and_settle(0, exit, env.info, counters);
+            return self.launched(exit, env.info, counters);
         }
         self.step_general(runner, cache, env, counters)
+    }
+
+    /// Steps the fresh warps at the start of `warps` (the first must be fresh) with one
+    /// backend call ([`WarpRunner::run_launch_groups`]): their launch groups run one after the
+    /// other until one does not exit. Returns how many warps stepped (at least one) and the
+    /// last one's [`Step`]; the others exited ([`Step::Progress`]). Every warp ends exactly as
+    /// [`Warp::step`] would have left it, and the backend sees the same calls in the same
+    /// order. `cache` must have been prepared for `env` ([`Warp::step`]'s contract).
+    #[inline]
+    pub fn step_launch_groups(
+        warps: &mut [Warp],
+        runner: &dyn WarpRunner,
+        cache: &mut RunnerCache,
+        env: &CtaEnv,
+        counters: &mut ScheduleCounters,
+    ) -> (usize, Step) {
+        let fresh = warps.iter().take_while(|w| w.fresh).count();
+        let run = &mut warps[..fresh];
+        // SAFETY: `Warp::step`'s contract: the caller prepared `cache` for `env`.
+        let (ran, exit) = unsafe { runner.run_launch_groups(cache, &mut FreshRun(run), env) };
+        if ran == 0 || ran > fresh {
+            return (
+                1,
+                Step::ContractViolation(format!(
+                    "backend reported running {ran} launch groups of {fresh} warps"
+                )),
+            );
+        }
+        let (exited, last) = run[..ran].split_at_mut(ran - 1);
+        for warp in exited {
+            warp.launched(GroupExit::Exited, env.info, counters);
+        }
+        (ran, last[0].launched(exit, env.info, counters))
+    }
+
+    /// Applies the event the launch group of this fresh warp (pc 0, every lane, no stop) ran
+    /// to: the warp is no longer fresh.
+    #[inline(always)]
+    fn launched(
+        &mut self,
+        exit: GroupExit,
+        info: &KernelInfo,
+        counters: &mut ScheduleCounters,
+    ) -> Step {
+        self.fresh = false;
+        let mask = self.state.lanes;
+        if exit == GroupExit::Exited {
+            self.state.exited |= mask;
+            return Step::Progress;
+        }
+        // The launch group materialises, as the general path would have had it.
+        self.groups.push(Group::new(0, mask, Vec::new()));
+        self.cursor = 1;
+        self.apply_and_settle(0, exit, info, counters)
     }
 
     /// [`Warp::step`] for a warp that is not fresh (kept out of line so that the fresh path,
@@ -897,6 +951,18 @@ fn watch_yield(
         watch.spins = 0;
     }
     spinning
+}
+
+/// A run of fresh warps as a backend's batch sees them (see [`Warp::step_launch_groups`]).
+struct FreshRun<'a>(&'a mut [Warp]);
+
+impl LaunchGroups for FreshRun<'_> {
+    fn warps(&self) -> usize {
+        self.0.len()
+    }
+    fn state(&mut self, i: usize) -> &mut WarpState {
+        &mut self.0[i].state
+    }
 }
 
 /// Runs a group on a backend whose `cache` was prepared for `env`.

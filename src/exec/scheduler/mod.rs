@@ -28,8 +28,25 @@
 //! warp's launch group is implicit until it runs, and a warp with one group and no join skips
 //! the group search and the divergence bookkeeping (`divergence.rs`); the live-lane count is
 //! recounted only when a barrier needs it; warp counters accumulate in the reused warps and are
-//! summed once per worker; resident CTAs are boxed so that moving them is a pointer copy. Every
-//! other event takes the general path, with the same results and order.
+//! summed once per worker; resident CTAs are boxed so that moving them is a pointer copy; a
+//! launch with one worker takes CTAs from the counter with a plain read and write instead of a
+//! locked add. Every other event takes the general path, with the same results and order.
+//!
+//! **Several warps per call.** In a CTA's first quantum every warp is fresh, and the CTA hands
+//! each run of consecutive fresh warps to the backend in one call
+//! ([`crate::exec::WarpRunner::run_launch_groups`], through an object-safe view of the warps'
+//! states, [`crate::exec::LaunchGroups`]): the backend runs their launch groups one after the
+//! other and returns after the first warp whose group does not exit, with the number of warps
+//! it ran. The CTA applies that warp's event exactly as a single step would (`Warp::launched`,
+//! shared with `Warp::step`'s fresh path) and goes on with the next
+//! warp, in a new run if it is fresh. Warps that exited need nothing else from the CTA as long
+//! as no barrier has arrivals, so runs are only made then; with arrivals, each exit may release
+//! a barrier before the next warp arrives, and fresh warps step one at a time as before. The
+//! backend sees the same calls in the same order, so results, counters, traps and the
+//! deterministic schedule are those of one warp per call. The JIT downcasts its cache and
+//! checks it once per run; per warp it sets the warp's fields of the call context, calls the
+//! code and tests the event (`src/jit/mod.rs`); the interpreter keeps the trait's default, one
+//! warp at a time ([`crate::exec::run_launch_groups_each`]).
 //!
 //! Workers are scoped `std::thread`s, not a rayon pool: a resident CTA is a long-lived state
 //! machine that must be interleaved with the other resident CTAs until it finishes, which a
@@ -310,6 +327,8 @@ enum Failure {
 /// State the workers share.
 struct Shared {
     next_cta: AtomicU64,
+    /// The launch has one worker: nobody else takes CTAs from `next_cta`.
+    one_worker: bool,
     /// Resident places beyond the workers' starting ones still free (see `residency.rs`).
     spare_places: AtomicUsize,
     /// Resident places workers took from `spare_places`.
@@ -334,7 +353,16 @@ impl Shared {
         if self.abort.load(Ordering::Relaxed) {
             return None;
         }
-        let linear = self.next_cta.fetch_add(1, Ordering::Relaxed);
+        let linear = if self.one_worker {
+            // A plain read and write: a locked add costs more than the rest of a CTA of a small
+            // kernel's turn at the counter, and only this thread writes it.
+            let linear = self.next_cta.load(Ordering::Relaxed);
+            self.next_cta
+                .store(linear.wrapping_add(1), Ordering::Relaxed);
+            linear
+        } else {
+            self.next_cta.fetch_add(1, Ordering::Relaxed)
+        };
         (linear < ctas).then_some(linear)
     }
 
@@ -439,6 +467,7 @@ fn launch_with_cap(
         .max(starting);
     let shared = Shared {
         next_cta: AtomicU64::new(0),
+        one_worker: threads == 1,
         spare_places: AtomicUsize::new(ctx.resident_cap - starting),
         taken_places: AtomicUsize::new(0),
         abort: AtomicBool::new(false),

@@ -1249,3 +1249,276 @@ fn shared_memory_is_private_to_each_cta_and_starts_zeroed() {
         assert_eq!(read_global(&global, 1 + cta), 64, "CTA {cta}");
     }
 }
+
+// ---- several warps per call (issue 14, item 4) -------------------------------------------------
+
+/// A run of warps the batch entry was offered: `(CTA, first warp, warps offered, warps run)`.
+type Batch = ([u32; 3], u32, usize, usize);
+
+/// The mock behind the batch entry ([`WarpRunner::run_launch_groups`]), recording each batch.
+/// `one_by_one`: the entry runs the first warp it is offered and returns, as the scheduler ran
+/// fresh warps before batches; otherwise it is the trait's default (warp by warp until one
+/// does not exit).
+struct Batching<'a> {
+    mock: &'a Mock,
+    one_by_one: bool,
+    batches: Mutex<Vec<Batch>>,
+}
+
+impl WarpRunner for Batching<'_> {
+    fn run_group(
+        &self,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        stop_pc: Option<u32>,
+    ) -> GroupExit {
+        self.mock.run_group(warp, env, pc, mask, stop_pc)
+    }
+
+    unsafe fn run_launch_groups(
+        &self,
+        cache: &mut crate::exec::RunnerCache,
+        warps: &mut dyn crate::exec::LaunchGroups,
+        env: &CtaEnv,
+    ) -> (usize, GroupExit) {
+        let (first, offered) = (warps.state(0).warp_id, warps.warps());
+        let (ran, exit) = if self.one_by_one {
+            let warp = warps.state(0);
+            let mask = warp.lanes;
+            (1, self.mock.run_group(warp, env, 0, mask, None))
+        } else {
+            // SAFETY: this function's contract is `run_launch_groups_each`'s.
+            unsafe { crate::exec::run_launch_groups_each(self, cache, warps, env) }
+        };
+        self.batches
+            .lock()
+            .unwrap()
+            .push((env.ctaid, first, offered, ran));
+        (ran, exit)
+    }
+}
+
+/// Everything a launch of the mock shows: the backend calls and instructions in order, global
+/// memory, the counters (warp counters; CTAs finished, quanta, yields, divergences,
+/// reconvergences, dissolved joins, barrier releases, spins) and the trap or error.
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    calls: Vec<Call>,
+    executed: Vec<Executed>,
+    memory: Vec<u32>,
+    counters: (Stats, [u64; 8]),
+    trap: Option<Trap>,
+    error: Option<String>,
+}
+
+fn outcome(
+    mock: &Mock,
+    runner: &dyn WarpRunner,
+    info: &KernelInfo,
+    words: u64,
+    cfg: &LaunchConfig,
+) -> Outcome {
+    let kernel = kernel(mock.ops.len());
+    let global = global_words(words);
+    let (ran, error) = match launch_counted((&kernel, info, runner), (&global, &[], &[]), cfg) {
+        Ok(stats) => (stats, None),
+        Err(failed) => (failed.ran, Some(failed.error)),
+    };
+    Outcome {
+        calls: mock.calls(),
+        executed: mock.executed.lock().unwrap().clone(),
+        memory: (0..words).map(|i| read_global(&global, i)).collect(),
+        counters: (
+            ran.stats.clone(),
+            [
+                ran.ctas,
+                ran.quanta,
+                ran.yields,
+                ran.divergences,
+                ran.reconvergences,
+                ran.dissolved_joins,
+                ran.barrier_releases,
+                ran.spins,
+            ],
+        ),
+        trap: match &error {
+            Some(LaunchError::Trap(trap)) => Some((**trap).clone()),
+            _ => None,
+        },
+        error: error.map(|e| e.to_string()),
+    }
+}
+
+/// Runs the program `ops()` (deterministic) with batches and one warp per backend call, checks
+/// that both show exactly the same, and returns the outcome and the batches.
+fn batched_and_one_by_one(
+    ops: impl Fn() -> Vec<MockOp>,
+    info: &KernelInfo,
+    words: u64,
+    cfg: &LaunchConfig,
+) -> (Outcome, Vec<Batch>) {
+    let mut cfg = cfg.clone();
+    cfg.deterministic(true);
+    let [batched, one_by_one] = [false, true].map(|one_by_one| {
+        let mock = Mock::new(ops());
+        let runner = Batching {
+            mock: &mock,
+            one_by_one,
+            batches: Mutex::new(Vec::new()),
+        };
+        let outcome = outcome(&mock, &runner, info, words, &cfg);
+        (outcome, runner.batches.into_inner().unwrap())
+    });
+    assert_eq!(batched.0, one_by_one.0);
+    batched
+}
+
+/// `(warp, pc)` of each backend call.
+fn warp_pcs(outcome: &Outcome) -> Vec<(u32, u32)> {
+    outcome.calls.iter().map(|c| (c.warp, c.pc)).collect()
+}
+
+#[test]
+fn a_batch_stops_at_the_warp_that_reaches_a_barrier_and_the_rest_runs_as_before() {
+    let ops = || {
+        vec![
+            branch(2, |w, _, _| w.warp_id != 2), // 0: every warp but warp 2 skips the barrier
+            MockOp::Bar(0),                      // 1
+            count_global(0),                     // 2
+            MockOp::Exit,                        // 3
+        ]
+    };
+    let (out, batches) = batched_and_one_by_one(ops, &info(4, &[]), 1, &config(1, 192));
+    // Warps 0-2 run in one call. Warp 2's arrival leaves a barrier waiting, so warps 3-5 step
+    // one at a time (each exit may release it); the last exit does, and warp 2 runs on.
+    assert_eq!(batches, vec![([0; 3], 0, 6, 3)]);
+    assert_eq!(
+        warp_pcs(&out),
+        vec![(0, 0), (1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (2, 2)]
+    );
+    assert_eq!(out.memory, vec![192]);
+    assert_eq!(out.counters.0.warp_insts, 5 * 3 + 4);
+    assert_eq!(out.counters.1, [1, 2, 0, 0, 0, 0, 1, 0]);
+}
+
+#[test]
+fn a_batch_stops_at_the_warp_that_diverges_and_the_next_batch_starts_after_it() {
+    let ops = || {
+        vec![
+            branch(2, |w, _, l| w.warp_id == 1 && l < 16), // 0: warp 1 splits
+            count_global(0),                               // 1
+            MockOp::Exit,                                  // 2: join
+        ]
+    };
+    let (out, batches) = batched_and_one_by_one(ops, &info(3, &[(0, 2)]), 1, &config(1, 128));
+    assert_eq!(batches, vec![([0; 3], 0, 4, 2), ([0; 3], 2, 2, 2)]);
+    assert_eq!(
+        warp_pcs(&out),
+        vec![(0, 0), (1, 0), (2, 0), (3, 0), (1, 1), (1, 2)]
+    );
+    assert_eq!(out.memory, vec![3 * 32 + 16]);
+    assert_eq!(out.counters.1, [1, 3, 0, 1, 1, 0, 0, 0]);
+}
+
+#[test]
+fn a_batch_stops_at_the_warp_that_traps_and_the_report_names_it() {
+    let ops = || {
+        vec![
+            count_global(0),                    // 0
+            branch(3, |w, _, _| w.warp_id < 3), // 1: warps 0-2 exit at once
+            MockOp::Trap {
+                cta: [1, 0, 0],
+                warp: 3,
+                lane: 5,
+            }, // 2
+            MockOp::Exit,                       // 3
+        ]
+    };
+    let (out, batches) = batched_and_one_by_one(ops, &info(4, &[]), 1, &config(2, 160));
+    // CTA 0 runs in one call; in CTA 1 the call stops at warp 3, and warp 4 never runs.
+    assert_eq!(batches, vec![([0; 3], 0, 5, 5), ([1, 0, 0], 0, 5, 4)]);
+    assert!(!out.calls.iter().any(|c| c.cta == [1, 0, 0] && c.warp == 4));
+    let trap = out.trap.expect("CTA 1 traps");
+    assert_eq!(
+        (trap.cta, trap.warp, trap.lane, trap.pc),
+        ([1, 0, 0], 3, 5, 2)
+    );
+    assert_eq!(out.memory, vec![160 + 128]);
+    // CTA 0: 3 warps × 3 instructions + 2 × 4; CTA 1: 3 × 3 + 3.
+    assert_eq!(out.counters.0.warp_insts, 17 + 12);
+    assert_eq!(out.counters.1[..2], [1, 2]);
+}
+
+#[test]
+fn batches_give_the_schedule_and_counters_of_one_warp_per_call() {
+    // 6 CTAs of 80 threads (two full warps and a partial one): a lock, a barrier, divergence.
+    let (out, batches) =
+        batched_and_one_by_one(|| busy_program().0, &busy_program().1, 4, &config(6, 80));
+    assert_eq!(out.memory[0], 6 * 80);
+    assert!(!batches.is_empty());
+    let (out, _) = batched_and_one_by_one(
+        || spin_lock_program(LockWord::Shared).0,
+        &spin_lock_program(LockWord::Shared).1,
+        1,
+        &config(2, 96),
+    );
+    assert_eq!(out.memory[0], 2 * 96);
+}
+
+/// A kernel in which warps 0-2 of every CTA exit at once, warp 3 diverges, warps 3-7 meet at a
+/// barrier, and in the trapping variant lane 2 of warp 4 of CTA 2 stores out of range.
+const BATCH_MIX: &str = "
+.kernel mix
+.grid 4
+.block 256
+.shared 64
+.buffer out u32[1024] = 0
+        S2R R0, SR_TID.X ;
+        S2R R1, SR_CTAID.X ;
+        IMAD R3, R1, c[0x0][0x0], R0 ;
+        ISETP.EQ.U32.AND P2, PT, R3, TRAP_AT, PT ;
+        SEL R5, R3, 0x100000, !P2 ;
+        IMAD.WIDE.U32 R4, R5, 0x4, c[0x0][out] ;
+        STG.E [R4.64], R3 ;
+        ISETP.LT.U32.AND P0, PT, R0, 0x60, PT ;
+        @P0 EXIT ;
+        ISETP.LT.U32.AND P1, PT, R0, 0x70, PT ;
+        @P1 BRA skip ;
+        ATOMS.ADD RZ, [RZ], R0 ;
+skip:
+        BAR.SYNC 0x0 ;
+        LDS R6, [RZ] ;
+        STG.E [R4.64], R6 ;
+        EXIT ;
+";
+
+#[test]
+fn the_jit_runs_batches_as_the_interpreter_runs_warps() {
+    use crate::engine::{Backend, Config, Engine, Overrides};
+    // 0x282 = 642: CTA 2, thread 130 (warp 4, lane 2); 0x1000 is no thread.
+    for (trap_at, traps) in [("0x1000", false), ("0x282", true)] {
+        let mut c = Config::default();
+        c.threads(1).deterministic(true);
+        let engine = Engine::new(&c);
+        let source = BATCH_MIX.replace("TRAP_AT", trap_at);
+        let module = engine.load("batch_mix.s", &source).unwrap();
+        let run = |backend| {
+            let report = module
+                .run_with("mix", &Overrides::default(), backend, true)
+                .unwrap();
+            let mut launch = report.launch.clone();
+            launch.wall = Duration::ZERO;
+            let buffers: Vec<_> = report.buffers.iter().map(|b| format!("{b:?}")).collect();
+            (
+                format!("{launch:?}"),
+                buffers,
+                format!("{:?}", report.failure),
+            )
+        };
+        let (jit, interp) = (run(Backend::Jit), run(Backend::Interp));
+        assert_eq!(jit, interp, "trap at {trap_at}");
+        assert_eq!(jit.2.contains("warp: 4, lane: 2"), traps, "{}", jit.2);
+    }
+}
