@@ -323,9 +323,8 @@ pub struct Warp {
     cursor: usize,
     /// The warp is at its launch state and has not run yet: it has one group at pc 0 holding
     /// every lane of `state.lanes` (none of which has exited), with an empty stack, which is not
-    /// stored in `groups`
-    /// (`groups` and `joins` are empty) so that starting a warp and running a straight-line
-    /// kernel to `EXIT` never touch the group list.
+    /// stored in `groups` (`groups` and `joins` are empty) so that starting a warp and running a
+    /// straight-line kernel to `EXIT` never touch the group list.
     fresh: bool,
     /// Backward branches whose lanes left a spin loop while the others spun on (see "Spinning
     /// and backing off" in the module docs): a divergence there pushes no join. Kept when the
