@@ -91,6 +91,11 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{I128, I16, I32, I64};
 use cranelift_codegen::ir::{AtomicRmwOp, InstBuilder, MemFlagsData, Type, Value};
 
+// A generic address in the global arena is never inside the shared window's generic image,
+// even offset by a whole window: `checked_generic_pointer` relies on it.
+const _: () =
+    assert!(crate::ir::GLOBAL_BASE - GENERIC_SHARED_BASE >= crate::ir::SHARED_WINDOW_BYTES as u64);
+
 /// Which native read-modify-write (if any) an atomic op lowers to.
 pub(super) enum AtomicLowering {
     /// `atomic_rmw` with this op.
@@ -314,6 +319,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         size: u32,
         global_only: bool,
     ) -> Result<Value, JitError> {
+        if space == Space::Generic {
+            return Ok(self.checked_generic_pointer(lane, addr, size, global_only));
+        }
         let (host, bad) = self.pointer_test(space, addr, size, global_only);
         let fault = self.b.create_block();
         let ok = self.b.create_block();
@@ -323,6 +331,83 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.jump_trap(lane.index, space, size, addr);
         self.b.switch_to_block(ok);
         Ok(host)
+    }
+
+    /// [`Self::checked_pointer_in`] for a generic address, global first: one compare accepts
+    /// an aligned address inside the global arena (an address below `GLOBAL_BASE` wraps to a
+    /// huge offset and fails it), and only the rest goes to an out-of-line block that tries
+    /// the shared window and else traps. The same outcomes as [`Self::pointer_test`]'s
+    /// branch-free select, which keeps both windows' bases and limits live in every lane loop
+    /// with a generic access (register pressure that spilled `hist_global`'s `RED` loop to
+    /// the stack, so every lane reloaded them after its `lock`).
+    fn checked_generic_pointer(
+        &mut self,
+        lane: &Lane,
+        addr: Value,
+        size: u32,
+        global_only: bool,
+    ) -> Value {
+        let cst = self.flags.state_const;
+        let k = warp_ctx::limit_index(size);
+        let limit_at = |off: i32| off + 8 * k as i32;
+        let rotated = |t: &mut Self, offset: Value| {
+            if k == 0 {
+                offset
+            } else {
+                t.b.ins().rotr_imm_u(offset, k as i64)
+            }
+        };
+        let done = self.b.create_block();
+        let host = self.b.append_block_param(done, I64);
+        let not_global = self.b.create_block();
+        self.b.set_cold_block(not_global);
+
+        let global_base = self.b.ins().load(I64, cst, self.ctx, off::GLOBAL_BASE);
+        let global_limit = self
+            .b
+            .ins()
+            .load(I64, cst, self.ctx, limit_at(off::GLOBAL_LIMIT));
+        let g_off = self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64);
+        let g_rot = rotated(self, g_off);
+        let g_bad = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, g_rot, global_limit);
+        let g_ptr = self.b.ins().iadd(global_base, g_off);
+        self.b
+            .ins()
+            .brif(g_bad, not_global, &[], done, &[arg(g_ptr)]);
+
+        // Not an aligned global address: a shared one, or a fault (a vector atomic's address
+        // may not be shared).
+        self.b.switch_to_block(not_global);
+        let fault = self.b.create_block();
+        self.b.set_cold_block(fault);
+        if global_only {
+            self.b.ins().jump(fault, &[]);
+        } else {
+            let cold = self.flags.state_cold;
+            let shared_base = self.b.ins().load(I64, cold, self.ctx, off::SHARED_BASE);
+            let shared_limit = self
+                .b
+                .ins()
+                .load(I64, cold, self.ctx, limit_at(off::SHARED_LIMIT));
+            let s_off = self.b.ins().iadd_imm_s(addr, -(GENERIC_SHARED_BASE as i64));
+            let s_rot = rotated(self, s_off);
+            let s_bad = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, s_rot, shared_limit);
+            // An address at or above GLOBAL_BASE (which failed the global test) is at least
+            // `GLOBAL_BASE - GENERIC_SHARED_BASE` past the shared image, far beyond any shared
+            // limit (asserted beside this file's imports), so this one test also rejects it.
+            let s_ptr = self.b.ins().iadd(shared_base, s_off);
+            self.b.ins().brif(s_bad, fault, &[], done, &[arg(s_ptr)]);
+        }
+        self.b.switch_to_block(fault);
+        self.jump_trap(lane.index, Space::Generic, size, addr);
+        self.b.switch_to_block(done);
+        host
     }
 
     /// The check of [`Self::checked_pointer_in`] without the branch: the host pointer of an

@@ -125,6 +125,10 @@ struct Flags {
     /// Fields of the context that never change during a call (pointers, limits, geometry):
     /// safe to load once and to move.
     state_const: MemFlagsData,
+    /// The same fields read on a rarely taken path: not movable, so Cranelift's loop-invariant
+    /// code motion cannot hoist them out of a lane loop and keep them live (and spilled)
+    /// across every iteration of its fast path.
+    state_cold: MemFlagsData,
     device: MemFlagsData,
     /// Constant-bank reads: nothing writes the bank during a launch.
     cbank: MemFlagsData,
@@ -236,6 +240,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             state_const: MemFlagsData::trusted()
                 .with_readonly()
                 .with_can_move()
+                .with_alias_region(Some(state_region)),
+            state_cold: MemFlagsData::trusted()
+                .with_readonly()
                 .with_alias_region(Some(state_region)),
             device: MemFlagsData::new().with_alias_region(Some(device_region)),
             cbank: MemFlagsData::trusted()
