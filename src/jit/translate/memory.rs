@@ -96,6 +96,14 @@ use cranelift_codegen::ir::{AtomicRmwOp, InstBuilder, MemFlagsData, Type, Value}
 const _: () =
     assert!(crate::ir::GLOBAL_BASE - GENERIC_SHARED_BASE >= crate::ir::SHARED_WINDOW_BYTES as u64);
 
+/// A region of device memory with a host base and per-size limits in the context.
+#[derive(Clone, Copy)]
+enum Window {
+    Shared,
+    Global,
+    Cbank,
+}
+
 /// Which native read-modify-write (if any) an atomic op lowers to.
 pub(super) enum AtomicLowering {
     /// `atomic_rmw` with this op.
@@ -347,33 +355,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         size: u32,
         global_only: bool,
     ) -> Value {
-        let cst = self.flags.state_const;
-        let k = warp_ctx::limit_index(size);
-        let limit_at = |off: i32| off + 8 * k as i32;
-        let rotated = |t: &mut Self, offset: Value| {
-            if k == 0 {
-                offset
-            } else {
-                t.b.ins().rotr_imm_u(offset, k as i64)
-            }
-        };
         let done = self.b.create_block();
         let host = self.b.append_block_param(done, I64);
         let not_global = self.b.create_block();
         self.b.set_cold_block(not_global);
-
-        let global_base = self.b.ins().load(I64, cst, self.ctx, off::GLOBAL_BASE);
-        let global_limit = self
-            .b
-            .ins()
-            .load(I64, cst, self.ctx, limit_at(off::GLOBAL_LIMIT));
         let g_off = self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64);
-        let g_rot = rotated(self, g_off);
-        let g_bad = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThanOrEqual, g_rot, global_limit);
-        let g_ptr = self.b.ins().iadd(global_base, g_off);
+        let (g_ptr, g_bad) = self.window_test(Window::Global, self.flags.state_const, g_off, size);
         self.b
             .ins()
             .brif(g_bad, not_global, &[], done, &[arg(g_ptr)]);
@@ -386,22 +373,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         if global_only {
             self.b.ins().jump(fault, &[]);
         } else {
-            let cold = self.flags.state_cold;
-            let shared_base = self.b.ins().load(I64, cold, self.ctx, off::SHARED_BASE);
-            let shared_limit = self
-                .b
-                .ins()
-                .load(I64, cold, self.ctx, limit_at(off::SHARED_LIMIT));
-            let s_off = self.b.ins().iadd_imm_s(addr, -(GENERIC_SHARED_BASE as i64));
-            let s_rot = rotated(self, s_off);
-            let s_bad = self
-                .b
-                .ins()
-                .icmp(IntCC::UnsignedGreaterThanOrEqual, s_rot, shared_limit);
             // An address at or above GLOBAL_BASE (which failed the global test) is at least
             // `GLOBAL_BASE - GENERIC_SHARED_BASE` past the shared image, far beyond any shared
             // limit (asserted beside this file's imports), so this one test also rejects it.
-            let s_ptr = self.b.ins().iadd(shared_base, s_off);
+            let s_off = self.b.ins().iadd_imm_s(addr, -(GENERIC_SHARED_BASE as i64));
+            let (s_ptr, s_bad) =
+                self.window_test(Window::Shared, self.flags.state_cold, s_off, size);
             self.b.ins().brif(s_bad, fault, &[], done, &[arg(s_ptr)]);
         }
         self.b.switch_to_block(fault);
@@ -421,81 +398,73 @@ impl<'a, 'f> Translator<'a, 'f> {
         global_only: bool,
     ) -> (Value, Value) {
         let cst = self.flags.state_const;
-        let k = warp_ctx::limit_index(size);
-        let limit_at = |off: i32| off + 8 * k as i32;
-        // One compare checks alignment and range together (`warp_ctx::limits`): the offset rotated
-        // right by log2(size) is below the limit exactly when it is aligned and in range.
-        let rotated = |t: &mut Self, offset: Value| {
-            if k == 0 {
-                offset
-            } else {
-                t.b.ins().rotr_imm_u(offset, k as i64)
-            }
-        };
         match space {
-            Space::Shared | Space::Global | Space::Const => {
-                let (base_off, limit_off) = match space {
-                    Space::Shared => (off::SHARED_BASE, off::SHARED_LIMIT),
-                    Space::Global => (off::GLOBAL_BASE, off::GLOBAL_LIMIT),
-                    Space::Const | Space::Generic => (off::CBANK, off::CBANK_LIMIT),
-                };
-                let host_base = self.b.ins().load(I64, cst, self.ctx, base_off);
-                let limit = self.b.ins().load(I64, cst, self.ctx, limit_at(limit_off));
-                let offset = if space == Space::Global {
-                    self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64)
-                } else {
-                    addr
-                };
-                let r = rotated(self, offset);
-                let bad = self
-                    .b
-                    .ins()
-                    .icmp(IntCC::UnsignedGreaterThanOrEqual, r, limit);
-                (self.b.ins().iadd(host_base, offset), bad)
+            Space::Shared => self.window_test(Window::Shared, cst, addr, size),
+            Space::Const => self.window_test(Window::Cbank, cst, addr, size),
+            Space::Global => {
+                let offset = self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64);
+                self.window_test(Window::Global, cst, offset, size)
             }
             Space::Generic => {
                 // A generic address at or above GLOBAL_BASE is global; one inside the shared
                 // window's generic image is shared; anything else is out of range. Faults
                 // name the generic space and the generic address, as the interpreter does.
                 // Both bases are multiples of 8, so either offset is aligned as the address is.
-                let global_base = self.b.ins().load(I64, cst, self.ctx, off::GLOBAL_BASE);
-                let global_limit =
-                    self.b
-                        .ins()
-                        .load(I64, cst, self.ctx, limit_at(off::GLOBAL_LIMIT));
-                let shared_base = self.b.ins().load(I64, cst, self.ctx, off::SHARED_BASE);
-                let shared_limit =
-                    self.b
-                        .ins()
-                        .load(I64, cst, self.ctx, limit_at(off::SHARED_LIMIT));
                 let is_global = self.b.ins().icmp_imm_s(
                     IntCC::UnsignedGreaterThanOrEqual,
                     addr,
                     GLOBAL_BASE_I64,
                 );
                 let g_off = self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64);
+                let (g_ptr, g_bad) = self.window_test(Window::Global, cst, g_off, size);
                 let s_off = self.b.ins().iadd_imm_s(addr, -(GENERIC_SHARED_BASE as i64));
-                let g_rot = rotated(self, g_off);
-                let s_rot = rotated(self, s_off);
-                let g_bad =
-                    self.b
-                        .ins()
-                        .icmp(IntCC::UnsignedGreaterThanOrEqual, g_rot, global_limit);
+                let (s_ptr, s_bad) = self.window_test(Window::Shared, cst, s_off, size);
                 let s_bad = if global_only {
                     // Every address outside the global arena faults; a misaligned one reports
                     // "misaligned" (the reason follows from the address), as in the interpreter.
                     self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1)
                 } else {
-                    self.b
-                        .ins()
-                        .icmp(IntCC::UnsignedGreaterThanOrEqual, s_rot, shared_limit)
+                    s_bad
                 };
                 let bad = self.b.ins().select(is_global, g_bad, s_bad);
-                let g_ptr = self.b.ins().iadd(global_base, g_off);
-                let s_ptr = self.b.ins().iadd(shared_base, s_off);
                 (self.b.ins().select(is_global, g_ptr, s_ptr), bad)
             }
         }
+    }
+
+    /// The host pointer of an access of `size` bytes at byte `offset` of `window`, and whether
+    /// it faults (an i8). One compare checks alignment and range together
+    /// (`warp_ctx::limits`): the offset rotated right by log2(size) is below the window's
+    /// limit for that size exactly when it is aligned and in range. `flags` are those of the
+    /// two context loads (`state_cold` on a rarely taken path).
+    fn window_test(
+        &mut self,
+        window: Window,
+        flags: MemFlagsData,
+        offset: Value,
+        size: u32,
+    ) -> (Value, Value) {
+        let (base_off, limit_off) = match window {
+            Window::Shared => (off::SHARED_BASE, off::SHARED_LIMIT),
+            Window::Global => (off::GLOBAL_BASE, off::GLOBAL_LIMIT),
+            Window::Cbank => (off::CBANK, off::CBANK_LIMIT),
+        };
+        let k = warp_ctx::limit_index(size);
+        let host_base = self.b.ins().load(I64, flags, self.ctx, base_off);
+        let limit = self
+            .b
+            .ins()
+            .load(I64, flags, self.ctx, limit_off + 8 * k as i32);
+        let rotated = if k == 0 {
+            offset
+        } else {
+            self.b.ins().rotr_imm_u(offset, k as i64)
+        };
+        let bad = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, rotated, limit);
+        (self.b.ins().iadd(host_base, offset), bad)
     }
 
     fn device_flags(&self, space: Space) -> MemFlagsData {
