@@ -97,6 +97,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::ir::{Block, Type};
 use cranelift_frontend::FunctionBuilder;
+use std::collections::HashMap;
 
 /// Bytes between two registers of one lane in the register file.
 const REG_ROW_BYTES: i32 = (WARP_STRIDE * 4) as i32;
@@ -175,6 +176,13 @@ pub(super) struct Translator<'a, 'f> {
     /// (written or read earlier in the lane's pass), so later instructions use the value instead
     /// of reloading it (Cranelift forwards only the last store of an alias region).
     reg_cache: Vec<(u16, Value)>,
+    /// The i64 each 64-bit register write split into its two words, keyed by those words'
+    /// values: a pair read whose two words are still exactly those values (from the register
+    /// cache) is that i64, without the shifts and or that join the words again (an
+    /// `IMAD.WIDE` result used as an address). Keyed by SSA value, so no write or cache flush
+    /// can make an entry wrong: a word rewritten or reloaded is another value, and an i64
+    /// dominates the words made from it, which dominate the read.
+    pairs: HashMap<(Value, Value), Value>,
     /// In a fused region: the current mask of every predicate the region uses. The region loop
     /// carries them; a predicate write updates only the current lane's bit; they are stored
     /// back after the loop.
@@ -311,6 +319,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             surface_trap: false,
             fused: None,
             reg_cache: Vec::new(),
+            pairs: HashMap::new(),
             pred_cache: Vec::new(),
             atomic_exec: None,
             region_last: 0,
@@ -1313,6 +1322,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let lo = self.read_reg32(lane, r);
         let hi = self.read_reg32(lane, r.word(1));
+        if let Some(&v) = self.pairs.get(&(lo, hi)) {
+            return v;
+        }
         self.concat(lo, hi)
     }
 
@@ -1347,6 +1359,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let lo = self.b.ins().ireduce(I32, v);
         let hi = self.b.ins().ushr_imm_s(v, 32);
         let hi = self.b.ins().ireduce(I32, hi);
+        self.pairs.insert((lo, hi), v);
         self.write_reg32(lane, r, lo);
         self.write_reg32(lane, r.word(1), hi);
     }
