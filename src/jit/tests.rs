@@ -5625,3 +5625,26 @@ fn vectorised_memory_accesses_match_the_scalar_code_and_the_interpreter() {
         "{traps} trapped runs"
     );
 }
+
+#[test]
+fn only_the_first_regions_with_memory_of_a_function_are_vector_code() {
+    // Twelve stores, each its own region: the first VECTOR_MEMORY_REGIONS get the vector
+    // translation (one contiguity test each, `vall_true`), the rest the scalar lane loop.
+    let mut b = KernelBuilder::new();
+    for i in 0..12 {
+        b.push(crate::ir::build::store(
+            Space::Global,
+            Ty::U32,
+            reg(0),
+            global_addr(4, 4 * i),
+        ));
+    }
+    b.exit();
+    let (kernel, info) = b.build();
+    let text = dump_clif(&kernel, &info).unwrap();
+    assert_eq!(
+        text.matches("vall_true").count(),
+        super::translate::VECTOR_MEMORY_REGIONS as usize,
+        "{text}"
+    );
+}

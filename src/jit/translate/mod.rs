@@ -183,6 +183,9 @@ pub(super) struct Translator<'a, 'f> {
     /// can make an entry wrong: a word rewritten or reloaded is another value, and an i64
     /// dominates the words made from it, which dominate the read.
     pairs: HashMap<(Value, Value), Value>,
+    /// How many more regions with a load or store this function may translate as vector code
+    /// (see [`VECTOR_MEMORY_REGIONS`]).
+    vector_memory_left: u32,
     /// In a fused region: the current mask of every predicate the region uses. The region loop
     /// carries them; a predicate write updates only the current lane's bit; they are stored
     /// back after the loop.
@@ -215,6 +218,19 @@ pub(super) struct Translator<'a, 'f> {
     /// In a vectorised region: the scalar values of the warp-invariant writers hoisted before
     /// its loop (the scalar code of its memory access reads them).
     vhoisted: Vec<(u16, Value)>,
+}
+
+/// How many regions with a load or store one compiled function translates as vector code
+/// (`simd/memory.rs`); later ones run lane by lane. A vector memory region is several times the
+/// code of its scalar loop (a contiguous path and four unrolled scalar lanes per chunk), which
+/// made kernels with hundreds of stores compile three times as slowly (`atomics_edges.s` 27 →
+/// 86 ms) for no gain: such straight-line code runs once per warp. Kernels whose speed
+/// matters have a handful of memory regions, in their loops or straight line.
+pub(super) const VECTOR_MEMORY_REGIONS: u32 = 8;
+
+/// A plain load or store: the memory access a vector region may hold.
+fn loads_or_stores(inst: &Inst) -> bool {
+    matches!(inst.op, Op::Load { .. } | Op::Store { .. })
 }
 
 fn arg(v: Value) -> BlockArg {
@@ -320,6 +336,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             fused: None,
             reg_cache: Vec::new(),
             pairs: HashMap::new(),
+            vector_memory_left: VECTOR_MEMORY_REGIONS,
             pred_cache: Vec::new(),
             atomic_exec: None,
             region_last: 0,
@@ -588,6 +605,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             )
             && simd::vectorisable(inst)
             && !self.is_invariant_writer(inst)
+            && (!loads_or_stores(inst) || self.vector_memory_left > 0)
     }
 
     /// A fused region (see [`fusion_regions`]): one lane loop runs every instruction of the
@@ -639,6 +657,13 @@ impl<'a, 'f> Translator<'a, 'f> {
             && pcs
                 .iter()
                 .all(|&pc| simd::vectorisable(&self.kernel.insts[pc]));
+        let memory = pcs
+            .iter()
+            .any(|&pc| loads_or_stores(&self.kernel.insts[pc]));
+        let vector = vector && (!memory || self.vector_memory_left > 0);
+        if vector && memory {
+            self.vector_memory_left -= 1;
+        }
         let result = if pcs.is_empty() {
             Ok(())
         } else if vector {
