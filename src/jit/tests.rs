@@ -793,6 +793,102 @@ fn global_accesses_are_checked_against_the_arena() {
 }
 
 #[test]
+fn generic_accesses_are_checked_against_the_window_their_address_names() {
+    use crate::ir::GENERIC_SHARED_BASE;
+    // A 64-byte arena and a 64-byte shared window: the edges of both images in the generic
+    // space, misaligned addresses in each, and the gaps below each base.
+    let (g, s) = (GLOBAL_BASE, GENERIC_SHARED_BASE);
+    let oob = Some(TrapReason::AddressOutOfRange);
+    let cases = [
+        (g + 60, None),
+        (g + 64, oob),
+        (g + 62, Some(TrapReason::MisalignedAddress)),
+        (g - 4, oob),
+        (s, None),
+        (s + 60, None),
+        (s + 64, oob),
+        (s + 2, Some(TrapReason::MisalignedAddress)),
+        (s - 4, oob),
+        (0, oob),
+        (u64::MAX - 3, oob),
+    ];
+    let access = |ty, vector| MemAccess {
+        space: Space::Generic,
+        ty,
+        vector,
+        order: MemOrder::Relaxed,
+        scope: Scope::Gpu,
+        addr: global_addr(2, 0),
+    };
+    // A vector atomic (8 bytes here) must name global memory: an aligned shared address is out
+    // of range, a misaligned one misaligned (the reason follows from the address).
+    let vector_cases = [
+        (g + 56, None),
+        (g + 64, oob),
+        (g + 60, Some(TrapReason::MisalignedAddress)),
+        (s + 8, oob),
+        (s + 4, Some(TrapReason::MisalignedAddress)),
+    ];
+    let runs = cases
+        .iter()
+        .flat_map(|&case| (0..3).map(move |kind| (kind, case)))
+        .chain(vector_cases.iter().map(|&case| (3, case)));
+    for (kind, (addr, reason)) in runs {
+        let mut b = KernelBuilder::new();
+        match kind {
+            0 => b.push(Op::Load {
+                access: access(Ty::U32, 1),
+                dst: r(4),
+            }),
+            1 => b.push(Op::Store {
+                access: access(Ty::U32, 1),
+                src: imm(9),
+            }),
+            2 => b.atom(
+                Space::Generic,
+                AtomicOp::Add,
+                Ty::U32,
+                r(4),
+                global_addr(2, 0),
+                imm(1),
+                None,
+            ),
+            _ => b.push(Op::Atomic(Box::new(AtomicInst {
+                access: access(Ty::F32, 2),
+                op: AtomicOp::Add,
+                dst: r(6),
+                src: reg(4),
+                src2: None,
+                spin: false,
+                ftz: false,
+                performed: Pred::PT,
+            }))),
+        };
+        b.exit();
+        let world = World::new(64, 64);
+        let (exit, _) = run_kernel_masked(&b, &world, 1 << 3, |w| {
+            set_reg(w, 2, 3, addr as u32);
+            set_reg(w, 3, 3, (addr >> 32) as u32);
+        });
+        match reason {
+            Some(reason) => assert_eq!(
+                exit,
+                GroupExit::Trap(TrapInfo {
+                    reason,
+                    pc: 0,
+                    lane: 3,
+                    space: Space::Generic,
+                    address: addr,
+                    surface: None,
+                }),
+                "kind {kind} address {addr:#x}"
+            ),
+            None => assert_eq!(exit, GroupExit::Exited, "kind {kind} address {addr:#x}"),
+        }
+    }
+}
+
+#[test]
 fn an_empty_shared_window_traps_every_access() {
     let mut b = KernelBuilder::new();
     b.push(Op::Load {

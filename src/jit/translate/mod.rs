@@ -178,7 +178,7 @@ pub(super) struct Translator<'a, 'f> {
     reg_cache: Vec<(u16, Value)>,
     /// The i64 each 64-bit register write split into its two words, keyed by those words'
     /// values: a pair read whose two words are still exactly those values (from the register
-    /// cache) is that i64, without the shifts and or that join the words again (an
+    /// cache) is that i64, without the shifts and `or` that join the words again (an
     /// `IMAD.WIDE` result used as an address). Keyed by SSA value, so no write or cache flush
     /// can make an entry wrong: a word rewritten or reloaded is another value, and an i64
     /// dominates the words made from it, which dominate the read.
@@ -227,11 +227,6 @@ pub(super) struct Translator<'a, 'f> {
 /// 86 ms) for no gain: such straight-line code runs once per warp. Kernels whose speed
 /// matters have a handful of memory regions, in their loops or straight line.
 pub(super) const VECTOR_MEMORY_REGIONS: u32 = 8;
-
-/// A plain load or store: the memory access a vector region may hold.
-fn loads_or_stores(inst: &Inst) -> bool {
-    matches!(inst.op, Op::Load { .. } | Op::Store { .. })
-}
 
 fn arg(v: Value) -> BlockArg {
     BlockArg::Value(v)
@@ -605,7 +600,20 @@ impl<'a, 'f> Translator<'a, 'f> {
             )
             && simd::vectorisable(inst)
             && !self.is_invariant_writer(inst)
-            && (!loads_or_stores(inst) || self.vector_memory_left > 0)
+            && self.vector_memory_allowed(std::slice::from_ref(&pc))
+    }
+
+    /// Whether the instructions `pcs` hold a plain load or store (the memory access a vector
+    /// region may hold).
+    fn has_load_or_store(&self, pcs: &[usize]) -> bool {
+        pcs.iter()
+            .any(|&pc| matches!(self.kernel.insts[pc].op, Op::Load { .. } | Op::Store { .. }))
+    }
+
+    /// Whether [`VECTOR_MEMORY_REGIONS`] leaves room for a vector region of `pcs`: it has no
+    /// load or store, or the function has vector memory regions left.
+    fn vector_memory_allowed(&self, pcs: &[usize]) -> bool {
+        self.vector_memory_left > 0 || !self.has_load_or_store(pcs)
     }
 
     /// A fused region (see [`fusion_regions`]): one lane loop runs every instruction of the
@@ -657,11 +665,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             && pcs
                 .iter()
                 .all(|&pc| simd::vectorisable(&self.kernel.insts[pc]));
-        let memory = pcs
-            .iter()
-            .any(|&pc| loads_or_stores(&self.kernel.insts[pc]));
-        let vector = vector && (!memory || self.vector_memory_left > 0);
-        if vector && memory {
+        let vector = vector && self.vector_memory_allowed(&pcs);
+        if vector && self.has_load_or_store(&pcs) {
             self.vector_memory_left -= 1;
         }
         let result = if pcs.is_empty() {
