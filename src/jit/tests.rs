@@ -722,6 +722,36 @@ fn misaligned_is_reported_before_out_of_range_and_earlier_lanes_keep_their_effec
     assert_eq!(exit, GroupExit::Exited);
 }
 
+/// Runs `b` (its one access addressed by the pair R2:R3) with lane 3 alone at address `addr`
+/// on a `World::new(64, shared)`, and checks the outcome: an exit, or a trap of lane 3 at pc 0
+/// in `space` for `reason` at `addr`.
+fn check_access_at(
+    b: &KernelBuilder,
+    shared: u32,
+    addr: u64,
+    space: Space,
+    reason: Option<TrapReason>,
+    label: &str,
+) {
+    let world = World::new(64, shared);
+    let (exit, _) = run_kernel_masked(b, &world, 1 << 3, |w| {
+        set_reg(w, 2, 3, addr as u32);
+        set_reg(w, 3, 3, (addr >> 32) as u32);
+    });
+    let want = match reason {
+        Some(reason) => GroupExit::Trap(TrapInfo {
+            reason,
+            pc: 0,
+            lane: 3,
+            space,
+            address: addr,
+            surface: None,
+        }),
+        None => GroupExit::Exited,
+    };
+    assert_eq!(exit, want, "{label} address {addr:#x}");
+}
+
 #[test]
 fn global_accesses_are_checked_against_the_arena() {
     for (addr, reason) in [
@@ -768,26 +798,7 @@ fn global_accesses_are_checked_against_the_arena() {
                 ),
             };
             b.exit();
-            let world = World::new(64, 0);
-            let (exit, _) = run_kernel_masked(&b, &world, 1 << 3, |w| {
-                set_reg(w, 2, 3, addr as u32);
-                set_reg(w, 3, 3, (addr >> 32) as u32);
-            });
-            match reason {
-                Some(reason) => assert_eq!(
-                    exit,
-                    GroupExit::Trap(TrapInfo {
-                        reason,
-                        pc: 0,
-                        lane: 3,
-                        space: Space::Global,
-                        address: addr,
-                        surface: None,
-                    }),
-                    "kind {kind} address {addr:#x}"
-                ),
-                None => assert_eq!(exit, GroupExit::Exited),
-            }
+            check_access_at(&b, 0, addr, Space::Global, reason, &format!("kind {kind}"));
         }
     }
 }
@@ -865,26 +876,14 @@ fn generic_accesses_are_checked_against_the_window_their_address_names() {
             }))),
         };
         b.exit();
-        let world = World::new(64, 64);
-        let (exit, _) = run_kernel_masked(&b, &world, 1 << 3, |w| {
-            set_reg(w, 2, 3, addr as u32);
-            set_reg(w, 3, 3, (addr >> 32) as u32);
-        });
-        match reason {
-            Some(reason) => assert_eq!(
-                exit,
-                GroupExit::Trap(TrapInfo {
-                    reason,
-                    pc: 0,
-                    lane: 3,
-                    space: Space::Generic,
-                    address: addr,
-                    surface: None,
-                }),
-                "kind {kind} address {addr:#x}"
-            ),
-            None => assert_eq!(exit, GroupExit::Exited, "kind {kind} address {addr:#x}"),
-        }
+        check_access_at(
+            &b,
+            64,
+            addr,
+            Space::Generic,
+            reason,
+            &format!("kind {kind}"),
+        );
     }
 }
 
