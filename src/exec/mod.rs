@@ -16,11 +16,11 @@
 //! until something the scheduler must see ([`GroupExit`]): all lanes exited, a yield at a
 //! backward branch, a divergent branch, a barrier, the group's reconvergence point, or a trap.
 //! Backends never see groups or joins; the scheduler never sees instructions. This is the seam
-//! between `exec` and the two backends (`interp`, `jit`). Warps that have not run yet are
-//! handed over several at a time ([`WarpRunner::run_launch_groups`]): the backend runs each
-//! one's launch group (pc 0, all its lanes) in turn and returns at the first that does not
-//! exit, so a kernel in which nothing diverges or waits costs one backend call per run of
-//! warps.
+//! between `exec` and the two backends (`interp`, `jit`). Warps that have not diverged
+//! are handed over several at a time ([`WarpRunner::run_warps`]): the backend runs each one's
+//! group in turn and returns at the first whose event is neither an exit nor an arrival at a
+//! barrier, so a kernel in which nothing diverges costs one backend call per run of warps and
+//! per barrier.
 //!
 //! # Register file layout (shared with the JIT's generated code)
 //!
@@ -90,8 +90,8 @@ pub struct CtaEnv<'a> {
     pub nctaid: [u32; 3],
 }
 
-/// A kernel prepared by a backend: runs one group of one warp at a time, or the launch groups
-/// of several fresh warps of a CTA in one call ([`WarpRunner::run_launch_groups`]).
+/// A kernel prepared by a backend: runs one group of one warp at a time, or the groups of a run
+/// of several warps of a CTA in one call ([`WarpRunner::run_warps`]).
 pub trait WarpRunner: Send + Sync {
     /// Runs the lanes `mask` of `warp`, all at `pc`, until a [`GroupExit`] event. If `stop_pc`
     /// is `Some(p)`, the group stops *before* executing instruction `p` (returning
@@ -137,70 +137,86 @@ pub trait WarpRunner: Send + Sync {
         self.run_group(warp, env, pc, mask, stop_pc)
     }
 
-    /// Runs the *launch groups* (pc 0, every lane of [`WarpState::lanes`], no stop pc) of the
-    /// warps of `warps`, one after the other in index order, and stops right after the first
-    /// warp whose group does not exit. Returns how many warps ran (at least one, unless
-    /// `warps` is empty) and the last one's [`GroupExit`] ([`GroupExit::Exited`] if every warp
-    /// exited). A backend may also stop after any warp that exited: the scheduler then offers
-    /// the rest again.
+    /// Runs the groups of a *run* of warps ([`WarpRun`]: consecutive warps of one CTA, each
+    /// with one group of all its live lanes at its own pc, no stop pc), one after the other in
+    /// index order. After a warp whose group exits it goes on with the next. After any other
+    /// event it offers the event to the scheduler ([`WarpRun::pass`]): if the scheduler takes
+    /// it (an arrival at a barrier), the run goes on; if not, the backend stops and returns the
+    /// event. Returns how many warps ran (at least one, unless the run is empty) and the last
+    /// one's event when the scheduler did not take it (`None`: every warp that ran exited or
+    /// had its event taken). A backend may also stop after any warp whose event was taken or
+    /// which exited: the scheduler then offers the rest again.
     ///
-    /// The scheduler calls it for each run of consecutive warps of a CTA that have not run yet
-    /// (when no barrier has arrivals), so that a kernel in which nothing diverges or waits pays
-    /// a backend's per-call cost (for the JIT: the downcast of `cache` and its checks) once
-    /// per run of warps instead of once per warp.
+    /// The scheduler calls it for each run of consecutive warps of a CTA that are *light* (one
+    /// group of all live lanes, nothing diverged: every warp at launch, and every warp a
+    /// barrier releases in that shape), so that a kernel in which nothing diverges pays a
+    /// backend's per-call cost (for the JIT: the downcast of `cache` and its checks) once per
+    /// run of warps and per barrier, instead of once per warp.
     ///
     /// Must behave exactly as [`WarpRunner::run_group_prepared`] called for each warp in
-    /// turn, which is what the default does ([`run_launch_groups_each`]): the same effects in
-    /// the same order, the same counters, the same events.
+    /// turn, which is what the default does ([`run_warps_each`]): the same effects in the same
+    /// order, the same counters, the same events.
     ///
     /// # Safety
     ///
     /// As for [`WarpRunner::run_group_prepared`].
-    unsafe fn run_launch_groups(
+    unsafe fn run_warps(
         &self,
         cache: &mut RunnerCache,
-        warps: &mut dyn LaunchGroups,
+        run: &mut dyn WarpRun<'_>,
         env: &CtaEnv,
-    ) -> (usize, GroupExit) {
+    ) -> (usize, Option<GroupExit>) {
         // SAFETY: this function's contract is `run_group_prepared`'s.
-        unsafe { run_launch_groups_each(self, cache, warps, env) }
+        unsafe { run_warps_each(self, cache, run, env) }
     }
 }
 
-/// The warps whose launch groups [`WarpRunner::run_launch_groups`] runs: consecutive warps of
-/// one CTA, in index order. An object-safe view, so that the scheduler keeps its own warp type
-/// (the state of warp `i` lives inside the scheduler's bookkeeping of it).
-pub trait LaunchGroups {
-    /// How many warps the run holds.
-    fn warps(&self) -> usize;
-    /// The state of warp `i` of the run (`i < self.warps()`).
+/// The warps whose groups [`WarpRunner::run_warps`] runs: consecutive warps of one CTA, in
+/// index order, each with one group of all its live lanes. An object-safe view, so that the
+/// scheduler keeps its own warp type (the state of warp `i` lives inside the scheduler's
+/// bookkeeping of it).
+pub trait WarpRun<'a> {
+    /// Each warp's group, in index order: the pc it starts at and its lanes (the warp's live
+    /// lanes). A group has no stop pc. (Not borrowed from the run, so that a backend fetches
+    /// it once and still takes the states one by one.)
+    fn groups(&self) -> &'a [GroupAt];
+    /// Warp `i`'s state (`i < self.groups().len()`).
     fn state(&mut self, i: usize) -> &mut WarpState;
+    /// Warp `i`'s group stopped with `exit`, an event other than [`GroupExit::Exited`]: returns
+    /// whether the scheduler took the event (it takes arrivals at a barrier), in which case the
+    /// run may go on; otherwise the backend must stop and return `exit`.
+    fn pass(&mut self, i: usize, exit: &GroupExit) -> bool;
 }
 
-/// [`WarpRunner::run_launch_groups`] one warp at a time: [`WarpRunner::run_group_prepared`]
-/// for each warp's launch group until one does not exit (the trait's default, and what a
+/// Where a group of a [`WarpRun`] starts, and its lanes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupAt {
+    pub pc: u32,
+    pub mask: u32,
+}
+
+/// [`WarpRunner::run_warps`] one warp at a time: [`WarpRunner::run_group_prepared`] for each
+/// warp's group until the scheduler does not take an event (the trait's default, and what a
 /// backend falls back to when it cannot do better).
 ///
 /// # Safety
 ///
 /// As for [`WarpRunner::run_group_prepared`].
-pub unsafe fn run_launch_groups_each<R: WarpRunner + ?Sized>(
+pub unsafe fn run_warps_each<R: WarpRunner + ?Sized>(
     runner: &R,
     cache: &mut RunnerCache,
-    warps: &mut dyn LaunchGroups,
+    run: &mut dyn WarpRun<'_>,
     env: &CtaEnv,
-) -> (usize, GroupExit) {
-    let count = warps.warps();
-    for i in 0..count {
-        let warp = warps.state(i);
-        let mask = warp.lanes;
+) -> (usize, Option<GroupExit>) {
+    let groups = run.groups();
+    for (i, &GroupAt { pc, mask }) in groups.iter().enumerate() {
         // SAFETY: the caller's contract.
-        let exit = unsafe { runner.run_group_prepared(cache, warp, env, 0, mask, None) };
-        if exit != GroupExit::Exited {
-            return (i + 1, exit);
+        let exit = unsafe { runner.run_group_prepared(cache, run.state(i), env, pc, mask, None) };
+        if exit != GroupExit::Exited && !run.pass(i, &exit) {
+            return (i + 1, Some(exit));
         }
     }
-    (count, GroupExit::Exited)
+    (groups.len(), None)
 }
 
 /// A slot in which a backend keeps state between calls (see [`WarpRunner::prepare_cta`]):

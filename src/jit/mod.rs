@@ -37,7 +37,7 @@ mod warp_ctx;
 mod tests;
 
 use crate::exec::{
-    run_launch_groups_each, CtaEnv, GroupExit, LaunchGroups, RunnerCache, TrapInfo, TrapReason,
+    run_warps_each, CtaEnv, GroupAt, GroupExit, RunnerCache, TrapInfo, TrapReason, WarpRun,
     WarpRunner, WarpState, WARP_STRIDE,
 };
 use crate::ir::Kernel;
@@ -725,7 +725,7 @@ impl JitKernel {
         // file (`num_regs * 32` words, ensured by `prepare_warp`), the predicate file, and the
         // warp's counters (set just above from `warp`, borrowed for the call); the shared
         // window, the global arena and the constant bank of `env` (`run_group` built `ctx` for
-        // `env` just now; the contracts of `run_group_prepared` and `run_launch_groups` say
+        // `env` just now; the contracts of `run_group_prepared` and `run_warps` say
         // `prepare_cta` last saw an equal `env`, and `prepare_cta` rebuilds the context unless
         // its `CtxKey` shows it was built for the same regions at the same addresses and
         // lengths; the generated code checks every device access against the limits in `ctx`
@@ -949,36 +949,47 @@ impl WarpRunner for JitKernel {
         self.call(&mut cached.ctx, warp, env, pc, mask, stop_pc)
     }
 
-    /// The launch groups of a run of fresh warps, with the context `prepare_cta` left in
-    /// `cache`: one downcast of the cache and one check of its validity and of pc 0's
-    /// resumability per run; per warp, the warp's files' sizes, its fields of the context,
-    /// the call, and the event check. A warp whose group does not exit has its event decoded
-    /// as `call` does; a cache `run_group_prepared` would not use runs warp by warp through it.
-    unsafe fn run_launch_groups(
+    /// The groups of a run of warps, with the context `prepare_cta` left in `cache`: one
+    /// downcast of the cache and one check of its validity per run; per warp, its pc's
+    /// resumability, the warp's files' sizes, its fields of the context, the call, and the
+    /// event check. An event other than an exit is decoded as `call` does and offered to the
+    /// scheduler; a pc outside the entry table runs on the interpreter, as in
+    /// `run_group_prepared`; a cache `run_group_prepared` would not use runs warp by warp
+    /// through it.
+    unsafe fn run_warps(
         &self,
         cache: &mut RunnerCache,
-        warps: &mut dyn LaunchGroups,
+        run: &mut dyn WarpRun<'_>,
         env: &CtaEnv,
-    ) -> (usize, GroupExit) {
+    ) -> (usize, Option<GroupExit>) {
         match cache.get_mut::<CachedCtx>() {
-            Some(cached) if cached.valid && self.resumable(0) => {
+            Some(cached) if cached.valid => {
                 let ctx = &mut cached.ctx;
-                let count = warps.warps();
-                for i in 0..count {
-                    let warp = warps.state(i);
-                    self.ensure_files(warp);
-                    let mask = warp.lanes;
-                    // As in `run_group_prepared`: the caller's contract makes the cached
-                    // context the one `run_group` would build.
-                    let code = self.run_code(ctx, warp, 0, mask, None);
-                    if code != Event::Exited as u32 {
-                        return (i + 1, self.event(code, ctx, warp, env, (0, mask, None)));
+                let groups = run.groups();
+                for (i, &GroupAt { pc, mask }) in groups.iter().enumerate() {
+                    let warp = run.state(i);
+                    // (Every launch group starts at pc 0, and pc 0 is an entry: only a warp
+                    // released from a barrier needs the table.)
+                    let exit = if pc == 0 || self.resumable(pc) {
+                        self.ensure_files(warp);
+                        // As in `run_group_prepared`: the caller's contract makes the cached
+                        // context the one `run_group` would build.
+                        let code = self.run_code(ctx, warp, pc, mask, None);
+                        if code == Event::Exited as u32 {
+                            continue;
+                        }
+                        self.event(code, ctx, warp, env, (pc, mask, None))
+                    } else {
+                        self.run_group_cold(warp, env, pc, mask, None)
+                    };
+                    if exit != GroupExit::Exited && !run.pass(i, &exit) {
+                        return (i + 1, Some(exit));
                     }
                 }
-                (count, GroupExit::Exited)
+                (groups.len(), None)
             }
             // SAFETY: this function's contract is `run_group_prepared`'s.
-            _ => unsafe { run_launch_groups_each(self, cache, warps, env) },
+            _ => unsafe { run_warps_each(self, cache, run, env) },
         }
     }
 }

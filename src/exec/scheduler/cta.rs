@@ -11,9 +11,11 @@
 //! (see `divergence.rs`); if nothing was parked, every live lane waits at a barrier that cannot
 //! release: a provable deadlock, reported at once instead of waiting for the watchdog.
 
-use super::divergence::{ScheduleCounters, Step, Warp};
+use super::divergence::{add_arrival, ScheduleCounters, Step, Warp};
 use super::LaunchContext;
-use crate::exec::{CtaEnv, RunnerCache, SharedMemory, Stats, StuckWarp, TrapInfo, WarpState};
+use crate::exec::{
+    CtaEnv, GroupAt, RunnerCache, SharedMemory, Stats, StuckWarp, TrapInfo, WarpState,
+};
 
 /// What one quantum of a CTA ended with.
 #[derive(Debug)]
@@ -52,6 +54,9 @@ pub struct Cta {
     live_stale: bool,
     /// Barriers with arrivals: `(id, lanes waiting)`.
     barriers: Vec<(u32, u32)>,
+    /// The groups of a run of light warps (see `Warp::step_light_run`), kept to reuse the
+    /// allocation.
+    run_groups: Vec<GroupAt>,
     pub counters: ScheduleCounters,
     /// The backend's per-CTA state (see [`crate::exec::WarpRunner::prepare_cta`]).
     cache: RunnerCache,
@@ -85,6 +90,7 @@ impl Cta {
             live_lanes: ctx.cta_threads,
             live_stale: false,
             barriers: Vec::new(),
+            run_groups: Vec::new(),
             counters: ScheduleCounters::for_cta(linear),
             cache: RunnerCache::default(),
         })
@@ -138,6 +144,7 @@ impl Cta {
             live_lanes,
             live_stale,
             barriers,
+            run_groups,
             counters,
             cache,
             ..
@@ -159,54 +166,59 @@ impl Cta {
         let (mut waiting, mut spun) = (true, false);
         let mut w = 0;
         while w < warps.len() {
-            let (step, retired) = if warps[w].is_fresh() && barriers.is_empty() {
-                // A run of fresh warps in one backend call. The warps before the last one
-                // exited: each retired lanes and made progress, and with no barrier waiting
-                // there is nothing else to do for them (with one waiting, the release check
-                // after each exit could release it before the next warp arrives, so warps
-                // step one at a time as before).
-                let (ran, step) =
-                    Warp::step_launch_groups(&mut warps[w..], ctx.runner, cache, &env, counters);
-                w += ran - 1;
-                if ran > 1 {
-                    waiting = false;
+            let (step, retired, run_arrived) = if warps[w].runs_light() {
+                // A run of light warps in one backend call, which takes their exits and
+                // barrier arrivals as they come (see `Warp::step_light_run`).
+                let run = Warp::step_light_run(
+                    &mut warps[w..],
+                    (barriers, run_groups),
+                    ctx.runner,
+                    cache,
+                    &env,
+                    counters,
+                );
+                w += run.ran - 1;
+                match run.last {
+                    Some(step) => {
+                        if run.ran > 1 {
+                            waiting = false;
+                        }
+                        (step, run.retired, run.arrived)
+                    }
+                    // Every warp of the run exited or arrived: progress.
+                    None => (Step::Progress, run.retired, run.arrived),
                 }
-                // A fresh warp had no exited lane: its live lanes were all of its lanes.
-                let last = &warps[w].state;
-                (step, ran > 1 || last.live() != last.lanes)
             } else {
                 let warp = &mut warps[w];
                 let live_before = warp.state.live();
                 let step = warp.step(ctx.runner, cache, &env, counters);
-                (step, warp.state.live() != live_before)
+                (step, warp.state.live() != live_before, false)
             };
             *live_stale |= retired;
-            let arrived = match step {
-                Step::Idle => false,
-                Step::Spin => {
-                    spun = true;
-                    false
-                }
-                Step::Progress => {
-                    waiting = false;
-                    false
-                }
-                Step::Barrier { id, lanes } => {
-                    waiting = false;
-                    match barriers.iter_mut().find(|(b, _)| *b == id) {
-                        Some((_, waiting)) => *waiting += lanes,
-                        None => barriers.push((id, lanes)),
+            let arrived = run_arrived
+                | match step {
+                    Step::Idle => false,
+                    Step::Spin => {
+                        spun = true;
+                        false
                     }
-                    true
-                }
-                Step::Trap(info) => {
-                    return Quantum::Trap {
-                        warp: w as u32,
-                        info,
+                    Step::Progress => {
+                        waiting = false;
+                        false
                     }
-                }
-                Step::ContractViolation(message) => return Quantum::Internal(message),
-            };
+                    Step::Barrier { id, lanes } => {
+                        waiting = false;
+                        add_arrival(barriers, id, lanes);
+                        true
+                    }
+                    Step::Trap(info) => {
+                        return Quantum::Trap {
+                            warp: w as u32,
+                            info,
+                        }
+                    }
+                    Step::ContractViolation(message) => return Quantum::Internal(message),
+                };
             if (arrived || retired) && !barriers.is_empty() {
                 if *live_stale {
                     *live_lanes = count_live(warps);

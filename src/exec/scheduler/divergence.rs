@@ -98,7 +98,7 @@
 //! last ran, skipping groups that sit out), so a warp's schedule is deterministic.
 
 use super::super::{
-    CtaEnv, GroupExit, LaunchGroups, RunnerCache, TrapInfo, WarpRunner, WarpState, WARP_STRIDE,
+    CtaEnv, GroupAt, GroupExit, RunnerCache, TrapInfo, WarpRun, WarpRunner, WarpState, WARP_STRIDE,
 };
 use crate::exec::random::SplitMix64;
 use crate::valid::KernelInfo;
@@ -239,6 +239,17 @@ impl Group {
     }
 }
 
+/// The one group of a *light* warp (see [`Warp::light`]): a group with an empty stack and a
+/// fresh spin watch that holds every live lane of its warp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Light {
+    pc: u32,
+    mask: u32,
+    /// `Some(id)`: the group waits at the barrier instruction at `pc` for barrier `id`;
+    /// `None`: it can run.
+    barrier: Option<u32>,
+}
+
 /// A pending reconvergence point (its pc is in the stack entries that refer to it).
 #[derive(Debug, Clone)]
 struct Join {
@@ -321,11 +332,16 @@ pub struct Warp {
     next_join: JoinId,
     /// Index at which the search for the next group to run starts (round-robin).
     cursor: usize,
-    /// The warp is at its launch state and has not run yet: it has one group at pc 0 holding
-    /// every lane of `state.lanes` (none of which has exited), with an empty stack, which is not
-    /// stored in `groups` (`groups` and `joins` are empty) so that starting a warp and running a
-    /// straight-line kernel to `EXIT` never touch the group list.
-    fresh: bool,
+    /// The warp is *light*: it has exactly one group, holding every live lane, with an empty
+    /// stack and a fresh spin watch (running, or waiting at a barrier, whose release watches it
+    /// afresh anyway). That group is kept here, not in `groups` (`groups` and `joins` are
+    /// empty), so that starting a warp, running a kernel without divergence to `EXIT` and
+    /// taking it through barriers never touch the group list, and light warps run in batches
+    /// ([`Warp::step_light_run`]). A warp starts light (its launch group: pc 0, every lane of
+    /// `state.lanes`) and becomes light again when a barrier releases it in that shape. Any
+    /// event but an exit or a barrier arrival moves the group into `groups`, where the general
+    /// path handles it exactly as if it had always been there.
+    light: Option<Light>,
     /// Backward branches whose lanes left a spin loop while the others spun on (see "Spinning
     /// and backing off" in the module docs): a divergence there pushes no join. Kept when the
     /// warp is reused for the worker's next CTA, which runs the same code.
@@ -341,7 +357,7 @@ impl Warp {
             joins: Vec::new(),
             next_join: 0,
             cursor: 0,
-            fresh: false,
+            light: None,
             spin_exits: Vec::new(),
         };
         warp.start();
@@ -362,28 +378,42 @@ impl Warp {
         self.joins.clear();
         self.next_join = 0;
         self.cursor = 0;
-        self.fresh = self.state.lanes != 0;
+        let mask = self.state.lanes;
+        self.light = (mask != 0).then_some(Light {
+            pc: 0,
+            mask,
+            barrier: None,
+        });
     }
 
-    /// The warp has not run yet (its launch group is implicit, no lane has exited).
-    pub fn is_fresh(&self) -> bool {
-        self.fresh
+    /// The warp is light and its group can run (it goes in a batch, see
+    /// [`Warp::step_light_run`]).
+    #[inline(always)]
+    pub fn runs_light(&self) -> bool {
+        matches!(self.light, Some(Light { barrier: None, .. }))
     }
 
     /// Every lane has exited.
     pub fn is_finished(&self) -> bool {
-        !self.fresh && self.groups.is_empty()
+        self.light.is_none() && self.groups.is_empty()
     }
 
     /// Some group can run.
     pub fn has_runnable(&self) -> bool {
-        self.fresh || self.groups.iter().any(|g| g.state == GroupState::Running)
+        match self.light {
+            Some(light) => light.barrier.is_none(),
+            None => self.groups.iter().any(|g| g.state == GroupState::Running),
+        }
     }
 
     /// Each group as `(pc, lane mask, state)`, for watchdog reports.
     pub fn describe(&self) -> Vec<(u32, u32, GroupState)> {
-        if self.fresh {
-            return vec![(0, self.state.lanes, GroupState::Running)];
+        if let Some(light) = self.light {
+            let state = match light.barrier {
+                Some(id) => GroupState::AtBarrier { id },
+                None => GroupState::Running,
+            };
+            return vec![(light.pc, light.mask, state)];
         }
         self.groups
             .iter()
@@ -393,15 +423,14 @@ impl Warp {
 
     /// Runs the next runnable group (round-robin) until its next event and applies the event;
     /// when the event is a divergent branch, runs on with the next group (the fall-through
-    /// side), up to [`EVENTS_PER_TURN`] events (not after the launch group's first run, which
-    /// stays as small as it can be). `cache` must have been prepared for `env` with
+    /// side), up to [`EVENTS_PER_TURN`] events (not after a light warp's run, which stays as
+    /// small as it can be). `cache` must have been prepared for `env` with
     /// [`WarpRunner::prepare_cta`].
     ///
-    /// Fast paths: a fresh warp runs its launch group (pc 0, every lane, no stop) directly,
-    /// and a warp that has one runnable group and no join (every warp of a kernel without
-    /// divergence) needs no search for the next group; when the group exits, nothing is left
-    /// to do but record the exited lanes. The resulting state is exactly the one the general
-    /// path gives.
+    /// Fast paths: a light warp runs its one group (every live lane, no stop) directly, and a
+    /// warp that has one runnable group and no join needs no search for the next group; when
+    /// the group exits, nothing is left to do but record the exited lanes. The resulting state
+    /// is exactly the one the general path gives.
     #[inline]
     pub fn step(
         &mut self,
@@ -410,69 +439,152 @@ impl Warp {
         env: &CtaEnv,
         counters: &mut ScheduleCounters,
     ) -> Step {
-        if self.fresh {
-            let mask = self.state.lanes;
-            let exit = run_prepared(runner, cache, &mut self.state, env, 0, mask, None);
-            return self.launched(exit, env.info, counters);
+        match self.light {
+            Some(light @ Light { barrier: None, .. }) => {
+                let exit = run_prepared(
+                    runner,
+                    cache,
+                    &mut self.state,
+                    env,
+                    light.pc,
+                    light.mask,
+                    None,
+                );
+                self.ran_light(light, exit, env.info, counters)
+            }
+            // Its only group waits at a barrier: nothing can run.
+            Some(_) => Step::Idle,
+            None => self.step_general(runner, cache, env, counters),
         }
-        self.step_general(runner, cache, env, counters)
     }
 
-    /// Steps the fresh warps at the start of `warps` (the first must be fresh) with one
-    /// backend call ([`WarpRunner::run_launch_groups`]): their launch groups run one after the
-    /// other until one does not exit. Returns how many warps stepped (at least one) and the
-    /// last one's [`Step`]; the others exited ([`Step::Progress`]). Every warp ends exactly as
-    /// [`Warp::step`] would have left it, and the backend sees the same calls in the same
-    /// order. `cache` must have been prepared for `env` ([`Warp::step`]'s contract).
+    /// Steps the run of light, runnable warps at the start of `warps` (the first must be one)
+    /// with one backend call ([`WarpRunner::run_warps`]): their groups run one after the other,
+    /// the scheduler taking exits and barrier arrivals as they come (arrivals are added to
+    /// `barriers`, the CTA's list), until a warp's event is anything else. Every warp ends
+    /// exactly as [`Warp::step`] would have left it, and the backend sees the same calls in the
+    /// same order. `cache` must have been prepared for `env` ([`Warp::step`]'s contract).
+    ///
+    /// Taking arrivals inside the run is exact because no barrier can release before the run's
+    /// last warp has run: every later warp of the run has live lanes that have not arrived.
     #[inline]
-    pub fn step_launch_groups(
+    pub fn step_light_run(
         warps: &mut [Warp],
+        (barriers, groups): (&mut Vec<(u32, u32)>, &mut Vec<GroupAt>),
         runner: &dyn WarpRunner,
         cache: &mut RunnerCache,
         env: &CtaEnv,
         counters: &mut ScheduleCounters,
-    ) -> (usize, Step) {
-        let fresh = warps.iter().take_while(|w| w.fresh).count();
-        let run = &mut warps[..fresh];
+    ) -> LightRunEnd {
+        groups.clear();
+        groups.reserve(warps.len());
+        for warp in warps.iter() {
+            match warp.light {
+                Some(Light {
+                    pc,
+                    mask,
+                    barrier: None,
+                }) => groups.push(GroupAt { pc, mask }),
+                _ => break,
+            }
+        }
+        let light = groups.len();
+        let mut run = LightRun {
+            warps: &mut warps[..light],
+            groups,
+            barriers,
+            arrived: false,
+            retired: false,
+        };
         // SAFETY: `Warp::step`'s contract: the caller prepared `cache` for `env`.
-        let (ran, exit) = unsafe { runner.run_launch_groups(cache, &mut FreshRun(run), env) };
-        if ran == 0 || ran > fresh {
-            return (
-                1,
-                Step::ContractViolation(format!(
-                    "backend reported running {ran} launch groups of {fresh} warps"
-                )),
-            );
+        let (ran, exit) = unsafe { runner.run_warps(cache, &mut run, env) };
+        let LightRun {
+            warps,
+            arrived,
+            mut retired,
+            ..
+        } = run;
+        if ran == 0 || ran > light {
+            return LightRunEnd {
+                ran: 1,
+                last: Some(Step::ContractViolation(format!(
+                    "backend reported running {ran} groups of a run of {light} warps"
+                ))),
+                arrived,
+                retired,
+            };
         }
-        let (exited, last) = run[..ran].split_at_mut(ran - 1);
-        for warp in exited {
-            warp.launched(GroupExit::Exited, env.info, counters);
+        let taken = ran - usize::from(exit.is_some());
+        // The warps whose events were taken and are still runnable exited.
+        for warp in &mut warps[..taken] {
+            if let Some(light) = warp.light.filter(|l| l.barrier.is_none()) {
+                warp.state.exited |= light.mask;
+                warp.light = None;
+                retired = true;
+            }
         }
-        (ran, last[0].launched(exit, env.info, counters))
+        let last = exit.map(|exit| {
+            let warp = &mut warps[ran - 1];
+            let live = warp.state.live();
+            let light = warp.light.expect("a warp of a light run is light");
+            let step = warp.ran_light(light, exit, env.info, counters);
+            retired |= warp.state.live() != live;
+            step
+        });
+        LightRunEnd {
+            ran,
+            last,
+            arrived,
+            retired,
+        }
     }
 
-    /// Applies the event the launch group of this fresh warp (pc 0, every lane, no stop) ran
-    /// to: the warp is no longer fresh.
+    /// Applies the event a light warp's group `light` ran to, as the general path would.
     #[inline(always)]
-    fn launched(
+    fn ran_light(
         &mut self,
+        light: Light,
         exit: GroupExit,
         info: &KernelInfo,
         counters: &mut ScheduleCounters,
     ) -> Step {
-        self.fresh = false;
-        let mask = self.state.lanes;
-        if exit == GroupExit::Exited {
-            self.state.exited |= mask;
-            return Step::Progress;
+        match exit {
+            GroupExit::Exited => {
+                self.light = None;
+                self.state.exited |= light.mask;
+                Step::Progress
+            }
+            GroupExit::Barrier { pc, mask, id } if mask & light.mask != 0 => {
+                let lanes = self.arrive_light(light, pc, mask, id);
+                Step::Barrier { id, lanes }
+            }
+            exit => {
+                // The group materialises, as the general path would have had it.
+                self.light = None;
+                self.groups
+                    .push(Group::new(light.pc, light.mask, Vec::new()));
+                self.cursor = 1;
+                self.apply_and_settle(0, exit, info, counters)
+            }
         }
-        // The launch group materialises, as the general path would have had it.
-        self.groups.push(Group::new(0, mask, Vec::new()));
-        self.cursor = 1;
-        self.apply_and_settle(0, exit, info, counters)
     }
 
-    /// [`Warp::step`] for a warp that is not fresh (kept out of line so that the fresh path,
+    /// The light group `light` arrived at barrier `id` at `pc` with the lanes `mask` (some of
+    /// them: the others exited; `mask & light.mask` is not empty): it waits there, still light.
+    /// Returns how many lanes arrived. (What [`Warp::apply`] does for a group that reports
+    /// [`GroupExit::Barrier`].)
+    fn arrive_light(&mut self, light: Light, pc: u32, mask: u32, id: u32) -> u32 {
+        let kept = mask & light.mask;
+        self.state.exited |= light.mask & !kept;
+        self.light = Some(Light {
+            pc,
+            mask: kept,
+            barrier: Some(id),
+        });
+        kept.count_ones()
+    }
+
+    /// [`Warp::step`] for a warp that is not light (kept out of line so that the light path,
     /// inlined into the CTA's loop, stays small).
     ///
     /// A group that splits at a divergent branch does not end the warp's turn: the warp runs on
@@ -756,6 +868,13 @@ impl Warp {
 
     /// Releases the groups waiting at barrier `id`: they continue after the barrier instruction.
     pub fn release_barrier(&mut self, id: u32, counters: &mut ScheduleCounters) {
+        if let Some(light) = &mut self.light {
+            if light.barrier == Some(id) {
+                light.barrier = None;
+                light.pc = light.pc.wrapping_add(1);
+            }
+            return;
+        }
         for group in &mut self.groups {
             if group.state == (GroupState::AtBarrier { id }) {
                 group.state = GroupState::Running;
@@ -764,6 +883,24 @@ impl Warp {
             }
         }
         self.settle(counters);
+        // One group of every live lane with no join, just released (so watched afresh): the
+        // warp is light again, and its next turns go in batches.
+        if let [only] = self.groups.as_slice() {
+            if self.joins.is_empty()
+                && only.stack.is_empty()
+                && only.state == GroupState::Running
+                && only.watch == SpinWatch::FRESH
+                && only.last_yield.is_none()
+                && only.mask == self.state.live()
+            {
+                self.light = Some(Light {
+                    pc: only.pc,
+                    mask: only.mask,
+                    barrier: None,
+                });
+                self.groups.clear();
+            }
+        }
     }
 
     /// Dissolves every join that lanes are parked at (the CTA found nothing runnable). Returns
@@ -952,15 +1089,61 @@ fn watch_yield(
     spinning
 }
 
-/// A run of fresh warps as a backend's batch sees them (see [`Warp::step_launch_groups`]).
-struct FreshRun<'a>(&'a mut [Warp]);
+/// What [`Warp::step_light_run`] did.
+#[derive(Debug)]
+pub struct LightRunEnd {
+    /// How many warps ran (at least one).
+    pub ran: usize,
+    /// The last warp's step, when the batch did not take its event (`None`: every warp that
+    /// ran exited or arrived at a barrier).
+    pub last: Option<Step>,
+    /// Some warp of the run arrived at a barrier inside the batch (its arrival is in the CTA's
+    /// list; an arrival in `last` is not).
+    pub arrived: bool,
+    /// Some warp of the run retired lanes.
+    pub retired: bool,
+}
 
-impl LaunchGroups for FreshRun<'_> {
-    fn warps(&self) -> usize {
-        self.0.len()
+/// A run of light warps as a backend's batch sees them (see [`Warp::step_light_run`]).
+struct LightRun<'a> {
+    warps: &'a mut [Warp],
+    /// The warps' groups (so that the backend fetches them in one call, not one per warp).
+    groups: &'a [GroupAt],
+    /// The CTA's barriers with arrivals, `(id, lanes waiting)`.
+    barriers: &'a mut Vec<(u32, u32)>,
+    arrived: bool,
+    retired: bool,
+}
+
+impl<'a> WarpRun<'a> for LightRun<'a> {
+    fn groups(&self) -> &'a [GroupAt] {
+        self.groups
     }
+
     fn state(&mut self, i: usize) -> &mut WarpState {
-        &mut self.0[i].state
+        &mut self.warps[i].state
+    }
+
+    fn pass(&mut self, i: usize, exit: &GroupExit) -> bool {
+        let warp = &mut self.warps[i];
+        match (exit, warp.light) {
+            (&GroupExit::Barrier { pc, mask, id }, Some(light)) if mask & light.mask != 0 => {
+                let lanes = warp.arrive_light(light, pc, mask, id);
+                self.retired |= lanes != light.mask.count_ones();
+                self.arrived = true;
+                add_arrival(self.barriers, id, lanes);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Adds `lanes` arrivals at barrier `id` to a CTA's list of barriers with arrivals.
+pub fn add_arrival(barriers: &mut Vec<(u32, u32)>, id: u32, lanes: u32) {
+    match barriers.iter_mut().find(|(b, _)| *b == id) {
+        Some((_, waiting)) => *waiting += lanes,
+        None => barriers.push((id, lanes)),
     }
 }
 

@@ -24,29 +24,33 @@
 //! work is kept small (measured on `counter`: about 240 host instructions per warp, the JIT's
 //! call setup included, from about 810): the CTA environment is built once per quantum and the
 //! backend prepares its per-CTA state once per quantum ([`crate::exec::WarpRunner::prepare_cta`];
-//! the JIT builds its call context there, so a call only sets the per-warp fields); a fresh
-//! warp's launch group is implicit until it runs, and a warp with one group and no join skips
-//! the group search and the divergence bookkeeping (`divergence.rs`); the live-lane count is
-//! recounted only when a barrier needs it; warp counters accumulate in the reused warps and are
-//! summed once per worker; resident CTAs are boxed so that moving them is a pointer copy; a
-//! launch with one worker takes CTAs from the counter with a plain read and write instead of a
-//! locked add. Every other event takes the general path, with the same results and order.
+//! the JIT builds its call context there, so a call only sets the per-warp fields); a *light*
+//! warp's one group (every live lane, nothing diverged: every warp at launch, and every warp a
+//! barrier releases in that shape) is kept apart from the group list, and a warp with one group
+//! and no join skips the group search and the divergence bookkeeping (`divergence.rs`); the
+//! live-lane count is recounted only when a barrier needs it; warp counters accumulate in the
+//! reused warps and are summed once per worker; resident CTAs are boxed so that moving them is a
+//! pointer copy; a launch with one worker takes CTAs from the counter with a plain read and
+//! write instead of a locked add. Every other event takes the general path, with the same
+//! results and order.
 //!
-//! **Several warps per call.** In a CTA's first quantum every warp is fresh, and the CTA hands
-//! each run of consecutive fresh warps to the backend in one call
-//! ([`crate::exec::WarpRunner::run_launch_groups`], through an object-safe view of the warps'
-//! states, [`crate::exec::LaunchGroups`]): the backend runs their launch groups one after the
-//! other and returns after the first warp whose group does not exit, with the number of warps
-//! it ran. The CTA applies that warp's event exactly as a single step would (`Warp::launched`,
-//! shared with `Warp::step`'s fresh path) and goes on with the next
-//! warp, in a new run if it is fresh. Warps that exited need nothing else from the CTA as long
-//! as no barrier has arrivals, so runs are only made then; with arrivals, each exit may release
-//! a barrier before the next warp arrives, and fresh warps step one at a time as before. The
-//! backend sees the same calls in the same order, so results, counters, traps and the
-//! deterministic schedule are those of one warp per call. The JIT downcasts its cache and
+//! **Several warps per call.** The CTA hands each run of consecutive light, runnable warps to
+//! the backend in one call ([`crate::exec::WarpRunner::run_warps`], through an object-safe view
+//! of the warps, [`crate::exec::WarpRun`]: their groups' pcs and masks in one slice, and each
+//! warp's state): the backend runs their groups one after the other. A warp that exits needs
+//! nothing from the CTA; a warp that arrives at a barrier is offered to the scheduler
+//! (`WarpRun::pass`), which records the arrival (the warp stays light, waiting) and lets the
+//! run go on. That is exact because a barrier releases only when every live lane of the CTA
+//! waits at it, and every later warp of the run still has live lanes that have not run yet: no
+//! release check could succeed before the run's last warp. Any other event ends the run; the
+//! CTA applies it exactly as a single step would (`Warp::ran_light`, shared with `Warp::step`'s
+//! light path), then checks the barriers, and goes on with the next warp. So in a kernel
+//! without divergence a CTA costs one backend call per barrier phase, not one per warp and
+//! phase. The backend sees the same calls in the same order, so results, counters, traps and
+//! the deterministic schedule are those of one warp per call. The JIT downcasts its cache and
 //! checks it once per run; per warp it sets the warp's fields of the call context, calls the
 //! code and tests the event (`src/jit/mod.rs`); the interpreter keeps the trait's default, one
-//! warp at a time ([`crate::exec::run_launch_groups_each`]).
+//! warp at a time ([`crate::exec::run_warps_each`]).
 //!
 //! Workers are scoped `std::thread`s, not a rayon pool: a resident CTA is a long-lived state
 //! machine that must be interleaved with the other resident CTAs until it finishes, which a

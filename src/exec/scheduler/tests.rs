@@ -1255,10 +1255,10 @@ fn shared_memory_is_private_to_each_cta_and_starts_zeroed() {
 /// A run of warps the batch entry was offered: `(CTA, first warp, warps offered, warps run)`.
 type Batch = ([u32; 3], u32, usize, usize);
 
-/// The mock behind the batch entry ([`WarpRunner::run_launch_groups`]), recording each batch.
-/// `one_by_one`: the entry runs the first warp it is offered and returns, as the scheduler ran
-/// fresh warps before batches; otherwise it is the trait's default (warp by warp until one
-/// does not exit).
+/// The mock behind the batch entry ([`WarpRunner::run_warps`]), recording each batch.
+/// `one_by_one`: the entry runs the first warp it is offered and returns its event untaken, as
+/// the scheduler ran warps before batches; otherwise it is the trait's default (warp by warp
+/// while the scheduler takes the events).
 struct Batching<'a> {
     mock: &'a Mock,
     one_by_one: bool,
@@ -1277,20 +1277,20 @@ impl WarpRunner for Batching<'_> {
         self.mock.run_group(warp, env, pc, mask, stop_pc)
     }
 
-    unsafe fn run_launch_groups(
+    unsafe fn run_warps(
         &self,
         cache: &mut crate::exec::RunnerCache,
-        warps: &mut dyn crate::exec::LaunchGroups,
+        run: &mut dyn crate::exec::WarpRun<'_>,
         env: &CtaEnv,
-    ) -> (usize, GroupExit) {
-        let (first, offered) = (warps.state(0).warp_id, warps.warps());
+    ) -> (usize, Option<GroupExit>) {
+        let (first, offered) = (run.state(0).warp_id, run.groups().len());
         let (ran, exit) = if self.one_by_one {
-            let warp = warps.state(0);
-            let mask = warp.lanes;
-            (1, self.mock.run_group(warp, env, 0, mask, None))
+            let crate::exec::GroupAt { pc, mask } = run.groups()[0];
+            let exit = self.mock.run_group(run.state(0), env, pc, mask, None);
+            (1, (exit != GroupExit::Exited).then_some(exit))
         } else {
-            // SAFETY: this function's contract is `run_launch_groups_each`'s.
-            unsafe { crate::exec::run_launch_groups_each(self, cache, warps, env) }
+            // SAFETY: this function's contract is `run_warps_each`'s.
+            unsafe { crate::exec::run_warps_each(self, cache, run, env) }
         };
         self.batches
             .lock()
@@ -1381,7 +1381,7 @@ fn warp_pcs(outcome: &Outcome) -> Vec<(u32, u32)> {
 }
 
 #[test]
-fn a_batch_stops_at_the_warp_that_reaches_a_barrier_and_the_rest_runs_as_before() {
+fn a_batch_goes_on_past_a_barrier_arrival_and_the_released_warp_runs_in_the_next() {
     let ops = || {
         vec![
             branch(2, |w, _, _| w.warp_id != 2), // 0: every warp but warp 2 skips the barrier
@@ -1391,9 +1391,10 @@ fn a_batch_stops_at_the_warp_that_reaches_a_barrier_and_the_rest_runs_as_before(
         ]
     };
     let (out, batches) = batched_and_one_by_one(ops, &info(4, &[]), 1, &config(1, 192));
-    // Warps 0-2 run in one call. Warp 2's arrival leaves a barrier waiting, so warps 3-5 step
-    // one at a time (each exit may release it); the last exit does, and warp 2 runs on.
-    assert_eq!(batches, vec![([0; 3], 0, 6, 3)]);
+    // Warps 0-5 run in one call: the scheduler takes warp 2's arrival and the run goes on (no
+    // barrier can release while warps 3-5 have not run). Warp 5's exit releases it, and warp 2
+    // runs on in a run of its own.
+    assert_eq!(batches, vec![([0; 3], 0, 6, 6), ([0; 3], 2, 1, 1)]);
     assert_eq!(
         warp_pcs(&out),
         vec![(0, 0), (1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (2, 2)]
@@ -1401,6 +1402,40 @@ fn a_batch_stops_at_the_warp_that_reaches_a_barrier_and_the_rest_runs_as_before(
     assert_eq!(out.memory, vec![192]);
     assert_eq!(out.counters.0.warp_insts, 5 * 3 + 4);
     assert_eq!(out.counters.1, [1, 2, 0, 0, 0, 0, 1, 0]);
+}
+
+#[test]
+fn a_warp_that_reconverged_before_a_barrier_runs_in_batches_after_it() {
+    let ops = || {
+        vec![
+            branch(2, |w, _, l| w.warp_id == 1 && l < 16), // 0: warp 1 splits
+            count_global(0),                               // 1
+            MockOp::Bar(0),                                // 2: join of 0
+            count_global(0),                               // 3
+            MockOp::Exit,                                  // 4
+        ]
+    };
+    let (out, batches) = batched_and_one_by_one(ops, &info(5, &[(0, 2)]), 1, &config(1, 128));
+    // Quantum 1: warp 0 arrives and the run goes on to warp 1, which splits; warps 2 and 3
+    // arrive in a run of their own. Quanta 2 and 3: warp 1's lanes meet at the join, one group
+    // again (quantum 2), and arrive (quantum 3). The release makes every warp light at pc 3:
+    // warps 2 and 3 run to exit in that quantum in one call, warps 0 and 1 in the next, in
+    // one call too (warp 1 is light again).
+    assert_eq!(
+        batches,
+        vec![
+            ([0; 3], 0, 4, 2),
+            ([0; 3], 2, 2, 2),
+            ([0; 3], 2, 2, 2),
+            ([0; 3], 0, 2, 2)
+        ]
+    );
+    assert_eq!(
+        warp_pcs(&out)[4..],
+        [(1, 1), (1, 2), (2, 3), (3, 3), (0, 3), (1, 3)]
+    );
+    assert_eq!(out.memory, vec![3 * 32 + 16 + 4 * 32]);
+    assert_eq!(out.counters.1[1..7], [4, 0, 1, 1, 0, 1]);
 }
 
 #[test]
