@@ -5269,7 +5269,8 @@ fn random_vector_inst(rng: &mut impl FnMut() -> u64) -> (Guard, Op) {
         }
         3 => Op::IAdd3 {
             dst: dst(rng),
-            carry_out: [Pred::PT, Pred::PT],
+            // Carries out (both may name one predicate: the second write wins).
+            carry_out: [pred(rng), pred(rng)],
             a: source(rng),
             b: source(rng),
             c: source(rng),

@@ -36,8 +36,9 @@
 //! * Operations are exactly the scalar ones lane by lane: wrapping 32-bit add, subtract and
 //!   low multiply, bitwise logic, min/max, shifts by an immediate (with the IR's rule for
 //!   amounts of 32 or more), integer comparisons, selects, and the 64-bit product and sum of
-//!   `IMAD.WIDE`/`.HI` in two `i64x2` halves. Anything else (floats, carries out, division)
-//!   stays scalar.
+//!   `IMAD.WIDE`/`.HI` in two `i64x2` halves, and `IADD3`'s carries out (a count of the
+//!   additions that wrapped, accumulated addend by addend). Anything else (floats, `LEA`'s
+//!   carries, division) stays scalar.
 //! * Loads and stores: contiguous ones as 16-byte host accesses, loads from a warp-invariant
 //!   address once per chunk, the rest lane by lane with the scalar code (`memory.rs`).
 //!
@@ -47,7 +48,7 @@ mod memory;
 
 use super::{Translator, REG_ROW_BYTES};
 use crate::ir::{
-    BinOp, ImadMode, Inst, Op, Operand, Pred, Reg, ShfInst, SpecialReg, Src, SrcMod, Ty,
+    BinOp, ImadMode, Inst, Op, Operand, Pred, PredSrc, Reg, ShfInst, SpecialReg, Src, SrcMod, Ty,
 };
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -81,7 +82,7 @@ pub(super) fn vectorisable(inst: &Inst) -> bool {
                     BinOp::MulHi | BinOp::MulWide | BinOp::Div | BinOp::Rem => false,
                 }
         }
-        Op::IAdd3 { carry_out, .. } => carry_out.iter().all(|p| p.is_pt()),
+        Op::IAdd3 { .. } => true,
         // The 64-bit addend of `.HI` and `.WIDE` is read without a modifier.
         Op::Imad { mode, c, .. } => *mode == ImadMode::Lo || plain(c),
         Op::Lop3 { pred_out, .. } => pred_out.is_pt(),
@@ -373,6 +374,82 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().ishl(four, chunk.base)
     }
 
+    /// Carry-in `cin` of `IADD3.X` as an `i32x4` of all-ones lanes where it is set, or `None`
+    /// when it is never set (`!PT`).
+    fn vcarry_in(&mut self, chunk: &Chunk, cin: PredSrc) -> Result<Option<Value>, JitError> {
+        if cin.pred.is_pt() && cin.negate {
+            return Ok(None);
+        }
+        let m = self.pred_mask(cin)?;
+        Ok(Some(self.mask_vector(chunk, m)))
+    }
+
+    /// `IADD3` with carries out, four lanes at a time: exactly the scalar 34-bit sum
+    /// (`translate_iadd3`), whose addends are each operand's 33-bit term (`~x + 1` for a
+    /// negated one, so a negated zero carries) and the carries in. The sum is accumulated one
+    /// 32-bit addend at a time, counting in a second vector the lanes where an addition
+    /// wrapped (the new low word is below the old): that count is bits 32 and 33 of the sum.
+    /// A negated operand adds `~x` and then one.
+    #[allow(clippy::too_many_arguments)]
+    fn viadd3_carry(
+        &mut self,
+        chunk: &Chunk,
+        inst: &Inst,
+        exec: Value,
+        dst: Reg,
+        carry_out: [Pred; 2],
+        srcs: [Src; 3],
+        carry_in: [PredSrc; 2],
+    ) -> Result<(), JitError> {
+        let mut addends = Vec::with_capacity(7);
+        for s in &srcs {
+            let x = self.voperand(chunk, s.operand)?;
+            let (w, plus_one) = match s.modifier {
+                SrcMod::None => (x, false),
+                SrcMod::Not => (self.b.ins().bnot(x), false),
+                SrcMod::Neg => (self.b.ins().bnot(x), true),
+                SrcMod::Abs => (self.b.ins().iabs(x), false),
+                SrcMod::NegAbs => {
+                    let a = self.b.ins().iabs(x);
+                    (self.b.ins().bnot(a), true)
+                }
+            };
+            addends.push(w);
+            if plus_one {
+                let one = self.vconst([1; 4]);
+                addends.push(one);
+            }
+        }
+        for cin in carry_in {
+            if let Some(ones) = self.vcarry_in(chunk, cin)? {
+                // All-ones lanes where the carry is set: as an addend, 1 there.
+                let bit = self.vconst([1; 4]);
+                let one = self.b.ins().band(ones, bit);
+                addends.push(one);
+            }
+        }
+        let mut sum = self.vconst([0; 4]);
+        let mut wraps = self.vconst([0; 4]);
+        for w in addends {
+            let next = self.b.ins().iadd(sum, w);
+            // All-ones where the addition wrapped: subtracting counts one.
+            let wrapped = self.b.ins().icmp(IntCC::UnsignedLessThan, next, sum);
+            wraps = self.b.ins().isub(wraps, wrapped);
+            sum = next;
+        }
+        self.vwrite(chunk, dst, exec, sum);
+        let exec_bits = self.exec_mask(inst.guard)?;
+        let zero = self.vconst([0; 4]);
+        for (i, p) in carry_out.into_iter().enumerate() {
+            let bit = self.vconst([1 << i; 4]);
+            let set = self.b.ins().band(wraps, bit);
+            let set = self.b.ins().icmp(IntCC::NotEqual, set, zero);
+            let bits = self.vbits(chunk, set);
+            self.vwrite_pred(chunk, p, exec_bits, bits)?;
+        }
+        Ok(())
+    }
+
     // ---- instructions --------------------------------------------------------------------
 
     /// One vectorisable instruction ([`vectorisable`]) for the chunk's lanes. Only those come
@@ -446,28 +523,29 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             &Op::IAdd3 {
                 dst,
+                carry_out,
                 a,
                 b,
                 c,
                 carry_in,
-                ..
             } => {
-                // Modulo 2^32, a negated addend `~x + 1` is `-x`: the carry-free sum.
-                let mut sum = self.vsrc(chunk, &a)?;
-                for s in [b, c] {
-                    let v = self.vsrc(chunk, &s)?;
-                    sum = self.b.ins().iadd(sum, v);
-                }
-                for cin in carry_in {
-                    if cin.pred.is_pt() && cin.negate {
-                        continue;
+                if carry_out.iter().all(|p| p.is_pt()) {
+                    // Modulo 2^32, a negated addend `~x + 1` is `-x`: the carry-free sum.
+                    let mut sum = self.vsrc(chunk, &a)?;
+                    for s in [b, c] {
+                        let v = self.vsrc(chunk, &s)?;
+                        sum = self.b.ins().iadd(sum, v);
                     }
-                    // All-ones lanes where the carry is set: subtracting adds one.
-                    let m = self.pred_mask(cin)?;
-                    let ones = self.mask_vector(chunk, m);
-                    sum = self.b.ins().isub(sum, ones);
+                    for cin in carry_in {
+                        if let Some(ones) = self.vcarry_in(chunk, cin)? {
+                            // All-ones lanes where the carry is set: subtracting adds one.
+                            sum = self.b.ins().isub(sum, ones);
+                        }
+                    }
+                    self.vwrite(chunk, dst, exec, sum);
+                } else {
+                    self.viadd3_carry(chunk, inst, exec, dst, carry_out, [a, b, c], carry_in)?;
                 }
-                self.vwrite(chunk, dst, exec, sum);
             }
             &Op::Imad {
                 mode: ImadMode::Lo,
