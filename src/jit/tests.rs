@@ -5267,6 +5267,26 @@ fn random_vector_inst(rng: &mut impl FnMut() -> u64) -> (Guard, Op) {
                 ftz: false,
             }
         }
+        3 if rng() % 2 == 0 => {
+            // `.SX32` only with `.HI`, with `c` RZ (as the front-ends build it).
+            let hi = rng() % 2 == 0;
+            let sx32 = hi && rng() % 2 == 0;
+            Op::Lea {
+                hi,
+                sx32,
+                dst: dst(rng),
+                carry_out: pred(rng),
+                a: source(rng),
+                b: source(rng),
+                c: if hi && !sx32 {
+                    source(rng)
+                } else {
+                    src(Operand::Reg(Reg::RZ))
+                },
+                shift: [0, 1, 2, 3, 4, 16, 31][pick(rng, 7)],
+                carry_in: pred_src(rng),
+            }
+        }
         3 => Op::IAdd3 {
             dst: dst(rng),
             // Carries out (both may name one predicate: the second write wins).
@@ -5391,7 +5411,7 @@ fn vectorised_regions_match_the_scalar_code_and_the_interpreter() {
         simd,
         ..JitOptions::default()
     };
-    let cases = 300;
+    let cases = 1000;
     let mut vectorised = 0;
     for case in 0..cases {
         let mut b = KernelBuilder::new();

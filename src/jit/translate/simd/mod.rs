@@ -36,9 +36,9 @@
 //! * Operations are exactly the scalar ones lane by lane: wrapping 32-bit add, subtract and
 //!   low multiply, bitwise logic, min/max, shifts by an immediate (with the IR's rule for
 //!   amounts of 32 or more), integer comparisons, selects, and the 64-bit product and sum of
-//!   `IMAD.WIDE`/`.HI` in two `i64x2` halves, and `IADD3`'s carries out (a count of the
-//!   additions that wrapped, accumulated addend by addend). Anything else (floats, `LEA`'s
-//!   carries, division) stays scalar.
+//!   `IMAD.WIDE`/`.HI` in two `i64x2` halves, and the carries of `IADD3` and `LEA` (a count of
+//!   the additions that wrapped, accumulated addend by addend). Anything else (floats,
+//!   division) stays scalar.
 //! * Loads and stores: contiguous ones as 16-byte host accesses, loads from a warp-invariant
 //!   address once per chunk, the rest lane by lane with the scalar code (`memory.rs`).
 //!
@@ -82,7 +82,7 @@ pub(super) fn vectorisable(inst: &Inst) -> bool {
                     BinOp::MulHi | BinOp::MulWide | BinOp::Div | BinOp::Rem => false,
                 }
         }
-        Op::IAdd3 { .. } => true,
+        Op::IAdd3 { .. } | Op::Lea { .. } => true,
         // The 64-bit addend of `.HI` and `.WIDE` is read without a modifier.
         Op::Imad { mode, c, .. } => *mode == ImadMode::Lo || plain(c),
         Op::Lop3 { pred_out, .. } => pred_out.is_pt(),
@@ -96,7 +96,6 @@ pub(super) fn vectorisable(inst: &Inst) -> bool {
         Op::Load { access, .. } | Op::Store { access, .. } => memory::vector_access(access),
         Op::Nop
         | Op::Unary { .. }
-        | Op::Lea { .. }
         | Op::PredMove(_)
         | Op::Convert { .. }
         | Op::Vote { .. }
@@ -384,12 +383,87 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(Some(self.mask_vector(chunk, m)))
     }
 
+    /// Source `s` as addends of a sum with carries (the scalar `carry_term`): its 33-bit term
+    /// is its 32-bit value, `~x + 1` when negated (so a negated zero carries), added as `~x`
+    /// and then one.
+    fn vcarry_addends(
+        &mut self,
+        chunk: &Chunk,
+        s: &Src,
+        addends: &mut Vec<Value>,
+    ) -> Result<(), JitError> {
+        let x = self.voperand(chunk, s.operand)?;
+        let (w, plus_one) = match s.modifier {
+            SrcMod::None => (x, false),
+            SrcMod::Not => (self.b.ins().bnot(x), false),
+            SrcMod::Neg => (self.b.ins().bnot(x), true),
+            SrcMod::Abs => (self.b.ins().iabs(x), false),
+            SrcMod::NegAbs => {
+                let a = self.b.ins().iabs(x);
+                (self.b.ins().bnot(a), true)
+            }
+        };
+        addends.push(w);
+        if plus_one {
+            let one = self.vconst([1; 4]);
+            addends.push(one);
+        }
+        Ok(())
+    }
+
+    /// Carry-in `cin` as an addend (1 in the lanes where it is set), if it can be set.
+    fn vcarry_in_addend(
+        &mut self,
+        chunk: &Chunk,
+        cin: PredSrc,
+        addends: &mut Vec<Value>,
+    ) -> Result<(), JitError> {
+        if let Some(ones) = self.vcarry_in(chunk, cin)? {
+            let bit = self.vconst([1; 4]);
+            addends.push(self.b.ins().band(ones, bit));
+        }
+        Ok(())
+    }
+
+    /// The sum of 32-bit `addends` as the scalar code's wide sum: its low word, and its bits
+    /// from 32 up (a count of the additions that wrapped, accumulated addend by addend: an
+    /// addition wrapped when the new low word is below the old).
+    fn vsum_with_carries(&mut self, addends: Vec<Value>) -> (Value, Value) {
+        let mut sum = self.vconst([0; 4]);
+        let mut wraps = self.vconst([0; 4]);
+        for w in addends {
+            let next = self.b.ins().iadd(sum, w);
+            // All-ones where the addition wrapped: subtracting counts one.
+            let wrapped = self.b.ins().icmp(IntCC::UnsignedLessThan, next, sum);
+            wraps = self.b.ins().isub(wraps, wrapped);
+            sum = next;
+        }
+        (sum, wraps)
+    }
+
+    /// Writes bit `bit` of the carries `wraps` (bit 32 + `bit` of the sum) to `p` in the lanes
+    /// of `exec_bits` (the executing lanes' mask, taken before any of the instruction's
+    /// predicate writes: a carry may overwrite its own guard).
+    fn vwrite_carry(
+        &mut self,
+        chunk: &Chunk,
+        p: Pred,
+        exec_bits: Value,
+        (wraps, bit): (Value, u32),
+    ) -> Result<(), JitError> {
+        if p.is_pt() {
+            return Ok(());
+        }
+        let zero = self.vconst([0; 4]);
+        let mask = self.vconst([1 << bit; 4]);
+        let set = self.b.ins().band(wraps, mask);
+        let set = self.b.ins().icmp(IntCC::NotEqual, set, zero);
+        let bits = self.vbits(chunk, set);
+        self.vwrite_pred(chunk, p, exec_bits, bits)
+    }
+
     /// `IADD3` with carries out, four lanes at a time: exactly the scalar 34-bit sum
-    /// (`translate_iadd3`), whose addends are each operand's 33-bit term (`~x + 1` for a
-    /// negated one, so a negated zero carries) and the carries in. The sum is accumulated one
-    /// 32-bit addend at a time, counting in a second vector the lanes where an addition
-    /// wrapped (the new low word is below the old): that count is bits 32 and 33 of the sum.
-    /// A negated operand adds `~x` and then one.
+    /// (`translate_iadd3`) of the operands' terms and the carries in.
     #[allow(clippy::too_many_arguments)]
     fn viadd3_carry(
         &mut self,
@@ -401,53 +475,64 @@ impl<'a, 'f> Translator<'a, 'f> {
         srcs: [Src; 3],
         carry_in: [PredSrc; 2],
     ) -> Result<(), JitError> {
-        let mut addends = Vec::with_capacity(7);
+        let mut addends = Vec::with_capacity(8);
         for s in &srcs {
-            let x = self.voperand(chunk, s.operand)?;
-            let (w, plus_one) = match s.modifier {
-                SrcMod::None => (x, false),
-                SrcMod::Not => (self.b.ins().bnot(x), false),
-                SrcMod::Neg => (self.b.ins().bnot(x), true),
-                SrcMod::Abs => (self.b.ins().iabs(x), false),
-                SrcMod::NegAbs => {
-                    let a = self.b.ins().iabs(x);
-                    (self.b.ins().bnot(a), true)
-                }
-            };
-            addends.push(w);
-            if plus_one {
-                let one = self.vconst([1; 4]);
-                addends.push(one);
-            }
+            self.vcarry_addends(chunk, s, &mut addends)?;
         }
         for cin in carry_in {
-            if let Some(ones) = self.vcarry_in(chunk, cin)? {
-                // All-ones lanes where the carry is set: as an addend, 1 there.
-                let bit = self.vconst([1; 4]);
-                let one = self.b.ins().band(ones, bit);
-                addends.push(one);
-            }
+            self.vcarry_in_addend(chunk, cin, &mut addends)?;
         }
-        let mut sum = self.vconst([0; 4]);
-        let mut wraps = self.vconst([0; 4]);
-        for w in addends {
-            let next = self.b.ins().iadd(sum, w);
-            // All-ones where the addition wrapped: subtracting counts one.
-            let wrapped = self.b.ins().icmp(IntCC::UnsignedLessThan, next, sum);
-            wraps = self.b.ins().isub(wraps, wrapped);
-            sum = next;
-        }
+        let (sum, wraps) = self.vsum_with_carries(addends);
         self.vwrite(chunk, dst, exec, sum);
         let exec_bits = self.exec_mask(inst.guard)?;
-        let zero = self.vconst([0; 4]);
-        for (i, p) in carry_out.into_iter().enumerate() {
-            let bit = self.vconst([1 << i; 4]);
-            let set = self.b.ins().band(wraps, bit);
-            let set = self.b.ins().icmp(IntCC::NotEqual, set, zero);
-            let bits = self.vbits(chunk, set);
-            self.vwrite_pred(chunk, p, exec_bits, bits)?;
+        for (bit, p) in (0..).zip(carry_out) {
+            self.vwrite_carry(chunk, p, exec_bits, (wraps, bit))?;
         }
         Ok(())
+    }
+
+    /// `LEA` and `LEA.HI`, four lanes at a time, exactly as `translate_lea`: the low word (or,
+    /// with `hi`, the high word) of `(c:a) << shift`, plus `b`'s term and the carry in; the
+    /// carry out is bit 32 of that sum.
+    fn vlea(&mut self, chunk: &Chunk, inst: &Inst, exec: Value) -> Result<(), JitError> {
+        let &Op::Lea {
+            hi,
+            sx32,
+            dst,
+            carry_out,
+            a,
+            b,
+            c,
+            shift,
+            carry_in,
+        } = &inst.op
+        else {
+            return Err(self.internal("vlea on another op"));
+        };
+        let shift = u32::from(shift);
+        let va = self.vsrc(chunk, &a)?;
+        let shifted = if hi {
+            // `.SX32`: the high word is the sign extension of `a`.
+            let vc = if sx32 {
+                self.b.ins().sshr_imm_s(va, 31)
+            } else {
+                self.vsrc(chunk, &c)?
+            };
+            // hi32((c:a) << shift): the bits of `a` shifted out land in the high word (none
+            // for a shift of 0: `vshift` makes a shift by 32 zero).
+            let high = self.vshift(true, false, vc, shift);
+            let out = self.vshift(false, false, va, 32 - shift);
+            self.b.ins().bor(high, out)
+        } else {
+            self.vshift(true, false, va, shift)
+        };
+        let mut addends = vec![shifted];
+        self.vcarry_addends(chunk, &b, &mut addends)?;
+        self.vcarry_in_addend(chunk, carry_in, &mut addends)?;
+        let (sum, wraps) = self.vsum_with_carries(addends);
+        self.vwrite(chunk, dst, exec, sum);
+        let exec_bits = self.exec_mask(inst.guard)?;
+        self.vwrite_carry(chunk, carry_out, exec_bits, (wraps, 0))
     }
 
     // ---- instructions --------------------------------------------------------------------
@@ -547,6 +632,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     self.viadd3_carry(chunk, inst, exec, dst, carry_out, [a, b, c], carry_in)?;
                 }
             }
+            Op::Lea { .. } => self.vlea(chunk, inst, exec)?,
             &Op::Imad {
                 mode: ImadMode::Lo,
                 dst,
