@@ -750,25 +750,35 @@ impl JitKernel {
         env: &CtaEnv,
         (pc, mask, stop_pc): (u32, u32, Option<u32>),
     ) -> GroupExit {
+        // The generated code stored each payload word by itself: read each by itself, so that
+        // the compiler does not join two into one wider load, which the host cannot forward
+        // from the two narrower stores (a stall of some ten cycles per event).
+        let out = |field: &u32| {
+            // SAFETY: a reference to a field of `ctx`: valid, aligned and initialised.
+            unsafe { std::ptr::read_volatile(field) }
+        };
+        let (a, b, c, d) = (
+            out(&ctx.out_a),
+            out(&ctx.out_b),
+            out(&ctx.out_c),
+            out(&ctx.out_d),
+        );
         match Event::from_code(code) {
             Some(Event::Exited) => GroupExit::Exited,
-            Some(Event::Yield) => GroupExit::Yield {
-                pc: ctx.out_a,
-                mask: ctx.out_b,
-            },
+            Some(Event::Yield) => GroupExit::Yield { pc: a, mask: b },
             Some(Event::Diverge) => GroupExit::Diverge {
-                branch_pc: ctx.out_a,
-                taken_pc: ctx.out_b,
-                taken: ctx.out_c,
-                fall_pc: ctx.out_a + 1,
-                fall: ctx.out_d,
+                branch_pc: a,
+                taken_pc: b,
+                taken: c,
+                fall_pc: a + 1,
+                fall: d,
             },
             Some(Event::Barrier) => GroupExit::Barrier {
-                pc: ctx.out_a,
-                mask: ctx.out_b,
-                id: ctx.out_c,
+                pc: a,
+                mask: b,
+                id: c,
             },
-            Some(Event::Reconverge) => GroupExit::Reconverge { mask: ctx.out_b },
+            Some(Event::Reconverge) => GroupExit::Reconverge { mask: b },
             // Only a pc outside the entry table gets here, on the first call of `enter`
             // (nothing ran; a `Continue` pc is always a chunk's entry); the generated code
             // returns no other code.

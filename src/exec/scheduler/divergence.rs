@@ -1129,7 +1129,7 @@ impl<'a> WarpRun<'a> for LightRun<'a> {
         match (exit, warp.light) {
             (&GroupExit::Barrier { pc, mask, id }, Some(light)) if mask & light.mask != 0 => {
                 let lanes = warp.arrive_light(light, pc, mask, id);
-                self.retired |= lanes != light.mask.count_ones();
+                self.retired |= mask & light.mask != light.mask;
                 self.arrived = true;
                 add_arrival(self.barriers, id, lanes);
                 true
