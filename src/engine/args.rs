@@ -2,7 +2,7 @@
 //! bind to them ([`Arg`]), and [`Module::launch`] (`docs/embedding.md`).
 //!
 //! A program file's launch declares its buffers and binds them by launch lines; a launch from
-//! code passes buffers of the engine's [`Device`](super::Device) memory and scalars instead,
+//! code passes buffers of the engine's [`Device`] memory and scalars instead,
 //! and the kernel runs on that memory, which outlives the launch. Each dialect says where its
 //! parameters live:
 //!

@@ -172,7 +172,7 @@ fn read(path: &Path, what: &str) -> Result<String, LoadError> {
     read_text_file(path, what).map_err(LoadError::Read)
 }
 
-/// [`read`] for any text file atomjit takes (program, launch, litmus): the text, or a message
+/// `read` for any text file atomjit takes (program, launch, litmus): the text, or a message
 /// `cannot read WHAT PATH: WHY`.
 pub fn read_text_file(path: &Path, what: &str) -> Result<String, String> {
     use std::io::Read;

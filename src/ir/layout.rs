@@ -91,7 +91,7 @@ impl CbankField {
 }
 
 /// The layout of constant bank 0 and of the shared window for one architecture (see the
-/// [module docs](self)). Defined by the SM version; [`CbankLayout::default`] is sm_80.
+/// module docs). Defined by the SM version; [`CbankLayout::default`] is sm_80.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CbankLayout {
     /// The SM version (`80` for sm_80): 70 to 90 (anything the tables above cover).

@@ -18,8 +18,8 @@
 //!                                              host atomic at base + Σ index·stride ─> Tile(S)
 //! ```
 //!
-//! * [`reference`] is the plain Rust definition (one CAS loop per element on
-//!   `std::sync::atomic`); the compiled path ([`compile`]) is tested against it.
+//! * `reference.rs` is the plain Rust definition (one CAS loop per element on
+//!   `std::sync::atomic`); the compiled path (`compile.rs`) is tested against it.
 //! * Orders and scopes are checked as cuTile checks them (`WEAK`, a missing scope and scopes
 //!   cuTile does not have, such as `CLUSTER`, are errors) and then lowered as the PTX
 //!   lowering does: every host atomic Cranelift emits is sequentially consistent, a valid

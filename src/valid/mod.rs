@@ -99,7 +99,7 @@ pub struct KernelInfo {
     written_before_read: Vec<bool>,
     invariant: Vec<bool>,
     liveness: live::Liveness,
-    /// Every register is live everywhere ([`KernelInfo::unchecked`]).
+    /// Every register is live everywhere (`KernelInfo::unchecked`).
     all_live: bool,
     fingerprint: u64,
 }
@@ -171,7 +171,7 @@ impl KernelInfo {
 
     /// The registers live after instruction `pc` of `kernel` (the kernel this info is for;
     /// see `live.rs`), as bit sets: bit `r % 64` of word `r / 64`. Computed on demand from the
-    /// facts kept per straight-line block. An info made by [`KernelInfo::unchecked`] has every
+    /// facts kept per straight-line block. An info made by `KernelInfo::unchecked` has every
     /// register live everywhere.
     pub fn live_after(&self, kernel: &Kernel, pc: usize) -> Vec<u64> {
         if self.all_live {

@@ -20,9 +20,9 @@
 //!   `name:`, and instructions `{@{!}p} opcode.qualifiers operands;` (see `ops`).
 //! * `{.visible|.weak|.common|.extern} .global/.const` variables with initialisers, `.align`
 //!   and arrays: device memory the launch allocates and initialises, named after the variable
-//!   (see [`globals`]: hidden buffer parameters after the `.param` list, only those an entry
+//!   (see `globals.rs`: hidden buffer parameters after the `.param` list, only those an entry
 //!   uses, so libcu++'s hundreds of constants cost nothing).
-//! * `.func` declarations and definitions, inlined at each `call` (see [`calls`]); recursion
+//! * `.func` declarations and definitions, inlined at each `call` (see `calls.rs`); recursion
 //!   and indirect calls are errors. `.param` variables in bodies (call arguments and return
 //!   values) live in registers.
 //! * `.file`, `.loc`, `.section` (debug information) and `.pragma` are skipped; they carry no

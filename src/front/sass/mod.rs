@@ -115,7 +115,7 @@ pub struct ParsedFile {
 }
 
 /// Parses a SASS file: a program file, or a whole `cuobjdump [-elf] -sass` / `nvdisasm` listing
-/// ([`listing`]). In a listing, an entry with instructions atomjit cannot lower does not stop
+/// (`listing.rs`). In a listing, an entry with instructions atomjit cannot lower does not stop
 /// the others: it gets a placeholder kernel (one `EXIT`) and a [`Broken`] report.
 pub fn parse_file(file_name: &str, source: &str) -> Result<ParsedFile, SyntaxError> {
     // `cuobjdump -elf -sass`: the ELF dump before the SASS is not SASS text (`elf`).
