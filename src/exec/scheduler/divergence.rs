@@ -525,10 +525,11 @@ impl Warp {
         }
         let last = exit.map(|exit| {
             let warp = &mut warps[ran - 1];
-            let live = warp.state.live();
             let light = warp.light.expect("a warp of a light run is light");
             let step = warp.ran_light(light, exit, env.info, counters);
-            retired |= warp.state.live() != live;
+            // Against the lanes the group ran with: the backend itself marks lanes that exited
+            // on the way (a yield's or a divergence's mask leaves them out).
+            retired |= warp.state.live() != light.mask;
             step
         });
         LightRunEnd {

@@ -1438,6 +1438,54 @@ fn a_warp_that_reconverged_before_a_barrier_runs_in_batches_after_it() {
     assert_eq!(out.counters.1[1..7], [4, 0, 1, 1, 0, 1]);
 }
 
+/// A backend whose warp 1 loses lanes on the way to a yield (they exited, the event's mask
+/// leaves them out), while warp 0 waits at the barrier both reach at pc 1; after it, pc 2 exits.
+struct LanesExitBeforeAYield;
+
+impl WarpRunner for LanesExitBeforeAYield {
+    fn run_group(
+        &self,
+        warp: &mut WarpState,
+        _env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        _stop_pc: Option<u32>,
+    ) -> GroupExit {
+        match (pc, warp.warp_id) {
+            (0, 1) => {
+                warp.exited |= mask & 0xffff_0000;
+                GroupExit::Yield {
+                    pc: 1,
+                    mask: mask & 0xffff,
+                }
+            }
+            (0 | 1, _) => GroupExit::Barrier { pc: 1, mask, id: 0 },
+            _ => {
+                warp.exited |= mask;
+                GroupExit::Exited
+            }
+        }
+    }
+}
+
+#[test]
+fn lanes_that_exit_before_a_yield_no_longer_hold_up_a_barrier() {
+    // Warp 0 arrives (32 lanes) in the same run in which warp 1 yields with 16 lanes left: the
+    // barrier must release when those 16 arrive, not wait for the 16 that exited.
+    let global = global_words(1);
+    let stats = launch(
+        &kernel(3),
+        &info(3, &[]),
+        &LanesExitBeforeAYield,
+        &global,
+        &[],
+        &[],
+        &config(1, 64),
+    )
+    .unwrap();
+    assert_eq!((stats.ctas, stats.barrier_releases), (1, 1));
+}
+
 #[test]
 fn a_batch_stops_at_the_warp_that_diverges_and_the_next_batch_starts_after_it() {
     let ops = || {
