@@ -104,7 +104,7 @@ impl Cta {
         self.linear = linear;
         self.index = ctx.cta_index(linear);
         if !self.shared.region().is_empty() {
-            self.shared.region().clear();
+            self.shared.clear();
         }
         for (w, warp) in self.warps.iter_mut().enumerate() {
             let w = w as u32;
