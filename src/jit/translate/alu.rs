@@ -491,12 +491,14 @@ impl<'a, 'f> Translator<'a, 'f> {
                     t.iconst(I32, (crate::ir::GENERIC_SHARED_BASE >> 32) as i64)
                 }
                 SpecialReg::TidX => {
-                    // `linear % ntid.x`; when the whole warp lies in the first row
-                    // (`warp_id * warp_size + warp_size - 1 < ntid.x`, the common 1-D block) that is
-                    // `linear` itself: skip the division.
-                    let (first, ntx, in_row) = t.warp_tid_x_row();
+                    // `linear % ntid.x`; below `ntid.x` (every lane of the common 1-D block)
+                    // that is `linear` itself: skip the division. (Testing the lane's own index
+                    // keeps one value fewer live in the lane loop than testing the warp's last.)
+                    let (first, ntx, _) = t.warp_tid_x_row();
                     let l = t.b.ins().iadd(first, lane.index);
+                    let in_row = t.b.ins().icmp(IntCC::UnsignedLessThan, l, ntx);
                     let slow = t.b.create_block();
+                    t.b.set_cold_block(slow);
                     let join = t.b.create_block();
                     t.b.append_block_param(join, I32);
                     t.b.ins()
