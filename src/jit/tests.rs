@@ -5392,6 +5392,101 @@ fn random_vector_inst(rng: &mut impl FnMut() -> u64) -> (Guard, Op) {
     (guard, op)
 }
 
+/// A load through a warp-invariant address runs once for the warp before its region's chunk
+/// loop (`simd/memory.rs`, `preload`): with its address from the region's own hoisted `MOV`s
+/// and, in a second region, from the register file; in range and out of it, on full, partial
+/// and sparse masks. SIMD, scalar code and the interpreter agree on the exit (a trap names the
+/// lowest executing lane and the first load), memory and the counters, and every executing lane
+/// (only those) gets the value: each adds what it loaded to memory.
+#[test]
+fn loads_through_an_invariant_address_run_once_per_warp() {
+    let options = |simd: bool| JitOptions {
+        simd,
+        ..JitOptions::default()
+    };
+    for addr in [GLOBAL_BASE + 16, GLOBAL_BASE + 64, GLOBAL_BASE + 12, 8] {
+        for mask in [FULL, 0x0000_ff00, 0x8000_0001] {
+            let mut b = KernelBuilder::new();
+            let load = |dst: u16| Op::Load {
+                access: MemAccess {
+                    space: Space::Global,
+                    ty: Ty::U64,
+                    vector: 1,
+                    order: MemOrder::Weak,
+                    scope: Scope::Cta,
+                    addr: global_addr(2, 0),
+                },
+                dst: r(dst),
+            };
+            b.push(Op::Mov {
+                ty: Ty::U32,
+                dst: r(2),
+                src: imm(addr & 0xffff_ffff),
+            });
+            b.push(Op::Mov {
+                ty: Ty::U32,
+                dst: r(3),
+                src: imm(addr >> 32),
+            });
+            b.push(load(4));
+            b.push(load(6));
+            // Every executing lane adds the low word of its first load and the high word of
+            // its second to the words at +8 and +12 (the loads' values are otherwise dead).
+            for (dst_reg, offset) in [(4, 8), (7, 12)] {
+                let access = MemAccess {
+                    space: Space::Global,
+                    ty: Ty::U32,
+                    vector: 1,
+                    order: MemOrder::Relaxed,
+                    scope: Scope::Gpu,
+                    addr: global_addr(2, offset),
+                };
+                b.push(vatom(access, AtomicOp::Add, Reg::RZ, dst_reg, None, false));
+            }
+            b.exit();
+            // Validated: the uniformity analysis proves R2 and R3 warp-invariant.
+            let (kernel, info) = validated(&b);
+            assert!(info.invariant()[2] && info.invariant()[3], "{addr:#x}");
+            let simd = compile_with(&kernel, &info, options(true)).unwrap();
+            let scalar = compile_with(&kernel, &info, options(false)).unwrap();
+            let interp = crate::interp::Interpreter::new();
+            let mem = [1, 2, 0x1111_2222_3333_4444, 4, 5, 6, 7, 8];
+            let runs: Vec<_> = [&simd as &dyn WarpRunner, &scalar, &interp]
+                .into_iter()
+                .map(|runner| run_on_memory(&kernel, &info, runner, mask, &mem, &|_| {}))
+                .collect();
+            let what = format!("address {addr:#x}, mask {mask:#x}");
+            // (Registers are dead at the exit of a validated kernel: the JIT does not store
+            // them, so the loads are seen through the atomics.)
+            for run in &runs[1..] {
+                assert_eq!(runs[0].0, run.0, "exit: {what}");
+                assert_eq!(runs[0].2, run.2, "memory: {what}");
+                assert_eq!(runs[0].1.stats, run.1.stats, "counters: {what}");
+            }
+            let lowest = mask.trailing_zeros();
+            match addr {
+                a if a == GLOBAL_BASE + 16 => {
+                    assert_eq!(runs[0].0, GroupExit::Exited, "{what}");
+                    let n = u64::from(mask.count_ones());
+                    let lo = (4 + n * 0x3333_4444) & 0xffff_ffff;
+                    let hi = (n * 0x1111_2222) & 0xffff_ffff;
+                    assert_eq!(runs[0].2[3], lo | hi << 32, "{what}");
+                }
+                _ => {
+                    let GroupExit::Trap(trap) = &runs[0].0 else {
+                        panic!("no trap: {what}");
+                    };
+                    assert_eq!(
+                        (trap.pc, trap.lane, trap.address),
+                        (2, lowest, addr),
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Random regions of vectorisable instructions run with SIMD lanes, without, and on the
 /// interpreter, from random registers and predicates, on full, partial, sparse and short
 /// masks: every register, predicate and counter must agree. The regions must really take the

@@ -218,6 +218,9 @@ pub(super) struct Translator<'a, 'f> {
     /// In a vectorised region: the scalar values of the warp-invariant writers hoisted before
     /// its loop (the scalar code of its memory access reads them).
     vhoisted: Vec<(u16, Value)>,
+    /// In a vectorised region: the words of its load through a warp-invariant address when it
+    /// ran once before the chunk loop (`simd/memory.rs`, `preload`), and the load's pc.
+    vpreload: Option<(u32, Vec<Value>)>,
 }
 
 /// How many regions with a load or store one compiled function translates as vector code
@@ -343,6 +346,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             simd: plan.simd,
             vcache: Vec::new(),
             vhoisted: Vec::new(),
+            vpreload: None,
         };
         t.build_entry(pc, mask, zero64)?;
         t.build_exits();

@@ -19,9 +19,11 @@
 //!   ones go lane by lane).
 //! * **Uniform address** (a load whose address registers are warp-invariant,
 //!   `valid/uniform.rs`): one scalar load for the chunk's lowest executing lane, its value
-//!   given to every executing lane. Lane-order execution with no other thread's access
-//!   between the lanes' loads gives the same result, and that interleaving is always
-//!   possible; a fault is the lowest lane's, as in lane order.
+//!   given to every executing lane; when the load is unguarded, one scalar load for the
+//!   region's lowest lane before the chunk loop serves every chunk ([`Translator::preload`]).
+//!   Lane-order execution with no other thread's access between the lanes' loads gives the
+//!   same result, and that interleaving is always possible; a fault is the lowest lane's, as
+//!   in lane order.
 //! * **Lane by lane** otherwise (scattered addresses, a partial chunk, a failed test above):
 //!   the scalar code of the access ([`Translator::load_lane`], [`Translator::store_lane`])
 //!   for each of the four lanes in order, each under its own mask bit, reading its registers
@@ -30,7 +32,7 @@
 use super::super::invariant::address_invariant;
 use super::super::{Lane, Translator, REG_ROW_BYTES};
 use super::Chunk;
-use crate::ir::{Address, Inst, LinearForm, MemAccess, MemOrder, Operand, Reg, Space, Ty, Use};
+use crate::ir::{Address, Inst, LinearForm, MemAccess, MemOrder, Op, Operand, Reg, Space, Ty, Use};
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64};
@@ -124,9 +126,50 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
+    /// Whether `inst`, a load of a vectorised region, can load once for the warp before the
+    /// region's loop ([`Self::preload`]): an unguarded vector load through a warp-invariant
+    /// address. Its address registers are known before the loop: a warp-invariant register is
+    /// written once, by a definition that dominates every read, so it is either one of the
+    /// region's hoisted writers (run before the loop) or in the register file already, the
+    /// same in every lane's slot.
+    pub(super) fn preloadable(&self, inst: &Inst) -> bool {
+        let Op::Load { access, .. } = &inst.op else {
+            return false;
+        };
+        inst.guard.is_always()
+            && vector_access(access)
+            && address_invariant(self.info.invariant(), &access.addr)
+    }
+
+    /// The words of a [`Self::preloadable`] load, loaded once for the region's lowest lane
+    /// before the chunk loop. The region's lanes (`self.mask`, not empty) are the load's, and
+    /// the region holds no other access, so this is the chunks' loads with no other access
+    /// between them, which lane order allows; a fault is the lowest lane's, as in lane order
+    /// (the region's register work before the load cannot fault, and a trapped launch does
+    /// not expose registers).
+    pub(super) fn preload(
+        &mut self,
+        inst: &Inst,
+        hoisted: &[(u16, Value)],
+    ) -> Result<Vec<Value>, JitError> {
+        let Op::Load { access, .. } = &inst.op else {
+            return Err(self.internal("preload of an instruction that is not a load"));
+        };
+        let lane = self.lane_at(self.mask);
+        // The hoisted writers' values; other address registers come from the lane's slots.
+        self.reg_cache = hoisted
+            .iter()
+            .copied()
+            .filter(|e| read_words(inst).iter().any(|r| r.0 == e.0))
+            .collect();
+        let elements = self.load_lane(&lane, access);
+        self.reg_cache.clear();
+        Ok(self.element_words(access.ty, &elements?))
+    }
+
     /// The chunk's words of a load through a warp-invariant address: one scalar load for the
     /// lowest lane of `bits`, splatted (rows of zeros when no lane executes: nothing reads
-    /// them).
+    /// them), or the words loaded once for the warp before the loop ([`Self::preload`]).
     fn uniform_load(
         &mut self,
         chunk: &Chunk,
@@ -134,6 +177,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         access: &MemAccess,
         bits: Value,
     ) -> Result<Vec<Value>, JitError> {
+        if let Some((_, words)) = self.vpreload.clone().filter(|p| p.0 == self.pc) {
+            return Ok(words.into_iter().map(|w| self.vsplat(w)).collect());
+        }
         // The scalar code reads the address registers from the lowest lane's slots: hoisted
         // values come from their scalars, and a register this chunk's pass holds as a vector
         // is stored first (the vector is the file's row with this pass's writes blended in).

@@ -160,6 +160,22 @@ impl<'a, 'f> Translator<'a, 'f> {
                 .map(BlockArg::Value)
                 .collect())
         };
+        // A load through a warp-invariant address whose address is known before the loop runs
+        // once for the warp here, not once per chunk (`memory.rs`, `preload`).
+        self.vpreload = None;
+        if let Some(pc) = pcs
+            .iter()
+            .copied()
+            .find(|&pc| self.preloadable(&self.kernel.insts[pc]))
+        {
+            self.pc = pc as u32;
+            self.insts = self
+                .b
+                .ins()
+                .iadd_imm_s(entry_insts, (pc - region_start + 1) as i64);
+            let words = self.preload(&self.kernel.insts[pc], hoisted_values)?;
+            self.vpreload = Some((pc as u32, words));
+        }
         let zero = self.b.ins().iconst(I64, 0);
         let mut args = vec![BlockArg::Value(zero)];
         args.extend(current(self)?);
@@ -194,6 +210,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         });
         self.vcache.clear();
         self.vhoisted.clear();
+        self.vpreload = None;
         result?;
         let out = current(self)?;
         self.b.ins().jump(latch, &out);
