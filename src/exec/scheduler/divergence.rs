@@ -450,7 +450,7 @@ impl Warp {
                     light.mask,
                     None,
                 );
-                self.ran_light(light, exit, env.info, counters)
+                self.ran_light(light, exit, (runner, cache, env), counters)
             }
             // Its only group waits at a barrier: nothing can run.
             Some(_) => Step::Idle,
@@ -526,7 +526,7 @@ impl Warp {
         let last = exit.map(|exit| {
             let warp = &mut warps[ran - 1];
             let light = warp.light.expect("a warp of a light run is light");
-            let step = warp.ran_light(light, exit, env.info, counters);
+            let step = warp.ran_light(light, exit, (runner, &mut *cache, env), counters);
             // Against the lanes the group ran with: the backend itself marks lanes that exited
             // on the way (a yield's or a divergence's mask leaves them out).
             retired |= warp.state.live() != light.mask;
@@ -540,13 +540,17 @@ impl Warp {
         }
     }
 
-    /// Applies the event a light warp's group `light` ran to, as the general path would.
+    /// Applies the event a light warp's group `light` ran to, as the general path would: a
+    /// divergence runs on with the fall-through group in the same turn ([`Warp::run_on`], as
+    /// `step_general` does for a warp's only group), except after the launch group's first run
+    /// (pc 0: a released warp resumes after its barrier), which stays as small as it can be.
+    /// `cache` was prepared for `env` ([`Warp::step`]'s contract).
     #[inline(always)]
     fn ran_light(
         &mut self,
         light: Light,
         exit: GroupExit,
-        info: &KernelInfo,
+        (runner, cache, env): (&dyn WarpRunner, &mut RunnerCache, &CtaEnv),
         counters: &mut ScheduleCounters,
     ) -> Step {
         match exit {
@@ -565,7 +569,12 @@ impl Warp {
                 self.groups
                     .push(Group::new(light.pc, light.mask, Vec::new()));
                 self.cursor = 1;
-                self.apply_and_settle(0, exit, info, counters)
+                let diverged = matches!(exit, GroupExit::Diverge { .. });
+                let step = self.apply_and_settle(0, exit, env.info, counters);
+                if diverged && light.pc != 0 {
+                    return self.run_on(runner, cache, env, counters, 1);
+                }
+                step
             }
         }
     }

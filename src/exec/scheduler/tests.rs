@@ -1438,6 +1438,27 @@ fn a_warp_that_reconverged_before_a_barrier_runs_in_batches_after_it() {
     assert_eq!(out.counters.1[1..7], [4, 0, 1, 1, 0, 1]);
 }
 
+#[test]
+fn a_warp_released_from_a_barrier_runs_on_after_it_diverges_as_before() {
+    // One warp: a barrier, then a branch that splits it (join at 3). After the release the warp
+    // is light; its divergence runs on with the fall-through group in the same turn, as the
+    // general path does for a warp's only group (a launch group's first run does not).
+    let ops = || {
+        vec![
+            MockOp::Bar(0),              // 0
+            branch(3, |_, _, l| l < 16), // 1: lanes 0-15 jump to the join
+            count_global(0),             // 2
+            MockOp::Exit,                // 3: join of 1
+        ]
+    };
+    let (out, _) = batched_and_one_by_one(ops, &info(4, &[(1, 3)]), 1, &config(1, 32));
+    // Quantum 1: the barrier (released at once). Quantum 2: pc 1 splits, the fall-through
+    // group runs pc 2 and parks at the join, which completes. Quantum 3: pc 3 exits.
+    assert_eq!(warp_pcs(&out), vec![(0, 0), (0, 1), (0, 2), (0, 3)]);
+    assert_eq!(out.counters.1[1], 3, "quanta");
+    assert_eq!(out.memory, vec![16]);
+}
+
 /// A backend whose warp 1 loses lanes on the way to a yield (they exited, the event's mask
 /// leaves them out), while warp 0 waits at the barrier both reach at pc 1; after it, pc 2 exits.
 struct LanesExitBeforeAYield;
