@@ -376,17 +376,11 @@ impl Region {
         }
     }
 
-    /// Sets every byte to zero.
-    pub fn clear(&self) {
-        for w in self.chunks.iter().flat_map(|c| &c.0) {
-            w.store(0, Ordering::Relaxed);
-        }
-    }
-
-    /// [`Region::clear`] with exclusive access: plain stores of zeroed chunks, which the
-    /// compiler turns into one `memset` (relaxed atomic stores stay one 8-byte store each:
-    /// resetting a vISA CTA's 32 KiB register window that way was a tenth of `visa_hist`).
-    pub fn clear_exclusive(&mut self) {
+    /// Sets every byte to zero. Exclusive access makes these plain stores of zeroed chunks,
+    /// which the compiler turns into one `memset` (relaxed atomic stores through `&self` stay
+    /// one 8-byte store each: resetting a vISA CTA's 32 KiB register window that way was a
+    /// tenth of `visa_hist`).
+    pub fn clear(&mut self) {
         self.chunks.fill_with(Chunk::default);
     }
 }
@@ -622,7 +616,7 @@ impl SharedMemory {
 
     /// Zeroes the window (its owner resets it for another CTA).
     pub fn clear(&mut self) {
-        self.region.clear_exclusive();
+        self.region.clear();
     }
 
     /// Checks a shared address for an access of `size` bytes: alignment first, then the window
@@ -732,7 +726,7 @@ mod tests {
 
     #[test]
     fn byte_copies_match_byte_by_byte_at_every_offset_and_length() {
-        let r = Region::new(40);
+        let mut r = Region::new(40);
         let data: Vec<u8> = (1..=40).collect();
         for offset in 0..20u64 {
             for len in 0..=(40 - offset as usize).min(20) {

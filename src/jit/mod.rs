@@ -757,28 +757,30 @@ impl JitKernel {
             // SAFETY: a reference to a field of `ctx`: valid, aligned and initialised.
             unsafe { std::ptr::read_volatile(field) }
         };
-        let (a, b, c, d) = (
-            out(&ctx.out_a),
-            out(&ctx.out_b),
-            out(&ctx.out_c),
-            out(&ctx.out_d),
-        );
         match Event::from_code(code) {
             Some(Event::Exited) => GroupExit::Exited,
-            Some(Event::Yield) => GroupExit::Yield { pc: a, mask: b },
-            Some(Event::Diverge) => GroupExit::Diverge {
-                branch_pc: a,
-                taken_pc: b,
-                taken: c,
-                fall_pc: a + 1,
-                fall: d,
+            Some(Event::Yield) => GroupExit::Yield {
+                pc: out(&ctx.out_a),
+                mask: out(&ctx.out_b),
             },
+            Some(Event::Diverge) => {
+                let branch_pc = out(&ctx.out_a);
+                GroupExit::Diverge {
+                    branch_pc,
+                    taken_pc: out(&ctx.out_b),
+                    taken: out(&ctx.out_c),
+                    fall_pc: branch_pc + 1,
+                    fall: out(&ctx.out_d),
+                }
+            }
             Some(Event::Barrier) => GroupExit::Barrier {
-                pc: a,
-                mask: b,
-                id: c,
+                pc: out(&ctx.out_a),
+                mask: out(&ctx.out_b),
+                id: out(&ctx.out_c),
             },
-            Some(Event::Reconverge) => GroupExit::Reconverge { mask: b },
+            Some(Event::Reconverge) => GroupExit::Reconverge {
+                mask: out(&ctx.out_b),
+            },
             // Only a pc outside the entry table gets here, on the first call of `enter`
             // (nothing ran; a `Continue` pc is always a chunk's entry); the generated code
             // returns no other code.

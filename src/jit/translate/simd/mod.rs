@@ -481,19 +481,20 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// `IADD3` with carries out, four lanes at a time: exactly the scalar 34-bit sum
     /// (`translate_iadd3`) of the operands' terms and the carries in.
-    #[allow(clippy::too_many_arguments)]
-    fn viadd3_carry(
-        &mut self,
-        chunk: &Chunk,
-        inst: &Inst,
-        exec: Value,
-        dst: Reg,
-        carry_out: [Pred; 2],
-        srcs: [Src; 3],
-        carry_in: [PredSrc; 2],
-    ) -> Result<(), JitError> {
+    fn viadd3_carry(&mut self, chunk: &Chunk, inst: &Inst, exec: Value) -> Result<(), JitError> {
+        let &Op::IAdd3 {
+            dst,
+            carry_out,
+            a,
+            b,
+            c,
+            carry_in,
+        } = &inst.op
+        else {
+            return Err(self.internal("viadd3_carry on another op"));
+        };
         let mut addends = Vec::with_capacity(8);
-        for s in &srcs {
+        for s in &[a, b, c] {
             self.vcarry_addends(chunk, s, &mut addends)?;
         }
         for cin in carry_in {
@@ -646,7 +647,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     }
                     self.vwrite(chunk, dst, exec, sum);
                 } else {
-                    self.viadd3_carry(chunk, inst, exec, dst, carry_out, [a, b, c], carry_in)?;
+                    self.viadd3_carry(chunk, inst, exec)?;
                 }
             }
             Op::Lea { .. } => self.vlea(chunk, inst, exec)?,
