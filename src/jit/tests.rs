@@ -1008,17 +1008,7 @@ fn global_float_add_ftz_and_f64_and_64bit_min_max() {
 fn divergent_branch_reports_both_sides_and_uniform_branches_do_not() {
     // 0: P0 = lane < 8 ; 1: @P0 BRA 3 ; 2: NOP ; 3: EXIT
     let setp = |b: &mut KernelBuilder, limit: u32| {
-        b.lane_id(0).push(Op::SetP {
-            cmp: CmpOp::Lt,
-            ty: Ty::U32,
-            combine: BoolOp::And,
-            dst: p(0),
-            dst2: Pred::PT,
-            a: src(reg(0)),
-            b: src(imm(limit as u64)),
-            c: PredSrc::TRUE,
-            chain: None,
-        });
+        b.lane_id(0).push(set_lt(p(0), 0, u64::from(limit)));
     };
     let mut b = KernelBuilder::new();
     setp(&mut b, 8);
@@ -1104,17 +1094,7 @@ fn partial_exit_keeps_running_the_rest_and_barrier_stops_the_group() {
     // 0: P0 = lane < 4 ; 1: @P0 EXIT ; 2: BAR.SYNC 3 ; 3: EXIT
     let mut b = KernelBuilder::new();
     b.lane_id(0)
-        .push(Op::SetP {
-            cmp: CmpOp::Lt,
-            ty: Ty::U32,
-            combine: BoolOp::And,
-            dst: p(0),
-            dst2: Pred::PT,
-            a: src(reg(0)),
-            b: src(imm(4)),
-            c: PredSrc::TRUE,
-            chain: None,
-        })
+        .push(set_lt(p(0), 0, 4))
         .when(0, false, Op::Exit)
         .push(Op::Barrier { id: 3 })
         .exit();
@@ -3225,6 +3205,18 @@ fn iadd(dst: u16, a: Operand, add: u64) -> Op {
         b: src(imm(add)),
         c: src(Operand::ZERO),
         carry_in: [PredSrc::FALSE; 2],
+    }
+}
+
+/// `dst = a op b` on 32-bit unsigned integers.
+fn bin_u32(op: BinOp, dst: u16, a: Operand, b: Operand) -> Op {
+    Op::Binary {
+        op,
+        ty: Ty::U32,
+        dst: r(dst),
+        a: src(a),
+        b: src(b),
+        ftz: false,
     }
 }
 
@@ -5693,6 +5685,24 @@ fn vectorised_memory_accesses_match_the_scalar_code_and_the_interpreter() {
         };
         let mut b = KernelBuilder::new();
         b.lane_id(0);
+        // Sometimes a gap of `gap` elements after every chunk of four lanes: the chunks are
+        // contiguous, but no chunk continues the one before (`Run`). Lane l's index is then
+        // `l + (l / 4) * gap`.
+        let gap = [0u64, 0, 0, 1, 2][(rng() % 5) as usize];
+        let index = if gap == 0 {
+            reg(0)
+        } else {
+            b.push(bin_u32(BinOp::Shr, 1, reg(0), imm(2)));
+            b.push(Op::Imad {
+                mode: ImadMode::Lo,
+                signed: false,
+                dst: r(1),
+                a: src(reg(1)),
+                b: src(imm(gap)),
+                c: src(reg(0)),
+            });
+            reg(1)
+        };
         let wide = space != Space::Shared;
         if invariant {
             b.push(Op::Mov {
@@ -5712,7 +5722,7 @@ fn vectorised_memory_accesses_match_the_scalar_code_and_the_interpreter() {
                 mode: ImadMode::Wide,
                 signed: true,
                 dst: r(2),
-                a: src(reg(0)),
+                a: src(index),
                 b: src(imm(stride as u64 & 0xffff_ffff)),
                 c: src(imm(base)),
             });
@@ -5721,7 +5731,7 @@ fn vectorised_memory_accesses_match_the_scalar_code_and_the_interpreter() {
                 mode: ImadMode::Lo,
                 signed: false,
                 dst: r(2),
-                a: src(reg(0)),
+                a: src(index),
                 b: src(imm(stride as u64 & 0xffff_ffff)),
                 c: src(imm(base)),
             });
@@ -5805,8 +5815,8 @@ fn vectorised_memory_accesses_match_the_scalar_code_and_the_interpreter() {
         for (name, other) in ["scalar jit", "interpreter"].iter().zip(&runs[1..]) {
             let what = format!(
                 "case {case}: {space:?} {ty:?}x{vector} {order:?} store {store}, start {start}, \
-                 stride {stride}, offset {offset}, invariant {invariant}, guard {guard:?}, \
-                 mask {mask:#x}: SIMD jit vs {name}\n{clif}"
+                 stride {stride}, gap {gap}, offset {offset}, invariant {invariant}, \
+                 guard {guard:?}, mask {mask:#x}: SIMD jit vs {name}\n{clif}"
             );
             assert_eq!(runs[0].0, other.0, "exit: {what}");
             // A trapped launch exposes memory, not registers: lane-major, chunk-major and
@@ -5835,6 +5845,71 @@ fn vectorised_memory_accesses_match_the_scalar_code_and_the_interpreter() {
         traps >= 40 && traps <= 2 * cases - 40,
         "{traps} trapped runs"
     );
+}
+
+/// A vectorised region's unguarded write that is not stored skips the blend with the
+/// register's old value, so its vector holds the new value in lanes outside the region's mask
+/// too. A later write of the same register that is stored must still leave those lanes' slots
+/// untouched: `R5 = R7 + 1` (loose), `R5 += 2` (stored: a guarded rewrite follows),
+/// `@P0 R5 += 4` (stored: read after), `R6 = R5 + 1`; and a guarded write blends: `@!P0
+/// R7 = lane + 100` keeps `R7 = lane + 9` where `P0` (`lane < 13`) is set. On partial masks,
+/// every register of every lane outside the mask keeps its value on both backends, and the
+/// lanes inside get the values the program computes.
+#[test]
+fn a_loose_vector_value_never_reaches_the_slots_of_lanes_outside_the_region() {
+    let add = |dst: u16, a: Operand, k: u64| bin_u32(BinOp::Add, dst, a, imm(k));
+    let mut b = KernelBuilder::new();
+    b.lane_id(0).push(set_lt(p(0), 0, 13));
+    b.push(add(7, reg(0), 9))
+        .when(0, true, add(7, reg(0), 100))
+        .push(add(5, reg(7), 1))
+        .push(add(5, reg(5), 2))
+        .when(0, false, add(5, reg(5), 4))
+        .push(add(6, reg(5), 1));
+    b.exit();
+    let (kernel, info) = validated(&b);
+    let clif = dump_clif_with(&kernel, &info, JitOptions::default()).unwrap();
+    assert!(clif.contains("i32x4"), "the region is vector code\n{clif}");
+    let jit = compile(&kernel, &info).unwrap();
+    let interp = crate::interp::Interpreter::new();
+    let mut rng = splitmix(0x5eed_0003);
+    let regs: Vec<u32> = (0..kernel.num_regs * 32).map(|_| rng() as u32).collect();
+    let init = |w: &mut WarpState| w.regs[..regs.len()].copy_from_slice(&regs);
+    for mask in [
+        0x0000_ff0f,
+        0x8000_0001,
+        0xaaaa_aaaa,
+        0x0000_00f0,
+        0xffff_fff7,
+    ] {
+        let runs = [&jit as &dyn WarpRunner, &interp]
+            .map(|runner| run_on_memory(&kernel, &info, runner, mask, &[0; 8], &init));
+        for (name, (exit, warp, _)) in ["jit", "interpreter"].iter().zip(&runs) {
+            assert_eq!(*exit, GroupExit::Exited, "{name}, mask {mask:#x}");
+            for (i, (&got, &was)) in warp.regs.iter().zip(&regs).enumerate() {
+                let lane = i % 32;
+                if mask >> lane & 1 == 0 {
+                    assert_eq!(
+                        got,
+                        was,
+                        "{name}, mask {mask:#x}: R{} of lane {lane}",
+                        i / 32
+                    );
+                }
+            }
+        }
+        // The lanes inside: R5 is stored (the guarded rewrite and its reader need it).
+        for lane in (0..32).filter(|l| mask >> l & 1 != 0) {
+            let want = lane + 3 + if lane < 13 { 9 + 4 } else { 100 };
+            for (name, (_, warp, _)) in ["jit", "interpreter"].iter().zip(&runs) {
+                assert_eq!(
+                    warp.regs[5 * 32 + lane as usize],
+                    want,
+                    "{name}, lane {lane}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -104,6 +104,30 @@ enum Window {
     Cbank,
 }
 
+/// Where a device address falls ([`Translator::placement`]).
+enum Placement {
+    /// In this window, at this offset.
+    One(Window, Value),
+    /// A generic address: in the global arena at offset `global` when `is_global` (an i8; at
+    /// or above GLOBAL_BASE), else in the shared window at offset `shared`.
+    Generic {
+        is_global: Value,
+        global: Value,
+        shared: Value,
+    },
+}
+
+impl Window {
+    /// The context offsets of the window's host base and of its limit table.
+    fn fields(self) -> (i32, i32) {
+        match self {
+            Window::Shared => (off::SHARED_BASE, off::SHARED_LIMIT),
+            Window::Global => (off::GLOBAL_BASE, off::GLOBAL_LIMIT),
+            Window::Cbank => (off::CBANK, off::CBANK_LIMIT),
+        }
+    }
+}
+
 /// Which native read-modify-write (if any) an atomic op lowers to.
 pub(super) enum AtomicLowering {
     /// `atomic_rmw` with this op.
@@ -398,12 +422,36 @@ impl<'a, 'f> Translator<'a, 'f> {
         global_only: bool,
     ) -> (Value, Value) {
         let cst = self.flags.state_const;
+        match self.placement(space, addr) {
+            Placement::One(window, offset) => self.window_test(window, cst, offset, size),
+            Placement::Generic {
+                is_global,
+                global,
+                shared,
+            } => {
+                let (g_ptr, g_bad) = self.window_test(Window::Global, cst, global, size);
+                let (s_ptr, s_bad) = self.window_test(Window::Shared, cst, shared, size);
+                let s_bad = if global_only {
+                    // Every address outside the global arena faults; a misaligned one reports
+                    // "misaligned" (the reason follows from the address), as in the interpreter.
+                    self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1)
+                } else {
+                    s_bad
+                };
+                let bad = self.b.ins().select(is_global, g_bad, s_bad);
+                (self.b.ins().select(is_global, g_ptr, s_ptr), bad)
+            }
+        }
+    }
+
+    /// The window a device address `addr` of `space` falls in, and its offset there.
+    fn placement(&mut self, space: Space, addr: Value) -> Placement {
         match space {
-            Space::Shared => self.window_test(Window::Shared, cst, addr, size),
-            Space::Const => self.window_test(Window::Cbank, cst, addr, size),
+            Space::Shared => Placement::One(Window::Shared, addr),
+            Space::Const => Placement::One(Window::Cbank, addr),
             Space::Global => {
                 let offset = self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64);
-                self.window_test(Window::Global, cst, offset, size)
+                Placement::One(Window::Global, offset)
             }
             Space::Generic => {
                 // A generic address at or above GLOBAL_BASE is global; one inside the shared
@@ -415,19 +463,13 @@ impl<'a, 'f> Translator<'a, 'f> {
                     addr,
                     GLOBAL_BASE_I64,
                 );
-                let g_off = self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64);
-                let (g_ptr, g_bad) = self.window_test(Window::Global, cst, g_off, size);
-                let s_off = self.b.ins().iadd_imm_s(addr, -(GENERIC_SHARED_BASE as i64));
-                let (s_ptr, s_bad) = self.window_test(Window::Shared, cst, s_off, size);
-                let s_bad = if global_only {
-                    // Every address outside the global arena faults; a misaligned one reports
-                    // "misaligned" (the reason follows from the address), as in the interpreter.
-                    self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1)
-                } else {
-                    s_bad
-                };
-                let bad = self.b.ins().select(is_global, g_bad, s_bad);
-                (self.b.ins().select(is_global, g_ptr, s_ptr), bad)
+                let global = self.b.ins().iadd_imm_s(addr, -GLOBAL_BASE_I64);
+                let shared = self.b.ins().iadd_imm_s(addr, -(GENERIC_SHARED_BASE as i64));
+                Placement::Generic {
+                    is_global,
+                    global,
+                    shared,
+                }
             }
         }
     }
@@ -444,11 +486,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         offset: Value,
         size: u32,
     ) -> (Value, Value) {
-        let (base_off, limit_off) = match window {
-            Window::Shared => (off::SHARED_BASE, off::SHARED_LIMIT),
-            Window::Global => (off::GLOBAL_BASE, off::GLOBAL_LIMIT),
-            Window::Cbank => (off::CBANK, off::CBANK_LIMIT),
-        };
+        let (base_off, limit_off) = window.fields();
         let k = warp_ctx::limit_index(size);
         let host_base = self.b.ins().load(I64, flags, self.ctx, base_off);
         let limit = self
@@ -465,6 +503,40 @@ impl<'a, 'f> Translator<'a, 'f> {
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, rotated, limit);
         (self.b.ins().iadd(host_base, offset), bad)
+    }
+
+    /// For an access of `size` bytes at device address `addr` in `space` that passes
+    /// [`Self::pointer_test`]: how many bytes its window holds after it, from the same limits
+    /// (`warp_ctx::limits`: the last valid offset is `(limit - 1) * size`). A run of
+    /// contiguous accesses may grow by that much without leaving the window
+    /// (`simd/memory.rs`).
+    pub(super) fn pointer_room(&mut self, space: Space, addr: Value, size: u32) -> Value {
+        match self.placement(space, addr) {
+            Placement::One(window, offset) => self.window_room(window, offset, size),
+            Placement::Generic {
+                is_global,
+                global,
+                shared,
+            } => {
+                let g_room = self.window_room(Window::Global, global, size);
+                let s_room = self.window_room(Window::Shared, shared, size);
+                self.b.ins().select(is_global, g_room, s_room)
+            }
+        }
+    }
+
+    /// [`Self::pointer_room`] at byte `offset` of `window`: `limit * size - size - offset`.
+    fn window_room(&mut self, window: Window, offset: Value, size: u32) -> Value {
+        let k = warp_ctx::limit_index(size);
+        let limit = self.b.ins().load(
+            I64,
+            self.flags.state_const,
+            self.ctx,
+            window.fields().1 + 8 * k as i32,
+        );
+        let bytes = self.b.ins().ishl_imm_s(limit, k as i64);
+        let end = self.b.ins().iadd_imm_s(bytes, -i64::from(size));
+        self.b.ins().isub(end, offset)
     }
 
     fn device_flags(&self, space: Space) -> MemFlagsData {

@@ -215,12 +215,18 @@ pub(super) struct Translator<'a, 'f> {
     /// In a vectorised region (`simd/`): the chunk's value of each register known in its pass
     /// (`i32x4`), or a hoisted invariant (i32) to splat.
     vcache: Vec<(u16, Value)>,
+    /// In a vectorised region: the registers whose `vcache` vector is loose (exact in the
+    /// chunk's lanes of the region's mask only; `simd/mod.rs`, `vwrite`).
+    vloose: Vec<u16>,
     /// In a vectorised region: the scalar values of the warp-invariant writers hoisted before
     /// its loop (the scalar code of its memory access reads them).
     vhoisted: Vec<(u16, Value)>,
     /// In a vectorised region: the words of its load through a warp-invariant address when it
     /// ran once before the chunk loop (`simd/memory.rs`, `preload`), and the load's pc.
     vpreload: Option<(u32, Vec<Value>)>,
+    /// In a vectorised region whose access may run contiguously: the run it is in
+    /// (`simd/memory.rs`, [`simd::Run`]).
+    vrun: Option<simd::Run>,
 }
 
 /// How many regions with a load or store one compiled function translates as vector code
@@ -345,8 +351,10 @@ impl<'a, 'f> Translator<'a, 'f> {
             splatting: false,
             simd: plan.simd,
             vcache: Vec::new(),
+            vloose: Vec::new(),
             vhoisted: Vec::new(),
             vpreload: None,
+            vrun: None,
         };
         t.build_entry(pc, mask, zero64)?;
         t.build_exits();

@@ -17,6 +17,17 @@
 //!   access split at a cache-line boundary never splits an element; only weak accesses take
 //!   this path (a weak access promises no single-copy atomicity in the PTX model; relaxed
 //!   ones go lane by lane).
+//!
+//!   That test is some forty instructions, and in the common case (`a[blockIdx.x *
+//!   blockDim.x + threadIdx.x]`) every chunk of the warp passes it. So the region's loop
+//!   carries a [`Run`]: after a chunk passes, the address words the next chunk must have to
+//!   continue it (each lane's plus `4s`), its host pointer, and how far the run may still
+//!   grow (the bytes left in the window after lane 3's element, and before lane 3's low
+//!   word would wrap). A chunk whose lanes all execute, whose address words equal the
+//!   expected ones and with room for four more elements is the previous chunk's four
+//!   elements moved by `4s`: inside the window, aligned, contiguous on the host. That costs
+//!   two vector compares and a scalar one; any other chunk takes the full test, which starts
+//!   a new run when it passes.
 //! * **Uniform address** (a load whose address registers are warp-invariant,
 //!   `valid/uniform.rs`): one scalar load for the chunk's lowest executing lane, its value
 //!   given to every executing lane; when the load is unguarded, one scalar load for the
@@ -36,7 +47,8 @@ use crate::ir::{Address, Inst, LinearForm, MemAccess, MemOrder, Op, Operand, Reg
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64};
-use cranelift_codegen::ir::{BlockArg, InstBuilder, Value};
+use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, Value};
+use cranelift_frontend::Variable;
 
 /// Whether a load or store of `access` has a vector translation: a plain (weak or relaxed)
 /// access through a linear or indexed address, of any type but `b128`.
@@ -55,6 +67,33 @@ struct RegisterAddress {
     pair: bool,
     add32: u32,
     add64: u64,
+}
+
+/// The run of contiguous chunks a region's access is in, carried from chunk to chunk of the
+/// region's loop in Cranelift variables (see the module docs). When `room` is at least four
+/// elements, a chunk whose lanes all execute with address words `lo` (and `hi` for a pair)
+/// accesses the four elements at host pointer `host`, all inside the window and aligned.
+#[derive(Clone, Copy)]
+pub(in crate::jit::translate) struct Run {
+    /// The low address words (after `add32`) of the chunk that would continue the run.
+    lo: Variable,
+    /// Their high words (a pair's).
+    hi: Variable,
+    /// The host pointer of that chunk's lane 0.
+    host: Variable,
+    /// How many bytes the run may still grow by (negative: no run): no more than the bytes
+    /// before lane 3's low word wraps, nor than the bytes the window holds after its element.
+    room: Variable,
+}
+
+/// The outcome of [`Translator::contiguous_test`].
+struct ContiguousTest {
+    /// Non-zero (an i8) when the chunk may take the contiguous path.
+    ok: Value,
+    /// The host pointer of lane 0's access (meaningless unless `ok`).
+    host: Value,
+    /// The device address of lane 3's access.
+    a3: Value,
 }
 
 /// The address of `access` when it may take the contiguous path (see the module docs): weak,
@@ -189,6 +228,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 known.push((r.0, v));
             } else if let Some(&(_, v)) = self.vcache.iter().find(|e| e.0 == r.0) {
                 if self.b.func.dfg.value_type(v) == I32X4 {
+                    let v = self.vread_exact(chunk, r);
                     let flags = self.regs_unaligned();
                     self.b
                         .ins()
@@ -230,12 +270,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         let join = self.join_block(words);
         // Every register vector either path reads, in the block that dominates both.
         let regs = self.lane_registers(chunk, inst);
+        self.skip_idle_chunk(inst, bits, join, words);
         let slow = self.b.create_block();
         if let Some(form) = contiguous_form(access) {
-            let (ok, host) = self.contiguous_test(chunk, access, form, bits);
-            let fast = self.b.create_block();
-            self.b.ins().brif(ok, fast, &[], slow, &[]);
-            self.b.switch_to_block(fast);
+            let host = self.contiguous_branch(chunk, access, form, bits, slow);
             let flags = self.flags.device;
             let a = self.b.ins().load(I32X4, flags, host, 0);
             let rows = if words == 1 {
@@ -302,12 +340,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let regs = self.lane_registers(chunk, inst);
         let done = self.b.create_block();
+        self.skip_idle_chunk(inst, bits, done, 0);
         let slow = self.b.create_block();
         if let Some(form) = contiguous_form(access) {
-            let (ok, host) = self.contiguous_test(chunk, access, form, bits);
-            let fast = self.b.create_block();
-            self.b.ins().brif(ok, fast, &[], slow, &[]);
-            self.b.switch_to_block(fast);
+            let host = self.contiguous_branch(chunk, access, form, bits, slow);
             let flags = self.flags.device;
             if let [lo, hi] = rows[..] {
                 let a = self.vpick(lo, hi, [0, 4, 1, 5]);
@@ -385,17 +421,52 @@ impl<'a, 'f> Translator<'a, 'f> {
             .collect()
     }
 
-    /// Whether the chunk's access of `access` (through `form`) may take the contiguous
-    /// path (an i8, non-zero when it may; see the module docs), and the host pointer of lane
-    /// 0's access.
-    fn contiguous_test(
+    /// Whether the region's memory access runs contiguously from chunk to chunk when its
+    /// addresses allow ([`Run`]): a load through per-lane addresses or a store, through a
+    /// register address [`contiguous_form`] accepts.
+    pub(super) fn runs_contiguously(&self, inst: &Inst) -> bool {
+        if let Op::Load { access, .. } = &inst.op {
+            contiguous_form(access).is_some()
+                && !address_invariant(self.info.invariant(), &access.addr)
+        } else if let Op::Store { access, .. } = &inst.op {
+            contiguous_form(access).is_some()
+        } else {
+            false
+        }
+    }
+
+    /// A run with nothing in it yet, for a region's loop whose access
+    /// [`Self::runs_contiguously`]; defined in the block before the loop.
+    pub(super) fn start_run(&mut self) -> Run {
+        let run = Run {
+            lo: self.b.declare_var(I32X4),
+            hi: self.b.declare_var(I32X4),
+            host: self.b.declare_var(I64),
+            room: self.b.declare_var(I64),
+        };
+        let zeros = self.vconst([0; 4]);
+        let zero = self.b.ins().iconst(I64, 0);
+        let none = self.b.ins().iconst(I64, -1);
+        self.b.def_var(run.lo, zeros);
+        self.b.def_var(run.hi, zeros);
+        self.b.def_var(run.host, zero);
+        self.b.def_var(run.room, none);
+        run
+    }
+
+    /// Branches to the contiguous path of the chunk's access (through `form`) when it may take
+    /// it, else to `slow`; returns in the contiguous path's block with the host pointer of
+    /// lane 0's access. A chunk that continues the region's [`Run`] needs four compares;
+    /// any other takes the full test ([`Self::contiguous_test`]), which starts a new run.
+    fn contiguous_branch(
         &mut self,
         chunk: &Chunk,
         access: &MemAccess,
         form: RegisterAddress,
         bits: Value,
-    ) -> (Value, Value) {
-        let s = access.bytes();
+        slow: Block,
+    ) -> Value {
+        // The address vectors, in the block that dominates both tests.
         let mut lo = self.vread(chunk, form.base);
         if form.add32 != 0 {
             let k = self.b.ins().iconst(I32, i64::from(form.add32 as i32));
@@ -403,6 +474,104 @@ impl<'a, 'f> Translator<'a, 'f> {
             lo = self.b.ins().iadd(lo, k);
         }
         let hi = form.pair.then(|| self.vread(chunk, form.base.word(1)));
+        let fast = self.b.create_block();
+        let host = self.b.append_block_param(fast, I64);
+        let Some(run) = self.vrun else {
+            let test = self.contiguous_test(access, form, lo, hi, bits);
+            self.b
+                .ins()
+                .brif(test.ok, fast, &[BlockArg::Value(test.host)], slow, &[]);
+            self.b.switch_to_block(fast);
+            return host;
+        };
+        let step = 4 * i64::from(access.bytes());
+        let step32 = self.b.ins().iconst(I32, step);
+        let steps = self.vsplat(step32);
+        let try_run = self.b.create_block();
+        let next = self.b.create_block();
+        let test_block = self.b.create_block();
+        let start = self.b.create_block();
+
+        // The chunk continues the run: the run has room for it (tested first, so that
+        // accesses that never run pay one compare), every lane executes, and its address
+        // words are the ones the run expects.
+        let (run_lo, run_host, run_room) = (
+            self.b.use_var(run.lo),
+            self.b.use_var(run.host),
+            self.b.use_var(run.room),
+        );
+        let roomy = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, run_room, step);
+        self.b.ins().brif(roomy, try_run, &[], test_block, &[]);
+
+        self.b.switch_to_block(try_run);
+        let mut differ = self.b.ins().bxor(lo, run_lo);
+        if let Some(hi) = hi {
+            let run_hi = self.b.use_var(run.hi);
+            let d = self.b.ins().bxor(hi, run_hi);
+            differ = self.b.ins().bor(differ, d);
+        }
+        let differ = self.b.ins().vany_true(differ);
+        let full = self.b.ins().icmp_imm_s(IntCC::Equal, bits, 15);
+        let ok = self.b.ins().band_not(full, differ);
+        self.b.ins().brif(ok, next, &[], test_block, &[]);
+
+        self.b.switch_to_block(next);
+        let lo_next = self.b.ins().iadd(run_lo, steps);
+        let host_next = self.b.ins().iadd_imm_s(run_host, step);
+        let room_next = self.b.ins().iadd_imm_s(run_room, -step);
+        self.b.def_var(run.lo, lo_next);
+        self.b.def_var(run.host, host_next);
+        self.b.def_var(run.room, room_next);
+        self.b.ins().jump(fast, &[BlockArg::Value(run_host)]);
+
+        // Otherwise the full test; when it passes, a run starts at this chunk. When it fails,
+        // the run stays as it was: still exact for a later chunk with its addresses.
+        self.b.switch_to_block(test_block);
+        let test = self.contiguous_test(access, form, lo, hi, bits);
+        self.b.ins().brif(test.ok, start, &[], slow, &[]);
+
+        self.b.switch_to_block(start);
+        let room = self.run_room(access, &test, lo);
+        let lo_next = self.b.ins().iadd(lo, steps);
+        let host_next = self.b.ins().iadd_imm_s(test.host, step);
+        self.b.def_var(run.lo, lo_next);
+        if let Some(hi) = hi {
+            self.b.def_var(run.hi, hi);
+        }
+        self.b.def_var(run.host, host_next);
+        self.b.def_var(run.room, room);
+        self.b.ins().jump(fast, &[BlockArg::Value(test.host)]);
+        self.b.switch_to_block(fast);
+        host
+    }
+
+    /// The room of a run that starts at a chunk that passed `test` with low address words
+    /// `lo` ([`Run::room`]): until lane 3's low word would wrap or its access leave the window.
+    fn run_room(&mut self, access: &MemAccess, test: &ContiguousTest, lo: Value) -> Value {
+        let s = access.bytes();
+        let lo3 = self.b.ins().extractlane(lo, 3);
+        let lo3 = self.b.ins().uextend(I64, lo3);
+        let max = self.b.ins().iconst(I64, i64::from(u32::MAX));
+        let lo_room = self.b.ins().isub(max, lo3);
+        let window_room = self.pointer_room(access.space, test.a3, s);
+        self.b.ins().umin(lo_room, window_room)
+    }
+
+    /// The full test of whether the chunk's access (through `form`, whose address words for
+    /// the chunk are `lo`, after `add32`, and `hi`) may take the contiguous path (see the
+    /// module docs).
+    fn contiguous_test(
+        &mut self,
+        access: &MemAccess,
+        form: RegisterAddress,
+        lo: Value,
+        hi: Option<Value>,
+        bits: Value,
+    ) -> ContiguousTest {
+        let s = access.bytes();
         let offset = form.add64;
         // Lane i's low word is lane 0's plus i * s, with no carry out of it.
         let lo0 = self.b.ins().extractlane(lo, 0);
@@ -423,11 +592,11 @@ impl<'a, 'f> Translator<'a, 'f> {
         // A low word that wraps inside the chunk with the high word unchanged is not contiguous.
         // Only an arena or window reaching across a 4 GiB boundary lets lanes 0 and 3 both pass
         // their checks then, so no test memory can reach this case; the compare keeps it exact.
-        let no_wrap = self.b.ins().icmp_imm_u(
-            IntCC::UnsignedLessThanOrEqual,
-            lo0,
-            i64::from(u32::MAX - 3 * s),
-        );
+        let last_lo = u32::MAX - 3 * s;
+        let no_wrap =
+            self.b
+                .ins()
+                .icmp_imm_u(IntCC::UnsignedLessThanOrEqual, lo0, i64::from(last_lo));
         let full = self.b.ins().icmp_imm_s(IntCC::Equal, bits, 15);
         let a3 = self.b.ins().iadd_imm_s(a0, 3 * i64::from(s));
         let (host0, bad0) = self.pointer_test(access.space, a0, s, false);
@@ -441,7 +610,26 @@ impl<'a, 'f> Translator<'a, 'f> {
         for bad in [bad0, bad3] {
             ok = self.b.ins().band_not(ok, bad);
         }
-        (ok, host0)
+        ContiguousTest {
+            ok,
+            host: host0,
+            a3,
+        }
+    }
+
+    /// For a guarded access: goes on in a new block when some lane of the chunk executes it
+    /// (`bits`), else jumps to `done` with `words` zero rows (no lane writes them). A guard
+    /// that leaves whole chunks idle (one lane's store in a prologue) then costs one branch
+    /// per chunk instead of the tests.
+    fn skip_idle_chunk(&mut self, inst: &Inst, bits: Value, done: Block, words: usize) {
+        if inst.guard.is_always() {
+            // The chunk has a lane of the region's mask, or the loop skipped it.
+            return;
+        }
+        let go = self.b.create_block();
+        let zeros = self.zero_rows(words);
+        self.b.ins().brif(bits, go, &[], done, &block_args(&zeros));
+        self.b.switch_to_block(go);
     }
 
     /// A block taking `words` `i32x4` parameters.

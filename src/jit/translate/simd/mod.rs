@@ -29,7 +29,11 @@
 //! * Only executing lanes change: every register write is a `bitselect` of the new value and
 //!   the old under the chunk's lane mask (the region's mask, and the instruction's guard),
 //!   built from the chunk's four mask bits. A chunk with no lane in the region's mask is
-//!   skipped, so short warps (SIMD8 and SIMD16 vISA kernels) pay only for their lanes.
+//!   skipped, so short warps (SIMD8 and SIMD16 vISA kernels) pay only for their lanes. An
+//!   unguarded write that need not be stored (a temporary such as an address) skips the blend
+//!   and the load of the old value: its vector is *loose*, right in the region's lanes only,
+//!   which are the only lanes that read it; a later blend or store completes it first
+//!   (`vwrite`, `vread_exact`).
 //! * Predicates are the region's lane masks, carried through the chunk loop; a comparison
 //!   makes four bits with `vhigh_bits` (one `movmskps`), shifted to the chunk's place, and a
 //!   predicate write replaces only the chunk's executing bits.
@@ -45,6 +49,8 @@
 //! `JitOptions::simd` turns it off (`ATOMJIT_SIMD=off`) to compare.
 
 mod memory;
+
+pub(super) use memory::Run;
 
 use super::{Translator, REG_ROW_BYTES};
 use crate::ir::{
@@ -176,6 +182,10 @@ impl<'a, 'f> Translator<'a, 'f> {
             let words = self.preload(&self.kernel.insts[pc], hoisted_values)?;
             self.vpreload = Some((pc as u32, words));
         }
+        self.vrun = pcs
+            .iter()
+            .any(|&pc| self.runs_contiguously(&self.kernel.insts[pc]))
+            .then(|| self.start_run());
         let zero = self.b.ins().iconst(I64, 0);
         let mut args = vec![BlockArg::Value(zero)];
         args.extend(current(self)?);
@@ -197,6 +207,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let lanes = self.lane_vector(bits);
         let chunk = Chunk { row, base, lanes };
         self.vcache.clear();
+        self.vloose.clear();
         self.vcache.extend_from_slice(hoisted_values);
         self.vhoisted = hoisted_values.to_vec();
         let result = pcs.iter().try_for_each(|&pc| {
@@ -211,6 +222,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.vcache.clear();
         self.vhoisted.clear();
         self.vpreload = None;
+        self.vrun = None;
         result?;
         let out = current(self)?;
         self.b.ins().jump(latch, &out);
@@ -320,18 +332,48 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     fn vcache_put(&mut self, r: Reg, v: Value) {
         self.vcache.retain(|e| e.0 != r.0);
+        self.vloose.retain(|&e| e != r.0);
         self.vcache.push((r.0, v));
+    }
+
+    /// Register `r` of the chunk's four lanes, exact in every lane: a loose value (see
+    /// [`Self::vwrite`]) completed with the register file's values outside the chunk's lanes
+    /// (nothing in this pass stored `r` there since the loose write, so they are the lanes'
+    /// own).
+    pub(super) fn vread_exact(&mut self, chunk: &Chunk, r: Reg) -> Value {
+        let v = self.vread(chunk, r);
+        if !self.vloose.contains(&r.0) {
+            return v;
+        }
+        let flags = self.regs_unaligned();
+        let row = self
+            .b
+            .ins()
+            .load(I32X4, flags, chunk.row, i32::from(r.0) * REG_ROW_BYTES);
+        self.b.ins().bitselect(chunk.lanes, v, row)
     }
 
     /// Writes `v` to register `r` in the lanes of `exec` (an `i32x4` mask); the others keep
     /// their value. Stored only when something after the region may read it.
+    ///
+    /// An unguarded write that is not stored skips the blend: its value is *loose*, exact in
+    /// the chunk's lanes of the region's mask only. Nothing reads the other lanes: later
+    /// instructions of the region execute in the region's lanes only, and the value never
+    /// reaches the register file unless completed first ([`Self::vread_exact`], which a
+    /// later blend or store uses).
     fn vwrite(&mut self, chunk: &Chunk, r: Reg, exec: Value, v: Value) {
         if r.is_rz() {
             return;
         }
-        let old = self.vread(chunk, r);
+        let store = self.store_needed(r);
+        if !store && self.kernel.insts[self.pc as usize].guard.is_always() {
+            self.vcache_put(r, v);
+            self.vloose.push(r.0);
+            return;
+        }
+        let old = self.vread_exact(chunk, r);
         let new = self.b.ins().bitselect(exec, v, old);
-        if self.store_needed(r) {
+        if store {
             let flags = self.regs_unaligned();
             let at = i32::from(r.0) * REG_ROW_BYTES;
             self.b.ins().store(flags, new, chunk.row, at);
