@@ -218,6 +218,9 @@ pub(super) struct Translator<'a, 'f> {
     /// In a vectorised region: the registers whose `vcache` vector is loose (exact in the
     /// chunk's lanes of the region's mask only; `simd/mod.rs`, `vwrite`).
     vloose: Vec<u16>,
+    /// In a vectorised region: the chunk's value of each predicate its pass has read or
+    /// written (`i32x4` lane masks), and whether it wrote it (`simd/mod.rs`, `vpred`).
+    vpreds: Vec<(u16, Value, bool)>,
     /// In a vectorised region: the scalar values of the warp-invariant writers hoisted before
     /// its loop (the scalar code of its memory access reads them).
     vhoisted: Vec<(u16, Value)>,
@@ -352,6 +355,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             simd: plan.simd,
             vcache: Vec::new(),
             vloose: Vec::new(),
+            vpreds: Vec::new(),
             vhoisted: Vec::new(),
             vpreload: None,
             vrun: None,

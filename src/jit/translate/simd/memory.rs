@@ -151,8 +151,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         access: &MemAccess,
         dst: Reg,
     ) -> Result<(), JitError> {
-        let exec = self.exec_mask(inst.guard)?;
-        let bits = self.chunk_bits(exec, chunk.base);
+        let bits = self.exec_bits(chunk, inst)?;
         let rows = if address_invariant(self.info.invariant(), &access.addr) {
             self.uniform_load(chunk, inst, access, bits)?
         } else {
@@ -318,8 +317,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         access: &MemAccess,
         src: Operand,
     ) -> Result<(), JitError> {
-        let exec = self.exec_mask(inst.guard)?;
-        let bits = self.chunk_bits(exec, chunk.base);
+        let bits = self.exec_bits(chunk, inst)?;
         // The data as rows of words, element after element.
         let per = access.ty.regs();
         let mut rows = Vec::new();

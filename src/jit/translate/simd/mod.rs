@@ -34,9 +34,12 @@
 //!   and the load of the old value: its vector is *loose*, right in the region's lanes only,
 //!   which are the only lanes that read it; a later blend or store completes it first
 //!   (`vwrite`, `vread_exact`).
-//! * Predicates are the region's lane masks, carried through the chunk loop; a comparison
-//!   makes four bits with `vhigh_bits` (one `movmskps`), shifted to the chunk's place, and a
-//!   predicate write replaces only the chunk's executing bits.
+//! * Predicates are the region's lane masks, carried through the chunk loop. Inside a chunk's
+//!   pass they are `i32x4` lane masks (`vpred`): a comparison is one vector compare, `.AND`,
+//!   `.OR` and predicate logic are vector logic, a guard is a vector `and`, and a guarded
+//!   predicate write a `bitselect`. At the end of the pass each predicate it wrote goes back
+//!   to its mask once (`vflush_preds`: four bits with `vhigh_bits`, one `movmskps`, shifted to
+//!   the chunk's place, replacing only the bits of the chunk's lanes of the region's mask).
 //! * Operations are exactly the scalar ones lane by lane: wrapping 32-bit add, subtract and
 //!   low multiply, bitwise logic, min/max, shifts by an immediate (with the IR's rule for
 //!   amounts of 32 or more), integer comparisons, selects, and the 64-bit product and sum of
@@ -135,6 +138,8 @@ pub(super) struct Chunk {
     base: Value,
     /// The chunk's lanes in the region's mask, as an `i32x4` of all-ones or zero lanes.
     lanes: Value,
+    /// The same as four mask bits (an i32 in 1..16).
+    bits: Value,
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
@@ -205,9 +210,15 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.switch_to_block(body);
         let row = self.b.ins().iadd(self.regs, offset);
         let lanes = self.lane_vector(bits);
-        let chunk = Chunk { row, base, lanes };
+        let chunk = Chunk {
+            row,
+            base,
+            lanes,
+            bits,
+        };
         self.vcache.clear();
         self.vloose.clear();
+        self.vpreds.clear();
         self.vcache.extend_from_slice(hoisted_values);
         self.vhoisted = hoisted_values.to_vec();
         let result = pcs.iter().try_for_each(|&pc| {
@@ -224,6 +235,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.vpreload = None;
         self.vrun = None;
         result?;
+        self.vflush_preds(&chunk);
         let out = current(self)?;
         self.b.ins().jump(latch, &out);
 
@@ -296,13 +308,34 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().iadd(iota, base)
     }
 
-    /// The executing lanes of the current instruction in the chunk (its guard and the mask).
-    fn exec_vector(&mut self, chunk: &Chunk, inst: &Inst) -> Result<Value, JitError> {
+    /// The executing lanes of the current instruction in the chunk (its guard and the mask):
+    /// `chunk.lanes` itself when it is unguarded.
+    fn exec_vector(&mut self, chunk: &Chunk, inst: &Inst) -> Value {
         if inst.guard.is_always() {
-            return Ok(chunk.lanes);
+            return chunk.lanes;
+        }
+        let guard = self.vpred(
+            chunk,
+            PredSrc {
+                pred: inst.guard.pred,
+                negate: inst.guard.negate,
+            },
+        );
+        self.b.ins().band(chunk.lanes, guard)
+    }
+
+    /// [`Self::exec_vector`] as four mask bits (an i32 in 0..16): from the guard's vector when
+    /// the chunk's pass wrote it, else from its mask with scalar code.
+    pub(super) fn exec_bits(&mut self, chunk: &Chunk, inst: &Inst) -> Result<Value, JitError> {
+        if inst.guard.is_always() {
+            return Ok(chunk.bits);
+        }
+        if self.vpreds.iter().any(|e| e.0 == inst.guard.pred.0 && e.2) {
+            let exec = self.exec_vector(chunk, inst);
+            return Ok(self.b.ins().vhigh_bits(I32, exec));
         }
         let exec = self.exec_mask(inst.guard)?;
-        Ok(self.mask_vector(chunk, exec))
+        Ok(self.chunk_bits(exec, chunk.base))
     }
 
     // ---- registers -----------------------------------------------------------------------
@@ -403,33 +436,75 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     // ---- predicates ----------------------------------------------------------------------
 
-    /// `p = bits` in the chunk's lanes of `exec` (an i32 lane mask); writes to PT vanish.
-    fn vwrite_pred(
-        &mut self,
-        chunk: &Chunk,
-        p: Pred,
-        exec: Value,
-        bits: Value,
-    ) -> Result<(), JitError> {
-        if p.is_pt() {
-            return Ok(());
+    /// Predicate source `src` for the chunk's lanes, as an `i32x4` of all-ones lanes where it
+    /// is true. A predicate the chunk's pass has not read or written yet comes from its mask;
+    /// after that from the chunk's predicate vectors (`self.vpreds`), which hold its value in
+    /// the region's lanes (the only lanes that read it).
+    fn vpred(&mut self, chunk: &Chunk, src: PredSrc) -> Value {
+        let v = if src.pred.is_pt() {
+            self.vconst([u32::MAX; 4])
+        } else if let Some(&(_, v, _)) = self.vpreds.iter().find(|e| e.0 == src.pred.0) {
+            v
+        } else {
+            let m = self.load_pred(src.pred);
+            let v = self.mask_vector(chunk, m);
+            self.vpreds.push((src.pred.0, v, false));
+            v
+        };
+        if src.negate {
+            self.b.ins().bnot(v)
+        } else {
+            v
         }
-        let fifteen = self.b.ins().iconst(I32, 15);
-        let own = self.b.ins().ishl(fifteen, chunk.base);
-        let exec = self.b.ins().band(exec, own);
-        let old = self.load_pred(p);
-        let new = self.b.ins().bitselect(exec, bits, old);
-        match self.pred_cache.iter_mut().find(|e| e.0 == p.0) {
-            Some(e) => e.1 = new,
-            None => return Err(self.internal("a vector predicate write outside the region's set")),
-        }
-        Ok(())
     }
 
-    /// An `i32x4` comparison mask as lane-mask bits in the chunk's place.
-    fn vbits(&mut self, chunk: &Chunk, cmp: Value) -> Value {
-        let four = self.b.ins().vhigh_bits(I32, cmp);
-        self.b.ins().ishl(four, chunk.base)
+    /// `p = v` (an `i32x4` lane mask) in the chunk's lanes of `exec`; writes to PT vanish.
+    /// An unguarded write (`exec` is `chunk.lanes`) replaces the vector: only the region's
+    /// lanes read it, and only their bits go back to the mask ([`Self::vflush_preds`]).
+    fn vset_pred(&mut self, chunk: &Chunk, p: Pred, exec: Value, v: Value) {
+        if p.is_pt() {
+            return;
+        }
+        let new = if exec == chunk.lanes {
+            v
+        } else {
+            let old = self.vpred(
+                chunk,
+                PredSrc {
+                    pred: p,
+                    negate: false,
+                },
+            );
+            self.b.ins().bitselect(exec, v, old)
+        };
+        self.vpreds.retain(|e| e.0 != p.0);
+        self.vpreds.push((p.0, new, true));
+    }
+
+    /// Writes the predicates the chunk's pass wrote back to the region's masks (in
+    /// `self.pred_cache`): the chunk's lanes of the region's mask take their bits, the
+    /// others keep theirs. Once per chunk and predicate, not once per write.
+    fn vflush_preds(&mut self, chunk: &Chunk) {
+        let written: Vec<(u16, Value)> = self
+            .vpreds
+            .iter()
+            .filter(|e| e.2)
+            .map(|e| (e.0, e.1))
+            .collect();
+        if written.is_empty() {
+            return;
+        }
+        let own = self.b.ins().ishl(chunk.bits, chunk.base);
+        for (p, v) in written {
+            let four = self.b.ins().vhigh_bits(I32, v);
+            let bits = self.b.ins().ishl(four, chunk.base);
+            let old = self.load_pred(Pred(p));
+            let new = self.b.ins().bitselect(own, bits, old);
+            if let Some(e) = self.pred_cache.iter_mut().find(|e| e.0 == p) {
+                e.1 = new;
+            }
+        }
+        self.vpreds.clear();
     }
 
     /// Carry-in `cin` of `IADD3.X` as an `i32x4` of all-ones lanes where it is set, or `None`
@@ -438,8 +513,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         if cin.pred.is_pt() && cin.negate {
             return Ok(None);
         }
-        let m = self.pred_mask(cin)?;
-        Ok(Some(self.mask_vector(chunk, m)))
+        Ok(Some(self.vpred(chunk, cin)))
     }
 
     /// Source `s` as addends of a sum with carries (the scalar `carry_term`): its 33-bit term
@@ -503,22 +577,15 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Writes bit `bit` of the carries `wraps` (bit 32 + `bit` of the sum) to `p` in the lanes
     /// of `exec_bits` (the executing lanes' mask, taken before any of the instruction's
     /// predicate writes: a carry may overwrite its own guard).
-    fn vwrite_carry(
-        &mut self,
-        chunk: &Chunk,
-        p: Pred,
-        exec_bits: Value,
-        (wraps, bit): (Value, u32),
-    ) -> Result<(), JitError> {
+    fn vwrite_carry(&mut self, chunk: &Chunk, p: Pred, exec: Value, (wraps, bit): (Value, u32)) {
         if p.is_pt() {
-            return Ok(());
+            return;
         }
         let zero = self.vconst([0; 4]);
         let mask = self.vconst([1 << bit; 4]);
         let set = self.b.ins().band(wraps, mask);
         let set = self.b.ins().icmp(IntCC::NotEqual, set, zero);
-        let bits = self.vbits(chunk, set);
-        self.vwrite_pred(chunk, p, exec_bits, bits)
+        self.vset_pred(chunk, p, exec, set);
     }
 
     /// `IADD3` with carries out, four lanes at a time: exactly the scalar 34-bit sum
@@ -544,9 +611,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let (sum, wraps) = self.vsum_with_carries(addends);
         self.vwrite(chunk, dst, exec, sum);
-        let exec_bits = self.exec_mask(inst.guard)?;
         for (bit, p) in (0..).zip(carry_out) {
-            self.vwrite_carry(chunk, p, exec_bits, (wraps, bit))?;
+            self.vwrite_carry(chunk, p, exec, (wraps, bit));
         }
         Ok(())
     }
@@ -591,8 +657,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.vcarry_in_addend(chunk, carry_in, &mut addends)?;
         let (sum, wraps) = self.vsum_with_carries(addends);
         self.vwrite(chunk, dst, exec, sum);
-        let exec_bits = self.exec_mask(inst.guard)?;
-        self.vwrite_carry(chunk, carry_out, exec_bits, (wraps, 0))
+        self.vwrite_carry(chunk, carry_out, exec, (wraps, 0));
+        Ok(())
     }
 
     // ---- instructions --------------------------------------------------------------------
@@ -604,7 +670,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         if inst.guard.is_never() {
             return Ok(());
         }
-        let exec = self.exec_vector(chunk, inst)?;
+        let exec = self.exec_vector(chunk, inst);
         match &inst.op {
             &Op::Mov { dst, src, .. } => {
                 let v = self.voperand(chunk, src)?;
@@ -748,32 +814,32 @@ impl<'a, 'f> Translator<'a, 'f> {
             } => {
                 let cc = super::alu::int_cc(cmp, ty.is_signed_int())
                     .ok_or_else(|| self.internal("a vector comparison without a condition"))?;
-                let cm = self.pred_mask(c)?;
+                let cv = self.vpred(chunk, c);
                 let va = self.vsrc(chunk, &a)?;
                 let vb = self.vsrc(chunk, &b)?;
                 let res = self.b.ins().icmp(cc, va, vb);
-                let rm = self.vbits(chunk, res);
-                let not_rm = self.b.ins().bnot(rm);
-                let d1 = self.bool_op(combine, rm, cm);
-                let d2 = self.bool_op(combine, not_rm, cm);
-                let exec_bits = self.exec_mask(inst.guard)?;
-                self.vwrite_pred(chunk, dst, exec_bits, d1)?;
-                self.vwrite_pred(chunk, dst2, exec_bits, d2)?;
+                if !dst.is_pt() {
+                    let d1 = self.bool_op(combine, res, cv);
+                    self.vset_pred(chunk, dst, exec, d1);
+                }
+                if !dst2.is_pt() {
+                    let not_res = self.b.ins().bnot(res);
+                    let d2 = self.bool_op(combine, not_res, cv);
+                    self.vset_pred(chunk, dst2, exec, d2);
+                }
             }
             &Op::PredLogic { op, dst, a, b } => {
-                let am = self.pred_mask(a)?;
-                let bm = self.pred_mask(b)?;
-                let r = self.bool_op(op, am, bm);
-                let exec_bits = self.exec_mask(inst.guard)?;
-                self.vwrite_pred(chunk, dst, exec_bits, r)?;
+                let av = self.vpred(chunk, a);
+                let bv = self.vpred(chunk, b);
+                let r = self.bool_op(op, av, bv);
+                self.vset_pred(chunk, dst, exec, r);
             }
             &Op::Select {
                 dst, a, b, pred, ..
             } => {
                 let va = self.vsrc(chunk, &a)?;
                 let vb = self.vsrc(chunk, &b)?;
-                let pm = self.pred_mask(pred)?;
-                let pv = self.mask_vector(chunk, pm);
+                let pv = self.vpred(chunk, pred);
                 let r = self.b.ins().bitselect(pv, va, vb);
                 self.vwrite(chunk, dst, exec, r);
             }
