@@ -57,7 +57,8 @@ pub(super) use memory::Run;
 
 use super::{Translator, REG_ROW_BYTES};
 use crate::ir::{
-    BinOp, ImadMode, Inst, Op, Operand, Pred, PredSrc, Reg, ShfInst, SpecialReg, Src, SrcMod, Ty,
+    BinOp, BoolOp, ImadMode, Inst, Op, Operand, Pred, PredSrc, Reg, ShfInst, SpecialReg, Src,
+    SrcMod, Ty,
 };
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -814,17 +815,19 @@ impl<'a, 'f> Translator<'a, 'f> {
             } => {
                 let cc = super::alu::int_cc(cmp, ty.is_signed_int())
                     .ok_or_else(|| self.internal("a vector comparison without a condition"))?;
-                let cv = self.vpred(chunk, c);
                 let va = self.vsrc(chunk, &a)?;
                 let vb = self.vsrc(chunk, &b)?;
                 let res = self.b.ins().icmp(cc, va, vb);
+                // `.AND PT`, the plain comparison, needs no logic.
+                let plain = combine == BoolOp::And && c == PredSrc::TRUE;
+                let cv = (!plain).then(|| self.vpred(chunk, c));
                 if !dst.is_pt() {
-                    let d1 = self.bool_op(combine, res, cv);
+                    let d1 = cv.map_or(res, |cv| self.bool_op(combine, res, cv));
                     self.vset_pred(chunk, dst, exec, d1);
                 }
                 if !dst2.is_pt() {
                     let not_res = self.b.ins().bnot(res);
-                    let d2 = self.bool_op(combine, not_res, cv);
+                    let d2 = cv.map_or(not_res, |cv| self.bool_op(combine, not_res, cv));
                     self.vset_pred(chunk, dst2, exec, d2);
                 }
             }
