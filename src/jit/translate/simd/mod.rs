@@ -236,7 +236,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.vpreload = None;
         self.vrun = None;
         result?;
-        self.vflush_preds(&chunk);
+        self.vflush_preds(&chunk)?;
         let out = current(self)?;
         self.b.ins().jump(latch, &out);
 
@@ -485,7 +485,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Writes the predicates the chunk's pass wrote back to the region's masks (in
     /// `self.pred_cache`): the chunk's lanes of the region's mask take their bits, the
     /// others keep theirs. Once per chunk and predicate, not once per write.
-    fn vflush_preds(&mut self, chunk: &Chunk) {
+    fn vflush_preds(&mut self, chunk: &Chunk) -> Result<(), JitError> {
         let written: Vec<(u16, Value)> = self
             .vpreds
             .iter()
@@ -493,7 +493,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             .map(|e| (e.0, e.1))
             .collect();
         if written.is_empty() {
-            return;
+            return Ok(());
         }
         let own = self.b.ins().ishl(chunk.bits, chunk.base);
         for (p, v) in written {
@@ -501,11 +501,15 @@ impl<'a, 'f> Translator<'a, 'f> {
             let bits = self.b.ins().ishl(four, chunk.base);
             let old = self.load_pred(Pred(p));
             let new = self.b.ins().bitselect(own, bits, old);
-            if let Some(e) = self.pred_cache.iter_mut().find(|e| e.0 == p) {
-                e.1 = new;
+            match self.pred_cache.iter_mut().find(|e| e.0 == p) {
+                Some(e) => e.1 = new,
+                None => {
+                    return Err(self.internal("a vector predicate write outside the region's set"))
+                }
             }
         }
         self.vpreds.clear();
+        Ok(())
     }
 
     /// Carry-in `cin` of `IADD3.X` as an `i32x4` of all-ones lanes where it is set, or `None`
