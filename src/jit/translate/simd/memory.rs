@@ -26,8 +26,9 @@
 //!   word would wrap). A chunk whose lanes all execute, whose address words equal the
 //!   expected ones and with room for four more elements is the previous chunk's four
 //!   elements moved by `4s`: inside the window, aligned, contiguous on the host. That costs
-//!   two vector compares and a scalar one; any other chunk takes the full test, which starts
-//!   a new run when it passes.
+//!   a compare of the room, one vector test of the address words (`xor`, `or`, `ptest`) and
+//!   the full-mask compare; any other chunk takes the full test, which starts a new run when
+//!   it passes.
 //! * **Uniform address** (a load whose address registers are warp-invariant,
 //!   `valid/uniform.rs`): one scalar load for the chunk's lowest executing lane, its value
 //!   given to every executing lane; when the load is unguarded, one scalar load for the
@@ -454,8 +455,9 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Branches to the contiguous path of the chunk's access (through `form`) when it may take
     /// it, else to `slow`; returns in the contiguous path's block with the host pointer of
-    /// lane 0's access. A chunk that continues the region's [`Run`] needs four compares;
-    /// any other takes the full test ([`Self::contiguous_test`]), which starts a new run.
+    /// lane 0's access. A chunk that continues the region's [`Run`] needs a compare of the
+    /// room, one vector test of its address words and the full-mask compare; any other takes
+    /// the full test ([`Self::contiguous_test`]), which starts a new run.
     fn contiguous_branch(
         &mut self,
         chunk: &Chunk,
