@@ -580,8 +580,8 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// Writes bit `bit` of the carries `wraps` (bit 32 + `bit` of the sum) to `p` in the lanes
-    /// of `exec_bits` (the executing lanes' mask, taken before any of the instruction's
-    /// predicate writes: a carry may overwrite its own guard).
+    /// of `exec` (the executing lanes' vector, taken before any of the instruction's predicate
+    /// writes: a carry may overwrite its own guard).
     fn vwrite_carry(&mut self, chunk: &Chunk, p: Pred, exec: Value, (wraps, bit): (Value, u32)) {
         if p.is_pt() {
             return;
