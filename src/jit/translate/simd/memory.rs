@@ -153,7 +153,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         dst: Reg,
     ) -> Result<(), JitError> {
         let bits = self.exec_bits(chunk, inst)?;
-        let rows = if address_invariant(self.info.invariant(), &access.addr) {
+        let rows = if self.uniform_address(access) {
             self.uniform_load(chunk, inst, access, bits)?
         } else {
             self.chunk_load(chunk, inst, access, bits)?
@@ -175,9 +175,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let Op::Load { access, .. } = &inst.op else {
             return false;
         };
-        inst.guard.is_always()
-            && vector_access(access)
-            && address_invariant(self.info.invariant(), &access.addr)
+        inst.guard.is_always() && vector_access(access) && self.uniform_address(access)
     }
 
     /// The words of a [`Self::preloadable`] load, loaded once for the region's lowest lane
@@ -273,7 +271,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.skip_idle_chunk(inst, bits, join, words);
         let slow = self.b.create_block();
         if let Some(form) = contiguous_form(access) {
-            let host = self.contiguous_branch(chunk, access, form, bits, slow);
+            let host = self.contiguous_branch(chunk, access, form, bits, slow)?;
             let flags = self.flags.device;
             let a = self.b.ins().load(I32X4, flags, host, 0);
             let rows = if words == 1 {
@@ -342,7 +340,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.skip_idle_chunk(inst, bits, done, 0);
         let slow = self.b.create_block();
         if let Some(form) = contiguous_form(access) {
-            let host = self.contiguous_branch(chunk, access, form, bits, slow);
+            let host = self.contiguous_branch(chunk, access, form, bits, slow)?;
             let flags = self.flags.device;
             if let [lo, hi] = rows[..] {
                 let a = self.vpick(lo, hi, [0, 4, 1, 5]);
@@ -420,13 +418,18 @@ impl<'a, 'f> Translator<'a, 'f> {
             .collect()
     }
 
+    /// Whether a load of `access` takes the uniform-address path: its address registers are
+    /// warp-invariant (`valid/uniform.rs`).
+    fn uniform_address(&self, access: &MemAccess) -> bool {
+        address_invariant(self.info.invariant(), &access.addr)
+    }
+
     /// Whether the region's memory access runs contiguously from chunk to chunk when its
     /// addresses allow ([`Run`]): a load through per-lane addresses or a store, through a
     /// register address [`contiguous_form`] accepts.
     pub(super) fn runs_contiguously(&self, inst: &Inst) -> bool {
         if let Op::Load { access, .. } = &inst.op {
-            contiguous_form(access).is_some()
-                && !address_invariant(self.info.invariant(), &access.addr)
+            contiguous_form(access).is_some() && !self.uniform_address(access)
         } else if let Op::Store { access, .. } = &inst.op {
             contiguous_form(access).is_some()
         } else {
@@ -465,7 +468,11 @@ impl<'a, 'f> Translator<'a, 'f> {
         form: RegisterAddress,
         bits: Value,
         slow: Block,
-    ) -> Value {
+    ) -> Result<Value, JitError> {
+        // The region's loop started a run: its access is this one ([`Self::runs_contiguously`]).
+        let run = self
+            .vrun
+            .ok_or_else(|| self.internal("a contiguous access outside a run"))?;
         // The address vectors, in the block that dominates both tests.
         let mut lo = self.vread(chunk, form.base);
         if form.add32 != 0 {
@@ -476,14 +483,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         let hi = form.pair.then(|| self.vread(chunk, form.base.word(1)));
         let fast = self.b.create_block();
         let host = self.b.append_block_param(fast, I64);
-        let Some(run) = self.vrun else {
-            let test = self.contiguous_test(access, form, lo, hi, bits);
-            self.b
-                .ins()
-                .brif(test.ok, fast, &[BlockArg::Value(test.host)], slow, &[]);
-            self.b.switch_to_block(fast);
-            return host;
-        };
         let step = 4 * i64::from(access.bytes());
         let step32 = self.b.ins().iconst(I32, step);
         let steps = self.vsplat(step32);
@@ -545,7 +544,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.def_var(run.room, room);
         self.b.ins().jump(fast, &[BlockArg::Value(test.host)]);
         self.b.switch_to_block(fast);
-        host
+        Ok(host)
     }
 
     /// The room of a run that starts at a chunk that passed `test` with low address words
