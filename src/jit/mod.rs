@@ -223,9 +223,7 @@ pub fn dump_clif_with(
 ) -> Result<String, JitError> {
     let isa = host_isa()?;
     let mut tables = SideTables::default();
-    let mut plan = translate::Plan::new(kernel, info, options.chunk_insts);
-    plan.warp_aggregation = options.warp_aggregation;
-    plan.simd = options.simd;
+    let plan = translate::Plan::new(kernel, info, &options);
     let funcs = build_functions(kernel, info, &isa, &mut tables, &plan)?;
     Ok(funcs.iter().map(|f| f.display().to_string()).collect())
 }
@@ -235,7 +233,7 @@ pub fn dump_clif_with(
 pub fn dump_asm(kernel: &Kernel, info: &KernelInfo) -> Result<String, JitError> {
     let isa = host_isa()?;
     let mut tables = SideTables::default();
-    let plan = translate::Plan::new(kernel, info, translate::CHUNK_INSTS);
+    let plan = translate::Plan::new(kernel, info, &JitOptions::default());
     let mut text = String::new();
     for func in build_functions(kernel, info, &isa, &mut tables, &plan)? {
         let mut ctx = cranelift_codegen::Context::for_function(func);
@@ -491,9 +489,7 @@ pub fn compile_with(
 ) -> Result<JitKernel, JitError> {
     let isa = host_isa()?;
     let mut tables = Box::new(SideTables::default());
-    let mut plan = translate::Plan::new(kernel, info, options.chunk_insts);
-    plan.warp_aggregation = options.warp_aggregation;
-    plan.simd = options.simd;
+    let plan = translate::Plan::new(kernel, info, &options);
     let funcs = build_functions(kernel, info, &isa, &mut tables, &plan)?;
     let codegen = |e: &dyn std::fmt::Display| JitError::Codegen {
         kernel: kernel.name.clone(),
@@ -786,6 +782,9 @@ impl JitKernel {
             // returns no other code.
             Some(Event::NotResumable) | None => {
                 crate::interp::run_group(warp, env, pc, mask, stop_pc)
+            }
+            Some(Event::Interpret) => {
+                crate::interp::run_group(warp, env, out(&ctx.out_a), out(&ctx.out_b), stop_pc)
             }
             // `enter` follows every `Continue`: running this group on the interpreter from
             // `pc` would repeat what the earlier chunks did, so this is a backend bug, which

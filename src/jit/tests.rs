@@ -256,6 +256,15 @@ fn run_kernel_masked(
     (exit, warp)
 }
 
+/// The plan of `kernel` in chunks of `chunk_insts`, with the default options.
+fn plan_of(kernel: &Kernel, info: &KernelInfo, chunk_insts: usize) -> translate::Plan {
+    let options = JitOptions {
+        chunk_insts,
+        ..JitOptions::default()
+    };
+    translate::Plan::new(kernel, info, &options)
+}
+
 fn reg_of(w: &WarpState, r: u16, lane: usize) -> u32 {
     w.regs[r as usize * 32 + lane]
 }
@@ -2094,13 +2103,13 @@ fn long_kernels_split_into_chunks_at_resume_points() {
     // Chunks of 3: the straight line has no resume point, so one is forced after twice the
     // chunk size (6); then 11 (after the branch) and 13 (its target) are resume points at
     // least 3 instructions on.
-    let plan = translate::Plan::new(&kernel, &info, 3);
+    let plan = plan_of(&kernel, &info, 3);
     assert_eq!(plan.starts, vec![0, 6, 11]);
     assert!(plan.resume[6] && plan.resume[11] && plan.resume[13]);
     assert_eq!(plan.range(1, kernel.insts.len()), 6..11);
     assert_eq!(plan.range(2, kernel.insts.len()), 11..14);
     // One chunk when the kernel fits.
-    assert_eq!(translate::Plan::new(&kernel, &info, 1024).starts, vec![0]);
+    assert_eq!(plan_of(&kernel, &info, 1024).starts, vec![0]);
     // Run in chunks of 1: every instruction boundary crosses functions, and the group still
     // runs to its exit in one `run_group` call with every instruction counted once.
     let jit = compile_chunked(&kernel, &info, 1).unwrap();
@@ -2131,7 +2140,7 @@ fn chunks_compiled_on_several_threads_get_the_sequential_code_and_results() {
     b.exit();
     let (kernel, info) = b.build();
     let isa = host_isa().unwrap();
-    let plan = translate::Plan::new(&kernel, &info, 4);
+    let plan = plan_of(&kernel, &info, 4);
     assert!(plan.starts.len() > 3, "{:?}", plan.starts);
     let code = |threads| {
         let mut tables = SideTables::default();
@@ -3221,14 +3230,24 @@ fn bin_u32(op: BinOp, dst: u16, a: Operand, b: Operand) -> Op {
 }
 
 fn set_lt(dst: Pred, a: u16, limit: u64) -> Op {
+    set_cmp(CmpOp::Lt, dst, a, limit)
+}
+
+/// `dst = R[a] == value` (unsigned).
+fn set_eq(dst: Pred, a: u16, value: u64) -> Op {
+    set_cmp(CmpOp::Eq, dst, a, value)
+}
+
+/// `dst = R[a] cmp value` (unsigned 32-bit).
+fn set_cmp(cmp: CmpOp, dst: Pred, a: u16, value: u64) -> Op {
     Op::SetP {
-        cmp: CmpOp::Lt,
+        cmp,
         ty: Ty::U32,
         combine: BoolOp::And,
         dst,
         dst2: Pred::PT,
         a: src(reg(a)),
-        b: src(imm(limit)),
+        b: src(imm(value)),
         c: PredSrc::TRUE,
         chain: None,
     }
@@ -4530,8 +4549,11 @@ fn warp_aggregation_gives_each_lane_its_lane_order_prefix() {
     let rmws = |warp_aggregation| {
         let isa = host_isa().unwrap();
         let mut tables = SideTables::default();
-        let mut plan = translate::Plan::new(&kernel, &info, translate::CHUNK_INSTS);
-        plan.warp_aggregation = warp_aggregation;
+        let options = JitOptions {
+            warp_aggregation,
+            ..JitOptions::default()
+        };
+        let plan = translate::Plan::new(&kernel, &info, &options);
         let funcs = build_functions(&kernel, &info, &isa, &mut tables, &plan).unwrap();
         let text: String = funcs.iter().map(|f| f.display().to_string()).collect();
         text.matches("atomic_rmw").count()
@@ -4984,8 +5006,11 @@ fn an_invariant_address_atomic_is_one_host_atomic_outside_any_loop() {
             let clif = |warp_aggregation| {
                 let isa = host_isa().unwrap();
                 let mut tables = SideTables::default();
-                let mut plan = translate::Plan::new(&kernel, &info, translate::CHUNK_INSTS);
-                plan.warp_aggregation = warp_aggregation;
+                let options = JitOptions {
+                    warp_aggregation,
+                    ..JitOptions::default()
+                };
+                let plan = translate::Plan::new(&kernel, &info, &options);
                 let funcs = build_functions(&kernel, &info, &isa, &mut tables, &plan).unwrap();
                 let text: String = funcs.iter().map(|f| f.display().to_string()).collect();
                 text
@@ -5940,4 +5965,306 @@ fn only_the_first_regions_with_memory_of_a_function_are_vector_code() {
         super::translate::VECTOR_MEMORY_REGIONS as usize,
         "{text}"
     );
+}
+
+// ---- regions with two loads, and peeled loop heads ---------------------------------------
+
+/// A weak 64-bit global load of `dst` through the register pair `base` (plus `offset`).
+fn load_u64(dst: u16, base: u16, offset: i64) -> Op {
+    Op::Load {
+        access: MemAccess {
+            space: Space::Global,
+            ty: Ty::U64,
+            vector: 1,
+            order: MemOrder::Weak,
+            scope: Scope::Cta,
+            addr: global_addr(base, offset),
+        },
+        dst: r(dst),
+    }
+}
+
+/// A relaxed 32-bit `ATOM.ADD` of register `src` to the arena word at `offset` (the arena's
+/// base is in `R10:R11`).
+fn add_to_arena(src_reg: u16, offset: i64) -> Op {
+    let access = MemAccess {
+        space: Space::Global,
+        ty: Ty::U32,
+        vector: 1,
+        order: MemOrder::Relaxed,
+        scope: Scope::Gpu,
+        addr: global_addr(10, offset),
+    };
+    vatom(access, AtomicOp::Add, Reg::RZ, src_reg, None, false)
+}
+
+/// A per-lane load and, after it, a load through a warp-invariant address share one vector
+/// region, the second loaded once before the chunk loop (`simd/memory.rs`, `preload`). Each
+/// lane loads the arena's u64 `lane & 3` (lane `bad` 64 bytes further: out of the 64-byte
+/// arena) and the u64 at `uaddr`, and adds the low word of the first and the high word of the
+/// second to the words at 48 and 56. When both loads fault, instruction order says the per-lane
+/// load's lowest faulting lane traps, not the invariant load that ran first: the preload's
+/// fault hands the group to the interpreter. With an instruction that has no vector
+/// translation in the region, the JIT splits it at the second load. SIMD, scalar code and the
+/// interpreter agree on the exit, memory and counters, and they match the program.
+#[test]
+fn a_per_lane_load_and_an_invariant_load_share_a_region_and_trap_in_instruction_order() {
+    let options = |simd: bool| JitOptions {
+        simd,
+        ..JitOptions::default()
+    };
+    let cases = [GLOBAL_BASE + 32, GLOBAL_BASE + 64, GLOBAL_BASE + 36]
+        .into_iter()
+        .flat_map(|u| [None, Some(9u32), Some(0), Some(31)].map(|bad| (u, bad)));
+    for ((uaddr, bad), vector) in cases.flat_map(|c| [(c, true), (c, false)]) {
+        {
+            let mut b = KernelBuilder::new();
+            b.lane_id(0);
+            mov_arena_base(&mut b, 10);
+            if !vector {
+                // A high multiply has no vector translation: the region is scalar code, which
+                // runs the two loads as two regions.
+                b.push(bin_u32(BinOp::MulHi, 12, reg(0), reg(0)));
+            }
+            b.push(bin_u32(BinOp::And, 1, reg(0), imm(3)));
+            b.push(Op::Imad {
+                mode: ImadMode::Wide,
+                signed: false,
+                dst: r(8),
+                a: src(reg(1)),
+                b: src(imm(8)),
+                c: src(reg(10)),
+            });
+            if let Some(lane) = bad {
+                b.push(set_eq(p(1), 0, u64::from(lane)));
+                b.when(1, false, bin_u32(BinOp::Add, 8, reg(8), imm(64)));
+            }
+            let per_lane = b.insts.len() as u32;
+            b.push(load_u64(4, 8, 0));
+            for (dst, half) in [(2, uaddr & 0xffff_ffff), (3, uaddr >> 32)] {
+                b.push(Op::Mov {
+                    ty: Ty::U32,
+                    dst: r(dst),
+                    src: imm(half),
+                });
+            }
+            let invariant = b.insts.len() as u32;
+            b.push(load_u64(6, 2, 0));
+            b.push(add_to_arena(4, 48)).push(add_to_arena(7, 56));
+            b.exit();
+            let (kernel, info) = build_proven(&b);
+            assert!(info.invariant()[2] && info.invariant()[3]);
+            // One region holds both loads, and it is vector code.
+            let plan = plan_of(&kernel, &info, translate::CHUNK_INSTS);
+            assert!(
+                plan.regions
+                    .iter()
+                    .any(|g| g.contains(&(per_lane as usize)) && g.contains(&(invariant as usize))),
+                "{:?}",
+                plan.regions
+            );
+            if vector {
+                let clif = dump_clif_with(&kernel, &info, options(true)).unwrap();
+                assert!(clif.contains("i32x4"), "{clif}");
+            }
+            let simd = compile_with(&kernel, &info, options(true)).unwrap();
+            let scalar = compile_with(&kernel, &info, options(false)).unwrap();
+            let interp = crate::interp::Interpreter::new();
+            let mem = [
+                0x1111_0001_0000_0010,
+                0x2222_0002_0000_0200,
+                0x3333_0003_0000_3000,
+                0x4444_0004_0004_0000,
+                0x0005_0000_dead_beef,
+                0x0006_0000_0000_0000,
+                0x0000_0007_0000_0000,
+                0x0000_0008_0000_0000,
+            ];
+            for mask in [FULL, 0x0000_ff00, 0x8000_0001, 0xaaaa_aaaa] {
+                let runs: Vec<_> = [&simd as &dyn WarpRunner, &scalar, &interp]
+                    .into_iter()
+                    .map(|runner| run_on_memory(&kernel, &info, runner, mask, &mem, &|_| {}))
+                    .collect();
+                let what =
+                    format!("uaddr {uaddr:#x}, bad lane {bad:?}, mask {mask:#x}, vector {vector}");
+                for (name, run) in ["scalar", "interpreter"].iter().zip(&runs[1..]) {
+                    assert_eq!(runs[0].0, run.0, "exit, simd / {name}: {what}");
+                    assert_eq!(runs[0].2, run.2, "memory, simd / {name}: {what}");
+                    assert_eq!(
+                        runs[0].1.stats, run.1.stats,
+                        "counters, simd / {name}: {what}"
+                    );
+                }
+                let bad_lane = bad.filter(|&l| mask >> l & 1 != 0);
+                match (bad_lane, uaddr == GLOBAL_BASE + 32) {
+                    (Some(l), _) => {
+                        let GroupExit::Trap(trap) = &runs[0].0 else {
+                            panic!("no trap: {what}");
+                        };
+                        let address = GLOBAL_BASE + 8 * u64::from(l & 3) + 64;
+                        assert_eq!((trap.pc, trap.lane, trap.address), (per_lane, l, address));
+                    }
+                    (None, false) => {
+                        let GroupExit::Trap(trap) = &runs[0].0 else {
+                            panic!("no trap: {what}");
+                        };
+                        let lowest = mask.trailing_zeros();
+                        assert_eq!(
+                            (trap.pc, trap.lane, trap.address),
+                            (invariant, lowest, uaddr)
+                        );
+                    }
+                    (None, true) => {
+                        assert_eq!(runs[0].0, GroupExit::Exited, "{what}");
+                        let lanes = (0..32).filter(|l| mask >> l & 1 != 0);
+                        let sum: u64 = lanes.map(|l| mem[l & 3] & 0xffff_ffff).sum();
+                        let n = u64::from(mask.count_ones());
+                        let lo48 = (mem[6] + sum) & 0xffff_ffff;
+                        let lo56 = (mem[7] + n * (mem[4] >> 32)) & 0xffff_ffff;
+                        assert_eq!(runs[0].2[6] & 0xffff_ffff, lo48, "{what}");
+                        assert_eq!(runs[0].2[7] & 0xffff_ffff, lo56, "{what}");
+                        assert_eq!(runs[0].2[6] >> 32, mem[6] >> 32, "{what}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A loop head reached by falling through is peeled into the region before it: the kernel's
+/// first region runs `0..6` (the set-up and the loop head's first pass) and the head `3..6`
+/// is translated again for the back edge. Each lane sums `lane + 1 ..= 7` (one pass, `lane +
+/// 1`, from lane 7 on: a do-while) and stores the sum to the arena word of its lane; on full,
+/// partial and sparse masks, SIMD and scalar code and the interpreter store exactly that.
+#[test]
+fn a_loop_head_reached_by_falling_through_runs_in_the_region_before_it() {
+    let options = |simd: bool| JitOptions {
+        simd,
+        ..JitOptions::default()
+    };
+    let mut b = KernelBuilder::new();
+    b.lane_id(0)
+        .push(Op::Mov {
+            ty: Ty::U32,
+            dst: r(2),
+            src: imm(0),
+        })
+        .push(bin_u32(BinOp::Add, 1, reg(0), imm(1)))
+        // loop (3): R2 += R1; R1 += 1; while R1 < 8.
+        .push(bin_u32(BinOp::Add, 2, reg(2), reg(1)))
+        .push(bin_u32(BinOp::Add, 1, reg(1), imm(1)))
+        .push(set_lt(p(0), 1, 8))
+        .when(
+            0,
+            false,
+            Op::Branch {
+                target: 3,
+                uniform: false,
+            },
+        );
+    mov_arena_base(&mut b, 10);
+    b.push(Op::Imad {
+        mode: ImadMode::Wide,
+        signed: false,
+        dst: r(4),
+        a: src(reg(0)),
+        b: src(imm(4)),
+        c: src(reg(10)),
+    })
+    .push(crate::ir::build::store(
+        Space::Global,
+        Ty::U32,
+        reg(2),
+        global_addr(4, 0),
+    ))
+    .exit()
+    .join(6, 7);
+    let (kernel, info) = b.build();
+    let plan = plan_of(&kernel, &info, translate::CHUNK_INSTS);
+    assert!(
+        plan.regions.contains(&(0..6)) && plan.regions.contains(&(3..6)),
+        "{:?}",
+        plan.regions
+    );
+    assert!(plan.resume[6], "both copies continue at the branch");
+    // The same regions, scalar, without SIMD lanes.
+    let scalar_plan = translate::Plan::new(&kernel, &info, &options(false));
+    assert_eq!(plan.regions, scalar_plan.regions);
+    let simd = compile_with(&kernel, &info, options(true)).unwrap();
+    let scalar = compile_with(&kernel, &info, options(false)).unwrap();
+    let interp = crate::interp::Interpreter::new();
+    for mask in [FULL, 0x0000_ff0f, 0x8000_0001, 0xaaaa_aaaa, 0x0000_0080] {
+        for (name, runner) in [
+            ("simd", &simd as &dyn WarpRunner),
+            ("scalar", &scalar),
+            ("interpreter", &interp),
+        ] {
+            let world = World::new(128, 0);
+            let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+            let exit = world.run_warp(&kernel, &info, runner, &mut warp, 0, mask, None);
+            assert_eq!(exit, GroupExit::Exited, "{name}, mask {mask:#x}");
+            for lane in 0..32u64 {
+                let want = match lane {
+                    _ if mask >> lane & 1 == 0 => 0,
+                    0..7 => 28 - lane * (lane + 1) / 2,
+                    _ => lane + 1,
+                };
+                assert_eq!(
+                    world.global_u32(4 * lane as usize),
+                    want as u32,
+                    "{name}, mask {mask:#x}, lane {lane}"
+                );
+            }
+        }
+    }
+}
+
+/// A region that ends at a reconvergence point is not merged with the one after it, although
+/// the instructions fall through: the group of the branch's fall-through side, whose stop pc
+/// the join is, must return there. `0: R0 = lane; 1: P0 = R0 < 16; 2: @P0 BRA 5; 3: R1 = R0 +
+/// 1; 4: R1 += 2; 5 (join): R2 = R0 + 3; 6: R2 += 4; 7: EXIT`.
+#[test]
+fn a_region_before_a_join_stops_there_for_the_group_that_reconverges() {
+    let add = |dst: u16, a: u16, k: u64| bin_u32(BinOp::Add, dst, reg(a), imm(k));
+    let mut b = KernelBuilder::new();
+    b.lane_id(0)
+        .push(set_lt(p(0), 0, 16))
+        .when(
+            0,
+            false,
+            Op::Branch {
+                target: 5,
+                uniform: false,
+            },
+        )
+        .push(add(1, 0, 1))
+        .push(add(1, 1, 2))
+        .push(add(2, 0, 3))
+        .push(add(2, 2, 4))
+        .exit()
+        .join(2, 5);
+    let (kernel, info) = b.build();
+    let plan = plan_of(&kernel, &info, translate::CHUNK_INSTS);
+    assert!(plan.regions.contains(&(3..5)), "{:?}", plan.regions);
+    let world = World::new(8, 0);
+    let jit = compile(&kernel, &info).unwrap();
+    let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+    // The fall-through side: lanes 16.. at pc 3, stopping at the join.
+    let exit = world.run(&kernel, &info, &jit, &mut warp, 3, 0xffff_0000, Some(5));
+    assert_eq!(exit, GroupExit::Reconverge { mask: 0xffff_0000 });
+    assert_eq!(warp.stats.warp_insts, 2);
+    for lane in 0..32 {
+        assert_eq!(
+            reg_of(&warp, 2, lane),
+            0,
+            "lane {lane}: R2 is written after the join"
+        );
+    }
+    // And the whole kernel as the interpreter runs it, on full and partial masks.
+    for mask in [FULL, 0x0001_ffff, 0xffff_0000] {
+        let warp = run_both(&b, mask, |_| {});
+        for lane in (0..32).filter(|l| mask >> l & 1 != 0) {
+            assert_eq!(reg_of(&warp, 2, lane), lane as u32 + 7);
+        }
+    }
 }

@@ -170,6 +170,12 @@ pub enum Event {
     /// Control left this function's chunk of the kernel (`translate::Plan`): `out_a` = the pc
     /// to continue at (the first instruction of another chunk), `out_b` = mask.
     Continue = 7,
+    /// The group goes on, on the reference interpreter, from `out_a` with the lanes `out_b`:
+    /// a load hoisted before a fused region's loop faulted, and only instruction order can
+    /// say whether an access before it faults first (`translate/simd/memory.rs`, `preload`).
+    /// Nothing the region does has taken effect (its hoisted writers of warp-invariant
+    /// registers wrote what the interpreter writes again).
+    Interpret = 8,
 }
 
 impl Event {
@@ -183,6 +189,7 @@ impl Event {
             5 => Event::Trap,
             6 => Event::NotResumable,
             7 => Event::Continue,
+            8 => Event::Interpret,
             _ => return None,
         })
     }

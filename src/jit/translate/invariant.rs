@@ -19,6 +19,7 @@
 use super::{fusion_of, Fusion, Translator, REG_ROW_BYTES};
 use crate::ir::{Address, Inst, Kernel, Operand, Use};
 use crate::jit::JitError;
+use crate::valid::KernelInfo;
 use cranelift_codegen::ir::types::I32X4;
 use cranelift_codegen::ir::InstBuilder;
 
@@ -75,12 +76,23 @@ pub(super) fn writes_only_invariant(kernel: &Kernel, invariant: &[bool], inst: &
     any && all
 }
 
+/// Whether `inst` is an invariant writer of `kernel` that the translator computes inline (not
+/// through a slow path, which writes the register file itself).
+pub(super) fn invariant_writer(
+    kernel: &Kernel,
+    info: &KernelInfo,
+    aggregate: crate::jit::Aggregation,
+    inst: &Inst,
+) -> bool {
+    writes_only_invariant(kernel, info.invariant(), inst)
+        && fusion_of(kernel, info, inst, aggregate) == Fusion::Alu
+}
+
 impl<'a, 'f> Translator<'a, 'f> {
     /// Whether `inst` is an invariant writer of this kernel that the translator computes
     /// inline (not through a slow path, which writes the register file itself).
     pub(super) fn is_invariant_writer(&self, inst: &Inst) -> bool {
-        writes_only_invariant(self.kernel, self.info.invariant(), inst)
-            && fusion_of(self.kernel, self.info, inst, self.aggregate) == Fusion::Alu
+        invariant_writer(self.kernel, self.info, self.aggregate, inst)
     }
 
     /// Runs invariant writer `pc` once, for the lowest lane of the current mask (which must

@@ -27,7 +27,8 @@
 //!   order as the IR requires. Per-lane predicate results are accumulated as lane masks in loop
 //!   parameters and written to the predicate register once, after the loop.
 //! * **Fused regions** ([`fusion_regions`]): a run of per-lane instructions inside a basic
-//!   block with at most one memory access runs *lane-major*: one loop over the group's lanes
+//!   block with at most one memory access (or, as vector code, two loads of which one is
+//!   loaded once for the warp) runs *lane-major*: one loop over the group's lanes
 //!   runs the whole run for a lane, then the next lane. It is indistinguishable from
 //!   instruction-major order (the argument is on [`fusion_regions`]) and removes a loop, a
 //!   reload of every register read and the loop bookkeeping per instruction: values written or
@@ -35,8 +36,15 @@
 //!   region loop as masks (a lane updates its own bit) and are stored once after it, and each
 //!   atomic's counter is one `popcnt` after the loop. An instruction's guard becomes a per-lane
 //!   branch around its body. Only the first instruction of a region has an entry block.
+//!   A loop head reached by falling through is *peeled*: its region also runs, merged, in the
+//!   region before it, and the end of the merged region gets a block of its own where both
+//!   copies continue.
+//! * **Back to the interpreter** (`Event::Interpret`): where only instruction order can say
+//!   which of two faults comes first (a load hoisted before a region's loop faulted), the
+//!   code returns the region's first pc and mask, and the reference interpreter runs the group
+//!   from there.
 //! * **SIMD lanes** (`simd/`): a fused region of nothing but 32-bit integer register work and
-//!   at most one plain load or store runs chunk-major instead, four lanes at a time in `i32x4`
+//!   its plain loads or store runs chunk-major instead, four lanes at a time in `i32x4`
 //!   code, over the warp's eight chunks of four lanes.
 //! * **Dead register stores are skipped** ([`KernelInfo::live_out`]): a register value no
 //!   instruction after the region can read, and that the rest of the lane's pass reads from the
@@ -230,6 +238,10 @@ pub(super) struct Translator<'a, 'f> {
     /// In a vectorised region whose access may run contiguously: the run it is in
     /// (`simd/memory.rs`, [`simd::Run`]).
     vrun: Option<simd::Run>,
+    /// While a load runs ahead of a fused region's loop before other accesses of the region
+    /// (`simd/memory.rs`, `preload`): where a fault goes instead of the trap, the region's
+    /// first pc with its mask and instruction count (`Event::Interpret`).
+    deopt: Option<(u32, Value, Value)>,
 }
 
 /// How many regions with a load or store one compiled function translates as vector code
@@ -359,17 +371,13 @@ impl<'a, 'f> Translator<'a, 'f> {
             vhoisted: Vec::new(),
             vpreload: None,
             vrun: None,
+            deopt: None,
         };
         t.build_entry(pc, mask, zero64)?;
         t.build_exits();
-        for region in fusion_regions(kernel, info, resume, plan.warp_aggregation) {
-            if !range.contains(&region.start) {
-                continue;
-            }
-            if region.len() == 1 && !t.vector_alone(region.start) {
-                t.build_instruction(region.start as u32)?;
-            } else {
-                t.build_region(region)?;
+        for region in &plan.regions {
+            if range.contains(&region.start) {
+                t.build_range(region.clone())?;
             }
         }
         if range.end == n {
@@ -619,6 +627,34 @@ impl<'a, 'f> Translator<'a, 'f> {
             && self.vector_memory_allowed(std::slice::from_ref(&pc))
     }
 
+    /// The instructions of `region` that its loop runs: all but the hoisted invariant writers.
+    fn unhoisted(&self, region: &std::ops::Range<usize>) -> Vec<usize> {
+        region
+            .clone()
+            .filter(|&pc| !self.is_invariant_writer(&self.kernel.insts[pc]))
+            .collect()
+    }
+
+    /// Whether a region's loop of the instructions `pcs` runs four lanes at a time: every one
+    /// has a vector translation, and the vector memory budget allows it.
+    fn runs_as_vector(&self, pcs: &[usize]) -> bool {
+        self.simd
+            && pcs
+                .iter()
+                .all(|&pc| simd::vectorisable(&self.kernel.insts[pc]))
+            && self.vector_memory_allowed(pcs)
+    }
+
+    /// Translates the region `region`: a single instruction by itself unless it is vector code,
+    /// anything else as a fused region.
+    fn build_range(&mut self, region: std::ops::Range<usize>) -> Result<(), JitError> {
+        if region.len() == 1 && !self.vector_alone(region.start) {
+            self.build_instruction(region.start as u32)
+        } else {
+            self.build_region(region)
+        }
+    }
+
     /// Whether the instructions `pcs` hold a plain load or store (the memory access a vector
     /// region may hold).
     fn has_load_or_store(&self, pcs: &[usize]) -> bool {
@@ -637,6 +673,18 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// translation, one loop runs them for four lanes at a time (`simd/`). Atomic counters
     /// are added once, after the loop, from each atomic's executing-lane count.
     fn build_region(&mut self, region: std::ops::Range<usize>) -> Result<(), JitError> {
+        // Two loads run together only as vector code, the early one before the loop; else
+        // the region is the two regions it would have been without that rule.
+        let second = region
+            .clone()
+            .filter(|&pc| memory_access(&self.kernel.insts[pc].op))
+            .nth(1);
+        if let Some(k) = second {
+            if !self.runs_as_vector(&self.unhoisted(&region)) {
+                self.build_range(region.start..k)?;
+                return self.build_range(k..region.end);
+            }
+        }
         let start = region.start as u32;
         self.enter_instruction(start);
         self.region_last = region.end - 1;
@@ -665,23 +713,17 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.pred_cache = preds.iter().map(|p| p.0).zip(entry_preds).collect();
         // Invariant writers run once, before the loops (`invariant.rs`); the loops read their
         // values from the register caches.
-        let hoisted: Vec<usize> = region
-            .clone()
-            .filter(|&pc| self.is_invariant_writer(&self.kernel.insts[pc]))
-            .collect();
         self.reg_cache.clear();
-        for &pc in &hoisted {
-            self.emit_invariant(pc)?;
+        for pc in region.clone() {
+            if self.is_invariant_writer(&self.kernel.insts[pc]) {
+                self.emit_invariant(pc)?;
+            }
         }
         let hoisted_values = std::mem::take(&mut self.reg_cache);
         // The rest runs four lanes at a time when all of it has a vector translation
         // (`simd/`), else lane by lane.
-        let pcs: Vec<usize> = region.clone().filter(|pc| !hoisted.contains(pc)).collect();
-        let vector = self.simd
-            && pcs
-                .iter()
-                .all(|&pc| simd::vectorisable(&self.kernel.insts[pc]));
-        let vector = vector && self.vector_memory_allowed(&pcs);
+        let pcs = self.unhoisted(&region);
+        let vector = self.runs_as_vector(&pcs);
         if vector && self.has_load_or_store(&pcs) {
             self.vector_memory_left -= 1;
         }
@@ -1096,6 +1138,13 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Jumps to the trap block for `lane` faulting on an access of `size` bytes in `space` at
     /// `addr` (the reason, misaligned or out of range, follows from `addr` and `size`).
     fn jump_trap(&mut self, lane: Value, space: Space, size: u32, addr: Value) {
+        if let Some((pc, mask, insts)) = self.deopt {
+            self.store_out_const(off::OUT_A, pc);
+            self.store_out(off::OUT_B, mask);
+            let code = self.b.ins().iconst(I32, Event::Interpret as i64);
+            self.b.ins().jump(self.ret_block, &[arg(code), arg(insts)]);
+            return;
+        }
         // Each (cold) fault block writes the payload and its instruction count into the
         // context and jumps to the shared trap exit, which takes no block parameters: a join of
         // hundreds of fault edges with parameters makes register allocation merge their values
@@ -1872,10 +1921,12 @@ impl<'a, 'f> Translator<'a, 'f> {
 /// `Continue` uses). Control that leaves a chunk returns `Continue { pc, mask }`, and
 /// `JitKernel::run_group` calls the chunk of `pc` at once: the scheduler never sees it.
 pub(crate) struct Plan {
-    /// [`resume_points`] plus the chunk starts.
+    /// [`resume_points`] plus the chunk starts and the ends of peeled regions.
     pub resume: Vec<bool>,
     /// The first instruction of each chunk, increasing, starting with 0.
     pub starts: Vec<usize>,
+    /// The fused regions of the whole kernel ([`fusion_regions`]), in order.
+    pub regions: Vec<std::ops::Range<usize>>,
     /// `JitOptions::warp_aggregation`: which aggregable atomics (`memory.rs`) take the
     /// warp-aggregated path (and are therefore not fused).
     pub warp_aggregation: crate::jit::Aggregation,
@@ -1887,9 +1938,11 @@ pub(crate) struct Plan {
 pub(crate) const CHUNK_INSTS: usize = 1024;
 
 impl Plan {
-    pub fn new(kernel: &Kernel, info: &KernelInfo, chunk_insts: usize) -> Plan {
+    /// The plan of `kernel` for the chunk size and code-generation choices of `options`.
+    pub fn new(kernel: &Kernel, info: &KernelInfo, options: &crate::jit::JitOptions) -> Plan {
         let n = kernel.insts.len();
-        let chunk_insts = chunk_insts.max(1);
+        let chunk_insts = options.chunk_insts.max(1);
+        let (warp_aggregation, simd) = (options.warp_aggregation, options.simd);
         let mut resume = resume_points(kernel, info);
         let mut starts = vec![0];
         for (pc, r) in resume.iter_mut().enumerate().take(n).skip(1) {
@@ -1899,11 +1952,26 @@ impl Plan {
                 starts.push(pc);
             }
         }
+        let regions = fusion_regions(&RegionRules {
+            kernel,
+            info,
+            resume: &resume,
+            chunk_starts: &starts,
+            aggregate: warp_aggregation,
+            simd,
+        });
+        // A peeled region runs through a resume point; both of its copies continue at its end.
+        for region in &regions {
+            if (region.start + 1..region.end).any(|pc| resume[pc]) {
+                resume[region.end] = true;
+            }
+        }
         Plan {
             resume,
             starts,
-            warp_aggregation: crate::jit::JitOptions::default().warp_aggregation,
-            simd: crate::jit::JitOptions::default().simd,
+            regions,
+            warp_aggregation,
+            simd,
         }
     }
 
@@ -2043,9 +2111,102 @@ fn fusion_of(
     }
 }
 
+/// Whether `op` accesses memory (a load, a store or an atomic).
+pub(super) fn memory_access(op: &Op) -> bool {
+    matches!(op, Op::Load { .. } | Op::Store { .. } | Op::Atomic(_))
+}
+
+/// How regions are formed ([`fusion_regions`]).
+#[derive(Clone, Copy)]
+pub(super) struct RegionRules<'a> {
+    pub kernel: &'a Kernel,
+    pub info: &'a KernelInfo,
+    /// [`resume_points`] plus the chunk starts.
+    pub resume: &'a [bool],
+    /// The first instruction of each chunk.
+    pub chunk_starts: &'a [usize],
+    pub aggregate: crate::jit::Aggregation,
+    pub simd: bool,
+}
+
+impl RegionRules<'_> {
+    fn fusion(&self, pc: usize) -> Fusion {
+        fusion_of(
+            self.kernel,
+            self.info,
+            &self.kernel.insts[pc],
+            self.aggregate,
+        )
+    }
+
+    /// Whether a region whose accesses so far are `held` may take `inst`'s access as well:
+    /// when it holds none, or (with SIMD lanes) one, both are plain loads and exactly one of
+    /// them is [`simd::preloadable`] (two such loads gain nothing together: each is one load
+    /// for the warp alone, and a second per-chunk uniform load costs compile time). Such a region runs as vector code with the preloadable load
+    /// before its loop (`simd/memory.rs`, `preload`); if it cannot, `build_region` splits it.
+    fn admits(&self, held: &[&Inst], inst: &Inst) -> bool {
+        let load = |i: &Inst| matches!(i.op, Op::Load { .. });
+        let early = |i: &Inst| simd::preloadable(self.info, i);
+        match held {
+            [] => true,
+            [one] => self.simd && load(one) && load(inst) && early(one) != early(inst),
+            _ => false,
+        }
+    }
+
+    /// The end of the region that starts at `start`; it may run through the resume point
+    /// `through` (see [`fusion_regions`]).
+    fn end(&self, start: usize, through: Option<usize>) -> usize {
+        let (kernel, n) = (self.kernel, self.kernel.insts.len());
+        let first = &kernel.insts[start];
+        let mut end = start + 1;
+        if self.fusion(start) == Fusion::No {
+            return end;
+        }
+        let mut held: Vec<&Inst> = Vec::new();
+        if self.fusion(start) == Fusion::Memory {
+            held.push(first);
+        }
+        // The guard of a guarded atomic in the region: its counter is taken from the guard
+        // after the loop, so no later instruction of the region may touch that predicate.
+        let atomic_guard = |inst: &Inst| {
+            (matches!(inst.op, Op::Atomic(_)) && !inst.guard.pred.is_pt())
+                .then_some(inst.guard.pred)
+        };
+        let mut guards: Vec<Pred> = atomic_guard(first).into_iter().collect();
+        while end < n && (!self.resume[end] || through == Some(end)) {
+            let inst = &kernel.insts[end];
+            if inst.pred_uses().iter().any(|p| guards.contains(p)) {
+                break;
+            }
+            match self.fusion(end) {
+                Fusion::No => break,
+                Fusion::Memory if !self.admits(&held, inst) => break,
+                Fusion::Memory => held.push(inst),
+                Fusion::Alu => {}
+            }
+            guards.extend(atomic_guard(inst));
+            end += 1;
+        }
+        end
+    }
+
+    /// Whether every instruction of `region` but its hoisted invariant writers has a vector
+    /// translation (`build_region` runs such a region as SIMD lanes).
+    fn vectorisable(&self, region: &std::ops::Range<usize>) -> bool {
+        self.simd
+            && region.clone().all(|pc| {
+                let inst = &self.kernel.insts[pc];
+                invariant::invariant_writer(self.kernel, self.info, self.aggregate, inst)
+                    || simd::vectorisable(inst)
+            })
+    }
+}
+
 /// Splits `0..n` into regions translated together. A region of more than one instruction is a
 /// run of fusable instructions (see [`Fusion`]) with no resume point after its first, holding
-/// at most one memory access; it runs lane-major (each lane runs the whole region, lanes in
+/// at most one memory access, or two plain loads of which one is preloadable (see
+/// [`RegionRules::admits`]); it runs lane-major (each lane runs the whole region, lanes in
 /// increasing order) instead of instruction-major. The two orders are indistinguishable:
 /// register and predicate work of one lane never reads another lane's registers or predicate
 /// bits (predicates are carried through the region loop as masks and each lane updates only
@@ -2054,44 +2215,54 @@ fn fusion_of(
 /// slots, are not fusable); with a single memory access
 /// the accesses happen in the same lane order; and when a lane's access traps, exactly the
 /// earlier lanes have performed theirs in both orders (they differ only in registers and
-/// predicates, which a trapped launch does not expose).
-pub(super) fn fusion_regions(
-    kernel: &Kernel,
-    info: &KernelInfo,
-    resume: &[bool],
-    aggregate: crate::jit::Aggregation,
-) -> Vec<std::ops::Range<usize>> {
-    let n = kernel.insts.len();
-    let mut regions = Vec::new();
+/// predicates, which a trapped launch does not expose). Two loads change no memory, so their
+/// order between lanes is any interleaving of the threads, and a fault of the preloaded one
+/// hands the group to the interpreter (`Event::Interpret`), which finds the first fault.
+///
+/// **Peeled loop heads.** A region that ends at a resume point `r` which the last instruction
+/// falls into (a loop head: the target of a backward branch) continues through the region
+/// that starts at `r` when the two make one valid region. That region is then translated
+/// twice: merged, for the group that falls into `r`, and on its own, for groups that enter at
+/// `r` (the back edge). The fall-through path runs straight through both, so fusing it is
+/// fusing one straight run; `r` must not be a reconvergence point (a group whose stop pc it
+/// is must return there) nor a chunk start, both parts must be vector code or both scalar (a
+/// merged region is scalar if either is), and the region at `r` must hold no memory access
+/// (a second copy of an access's code costs compile time, and a loop head is typically a
+/// comparison). The merged region's end becomes a resume point (both copies continue there),
+/// which [`Plan::new`] adds.
+pub(super) fn fusion_regions(rules: &RegionRules) -> Vec<std::ops::Range<usize>> {
+    let n = rules.kernel.insts.len();
+    let mut plain = Vec::new();
     let mut pc = 0;
     while pc < n {
-        let mut end = pc + 1;
-        let mut memory = fusion_of(kernel, info, &kernel.insts[pc], aggregate) == Fusion::Memory;
-        // The guard of a guarded atomic in the region: its counter is taken from the guard
-        // after the loop, so no later instruction of the region may touch that predicate.
-        let atomic_guard = |inst: &Inst| {
-            (matches!(inst.op, Op::Atomic(_)) && !inst.guard.pred.is_pt())
-                .then_some(inst.guard.pred)
-        };
-        let mut guards: Vec<Pred> = atomic_guard(&kernel.insts[pc]).into_iter().collect();
-        if fusion_of(kernel, info, &kernel.insts[pc], aggregate) != Fusion::No {
-            while end < n && !resume[end] {
-                let inst = &kernel.insts[end];
-                if inst.pred_uses().iter().any(|p| guards.contains(p)) {
-                    break;
-                }
-                match fusion_of(kernel, info, inst, aggregate) {
-                    Fusion::No => break,
-                    Fusion::Memory if memory => break,
-                    Fusion::Memory => memory = true,
-                    Fusion::Alu => {}
-                }
-                guards.extend(atomic_guard(inst));
-                end += 1;
+        let end = rules.end(pc, None);
+        plain.push(pc..end);
+        pc = end;
+    }
+    let mut regions = Vec::with_capacity(plain.len());
+    let mut i = 0;
+    while i < plain.len() {
+        let region = plain[i].clone();
+        let r = region.end;
+        if let Some(next) = plain.get(i + 1) {
+            let peelable = rules.resume[r]
+                && !rules.info.is_join()[r]
+                && !rules.chunk_starts.contains(&r)
+                && rules.fusion(region.start) != Fusion::No
+                && !next
+                    .clone()
+                    .any(|pc| memory_access(&rules.kernel.insts[pc].op))
+                && rules.vectorisable(&region) == rules.vectorisable(next);
+            if peelable && rules.end(region.start, Some(r)) == next.end {
+                // The region at `r` stays as it is: its end is where both copies continue.
+                regions.push(region.start..next.end);
+                regions.push(next.clone());
+                i += 2;
+                continue;
             }
         }
-        regions.push(pc..end);
-        pc = end;
+        regions.push(region);
+        i += 1;
     }
     regions
 }

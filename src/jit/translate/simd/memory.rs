@@ -1,8 +1,10 @@
-//! SIMD lanes' memory access: the one load or store of a vectorised region (`mod.rs`), for
-//! a chunk of four lanes.
+//! SIMD lanes' memory access: the load or store of a vectorised region (`mod.rs`), for a chunk
+//! of four lanes.
 //!
-//! A fused region holds at most one memory access ([`super::fusion_regions`]), so running it
-//! chunk-major performs the lanes' accesses in lane order, as the scalar region loop does. Each
+//! A fused region holds one memory access ([`super::fusion_regions`]), so running it
+//! chunk-major performs the lanes' accesses in lane order, as the scalar region loop does; or
+//! two loads, one of them through a warp-invariant address and loaded before the loop (below,
+//! "Uniform address"), so the other's are in lane order again. Each
 //! chunk takes one of three paths, and each path performs exactly the accesses (and the trap)
 //! that the four lanes would perform one after the other:
 //!
@@ -35,7 +37,11 @@
 //!   region's lowest lane before the chunk loop serves every chunk ([`Translator::preload`]).
 //!   Lane-order execution with no other thread's access between the lanes' loads gives the
 //!   same result, and that interleaving is always possible; a fault is the lowest lane's, as
-//!   in lane order.
+//!   in lane order. When the region holds another load, the preload runs before that one's
+//!   lanes: loads change no memory, so this is again an interleaving of the threads, but a
+//!   fault of the preload may come after one of the other load's in instruction order, so
+//!   it returns `Event::Interpret` at the region's first pc instead of trapping, and the
+//!   interpreter runs the group from there and reports the fault that comes first.
 //! * **Lane by lane** otherwise (scattered addresses, a partial chunk, a failed test above):
 //!   the scalar code of the access ([`Translator::load_lane`], [`Translator::store_lane`])
 //!   for each of the four lanes in order, each under its own mask bit, reading its registers
@@ -46,10 +52,30 @@ use super::super::{Lane, Translator, REG_ROW_BYTES};
 use super::Chunk;
 use crate::ir::{Address, Inst, LinearForm, MemAccess, MemOrder, Op, Operand, Reg, Space, Ty, Use};
 use crate::jit::JitError;
+use crate::valid::KernelInfo;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64};
 use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, Value};
 use cranelift_frontend::Variable;
+
+/// Whether `inst`, a load of a vectorised region, can load once for the warp before the
+/// region's loop ([`Translator::preload`]): an unguarded vector load through a warp-invariant
+/// address. Its address registers are known before the loop: a warp-invariant register is
+/// written once, by a definition that dominates every read, so it is either one of the
+/// region's hoisted writers (run before the loop) or in the register file already, the same
+/// in every lane's slot.
+pub(in super::super) fn preloadable(info: &KernelInfo, inst: &Inst) -> bool {
+    let Op::Load { access, .. } = &inst.op else {
+        return false;
+    };
+    inst.guard.is_always() && vector_access(access) && uniform_address(info, access)
+}
+
+/// Whether a load of `access` takes the uniform-address path: its address registers are
+/// warp-invariant (`valid/uniform.rs`).
+fn uniform_address(info: &KernelInfo, access: &MemAccess) -> bool {
+    address_invariant(info.invariant(), &access.addr)
+}
 
 /// Whether a load or store of `access` has a vector translation: a plain (weak or relaxed)
 /// access through a linear or indexed address, of any type but `b128`.
@@ -165,17 +191,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
-    /// Whether `inst`, a load of a vectorised region, can load once for the warp before the
-    /// region's loop ([`Self::preload`]): an unguarded vector load through a warp-invariant
-    /// address. Its address registers are known before the loop: a warp-invariant register is
-    /// written once, by a definition that dominates every read, so it is either one of the
-    /// region's hoisted writers (run before the loop) or in the register file already, the
-    /// same in every lane's slot.
+    /// Whether `inst` loads once for the warp before its region's loop ([`preloadable`]).
     pub(super) fn preloadable(&self, inst: &Inst) -> bool {
-        let Op::Load { access, .. } = &inst.op else {
-            return false;
-        };
-        inst.guard.is_always() && vector_access(access) && self.uniform_address(access)
+        preloadable(self.info, inst)
     }
 
     /// The words of a [`Self::preloadable`] load, loaded once for the region's lowest lane
@@ -418,10 +436,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             .collect()
     }
 
-    /// Whether a load of `access` takes the uniform-address path: its address registers are
-    /// warp-invariant (`valid/uniform.rs`).
+    /// [`uniform_address`] for this kernel.
     fn uniform_address(&self, access: &MemAccess) -> bool {
-        address_invariant(self.info.invariant(), &access.addr)
+        uniform_address(self.info, access)
     }
 
     /// Whether the region's memory access runs contiguously from chunk to chunk when its

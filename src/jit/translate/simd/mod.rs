@@ -1,5 +1,5 @@
-//! SIMD lanes: the 32-bit integer register work of a fused region, and its one load or store,
-//! run four lanes at a time as Cranelift `i32x4` code instead of one lane at a time.
+//! SIMD lanes: the 32-bit integer register work of a fused region, and its load or store (or
+//! its two loads, `memory.rs`), run four lanes at a time as Cranelift `i32x4` code instead of one lane at a time.
 //!
 //! # Where it applies
 //!
@@ -9,7 +9,7 @@
 //! the next chunk. That is lane-major order four lanes at a time, indistinguishable from the
 //! scalar region loop and from instruction-major order for the reason fusion is (register
 //! instructions are pure work on one lane's registers and predicate bits, and the region's
-//! one memory access is performed by its lanes in lane order, `memory.rs`). Typical regions
+//! memory access is performed by its lanes in lane order, `memory.rs`). Typical regions
 //! are the address arithmetic and the load at a kernel's start and the comparison chains
 //! before a branch or an exit.
 //!
@@ -53,7 +53,7 @@
 
 mod memory;
 
-pub(super) use memory::Run;
+pub(super) use memory::{preloadable, Run};
 
 use super::{Translator, REG_ROW_BYTES};
 use crate::ir::{
@@ -185,8 +185,15 @@ impl<'a, 'f> Translator<'a, 'f> {
                 .b
                 .ins()
                 .iadd_imm_s(entry_insts, (pc - region_start + 1) as i64);
-            let words = self.preload(&self.kernel.insts[pc], hoisted_values)?;
-            self.vpreload = Some((pc as u32, words));
+            // With another access in the region, a fault of the preload may not be the first
+            // in instruction order: it sends the group to the interpreter instead.
+            let ahead = pcs
+                .iter()
+                .any(|&other| other != pc && super::memory_access(&self.kernel.insts[other].op));
+            self.deopt = ahead.then_some((region_start as u32, mask, entry_insts));
+            let words = self.preload(&self.kernel.insts[pc], hoisted_values);
+            self.deopt = None;
+            self.vpreload = Some((pc as u32, words?));
         }
         self.vrun = pcs
             .iter()
