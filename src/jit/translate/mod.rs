@@ -238,8 +238,8 @@ pub(super) struct Translator<'a, 'f> {
     /// In a vectorised region whose access may run contiguously: the run it is in
     /// (`simd/memory.rs`, [`simd::Run`]).
     vrun: Option<simd::Run>,
-    /// While a load runs ahead of a fused region's loop before other accesses of the region
-    /// (`simd/memory.rs`, `preload`): where a fault goes instead of the trap, the region's
+    /// While a load of a region with another access runs before the region's loop
+    /// (`simd/memory.rs`, `preload`): where its fault goes instead of the trap, the region's
     /// first pc with its mask and instruction count (`Event::Interpret`).
     deopt: Option<(u32, Value, Value)>,
 }
@@ -2142,8 +2142,9 @@ impl RegionRules<'_> {
     /// Whether a region whose accesses so far are `held` may take `inst`'s access as well:
     /// when it holds none, or (with SIMD lanes) one, both are plain loads and exactly one of
     /// them is [`simd::preloadable`] (two such loads gain nothing together: each is one load
-    /// for the warp alone, and a second per-chunk uniform load costs compile time). Such a region runs as vector code with the preloadable load
-    /// before its loop (`simd/memory.rs`, `preload`); if it cannot, `build_region` splits it.
+    /// for the warp alone, and a second per-chunk uniform load costs compile time). Such a
+    /// region runs as vector code with the preloadable load before its loop (`simd/memory.rs`,
+    /// `preload`); if it cannot, `build_region` splits it.
     fn admits(&self, held: &[&Inst], inst: &Inst) -> bool {
         let load = |i: &Inst| matches!(i.op, Op::Load { .. });
         let early = |i: &Inst| simd::preloadable(self.info, i);
@@ -2219,8 +2220,8 @@ impl RegionRules<'_> {
 /// order between lanes is any interleaving of the threads, and a fault of the preloaded one
 /// hands the group to the interpreter (`Event::Interpret`), which finds the first fault.
 ///
-/// **Peeled loop heads.** A region that ends at a resume point `r` which the last instruction
-/// falls into (a loop head: the target of a backward branch) continues through the region
+/// **Peeled loop heads.** A region that ends at a resume point `r` which its last instruction
+/// falls into (typically a loop head: the target of a backward branch) continues through the region
 /// that starts at `r` when the two make one valid region. That region is then translated
 /// twice: merged, for the group that falls into `r`, and on its own, for groups that enter at
 /// `r` (the back edge). The fall-through path runs straight through both, so fusing it is
