@@ -197,11 +197,12 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// The words of a [`Self::preloadable`] load, loaded once for the region's lowest lane
-    /// before the chunk loop. The region's lanes (`self.mask`, not empty) are the load's, and
-    /// the region holds no other access, so this is the chunks' loads with no other access
-    /// between them, which lane order allows; a fault is the lowest lane's, as in lane order
-    /// (the region's register work before the load cannot fault, and a trapped launch does
-    /// not expose registers).
+    /// before the chunk loop. The region's lanes (`self.mask`, not empty) are the load's. When
+    /// the region holds no other access, this is the chunks' loads with no other access
+    /// between them, which lane order allows, and a fault is the lowest lane's, as in lane
+    /// order (the region's register work before the load cannot fault, and a trapped launch
+    /// does not expose registers). When it holds another load, the caller sets `deopt` and a
+    /// fault returns `Event::Interpret` instead (see the module docs).
     pub(super) fn preload(
         &mut self,
         inst: &Inst,

@@ -1,5 +1,6 @@
 //! SIMD lanes: the 32-bit integer register work of a fused region, and its load or store (or
-//! its two loads, `memory.rs`), run four lanes at a time as Cranelift `i32x4` code instead of one lane at a time.
+//! its two loads, `memory.rs`), run four lanes at a time as Cranelift `i32x4` code instead of
+//! one lane at a time.
 //!
 //! # Where it applies
 //!
@@ -187,10 +188,10 @@ impl<'a, 'f> Translator<'a, 'f> {
                 .iadd_imm_s(entry_insts, (pc - region_start + 1) as i64);
             // With another access in the region, a fault of the preload may not be the first
             // in instruction order: it sends the group to the interpreter instead.
-            let ahead = pcs
+            let other_access = pcs
                 .iter()
                 .any(|&other| other != pc && super::memory_access(&self.kernel.insts[other].op));
-            self.deopt = ahead.then_some((region_start as u32, mask, entry_insts));
+            self.deopt = other_access.then_some((region_start as u32, mask, entry_insts));
             let words = self.preload(&self.kernel.insts[pc], hoisted_values);
             self.deopt = None;
             self.vpreload = Some((pc as u32, words?));
