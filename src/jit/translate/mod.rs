@@ -624,7 +624,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             )
             && simd::vectorisable(inst)
             && !self.is_invariant_writer(inst)
-            && self.vector_memory_allowed(std::slice::from_ref(&pc))
+            && self.vector_memory_allowed(&(pc..pc + 1))
     }
 
     /// The instructions of `region` that its loop runs: all but the hoisted invariant writers.
@@ -635,14 +635,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             .collect()
     }
 
-    /// Whether a region's loop of the instructions `pcs` runs four lanes at a time: every one
-    /// has a vector translation, and the vector memory budget allows it.
-    fn runs_as_vector(&self, pcs: &[usize]) -> bool {
-        self.simd
-            && pcs
-                .iter()
-                .all(|&pc| simd::vectorisable(&self.kernel.insts[pc]))
-            && self.vector_memory_allowed(pcs)
+    /// Whether `region`'s loop runs four lanes at a time: it is [`vector_code`], and the vector
+    /// memory budget allows it.
+    fn runs_as_vector(&self, region: &std::ops::Range<usize>) -> bool {
+        vector_code(self.kernel, self.info, self.aggregate, self.simd, region)
+            && self.vector_memory_allowed(region)
     }
 
     /// Translates the region `region`: a single instruction by itself unless it is vector code,
@@ -655,17 +652,18 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// Whether the instructions `pcs` hold a plain load or store (the memory access a vector
-    /// region may hold).
-    fn has_load_or_store(&self, pcs: &[usize]) -> bool {
-        pcs.iter()
-            .any(|&pc| matches!(self.kernel.insts[pc].op, Op::Load { .. } | Op::Store { .. }))
+    /// Whether the instructions `region` hold a plain load or store (the memory access a
+    /// vector region may hold).
+    fn has_load_or_store(&self, region: &std::ops::Range<usize>) -> bool {
+        region
+            .clone()
+            .any(|pc| matches!(self.kernel.insts[pc].op, Op::Load { .. } | Op::Store { .. }))
     }
 
-    /// Whether [`VECTOR_MEMORY_REGIONS`] leaves room for a vector region of `pcs`: it has no
+    /// Whether [`VECTOR_MEMORY_REGIONS`] leaves room for `region` as vector code: it has no
     /// load or store, or the function has vector memory regions left.
-    fn vector_memory_allowed(&self, pcs: &[usize]) -> bool {
-        self.vector_memory_left > 0 || !self.has_load_or_store(pcs)
+    fn vector_memory_allowed(&self, region: &std::ops::Range<usize>) -> bool {
+        self.vector_memory_left > 0 || !self.has_load_or_store(region)
     }
 
     /// A fused region (see [`fusion_regions`]): one lane loop runs every instruction of the
@@ -673,17 +671,18 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// translation, one loop runs them for four lanes at a time (`simd/`). Atomic counters
     /// are added once, after the loop, from each atomic's executing-lane count.
     fn build_region(&mut self, region: std::ops::Range<usize>) -> Result<(), JitError> {
+        // The rest runs four lanes at a time when all of it has a vector translation
+        // (`simd/`), else lane by lane.
+        let vector = self.runs_as_vector(&region);
         // Two loads run together only as vector code, the early one before the loop; else
         // the region is the two regions it would have been without that rule.
         let second = region
             .clone()
             .filter(|&pc| memory_access(&self.kernel.insts[pc].op))
             .nth(1);
-        if let Some(k) = second {
-            if !self.runs_as_vector(&self.unhoisted(&region)) {
-                self.build_range(region.start..k)?;
-                return self.build_range(k..region.end);
-            }
+        if let Some(k) = second.filter(|_| !vector) {
+            self.build_range(region.start..k)?;
+            return self.build_range(k..region.end);
         }
         let start = region.start as u32;
         self.enter_instruction(start);
@@ -720,11 +719,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
         }
         let hoisted_values = std::mem::take(&mut self.reg_cache);
-        // The rest runs four lanes at a time when all of it has a vector translation
-        // (`simd/`), else lane by lane.
         let pcs = self.unhoisted(&region);
-        let vector = self.runs_as_vector(&pcs);
-        if vector && self.has_load_or_store(&pcs) {
+        if vector && self.has_load_or_store(&region) {
             self.vector_memory_left -= 1;
         }
         let result = if pcs.is_empty() {
@@ -2192,16 +2188,24 @@ impl RegionRules<'_> {
         end
     }
 
-    /// Whether every instruction of `region` but its hoisted invariant writers has a vector
-    /// translation (`build_region` runs such a region as SIMD lanes).
     fn vectorisable(&self, region: &std::ops::Range<usize>) -> bool {
-        self.simd
-            && region.clone().all(|pc| {
-                let inst = &self.kernel.insts[pc];
-                invariant::invariant_writer(self.kernel, self.info, self.aggregate, inst)
-                    || simd::vectorisable(inst)
-            })
+        vector_code(self.kernel, self.info, self.aggregate, self.simd, region)
     }
+}
+
+/// Whether `region` is vector code (`simd/`): SIMD lanes are on and every instruction but its
+/// hoisted invariant writers has a vector translation.
+fn vector_code(
+    kernel: &Kernel,
+    info: &KernelInfo,
+    aggregate: crate::jit::Aggregation,
+    simd: bool,
+    region: &std::ops::Range<usize>,
+) -> bool {
+    simd && region.clone().all(|pc| {
+        let inst = &kernel.insts[pc];
+        invariant::invariant_writer(kernel, info, aggregate, inst) || simd::vectorisable(inst)
+    })
 }
 
 /// Splits `0..n` into regions translated together. A region of more than one instruction is a
@@ -2249,7 +2253,6 @@ pub(super) fn fusion_regions(rules: &RegionRules) -> Vec<std::ops::Range<usize>>
             let peelable = rules.resume[r]
                 && !rules.info.is_join()[r]
                 && !rules.chunk_starts.contains(&r)
-                && rules.fusion(region.start) != Fusion::No
                 && !next
                     .clone()
                     .any(|pc| memory_access(&rules.kernel.insts[pc].op))
