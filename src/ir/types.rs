@@ -501,6 +501,7 @@ impl Scalar {
     /// The value as an element of type `elem`: its little-endian bits in the low
     /// `elem.bytes()` bytes. Integers wrap to the element width (the front-end has already
     /// range-checked literal values); floats round to nearest even.
+    #[inline]
     pub fn to_bits(self, elem: Ty) -> u64 {
         let mask = match elem.bytes() {
             n @ 1..=7 => (1u64 << (n * 8)) - 1,
