@@ -5511,8 +5511,11 @@ fn loads_through_an_invariant_address_run_once_per_warp() {
 #[test]
 fn vectorised_regions_match_the_scalar_code_and_the_interpreter() {
     let mut rng = splitmix(0x5eed_0001_u64);
+    // FULL takes the whole-warp copy of the chunk loop; the others, one lane short of it
+    // too, the general one.
     let masks = [
         FULL,
+        0x7fff_ffff,
         0x0000_ff0f,
         0x8000_0001,
         0xaaaa_aaaa,
@@ -5946,8 +5949,9 @@ fn a_loose_vector_value_never_reaches_the_slots_of_lanes_outside_the_region() {
 
 #[test]
 fn only_the_first_regions_with_memory_of_a_function_are_vector_code() {
-    // Twelve stores, each its own region: the first VECTOR_MEMORY_REGIONS get the vector
-    // translation (one contiguity test each, `vall_true`), the rest the scalar lane loop.
+    // Twelve stores, each its own region: while VECTOR_MEMORY_LOOPS leaves room, a region
+    // gets both copies of the vector loop (whole warps and other masks, one contiguity test
+    // each, `vall_true`), the rest the scalar lane loop.
     let mut b = KernelBuilder::new();
     for i in 0..12 {
         b.push(crate::ir::build::store(
@@ -5960,11 +5964,14 @@ fn only_the_first_regions_with_memory_of_a_function_are_vector_code() {
     b.exit();
     let (kernel, info) = b.build();
     let text = dump_clif(&kernel, &info).unwrap();
-    assert_eq!(
-        text.matches("vall_true").count(),
-        super::translate::VECTOR_MEMORY_REGIONS as usize,
-        "{text}"
-    );
+    let loops = super::translate::VECTOR_MEMORY_LOOPS as usize;
+    assert_eq!(text.matches("vall_true").count(), loops, "{text}");
+    // Each of them tests its mask for a whole warp once (`icmp eq mask, -1`).
+    let whole_warp_tests = text
+        .lines()
+        .filter(|l| l.contains("icmp.i32 eq") && l.ends_with(" = -1"))
+        .count();
+    assert_eq!(whole_warp_tests, loops / 2, "{text}");
 }
 
 // ---- regions with two loads, and peeled loop heads ---------------------------------------

@@ -191,8 +191,8 @@ pub(super) struct Translator<'a, 'f> {
     /// can make an entry wrong: a word rewritten or reloaded is another value, and an i64
     /// dominates the words made from it, which dominate the read.
     pairs: HashMap<(Value, Value), Value>,
-    /// How many more regions with a load or store this function may translate as vector code
-    /// (see [`VECTOR_MEMORY_REGIONS`]).
+    /// How many more chunk loops with a load or store this function may build (see
+    /// [`VECTOR_MEMORY_LOOPS`]).
     vector_memory_left: u32,
     /// In a fused region: the current mask of every predicate the region uses. The region loop
     /// carries them; a predicate write updates only the current lane's bit; they are stored
@@ -244,13 +244,17 @@ pub(super) struct Translator<'a, 'f> {
     deopt: Option<(u32, Value, Value)>,
 }
 
-/// How many regions with a load or store one compiled function translates as vector code
-/// (`simd/memory.rs`); later ones run lane by lane. A vector memory region is several times the
-/// code of its scalar loop (a contiguous path and four unrolled scalar lanes per chunk), which
-/// made kernels with hundreds of stores compile three times as slowly (`atomics_edges.s` 27 →
-/// 86 ms) for no gain: such straight-line code runs once per warp. Kernels whose speed
-/// matters have a handful of memory regions, in their loops or straight line.
-pub(super) const VECTOR_MEMORY_REGIONS: u32 = 8;
+/// How many vector chunk loops with a load or store one compiled function builds
+/// (`simd/memory.rs`); regions with a load or store beyond them run lane by lane. A vector
+/// region builds two loops, one for whole warps and one for other masks
+/// (`simd::vector_loop`), while two are left, else the general one alone (always alone in
+/// kernels whose warps are narrower than 32 lanes). A vector memory
+/// loop is several times the code of the scalar loop (a contiguous path and four unrolled
+/// scalar lanes per chunk), which made kernels with hundreds of stores compile three times as
+/// slowly (`atomics_edges.s` 27 → 86 ms) for no gain: such straight-line code runs once per
+/// warp. Kernels whose speed matters have a handful of memory regions, in their loops or
+/// straight line.
+pub(super) const VECTOR_MEMORY_LOOPS: u32 = 8;
 
 fn arg(v: Value) -> BlockArg {
     BlockArg::Value(v)
@@ -355,7 +359,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             fused: None,
             reg_cache: Vec::new(),
             pairs: HashMap::new(),
-            vector_memory_left: VECTOR_MEMORY_REGIONS,
+            vector_memory_left: VECTOR_MEMORY_LOOPS,
             pred_cache: Vec::new(),
             atomic_exec: None,
             region_last: 0,
@@ -660,8 +664,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             .any(|pc| matches!(self.kernel.insts[pc].op, Op::Load { .. } | Op::Store { .. }))
     }
 
-    /// Whether [`VECTOR_MEMORY_REGIONS`] leaves room for `region` as vector code: it has no
-    /// load or store, or the function has vector memory regions left.
+    /// Whether [`VECTOR_MEMORY_LOOPS`] leaves room for `region` as vector code: it has no
+    /// load or store, or the function has vector memory loops left.
     fn vector_memory_allowed(&self, region: &std::ops::Range<usize>) -> bool {
         self.vector_memory_left > 0 || !self.has_load_or_store(region)
     }
@@ -720,13 +724,23 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let hoisted_values = std::mem::take(&mut self.reg_cache);
         let pcs = self.unhoisted(&region);
+        // Both copies of the chunk loop, unless it is the last vector memory loop left or no
+        // group can hold 32 lanes (vISA's SIMD8 and SIMD16 kernels).
+        let mut whole_warp_copy = self.kernel.warp_size == 32;
         if vector && self.has_load_or_store(&region) {
-            self.vector_memory_left -= 1;
+            whole_warp_copy &= self.vector_memory_left >= 2;
+            self.vector_memory_left -= if whole_warp_copy { 2 } else { 1 };
         }
         let result = if pcs.is_empty() {
             Ok(())
         } else if vector {
-            self.vector_loop(&pcs, &preds, &hoisted_values, entry_insts, region.start)
+            self.vector_loop(
+                &pcs,
+                &preds,
+                &hoisted_values,
+                (entry_insts, region.start),
+                whole_warp_copy,
+            )
         } else {
             self.lane_major_loop(&pcs, &preds, &hoisted_values, entry_insts, region.start)
         };

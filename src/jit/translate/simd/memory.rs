@@ -184,7 +184,11 @@ impl<'a, 'f> Translator<'a, 'f> {
         } else {
             self.chunk_load(chunk, inst, access, bits)?
         };
-        let lanes = self.lane_vector(bits);
+        let lanes = if inst.guard.is_always() {
+            chunk.lanes
+        } else {
+            self.lane_vector(bits)
+        };
         for (w, row) in (0..).zip(rows) {
             self.vwrite(chunk, dst.word(w), lanes, row);
         }
