@@ -5577,7 +5577,9 @@ fn vectorised_regions_match_the_scalar_code_and_the_interpreter() {
 
 /// `SR_TID.X` in a vectorised region when the warp does not lie in the block's first row (a
 /// block of 5 × 13 threads, warp 1): the vector code's per-lane remainder path, against the
-/// scalar code and the interpreter, and against `(32 + lane) % 5` itself.
+/// scalar code and the interpreter, and against `(32 + lane) % 5` itself; with a partial
+/// mask and with the whole warp (which must not take the whole-warp copy of the loop, where
+/// `SR_TID.X` is the linear index).
 #[test]
 fn vectorised_tid_x_divides_when_the_warp_spans_rows() {
     let mut b = KernelBuilder::new();
@@ -5614,27 +5616,32 @@ fn vectorised_tid_x_divides_when_the_warp_spans_rows() {
         ntid: [5, 13, 1],
         nctaid: [1, 1, 1],
     };
-    let mask = 0xffff_fff0;
-    let mut warps = Vec::new();
-    for runner in [&simd as &dyn WarpRunner, &scalar, &interp] {
-        let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 1, FULL);
-        assert_eq!(
-            runner.run_group(&mut warp, &env, 0, mask, None),
-            GroupExit::Exited
-        );
-        warps.push(warp);
+    for mask in [0xffff_fff0, FULL] {
+        let mut warps = Vec::new();
+        for runner in [&simd as &dyn WarpRunner, &scalar, &interp] {
+            let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 1, FULL);
+            assert_eq!(
+                runner.run_group(&mut warp, &env, 0, mask, None),
+                GroupExit::Exited
+            );
+            warps.push(warp);
+        }
+        for lane in 0..32 {
+            let want = if mask >> lane & 1 == 1 {
+                (32 + lane as u32) % 5
+            } else {
+                0
+            };
+            assert_eq!(
+                reg_of(&warps[0], 0, lane),
+                want,
+                "mask {mask:#x}, lane {lane}"
+            );
+            assert_eq!(reg_of(&warps[0], 1, lane), want + 100 * (mask >> lane & 1));
+        }
+        assert_eq!(warps[0].regs, warps[1].regs, "SIMD vs scalar");
+        assert_eq!(warps[0].regs, warps[2].regs, "SIMD vs interpreter");
     }
-    for lane in 0..32 {
-        let want = if mask >> lane & 1 == 1 {
-            (32 + lane as u32) % 5
-        } else {
-            0
-        };
-        assert_eq!(reg_of(&warps[0], 0, lane), want, "lane {lane}");
-        assert_eq!(reg_of(&warps[0], 1, lane), want + 100 * (mask >> lane & 1));
-    }
-    assert_eq!(warps[0].regs, warps[1].regs, "SIMD vs scalar");
-    assert_eq!(warps[0].regs, warps[2].regs, "SIMD vs interpreter");
 }
 
 /// A SplitMix64 generator seeded with `seed`: the random cases of the SIMD tests.

@@ -233,7 +233,8 @@ pub(super) struct Translator<'a, 'f> {
     /// its loop (the scalar code of its memory access reads them).
     vhoisted: Vec<(u16, Value)>,
     /// In a vectorised region: the words of its load through a warp-invariant address when it
-    /// ran once before the chunk loop (`simd/memory.rs`, `preload`), and the load's pc.
+    /// ran once before the chunk loop (`simd/memory.rs`, `preload`), splatted, and the load's
+    /// pc.
     vpreload: Option<(u32, Vec<Value>)>,
     /// In a vectorised region whose access may run contiguously: the run it is in
     /// (`simd/memory.rs`, [`simd::Run`]).

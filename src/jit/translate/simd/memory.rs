@@ -237,8 +237,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         access: &MemAccess,
         bits: Value,
     ) -> Result<Vec<Value>, JitError> {
-        if let Some((_, words)) = self.vpreload.clone().filter(|p| p.0 == self.pc) {
-            return Ok(words.into_iter().map(|w| self.vsplat(w)).collect());
+        if let Some((_, rows)) = self.vpreload.clone().filter(|p| p.0 == self.pc) {
+            return Ok(rows);
         }
         // The scalar code reads the address registers from the lowest lane's slots: hoisted
         // values come from their scalars, and a register this chunk's pass holds as a vector

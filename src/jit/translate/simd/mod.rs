@@ -76,6 +76,17 @@ use cranelift_codegen::ir::{
 /// Lanes per vector.
 const WIDTH: i64 = 4;
 
+/// Whether `inst` reads `SR_TID.X`.
+fn reads_tid_x(inst: &Inst) -> bool {
+    matches!(
+        inst.op,
+        Op::ReadSpecial {
+            sr: SpecialReg::TidX,
+            ..
+        }
+    )
+}
+
 /// Whether `inst` (already a fusable per-lane instruction, `Fusion::Alu` or `Fusion::Memory`)
 /// has a vector translation: 32-bit integer register work (64-bit only in `IMAD.WIDE`/`.HI`),
 /// or a plain load or store ([`memory::vector_access`]); see the module docs. Its guard may be
@@ -160,8 +171,10 @@ struct ChunkLoop<'p> {
     pcs: &'p [usize],
     /// The region's predicates, carried through the loop.
     preds: &'p [Pred],
-    /// Hoisted warp-invariant values, splatted where read.
+    /// Hoisted warp-invariant values (i32).
     hoisted_values: &'p [(u16, Value)],
+    /// The same, splatted (`i32x4`) where the loop reads them.
+    hoisted_rows: &'p [(u16, Value)],
     /// The instruction count at the region's entry.
     entry_insts: Value,
     region_start: usize,
@@ -213,7 +226,18 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.deopt = other_access.then_some((region_start as u32, mask, entry_insts));
             let words = self.preload(&self.kernel.insts[pc], hoisted_values);
             self.deopt = None;
-            self.vpreload = Some((pc as u32, words?));
+            let rows = words?.into_iter().map(|w| self.vsplat(w)).collect();
+            self.vpreload = Some((pc as u32, rows));
+        }
+        // The hoisted values the loop reads, splatted once here rather than in every chunk.
+        let mut hoisted_rows = hoisted_values.to_vec();
+        for (r, v) in &mut hoisted_rows {
+            if pcs
+                .iter()
+                .any(|&pc| self.kernel.insts[pc].op.reads_reg(Reg(*r)))
+            {
+                *v = self.vsplat(*v);
+            }
         }
         self.vrun = pcs
             .iter()
@@ -223,6 +247,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             pcs,
             preds,
             hoisted_values,
+            hoisted_rows: &hoisted_rows,
             entry_insts,
             region_start,
             exit,
@@ -233,7 +258,12 @@ impl<'a, 'f> Translator<'a, 'f> {
             let entry_preds = self.pred_cache.clone();
             let whole = self.b.create_block();
             let partial = self.b.create_block();
-            let is_whole = self.b.ins().icmp_imm_s(IntCC::Equal, mask, -1);
+            let mut is_whole = self.b.ins().icmp_imm_s(IntCC::Equal, mask, -1);
+            // `SR_TID.X` in the copy is the lane's linear index: the warp lies in the first row.
+            if pcs.iter().any(|&pc| reads_tid_x(&self.kernel.insts[pc])) {
+                let (_, _, in_row) = self.warp_tid_x_row();
+                is_whole = self.b.ins().band(is_whole, in_row);
+            }
             self.b.ins().brif(is_whole, whole, &[], partial, &[]);
             self.b.switch_to_block(whole);
             let all = self.b.ins().iconst(I32, -1);
@@ -308,7 +338,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.vcache.clear();
         self.vloose.clear();
         self.vpreds.clear();
-        self.vcache.extend_from_slice(l.hoisted_values);
+        self.vcache.extend_from_slice(l.hoisted_rows);
         self.vhoisted = l.hoisted_values.to_vec();
         l.pcs.iter().try_for_each(|&pc| {
             self.pc = pc as u32;
@@ -1106,6 +1136,10 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let (first, ntx, in_row) = self.warp_tid_x_row();
                 let firsts = self.vsplat(first);
                 let linear = self.b.ins().iadd(firsts, lanes);
+                if chunk.full {
+                    // The whole-warp copy runs only when the warp lies in the first row.
+                    return Ok(linear);
+                }
                 let slow = self.b.create_block();
                 let join = self.b.create_block();
                 self.b.append_block_param(join, I32X4);
