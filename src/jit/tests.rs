@@ -6282,3 +6282,109 @@ fn a_region_before_a_join_stops_there_for_the_group_that_reconverges() {
         }
     }
 }
+
+// ---- lane-affine addresses in whole-warp chunks ------------------------------------------
+
+/// Lane-affine addresses (`translate/simd/affine.rs`): a whole warp's 64-bit loads through
+/// `IMAD.WIDE.U32 R2, R1, 8, c` where `R1` is `SR_LANEID + k`, so that chunk 0's lanes load
+/// the arena's first four words and start a run, and chunk 1's lane 0 address is the one the
+/// run expects. Chunk 1 must still take the run only when its lanes really are contiguous:
+/// not when `R1` wraps inside the chunk (`k = 2^32 - 6`: lane 6's factor is 0, far from the
+/// arena), not when a guarded write left one lane's `R1` out of the pattern, not when an
+/// unrecognised write replaced the affine value (these two with `k = 256`, far from a wrap). Each case faults at exactly one lane, as
+/// the interpreter does, with the chunks before it loaded.
+#[test]
+fn a_lane_affine_address_continues_a_run_only_where_its_lanes_are_contiguous() {
+    let lane_id = Op::ReadSpecial {
+        dst: r(0),
+        sr: SpecialReg::LaneId,
+    };
+    let add = |dst: u16, a: Operand, b: Operand| bin_u32(BinOp::Add, dst, a, b);
+    let wide = |c: u64| Op::Imad {
+        mode: ImadMode::Wide,
+        signed: false,
+        dst: r(2),
+        a: src(reg(1)),
+        b: src(imm(8)),
+        c: src(imm(c)),
+    };
+    // Lane `j`'s factor is `j + k`; `c` puts factor `k` at the arena's first word.
+    let k: u64 = 0xffff_fffa;
+    let c = GLOBAL_BASE.wrapping_sub(8 * k);
+    // The other cases keep far from the wrap.
+    let k2: u64 = 0x100;
+    let c2 = GLOBAL_BASE.wrapping_sub(8 * k2);
+    let wraps = {
+        let mut b = KernelBuilder::new();
+        b.push(lane_id.clone())
+            .push(add(1, reg(0), imm(k)))
+            .push(wide(c))
+            .push(load_u64(4, 2, 0))
+            .exit();
+        b
+    };
+    // Lane 5 keeps its old R1 (0): its address is `c`, far below the arena.
+    let guarded = {
+        let mut b = KernelBuilder::new();
+        b.push(lane_id.clone())
+            .guarded(
+                Guard {
+                    pred: p(0),
+                    negate: false,
+                },
+                add(1, reg(0), imm(k2)),
+            )
+            .push(wide(c2))
+            .push(load_u64(4, 2, 0))
+            .exit();
+        b
+    };
+    // `R1 ^= R9` with R9 zero but in lane 5.
+    let rewritten = {
+        let mut b = KernelBuilder::new();
+        b.push(lane_id)
+            .push(add(1, reg(0), imm(k2)))
+            .push(bin_u32(BinOp::Xor, 1, reg(1), reg(9)))
+            .push(wide(c2))
+            .push(load_u64(4, 2, 0))
+            .exit();
+        b
+    };
+    let mem: [u64; 8] = std::array::from_fn(|i| 0x1111_0000_0000 * (i as u64 + 1) + 7);
+    let init = |w: &mut WarpState| {
+        w.preds[0] = !(1 << 5);
+        set_reg(w, 9, 5, 0x40);
+    };
+    for (name, b, lane) in [
+        ("wraps", &wraps, 6),
+        ("guarded", &guarded, 5),
+        ("rewritten", &rewritten, 5),
+    ] {
+        let (kernel, info) = b.build();
+        let jit = compile(&kernel, &info).unwrap();
+        let interp = crate::interp::Interpreter::new();
+        let runs: Vec<_> = [&jit as &dyn WarpRunner, &interp]
+            .into_iter()
+            .map(|runner| run_on_memory(&kernel, &info, runner, FULL, &mem, &init))
+            .collect();
+        let GroupExit::Trap(info) = &runs[0].0 else {
+            panic!("{name}: {:?}", runs[0].0);
+        };
+        assert_eq!(
+            (info.lane, info.reason, info.pc),
+            (
+                lane,
+                TrapReason::AddressOutOfRange,
+                3 + u32::from(name == "rewritten")
+            ),
+            "{name}"
+        );
+        assert_eq!(runs[0].0, runs[1].0, "{name}: jit vs interpreter");
+        // The region runs four lanes at a time: the chunks before the fault's loaded theirs.
+        for (l, &want) in mem.iter().enumerate().take(lane as usize & !3) {
+            let got =
+                u64::from(reg_of(&runs[0].1, 4, l)) | u64::from(reg_of(&runs[0].1, 5, l)) << 32;
+            assert_eq!(got, want, "{name}: lane {l}");
+        }
+    }
+}

@@ -232,6 +232,12 @@ pub(super) struct Translator<'a, 'f> {
     /// In a vectorised region: the scalar values of the warp-invariant writers hoisted before
     /// its loop (the scalar code of its memory access reads them).
     vhoisted: Vec<(u16, Value)>,
+    /// In a whole-warp chunk (`simd/affine.rs`): the registers whose chunk vector is
+    /// `v + j * c` in lane `j` (mod 2^32), as `(register, v, c)`, `v` an i32.
+    vaffine: Vec<(u16, Value, u32)>,
+    /// In a whole-warp chunk: the register pairs (by low register) whose 64-bit value in lane
+    /// `j` is `a + j * c` exactly when `valid` (an i8) is set, as `(register, a, c, valid)`.
+    vaffine64: Vec<(u16, Value, u32, Value)>,
     /// In a vectorised region: the words of its load through a warp-invariant address when it
     /// ran once before the chunk loop (`simd/memory.rs`, `preload`), splatted, and the load's
     /// pc.
@@ -374,6 +380,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             vloose: Vec::new(),
             vpreds: Vec::new(),
             vhoisted: Vec::new(),
+            vaffine: Vec::new(),
+            vaffine64: Vec::new(),
             vpreload: None,
             vrun: None,
             deopt: None,

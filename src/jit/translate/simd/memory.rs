@@ -30,7 +30,10 @@
 //!   elements moved by `4s`: inside the window, aligned, contiguous on the host. That costs
 //!   a compare of the room, one vector test of the address words (`xor`, `or`, `ptest`) and
 //!   the full-mask compare; any other chunk takes the full test, which starts a new run when
-//!   it passes.
+//!   it passes. In a whole-warp chunk whose address register is lane-affine with the access
+//!   size as stride (`affine.rs`), the vector test is a scalar one: its lane 0 address
+//!   against the run's (`Run::first`), so the address vectors are built only on the slow
+//!   paths.
 //! * **Uniform address** (a load whose address registers are warp-invariant,
 //!   `valid/uniform.rs`): one scalar load for the chunk's lowest executing lane, its value
 //!   given to every executing lane; when the load is unguarded, one scalar load for the
@@ -108,6 +111,10 @@ pub(in crate::jit::translate) struct Run {
     hi: Variable,
     /// The host pointer of that chunk's lane 0.
     host: Variable,
+    /// That chunk's lane 0 address as its register holds it (an i64: the pair, or the
+    /// zero-extended word after `add32`), for chunks with a lane-affine address
+    /// (`affine.rs`).
+    first: Variable,
     /// How many bytes the run may still grow by (negative: no run): no more than the bytes
     /// before lane 3's low word wraps, nor than the bytes the window holds after its element.
     room: Variable,
@@ -466,6 +473,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             lo: self.b.declare_var(I32X4),
             hi: self.b.declare_var(I32X4),
             host: self.b.declare_var(I64),
+            first: self.b.declare_var(I64),
             room: self.b.declare_var(I64),
         };
         let zeros = self.vconst([0; 4]);
@@ -474,6 +482,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.def_var(run.lo, zeros);
         self.b.def_var(run.hi, zeros);
         self.b.def_var(run.host, zero);
+        self.b.def_var(run.first, zero);
         self.b.def_var(run.room, none);
         run
     }
@@ -516,11 +525,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         // The chunk continues the run: the run has room for it (tested first, so that
         // accesses that never run pay one compare), every lane executes, and its address
         // words are the ones the run expects.
-        let (run_lo, run_host, run_room) = (
-            self.b.use_var(run.lo),
-            self.b.use_var(run.host),
-            self.b.use_var(run.room),
-        );
+        // A lane-affine address (`affine.rs`) carries the run as its lane 0 address, any
+        // other as its address vectors (each copy of the loop only the one it tests).
+        let affine = self.affine_address(form.base, form.pair, form.add32, access.bytes());
+        let (run_host, run_room) = (self.b.use_var(run.host), self.b.use_var(run.room));
         let roomy = self
             .b
             .ins()
@@ -528,22 +536,41 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().brif(roomy, try_run, &[], test_block, &[]);
 
         self.b.switch_to_block(try_run);
-        let mut differ = self.b.ins().bxor(lo, run_lo);
-        if let Some(hi) = hi {
-            let run_hi = self.b.use_var(run.hi);
-            let d = self.b.ins().bxor(hi, run_hi);
-            differ = self.b.ins().bor(differ, d);
-        }
-        let differ = self.b.ins().vany_true(differ);
         let full = self.b.ins().icmp_imm_s(IntCC::Equal, bits, 15);
-        let ok = self.b.ins().band_not(full, differ);
+        let ok = match affine {
+            // Lanes `s` bytes apart: the chunk is the run's next one when its lane 0 is.
+            Some((a0, valid)) => {
+                let run_first = self.b.use_var(run.first);
+                let same = self.b.ins().icmp(IntCC::Equal, a0, run_first);
+                let ok = self.b.ins().band(full, same);
+                self.b.ins().band(ok, valid)
+            }
+            None => {
+                let run_lo = self.b.use_var(run.lo);
+                let mut differ = self.b.ins().bxor(lo, run_lo);
+                if let Some(hi) = hi {
+                    let run_hi = self.b.use_var(run.hi);
+                    let d = self.b.ins().bxor(hi, run_hi);
+                    differ = self.b.ins().bor(differ, d);
+                }
+                let differ = self.b.ins().vany_true(differ);
+                self.b.ins().band_not(full, differ)
+            }
+        };
         self.b.ins().brif(ok, next, &[], test_block, &[]);
 
         self.b.switch_to_block(next);
-        let lo_next = self.b.ins().iadd(run_lo, steps);
+        if affine.is_some() {
+            let run_first = self.b.use_var(run.first);
+            let first_next = self.b.ins().iadd_imm_s(run_first, step);
+            self.b.def_var(run.first, first_next);
+        } else {
+            let run_lo = self.b.use_var(run.lo);
+            let lo_next = self.b.ins().iadd(run_lo, steps);
+            self.b.def_var(run.lo, lo_next);
+        }
         let host_next = self.b.ins().iadd_imm_s(run_host, step);
         let room_next = self.b.ins().iadd_imm_s(run_room, -step);
-        self.b.def_var(run.lo, lo_next);
         self.b.def_var(run.host, host_next);
         self.b.def_var(run.room, room_next);
         self.b.ins().jump(fast, &[BlockArg::Value(run_host)]);
@@ -556,11 +583,24 @@ impl<'a, 'f> Translator<'a, 'f> {
 
         self.b.switch_to_block(start);
         let room = self.run_room(access, &test, lo);
-        let lo_next = self.b.ins().iadd(lo, steps);
         let host_next = self.b.ins().iadd_imm_s(test.host, step);
-        self.b.def_var(run.lo, lo_next);
-        if let Some(hi) = hi {
-            self.b.def_var(run.hi, hi);
+        if affine.is_some() {
+            let lo0 = self.b.ins().extractlane(lo, 0);
+            let first = match hi {
+                Some(hi) => {
+                    let hi0 = self.b.ins().extractlane(hi, 0);
+                    self.concat(lo0, hi0)
+                }
+                None => self.b.ins().uextend(I64, lo0),
+            };
+            let first_next = self.b.ins().iadd_imm_s(first, step);
+            self.b.def_var(run.first, first_next);
+        } else {
+            let lo_next = self.b.ins().iadd(lo, steps);
+            self.b.def_var(run.lo, lo_next);
+            if let Some(hi) = hi {
+                self.b.def_var(run.hi, hi);
+            }
         }
         self.b.def_var(run.host, host_next);
         self.b.def_var(run.room, room);
