@@ -6291,7 +6291,9 @@ fn a_region_before_a_join_stops_there_for_the_group_that_reconverges() {
 /// run expects. Chunk 1 must still take the run only when its lanes really are contiguous:
 /// not when `R1` wraps inside the chunk (`k = 2^32 - 6`: lane 6's factor is 0, far from the
 /// arena), not when a guarded write left one lane's `R1` out of the pattern, not when an
-/// unrecognised write replaced the affine value (these two with `k = 256`, far from a wrap). Each case faults at exactly one lane, as
+/// unrecognised write replaced the affine value (these two with `k = 256`, far from a wrap),
+/// and not when the signed `IMAD.WIDE` NVIDIA's compilers emit (by a register holding 8)
+/// sees its factor pass `2^31 - 1` inside the chunk. Each case faults at exactly one lane, as
 /// the interpreter does, with the chunks before it loaded.
 #[test]
 fn a_lane_affine_address_continues_a_run_only_where_its_lanes_are_contiguous() {
@@ -6342,11 +6344,39 @@ fn a_lane_affine_address_continues_a_run_only_where_its_lanes_are_contiguous() {
     // `R1 ^= R9` with R9 zero but in lane 5.
     let rewritten = {
         let mut b = KernelBuilder::new();
-        b.push(lane_id)
+        b.push(lane_id.clone())
             .push(add(1, reg(0), imm(k2)))
             .push(bin_u32(BinOp::Xor, 1, reg(1), reg(9)))
             .push(wide(c2))
             .push(load_u64(4, 2, 0))
+            .exit();
+        b
+    };
+    // As NVIDIA's compilers write it: the factor in a register set by `IMAD.MOV.U32`, and a
+    // signed `IMAD.WIDE`, whose lane 6 factor passes 2^31 - 1 (sign-extended, far below).
+    let ks: u64 = 0x7fff_fffa;
+    let cs = GLOBAL_BASE.wrapping_sub(8 * ks);
+    let signed = {
+        let mut b = KernelBuilder::new();
+        b.push(lane_id)
+            .push(add(1, reg(0), imm(ks)))
+            .push(Op::Imad {
+                mode: ImadMode::Lo,
+                signed: false,
+                dst: r(3),
+                a: src(reg(Reg::RZ.0)),
+                b: src(reg(Reg::RZ.0)),
+                c: src(imm(8)),
+            })
+            .push(Op::Imad {
+                mode: ImadMode::Wide,
+                signed: true,
+                dst: r(6),
+                a: src(reg(1)),
+                b: src(reg(3)),
+                c: src(imm(cs)),
+            })
+            .push(load_u64(4, 6, 0))
             .exit();
         b
     };
@@ -6359,6 +6389,7 @@ fn a_lane_affine_address_continues_a_run_only_where_its_lanes_are_contiguous() {
         ("wraps", &wraps, 6),
         ("guarded", &guarded, 5),
         ("rewritten", &rewritten, 5),
+        ("signed", &signed, 6),
     ] {
         let (kernel, info) = b.build();
         let jit = compile(&kernel, &info).unwrap();
@@ -6375,7 +6406,7 @@ fn a_lane_affine_address_continues_a_run_only_where_its_lanes_are_contiguous() {
             (
                 lane,
                 TrapReason::AddressOutOfRange,
-                3 + u32::from(name == "rewritten")
+                3 + u32::from(matches!(name, "rewritten" | "signed"))
             ),
             "{name}"
         );

@@ -8,7 +8,10 @@
 //! `*` and `<<`, a constant, so that the stride stays one): `(v + j c) k = v k + j (c k)`
 //! modulo 2^32 exactly. `IMAD.WIDE.U32` of such a value by a constant plus a warp-invariant
 //! 64-bit addend is `a + j * c` in 64 bits as long as the 32-bit factor does not wrap inside
-//! the chunk (`v <= 2^32 - 1 - 3c`), a condition carried as a run-time flag.
+//! the chunk (`v <= 2^32 - 1 - 3c`), a condition carried as a run-time flag; the signed
+//! `IMAD.WIDE` NVIDIA's compilers emit likewise while the factor does not pass `2^31 - 1`.
+//! A register holding a constant counts as one (the `IMAD.MOV.U32 R3, RZ, RZ, 0x4` they
+//! write before the multiply).
 //!
 //! The only reader is the contiguous path of a vector load or store (`memory.rs`): a chunk
 //! whose address is lane-affine with the access size as stride continues the region's run
@@ -25,7 +28,7 @@ use crate::ir::{ImadMode, Inst, Op, Operand, Reg, SpecialReg, Src, SrcMod};
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
-use cranelift_codegen::ir::{InstBuilder, Value};
+use cranelift_codegen::ir::{InstBuilder, InstructionData, Opcode, Value, ValueDef};
 
 /// The lane-affine form of an instruction's result.
 pub(super) enum Affine {
@@ -116,27 +119,29 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             Op::Imad {
                 mode: ImadMode::Wide,
-                signed: false,
+                signed,
                 dst,
                 a,
                 b,
                 c,
-            } if c.modifier == SrcMod::None => self.affine_wide(dst, &a, &b, c.operand)?,
+            } if c.modifier == SrcMod::None => self.affine_wide(dst, &a, &b, c.operand, signed)?,
             _ => None,
         })
     }
 
-    /// `IMAD.WIDE.U32 dst, a, b, c` with `a` lane-affine, `b` a constant and `c` a
-    /// warp-invariant 64-bit addend (an immediate, a constant-bank word pair or a hoisted
-    /// pair).
+    /// `IMAD.WIDE[.U32] dst, a, b, c` with `a` lane-affine, `b` a constant (an immediate,
+    /// or a register holding one, as NVIDIA's compilers write `IMAD.MOV.U32 R3, RZ, RZ, 0x4`
+    /// before it) and `c` a warp-invariant 64-bit addend (an immediate, a constant-bank word
+    /// pair or a hoisted pair). The factors are extended by sign when `signed`.
     fn affine_wide(
         &mut self,
         dst: Reg,
         a: &Src,
         b: &Src,
         c: Operand,
+        signed: bool,
     ) -> Result<Option<Affine>, JitError> {
-        let (Some((v, stride)), Some(k)) = (self.affine_src(a)?, constant(b)) else {
+        let (Some((v, stride)), Some(k)) = (self.affine_src(a)?, self.constant_src(b)) else {
             return Ok(None);
         };
         if stride > MAX_WIDE_STRIDE {
@@ -158,18 +163,33 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.concat(lo, hi)
             }
         };
-        let wide = self.b.ins().uextend(I64, v);
-        let product = self.b.ins().imul_imm_s(wide, i64::from(k));
-        let a0 = self.b.ins().iadd(product, addend);
-        // Lane 3's factor `v + 3 * stride` must not wrap.
-        let bound = u32::MAX - 3 * stride;
-        let valid = self
-            .b
-            .ins()
-            .icmp_imm_u(IntCC::UnsignedLessThanOrEqual, v, i64::from(bound));
-        // The pair's stride, when it fits a word (else no access can use it).
-        let Ok(step) = u32::try_from(u64::from(stride) * u64::from(k)) else {
+        // The pair's stride, when it is positive and fits a word (else no access uses it).
+        let factor = if signed {
+            i64::from(k as i32)
+        } else {
+            i64::from(k)
+        };
+        let Ok(step) = u32::try_from(i64::from(stride) * factor) else {
             return Ok(None);
+        };
+        let wide = if signed {
+            self.b.ins().sextend(I64, v)
+        } else {
+            self.b.ins().uextend(I64, v)
+        };
+        let product = self.b.ins().imul_imm_s(wide, factor);
+        let a0 = self.b.ins().iadd(product, addend);
+        // Lane 3's factor `v + 3 * stride` must not wrap, as the factor's extension sees it.
+        let valid = if signed {
+            let bound = i32::MAX as u32 - 3 * stride;
+            self.b
+                .ins()
+                .icmp_imm_s(IntCC::SignedLessThanOrEqual, v, i64::from(bound as i32))
+        } else {
+            let bound = u32::MAX - 3 * stride;
+            self.b
+                .ins()
+                .icmp_imm_u(IntCC::UnsignedLessThanOrEqual, v, i64::from(bound))
         };
         Ok(Some(Affine::Pair(dst, a0, step, valid)))
     }
@@ -241,7 +261,10 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     fn affine_add(&mut self, (va, ca): (Value, u32), (vb, cb): (Value, u32)) -> (Value, u32) {
-        let v = self.b.ins().iadd(va, vb);
+        let v = match (self.known_constant(va), self.known_constant(vb)) {
+            (Some(x), Some(y)) => self.b.ins().iconst(I32, i64::from(x.wrapping_add(y))),
+            _ => self.b.ins().iadd(va, vb),
+        };
         (v, ca.wrapping_add(cb))
     }
 
@@ -254,20 +277,53 @@ impl<'a, 'f> Translator<'a, 'f> {
         a: &Src,
         b: &Src,
     ) -> Option<(Value, u32)> {
-        let v = self.b.ins().imul(va, vb);
+        let v = match (self.known_constant(va), self.known_constant(vb)) {
+            (Some(x), Some(y)) => self.b.ins().iconst(I32, i64::from(x.wrapping_mul(y))),
+            _ => self.b.ins().imul(va, vb),
+        };
         match (ca, cb) {
             (0, 0) => Some((v, 0)),
-            (_, 0) => constant(b).map(|k| (v, ca.wrapping_mul(k))),
-            (0, _) => constant(a).map(|k| (v, cb.wrapping_mul(k))),
+            (_, 0) => self.constant_src(b).map(|k| (v, ca.wrapping_mul(k))),
+            (0, _) => self.constant_src(a).map(|k| (v, cb.wrapping_mul(k))),
             _ => None,
         }
     }
-}
 
-/// The 32-bit value of an immediate source without a modifier.
-fn constant(s: &Src) -> Option<u32> {
-    match (s.operand, s.modifier) {
-        (Operand::Imm(v), SrcMod::None) => Some(v as u32),
-        _ => None,
+    /// The 32-bit value of source `s` when the translator knows it: an immediate, or a
+    /// register whose form is a constant (`IMAD.MOV.U32 R3, RZ, RZ, 0x4`; sums and products
+    /// of constants are folded as they are recorded).
+    fn constant_src(&self, s: &Src) -> Option<u32> {
+        if s.modifier != SrcMod::None {
+            return None;
+        }
+        match s.operand {
+            Operand::Imm(v) => Some(v as u32),
+            Operand::Reg(r) if r.is_rz() => Some(0),
+            Operand::Reg(r) => {
+                let &(_, v, c) = self.vaffine.iter().find(|e| e.0 == r.0)?;
+                if c == 0 {
+                    self.known_constant(v)
+                } else {
+                    None
+                }
+            }
+            Operand::Const { .. } => None,
+        }
+    }
+
+    /// The value of `v` when it is an `iconst`.
+    fn known_constant(&self, v: Value) -> Option<u32> {
+        let ValueDef::Result(inst, _) = self.b.func.dfg.value_def(v) else {
+            return None;
+        };
+        if let InstructionData::UnaryImm {
+            opcode: Opcode::Iconst,
+            imm,
+        } = self.b.func.dfg.insts[inst]
+        {
+            Some(imm.bits() as u32)
+        } else {
+            None
+        }
     }
 }
