@@ -5,8 +5,8 @@
 //! the lane's linear index (the copy runs only when the warp lies in the block's first row)
 //! and `SR_LANEID` the lane's index, so both are `v + j` for a scalar `v`. Wrapping 32-bit
 //! `+`, `-`, `*` and `<<` keep that shape when the other operand is warp-invariant (and, for
-//! `*` and `<<`, a constant, so that the stride stays one): `(v + j c) k = v k + j (c k)`
-//! modulo 2^32 exactly. `IMAD.WIDE.U32` of such a value by a constant plus a warp-invariant
+//! `*` and `<<`, a constant, so that the stride stays a constant):
+//! `(v + j c) k = v k + j (c k)` modulo 2^32 exactly. `IMAD.WIDE.U32` of such a value by a constant plus a warp-invariant
 //! 64-bit addend is `a + j * c` in 64 bits as long as the 32-bit factor does not wrap inside
 //! the chunk (`v <= 2^32 - 1 - 3c`), a condition carried as a run-time flag; the signed
 //! `IMAD.WIDE` NVIDIA's compilers emit likewise while the factor does not pass `2^31 - 1`.
