@@ -6316,81 +6316,78 @@ fn a_lane_affine_address_continues_a_run_only_where_its_lanes_are_contiguous() {
     // The other cases keep far from the wrap.
     let k2: u64 = 0x100;
     let c2 = GLOBAL_BASE.wrapping_sub(8 * k2);
-    let wraps = {
-        let mut b = KernelBuilder::new();
-        b.push(lane_id.clone())
-            .push(add(1, reg(0), imm(k)))
-            .push(wide(c))
-            .push(load_u64(4, 2, 0))
-            .exit();
-        b
-    };
-    // Lane 5 keeps its old R1 (0): its address is `c`, far below the arena.
-    let guarded = {
-        let mut b = KernelBuilder::new();
-        b.push(lane_id.clone())
-            .guarded(
-                Guard {
-                    pred: p(0),
-                    negate: false,
-                },
-                add(1, reg(0), imm(k2)),
-            )
-            .push(wide(c2))
-            .push(load_u64(4, 2, 0))
-            .exit();
-        b
-    };
-    // `R1 ^= R9` with R9 zero but in lane 5.
-    let rewritten = {
-        let mut b = KernelBuilder::new();
-        b.push(lane_id.clone())
-            .push(add(1, reg(0), imm(k2)))
-            .push(bin_u32(BinOp::Xor, 1, reg(1), reg(9)))
-            .push(wide(c2))
-            .push(load_u64(4, 2, 0))
-            .exit();
-        b
-    };
     // As NVIDIA's compilers write it: the factor in a register set by `IMAD.MOV.U32`, and a
     // signed `IMAD.WIDE`, whose lane 6 factor passes 2^31 - 1 (sign-extended, far below).
     let ks: u64 = 0x7fff_fffa;
     let cs = GLOBAL_BASE.wrapping_sub(8 * ks);
-    let signed = {
-        let mut b = KernelBuilder::new();
-        b.push(lane_id)
-            .push(add(1, reg(0), imm(ks)))
-            .push(Op::Imad {
-                mode: ImadMode::Lo,
-                signed: false,
-                dst: r(3),
-                a: src(reg(Reg::RZ.0)),
-                b: src(reg(Reg::RZ.0)),
-                c: src(imm(8)),
-            })
-            .push(Op::Imad {
-                mode: ImadMode::Wide,
-                signed: true,
-                dst: r(6),
-                a: src(reg(1)),
-                b: src(reg(3)),
-                c: src(imm(cs)),
-            })
-            .push(load_u64(4, 6, 0))
-            .exit();
-        b
+    let signed_wide = Op::Imad {
+        mode: ImadMode::Wide,
+        signed: true,
+        dst: r(2),
+        a: src(reg(1)),
+        b: src(reg(3)),
+        c: src(imm(cs)),
     };
+    let set_r3_to_8 = Op::Imad {
+        mode: ImadMode::Lo,
+        signed: false,
+        dst: r(3),
+        a: src(reg(Reg::RZ.0)),
+        b: src(reg(Reg::RZ.0)),
+        c: src(imm(8)),
+    };
+    let always = Guard::ALWAYS;
+    let at_p0 = Guard {
+        pred: p(0),
+        negate: false,
+    };
+    // Each case: the instructions between `S2R R0, SR_LANEID` and the load through R2:R3,
+    // and the lane that faults.
+    let cases = [
+        (
+            "wraps",
+            vec![(always, add(1, reg(0), imm(k))), (always, wide(c))],
+            6,
+        ),
+        // Lane 5 keeps its old R1 (0): its address is `c2`, far below the arena.
+        (
+            "guarded",
+            vec![(at_p0, add(1, reg(0), imm(k2))), (always, wide(c2))],
+            5,
+        ),
+        // `R1 ^= R9` with R9 zero but in lane 5.
+        (
+            "rewritten",
+            vec![
+                (always, add(1, reg(0), imm(k2))),
+                (always, bin_u32(BinOp::Xor, 1, reg(1), reg(9))),
+                (always, wide(c2)),
+            ],
+            5,
+        ),
+        (
+            "signed",
+            vec![
+                (always, add(1, reg(0), imm(ks))),
+                (always, set_r3_to_8),
+                (always, signed_wide),
+            ],
+            6,
+        ),
+    ];
     let mem: [u64; 8] = std::array::from_fn(|i| 0x1111_0000_0000 * (i as u64 + 1) + 7);
     let init = |w: &mut WarpState| {
         w.preds[0] = !(1 << 5);
         set_reg(w, 9, 5, 0x40);
     };
-    for (name, b, lane) in [
-        ("wraps", &wraps, 6),
-        ("guarded", &guarded, 5),
-        ("rewritten", &rewritten, 5),
-        ("signed", &signed, 6),
-    ] {
+    for (name, middle, lane) in cases {
+        let mut b = KernelBuilder::new();
+        b.push(lane_id.clone());
+        for (guard, op) in middle.iter().cloned() {
+            b.guarded(guard, op);
+        }
+        let load_pc = b.insts.len() as u32;
+        b.push(load_u64(4, 2, 0)).exit();
         let (kernel, info) = b.build();
         let jit = compile(&kernel, &info).unwrap();
         let interp = crate::interp::Interpreter::new();
@@ -6403,11 +6400,7 @@ fn a_lane_affine_address_continues_a_run_only_where_its_lanes_are_contiguous() {
         };
         assert_eq!(
             (info.lane, info.reason, info.pc),
-            (
-                lane,
-                TrapReason::AddressOutOfRange,
-                3 + u32::from(matches!(name, "rewritten" | "signed"))
-            ),
+            (lane, TrapReason::AddressOutOfRange, load_pc),
             "{name}"
         );
         assert_eq!(runs[0].0, runs[1].0, "{name}: jit vs interpreter");
