@@ -170,6 +170,19 @@ impl Launched {
     }
 }
 
+/// A vISA text parsed and launched as [`parse_with_launch`] does, but with every general
+/// variable kept in its thread's GRF file: none is promoted to per-lane registers (see
+/// `docs/visa.md`, "Performance"). That is the model the promotion must be indistinguishable
+/// from, so differential tests run both.
+#[doc(hidden)]
+pub fn parse_visa_unpromoted(
+    file_name: &str,
+    source: &str,
+    launch: &LaunchText,
+) -> Result<Program, ParseError> {
+    Ok(visa::parse_with_launch_promoting(file_name, source, launch, false)?.0)
+}
+
 /// Parses a program file and applies launch directives from outside it (see [`launch`]): for
 /// PTX, the lines that reach an entry (those for every kernel and its own `.kernel` section)
 /// bind its `.param` list, exactly one per parameter; an entry no line reaches stays unbound.

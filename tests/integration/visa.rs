@@ -499,3 +499,71 @@ _main_0:
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(r.passed(), "{:?}", r.buffer("b").unwrap().as_u32());
 }
+
+/// Runs `body` (in [`kernel`]) on the interpreter as loaded, with the variables accessed one
+/// element per channel in registers, and with every variable in the GRF file; the two must
+/// leave the same buffers and failure, and the launch's expectations must hold.
+fn same_in_registers_and_file(body: &str, launch: &str) {
+    let source = kernel(body);
+    let mut l = LaunchText::new();
+    l.push("launch", launch);
+    let engine = engine(Backend::Interp, 1, true);
+    let promoted = engine
+        .load_with_launch("k.visaasm", &source, &l)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run("k", &Overrides::default())
+        .unwrap();
+    let program = atomjit::front::parse_visa_unpromoted("k.visaasm", &source, &l).unwrap();
+    let file = engine
+        .load_program(program)
+        .unwrap()
+        .run("k", &Overrides::default())
+        .unwrap();
+    for (a, b) in promoted.buffers.iter().zip(&file.buffers) {
+        assert_eq!(a.bytes, b.bytes, "promotion changed `{}`", a.name);
+    }
+    assert_eq!(
+        promoted.failure.as_ref().map(|f| f.to_string()),
+        file.failure.as_ref().map(|f| f.to_string())
+    );
+    // And both backends agree with the expectations.
+    passes(body, launch);
+}
+
+/// Variables in registers (`docs/visa.md`, "Performance") where every access is one element
+/// per channel, and in the GRF file where one is not. Each case is a way a variable's bytes are
+/// reached other than by its own channel: a `uq` variable read through a `ud` alias (element
+/// `2k` is the low word of `Q[k]`), a broadcast `<0;1,0>` of another channel's element, and a
+/// block load whose scalar address operand every loading channel reads.
+#[test]
+fn variables_in_registers_only_where_no_channel_reaches_anothers_element() {
+    let both = |body: &str, expect: &str| {
+        let launch = format!("{ONE_THREAD}.buffer a u32[8] = 0\n.buffer b u32[8] = 0\n{expect}\n");
+        same_in_registers_and_file(body, &launch);
+    };
+    both(
+        "    mov (M1, 8) W64(0,0)<1> OFF(0,0)<1;1,0>\n    svm_scatter.4.1 (M1, 8) OUT.0 W64.0",
+        ".expect b == {0, 0, 4, 0, 8, 0, 12, 0}",
+    );
+    both(
+        "    mov (M1, 8) VAL(0,0)<1> OFF(0,0)<1;1,0>\n    mov (M1, 8) CMP(0,0)<1> VAL(0,3)<0;1,0>\n    svm_scatter.4.1 (M1, 8) OUT.0 CMP.0",
+        ".expect b == 12",
+    );
+    // The block load's two owords are loaded by channels 0 and 1, both from the address in
+    // `W64`'s first element; with `W64` in registers, channel 1 would load from `a + 4`.
+    both(
+        "    svm_scatter.4.1 (M1, 8) ADDR.0 OFF.0\n    mov (M1, 8) W64(0,0)<1> ADDR(0,0)<1;1,0>\n    svm_block_ld (2) W64(0,0)<0;1,0> CMP.0\n    svm_scatter.4.1 (M1, 8) OUT.0 CMP.0",
+        ".expect b == {0, 4, 8, 12, 16, 20, 24, 28}",
+    );
+}
+
+/// `ret` with channels waiting at a later label ends only the running channels (atomjit ends
+/// the whole thread at a `ret` only where no `goto` or join point comes before it, when every
+/// channel runs).
+#[test]
+fn ret_with_channels_waiting_ends_only_the_running_ones() {
+    same_in_registers_and_file(
+        "    mov (M1, 8) VAL(0,0)<1> 0x1:ud\n    cmp.lt (M1, 8) P1 OFF(0,0)<1;1,0> 0x10:ud\n    (P1) goto (M1, 8) LOW\n    ret (M1, 1)\nLOW:\n    svm_scatter.4.1 (M1, 8) OUT.0 VAL.0",
+        &format!("{ONE_THREAD}.buffer a u32[8] = 0\n.buffer b u32[8] = 0\n.expect b == {{1, 1, 1, 1, 0, 0, 0, 0}}\n"),
+    );
+}

@@ -120,6 +120,17 @@ pub(crate) fn parse_with_launch(
     source: &str,
     launch: &crate::front::launch::LaunchText,
 ) -> Result<(crate::ir::Program, Vec<Option<ParseError>>), ParseError> {
+    parse_with_launch_promoting(file_name, source, launch, true)
+}
+
+/// [`parse_with_launch`], with variables promoted to registers only when `promote` (see
+/// `lower/promote.rs`).
+pub(crate) fn parse_with_launch_promoting(
+    file_name: &str,
+    source: &str,
+    launch: &crate::front::launch::LaunchText,
+    promote: bool,
+) -> Result<(crate::ir::Program, Vec<Option<ParseError>>), ParseError> {
     use crate::ir::{Dialect, Inst, Kernel, Op, Program};
     let module = parse_module(file_name, source)?;
     let units: Vec<&ast::Kernel> = module
@@ -173,7 +184,7 @@ pub(crate) fn parse_with_launch(
             params: &kernel.launch.params,
             payload: &kernel.launch.payload,
         };
-        match lower::lower_kernel(k, source, &info) {
+        match lower::lower_kernel_with(k, source, &info, promote) {
             Ok(l) => {
                 let (regs, preds) = crate::ir::register_counts(&l.insts);
                 kernel.insts = l.insts;

@@ -15,7 +15,7 @@
 //! prologue `or %cr0 0x4c0` selects).
 
 use super::grf::ChannelBytes;
-use super::{err, LResult, Lower, P_T0};
+use super::{err, GrfAccess, LResult, Lower, P_T0};
 use crate::front::visa::ast::{
     self, CmpRel, ElemType, ExecSize, GeneralOperand, Inst, OperandKind,
 };
@@ -106,10 +106,10 @@ fn ir_mod(m: ast::SrcMod) -> ir::SrcMod {
 }
 
 impl<'k> Lower<'k> {
-    /// The bytes channel `c` of a general operand touches.
-    fn general_address(&mut self, g: &GeneralOperand, exec: &ExecSize) -> LResult<ir::Address> {
+    /// The GRF access of a general operand read or written as `ty`.
+    fn general_access(&self, g: &GeneralOperand, exec: &ExecSize, ty: ir::Ty) -> GrfAccess {
         let bytes = ChannelBytes::of_general(&self.layout, g, exec.size);
-        self.channel_address(bytes, exec.channel_offset())
+        GrfAccess::scalar(bytes, exec.channel_offset(), ty)
     }
 
     /// Loads a source operand for the lanes of `guard`, as a value of `ty`'s width (an integer
@@ -137,20 +137,14 @@ impl<'k> Lower<'k> {
                         ));
                     }
                 }
-                let addr = self.general_address(g, exec)?;
                 let words = ty.words();
                 let dst = self.temp(words);
                 let lty = match ty {
                     ExecTy::Float(_) => raw_ty(g.ty),
                     ExecTy::Int(_) => load_ty(g.ty, unsigned),
                 };
-                self.emit(
-                    guard,
-                    Op::Load {
-                        access: Self::grf_access(lty, addr),
-                        dst,
-                    },
-                );
+                let access = self.general_access(g, exec, lty);
+                self.grf_load(guard, access, dst)?;
                 if ty == ExecTy::Int(64) && g.ty.size() < 8 {
                     let signed = g.ty.is_signed_int() && !unsigned;
                     self.emit(
@@ -297,15 +291,8 @@ impl<'k> Lower<'k> {
         if let ChannelBytes::Linear { first, .. } = &mut bytes {
             *first += extra;
         }
-        let addr = self.channel_address(bytes, exec.channel_offset())?;
-        self.emit(
-            guard,
-            Op::Store {
-                access: Self::grf_access(raw_ty(g.ty), addr),
-                src: Operand::Reg(value),
-            },
-        );
-        Ok(())
+        let access = GrfAccess::scalar(bytes, exec.channel_offset(), raw_ty(g.ty));
+        self.grf_store(guard, access, Operand::Reg(value))
     }
 
     /// The execution type of an instruction over `types` (destination and sources).

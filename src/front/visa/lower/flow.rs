@@ -19,7 +19,7 @@
 use super::{err, LResult, Lower, Target, P_EM, P_T0, R_RESUME};
 use crate::front::visa::ast::{self, Inst, Kernel, LabelId, OperandKind, Stmt};
 use crate::ir::{self, Guard, Op, Operand, PredSrc, Ty};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// `resume` of a finished channel.
 pub(super) const DONE: u32 = u32::MAX;
@@ -84,9 +84,21 @@ fn goto_label(inst: &Inst) -> LResult<LabelId> {
     }
 }
 
+/// The labels some `goto` of `k` targets.
+pub(super) fn goto_targets(k: &Kernel) -> HashSet<LabelId> {
+    k.stmts
+        .iter()
+        .filter_map(|s| match s {
+            ast::Stmt::Inst(inst) if inst.mnemonic == "goto" => goto_label(inst).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
 impl<'k> Lower<'k> {
     /// The code of join point `j`: the channels waiting here run again.
     pub(super) fn join_code(&mut self, j: u32) {
+        self.em_whole = false;
         self.join_pos.insert(j, self.body.len());
         self.emit_always(super::setp_u32(ir::CmpOp::Eq, P_T0, R_RESUME, u64::from(j)));
         self.emit(
@@ -105,6 +117,7 @@ impl<'k> Lower<'k> {
 
     /// `em = (resume == 0)`.
     fn update_mask(&mut self) {
+        self.em_whole = false;
         self.emit_always(super::setp_u32(ir::CmpOp::Eq, P_EM, R_RESUME, 0));
     }
 
@@ -164,6 +177,12 @@ impl<'k> Lower<'k> {
 
     /// `ret`, and the end of the code: the running channels are done.
     pub(super) fn finish_channels(&mut self) {
+        if self.em_whole {
+            // Every channel runs, so every channel is done and none waits: the thread ends.
+            self.em_whole = false;
+            self.emit_always(Op::Exit);
+            return;
+        }
         self.emit(
             Guard {
                 pred: P_EM,
@@ -183,6 +202,7 @@ impl<'k> Lower<'k> {
     }
 
     pub(super) fn lower_branch(&mut self, si: usize, inst: &Inst) -> LResult<()> {
+        self.em_whole = false;
         match inst.mnemonic.as_str() {
             "goto" => self.lower_goto(si, inst),
             other => Err(err(

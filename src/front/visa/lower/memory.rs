@@ -27,7 +27,7 @@
 //! with fences.
 
 use super::grf::ChannelBytes;
-use super::{err, LResult, Lower};
+use super::{err, GrfAccess, LResult, Lower};
 use crate::front::visa::ast::{self, AtomicOp as VOp, FenceScope, Inst, OperandKind, RawOperand};
 use crate::ir::{
     self, Address, AtomicInst, AtomicOp, BinOp, Guard, LinearAddress, MemAccess, MemOrder, Op,
@@ -115,15 +115,9 @@ impl<'k> Lower<'k> {
         let r = raw(op)?;
         self.check_raw(op, r, 8, 8 * exec.size, "the addresses")?;
         let bytes = ChannelBytes::of_raw(&self.layout, r.root, r.root_offset, 8);
-        let addr = self.channel_address(bytes, exec.channel_offset())?;
         let dst = self.temp(2);
-        self.emit(
-            guard,
-            Op::Load {
-                access: Self::grf_access(Ty::U64, addr),
-                dst,
-            },
-        );
+        let access = GrfAccess::scalar(bytes, exec.channel_offset(), Ty::U64);
+        self.grf_load(guard, access, dst)?;
         Ok(dst)
     }
 
@@ -199,15 +193,9 @@ impl<'k> Lower<'k> {
             |l: &mut Self, o: &ast::Operand, r: &RawOperand, what: &str| -> LResult<Operand> {
                 l.check_raw(o, r, data_bytes, data_bytes * exec.size, what)?;
                 let bytes = ChannelBytes::of_raw(&l.layout, r.root, r.root_offset, data_bytes);
-                let a = l.channel_address(bytes, exec.channel_offset())?;
                 let v = l.temp(words);
-                l.emit(
-                    g,
-                    Op::Load {
-                        access: Self::grf_access(if words == 2 { Ty::U64 } else { Ty::U32 }, a),
-                        dst: v,
-                    },
-                );
+                let ty = if words == 2 { Ty::U64 } else { Ty::U32 };
+                l.grf_load(g, GrfAccess::scalar(bytes, exec.channel_offset(), ty), v)?;
                 Ok(Operand::Reg(v))
             };
         let s0 = if takes_src0 {
@@ -296,15 +284,9 @@ impl<'k> Lower<'k> {
             "the destination",
         )?;
         let bytes = ChannelBytes::of_raw(&self.layout, rd.root, rd.root_offset, data_bytes);
-        let a = self.channel_address(bytes, exec.channel_offset())?;
-        self.emit(
-            g,
-            Op::Store {
-                access: Self::grf_access(if words == 2 { Ty::U64 } else { Ty::U32 }, a),
-                src: Operand::Reg(result),
-            },
-        );
-        Ok(())
+        let ty = if words == 2 { Ty::U64 } else { Ty::U32 };
+        let access = GrfAccess::scalar(bytes, exec.channel_offset(), ty);
+        self.grf_store(g, access, Operand::Reg(result))
     }
 
     /// `svm_gather.B.N` / `svm_scatter.B.N` (`SVM_GATHER.md`, `SVM_SCATTER.md`): each enabled
@@ -347,18 +329,12 @@ impl<'k> Lower<'k> {
             for d in 0..dwords {
                 let bytes =
                     ChannelBytes::of_raw(&self.layout, r.root, r.root_offset + 4 * d, stride);
-                let grf = self.channel_address(bytes, exec.channel_offset())?;
+                let grf = GrfAccess::scalar(bytes, exec.channel_offset(), Ty::U32);
                 let acc = self.temp(1);
                 let t = self.temp(1);
                 let in_dword = blocks.min(4);
                 if scatter {
-                    self.emit(
-                        g,
-                        Op::Load {
-                            access: Self::grf_access(Ty::U32, grf),
-                            dst: acc,
-                        },
-                    );
+                    self.grf_load(g, grf, acc)?;
                     for j in 0..in_dword {
                         self.emit(g, shift(BinOp::Shr, t, acc, 8 * j));
                         self.emit(
@@ -409,13 +385,7 @@ impl<'k> Lower<'k> {
                             },
                         );
                     }
-                    self.emit(
-                        g,
-                        Op::Store {
-                            access: Self::grf_access(Ty::U32, grf),
-                            src: Operand::Reg(acc),
-                        },
-                    );
+                    self.grf_store(g, grf, Operand::Reg(acc))?;
                 }
             }
             return Ok(());
@@ -426,16 +396,10 @@ impl<'k> Lower<'k> {
         for j in 0..blocks {
             let bytes =
                 ChannelBytes::of_raw(&self.layout, r.root, r.root_offset + j * n * block, block);
-            let grf = self.channel_address(bytes, exec.channel_offset())?;
+            let grf = GrfAccess::scalar(bytes, exec.channel_offset(), ty);
             let mem = global(ty, 1, mem_order, svm_address(addr, i64::from(j * block)));
             if scatter {
-                self.emit(
-                    g,
-                    Op::Load {
-                        access: Self::grf_access(ty, grf),
-                        dst: v,
-                    },
-                );
+                self.grf_load(g, grf, v)?;
                 self.emit(
                     g,
                     Op::Store {
@@ -451,13 +415,7 @@ impl<'k> Lower<'k> {
                         dst: v,
                     },
                 );
-                self.emit(
-                    g,
-                    Op::Store {
-                        access: Self::grf_access(ty, grf),
-                        src: Operand::Reg(v),
-                    },
-                );
+                self.grf_store(g, grf, Operand::Reg(v))?;
             }
         }
         Ok(())
@@ -555,17 +513,30 @@ impl<'k> Lower<'k> {
             },
         );
         let bytes = ChannelBytes::of_raw(&self.layout, r.root, r.root_offset, 16);
-        let grf = self.channel_address(bytes, 0)?;
-        let v = self.temp(4);
-        let grf_access = MemAccess {
+        let grf = GrfAccess {
             vector: 4,
-            ..Self::grf_access(Ty::U32, grf)
+            ..GrfAccess::scalar(bytes, 0, Ty::U32)
         };
+        let v = self.temp(4);
         let mem = global(Ty::U32, 4, MemOrder::Weak, svm_address(wide, 0));
         if store {
-            self.copy(g, grf_access, mem, v);
+            self.grf_load(g, grf, v)?;
+            self.emit(
+                g,
+                Op::Store {
+                    access: mem,
+                    src: Operand::Reg(v),
+                },
+            );
         } else {
-            self.copy(g, mem, grf_access, v);
+            self.emit(
+                g,
+                Op::Load {
+                    access: mem,
+                    dst: v,
+                },
+            );
+            self.grf_store(g, grf, Operand::Reg(v))?;
         }
         Ok(())
     }

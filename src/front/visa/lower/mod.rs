@@ -8,13 +8,18 @@
 //!   exist but start disabled; refused with a clear error rather than run differently).
 //! * **Variables live in memory** ([`grf`]): each thread's general variables are a byte file in
 //!   the CTA's shared window, so regions that cross channels are plain loads and stores.
-//!   Predicate variables are IR predicates (flag bit `n` is lane `n`'s predicate).
+//!   Variables every access reaches one element per channel are per-lane IR registers instead
+//!   ([`promote`]: the kernel is lowered twice, once to see every access), and stores to bytes
+//!   no load reads are left out. Predicate variables are IR predicates (flag bit `n` is lane
+//!   `n`'s predicate).
 //! * **The execution mask is data, not IR divergence** ([`flow`]). Every lane runs every IR
 //!   instruction of the kernel; a per-lane register says whether the channel is running
 //!   (`resume == 0`), waiting at a join point (`resume == k`), or done (`resume == DONE`), and
 //!   an IR predicate (`em`) mirrors "running". An instruction `(Mk[_NM], n)` executes in the
 //!   lanes `4(k−1) ≤ lane < 4(k−1) + n` whose `em` is set (any `em` with `_NM`) and whose
-//!   predicate holds: that is its IR guard. IR branches are therefore always uniform, and
+//!   predicate holds: that is its IR guard. Before the first `goto`, `ret` or join point in
+//!   program order (and the first label a `goto` targets) every channel runs, so guards there
+//!   leave `em` out, and a `ret` there ends the thread with one `EXIT`. IR branches are therefore always uniform, and
 //!   warp-collective IR ops (vote, reduce) see the whole thread, which `goto`'s "jump to the
 //!   next point where some channel waits" and the `.any`/`.all` predicates need.
 //! * **Arguments** arrive through the thread payload ([`payload`]): a prologue writes what
@@ -35,6 +40,7 @@ mod flow;
 mod grf;
 mod memory;
 mod payload;
+mod promote;
 
 use super::ast::{self, ExecSize, Inst, Kernel as AstKernel, LabelId, OperandKind, VarId};
 use crate::front::lexer::SyntaxError;
@@ -43,6 +49,7 @@ use crate::ir::{
     Scope, Space, Span, Ty,
 };
 use grf::{ChannelBytes, GrfLayout};
+use promote::{Lanes, Promotion, Touch};
 use std::collections::{BTreeMap, HashMap};
 
 type LResult<T> = Result<T, SyntaxError>;
@@ -100,6 +107,38 @@ pub struct Lowered {
     pub file_bytes: u32,
 }
 
+/// One GRF access of a lowering: the bytes channel `c` touches, channel `c` being lane
+/// `c + mask_offset`, read or written as a `vector` of `ty`.
+#[derive(Debug, Clone, Copy)]
+struct GrfAccess {
+    bytes: ChannelBytes,
+    mask_offset: u32,
+    ty: Ty,
+    vector: u8,
+}
+
+impl GrfAccess {
+    /// One `ty` per channel.
+    fn scalar(bytes: ChannelBytes, mask_offset: u32, ty: Ty) -> GrfAccess {
+        GrfAccess {
+            bytes,
+            mask_offset,
+            ty,
+            vector: 1,
+        }
+    }
+}
+
+/// Where a GRF access goes.
+enum Place {
+    /// The register of a promoted variable, moved as `Ty` (`u32` or `u64`).
+    Register(Ty, Reg),
+    /// The GRF file.
+    File(MemAccess),
+    /// Nowhere: a store no load reads.
+    Nowhere,
+}
+
 /// A branch target not known when the branch is emitted.
 #[derive(Debug, Clone, Copy)]
 enum Target {
@@ -129,6 +168,22 @@ struct Lower<'k> {
     pred_vars: HashMap<VarId, Pred>,
     /// The next scratch register of the current instruction.
     next_temp: u16,
+    /// The first scratch register (after the promoted variables').
+    temp_base: u16,
+    /// Every GRF access lowered so far (for [`Promotion::decide`]).
+    touches: Vec<Touch>,
+    /// The variables that live in registers ([`promote`]).
+    promotion: Promotion,
+    /// The lanes each conjunction predicate written last may hold in (see
+    /// [`Lower::guard_lanes`]).
+    conj_lanes: HashMap<Pred, Lanes>,
+    /// Every channel of the thread runs here: no code that can change the execution mask
+    /// (`goto`, `ret`, join code) comes before this point in program order, and no `goto`
+    /// targets a label before it, so the code so far is only reached by falling through from
+    /// the entry, where every channel runs. Guards then leave the mask out ([`Lower::guard`]).
+    em_whole: bool,
+    /// The labels some `goto` targets.
+    goto_targets: std::collections::HashSet<LabelId>,
     /// The span and text of the instruction being lowered.
     span: Span,
     text: String,
@@ -151,8 +206,20 @@ impl From<SyntaxError> for Refusal {
     }
 }
 
-/// Lowers kernel `k` of a parsed text for a launch.
+/// Lowers kernel `k` of a parsed text for a launch, with the variables that can be promoted to
+/// registers ([`promote`]) in registers.
 pub fn lower_kernel(k: &AstKernel, source: &str, launch: &LaunchInfo) -> Result<Lowered, Refusal> {
+    lower_kernel_with(k, source, launch, true)
+}
+
+/// [`lower_kernel`], promoting variables to registers only when `promote` (off, every
+/// variable lives in the GRF file: the model the promotion must be indistinguishable from).
+pub fn lower_kernel_with(
+    k: &AstKernel,
+    source: &str,
+    launch: &LaunchInfo,
+    promote: bool,
+) -> Result<Lowered, Refusal> {
     let simd = simd_size(k)?;
     let threads: u32 = launch.block.iter().product();
     if threads % simd != 0 {
@@ -170,29 +237,45 @@ pub fn lower_kernel(k: &AstKernel, source: &str, launch: &LaunchInfo) -> Result<
         });
     }
     let layout = GrfLayout::new(k);
-    let mut l = Lower {
-        k,
-        source,
-        simd,
-        layout,
-        body: Vec::new(),
-        fixups: Vec::new(),
-        label_pos: HashMap::new(),
-        join_pos: BTreeMap::new(),
-        joins: flow::Joins::find(k)?,
-        strides: BTreeMap::new(),
-        ranges: BTreeMap::new(),
-        pred_vars: HashMap::new(),
-        next_temp: R_TEMP,
-        span: k.span,
-        text: String::new(),
+    let lower = |promotion: Promotion| -> Result<(Lower, Vec<IrInst>), Refusal> {
+        let temp_base = promotion.end.max(R_TEMP);
+        let mut l = Lower {
+            k,
+            source,
+            simd,
+            layout: layout.clone(),
+            body: Vec::new(),
+            fixups: Vec::new(),
+            label_pos: HashMap::new(),
+            join_pos: BTreeMap::new(),
+            joins: flow::Joins::find(k)?,
+            strides: BTreeMap::new(),
+            ranges: BTreeMap::new(),
+            pred_vars: HashMap::new(),
+            next_temp: temp_base,
+            temp_base,
+            touches: Vec::new(),
+            promotion,
+            conj_lanes: HashMap::new(),
+            em_whole: true,
+            goto_targets: flow::goto_targets(k),
+            span: k.span,
+            text: String::new(),
+        };
+        l.assign_predicates()?;
+        l.lower_body()?;
+        let prologue = l.prologue(launch).map_err(|error| Refusal {
+            error,
+            launch: true,
+        })?;
+        Ok((l, prologue))
     };
-    l.assign_predicates()?;
-    l.lower_body()?;
-    let prologue = l.prologue(launch).map_err(|error| Refusal {
-        error,
-        launch: true,
-    })?;
+    let mut lowered = lower(Promotion::default())?;
+    if promote {
+        // Lowered once to see every access; again with the variables that can be registers.
+        lowered = lower(Promotion::decide(k, &layout, &lowered.0.touches, R_TEMP))?;
+    }
+    let (l, prologue) = lowered;
     Ok(l.finish(prologue)?)
 }
 
@@ -246,6 +329,9 @@ impl<'k> Lower<'k> {
             match stmt {
                 ast::Stmt::Label(id) | ast::Stmt::Function { label: id, .. } => {
                     self.label_pos.insert(*id, self.body.len());
+                    if self.goto_targets.contains(id) {
+                        self.em_whole = false;
+                    }
                     if let Some(j) = self.joins.at_label(*id) {
                         self.span = k.label(*id).span;
                         self.text = format!("{}:", k.label(*id).name);
@@ -255,7 +341,7 @@ impl<'k> Lower<'k> {
                 ast::Stmt::Inst(inst) => {
                     self.span = inst.span;
                     self.text = self.source_text(inst.span);
-                    self.next_temp = R_TEMP;
+                    self.next_temp = self.temp_base;
                     self.lower_inst(si, inst)?;
                 }
             }
@@ -420,24 +506,6 @@ impl<'k> Lower<'k> {
         self.emit(Guard::ALWAYS, op);
     }
 
-    /// Moves one value from `from` to `to` through `via` in the lanes of `guard`.
-    fn copy(&mut self, guard: Guard, from: MemAccess, to: MemAccess, via: Reg) {
-        self.emit(
-            guard,
-            Op::Load {
-                access: from,
-                dst: via,
-            },
-        );
-        self.emit(
-            guard,
-            Op::Store {
-                access: to,
-                src: Operand::Reg(via),
-            },
-        );
-    }
-
     /// A branch to a target fixed up at the end.
     fn emit_branch(&mut self, guard: Guard, target: Target) {
         self.fixups.push((self.body.len(), target));
@@ -497,6 +565,9 @@ impl<'k> Lower<'k> {
     /// The address of a lane's channel bytes: `file + first + (lane − offset) × stride`.
     fn channel_address(&mut self, bytes: ChannelBytes, mask_offset: u32) -> LResult<Address> {
         match bytes {
+            ChannelBytes::Linear { first, stride: 0 } => {
+                Ok(Address::base32(R_FILE, i64::from(first)))
+            }
             ChannelBytes::Linear { first, stride } => {
                 let base = self.stride_base(stride)?;
                 Ok(Address::base32(
@@ -559,6 +630,86 @@ impl<'k> Lower<'k> {
         }
     }
 
+    /// Loads `access` into `dst` in the lanes of `guard`: from the GRF file, or, for a promoted
+    /// variable, from its register.
+    fn grf_load(&mut self, guard: Guard, access: GrfAccess, dst: Reg) -> LResult<()> {
+        let op = match self.grf_place(guard, access, true)? {
+            Place::Register(ty, reg) => Op::Mov {
+                ty,
+                dst,
+                src: Operand::Reg(reg),
+            },
+            Place::File(access) => Op::Load { access, dst },
+            Place::Nowhere => return Ok(()),
+        };
+        self.emit(guard, op);
+        Ok(())
+    }
+
+    /// Stores `src` by `access` in the lanes of `guard` (into the GRF file, or a promoted
+    /// variable's register).
+    fn grf_store(&mut self, guard: Guard, access: GrfAccess, src: Operand) -> LResult<()> {
+        let op = match self.grf_place(guard, access, false)? {
+            Place::Register(ty, reg) => Op::Mov { ty, dst: reg, src },
+            Place::File(access) => Op::Store { access, src },
+            Place::Nowhere => return Ok(()),
+        };
+        self.emit(guard, op);
+        Ok(())
+    }
+
+    /// Where a load (`load`) or store under `guard` goes; records it for
+    /// [`Promotion::decide`].
+    fn grf_place(&mut self, guard: Guard, a: GrfAccess, load: bool) -> LResult<Place> {
+        let touch = Touch {
+            bytes: a.bytes,
+            mask_offset: a.mask_offset,
+            lanes: self.guard_lanes(guard),
+            size: a.ty.bytes() * u32::from(a.vector),
+            scalar: a.vector == 1,
+            load,
+        };
+        self.touches.push(touch);
+        if self.promotion.dead_store(&touch) {
+            return Ok(Place::Nowhere);
+        }
+        if let Some((elem, reg)) = self.promotion.register(&touch) {
+            return Ok(Place::Register(
+                if elem == 8 { Ty::U64 } else { Ty::U32 },
+                reg,
+            ));
+        }
+        let addr = self.channel_address(a.bytes, a.mask_offset)?;
+        Ok(Place::File(MemAccess {
+            vector: a.vector,
+            ..Self::grf_access(a.ty, addr)
+        }))
+    }
+
+    /// A superset of the lanes `guard` can hold in: a channel range's lanes, a conjunction's
+    /// range term's, else every lane of the thread.
+    fn guard_lanes(&self, guard: Guard) -> Lanes {
+        let all = Lanes {
+            first: 0,
+            count: self.simd,
+        };
+        if guard.negate {
+            return all;
+        }
+        if let Some(lanes) = self.conj_lanes.get(&guard.pred) {
+            return *lanes;
+        }
+        self.range_lanes(guard.pred).unwrap_or(all)
+    }
+
+    /// The lanes of a channel range predicate.
+    fn range_lanes(&self, pred: Pred) -> Option<Lanes> {
+        self.ranges
+            .iter()
+            .find(|(_, &p)| p == pred)
+            .map(|(&(first, count), _)| Lanes { first, count })
+    }
+
     /// The IR predicate of a vISA predicate variable.
     fn pred_of(&self, var: VarId, span: Span) -> LResult<Pred> {
         self.pred_vars
@@ -582,7 +733,7 @@ impl<'k> Lower<'k> {
                 negate: false,
             });
         }
-        if !exec.no_mask {
+        if !exec.no_mask && !self.em_whole {
             terms.push(PredSrc {
                 pred: P_EM,
                 negate: false,
@@ -605,6 +756,16 @@ impl<'k> Lower<'k> {
                 negate: one.negate,
             },
             [first, rest @ ..] => {
+                // The conjunction holds only where its range terms do.
+                let lanes = terms
+                    .iter()
+                    .filter(|t| !t.negate)
+                    .find_map(|t| self.range_lanes(t.pred))
+                    .unwrap_or(Lanes {
+                        first: 0,
+                        count: self.simd,
+                    });
+                self.conj_lanes.insert(into, lanes);
                 let mut acc = *first;
                 for t in rest {
                     self.emit_always(Op::PredLogic {

@@ -16,10 +16,11 @@
 //! the arguments (the kernel reads something the launch does not say) and zero before them
 //! (padding).
 
-use super::{err, LResult, LaunchInfo, Lower, P_EM, R_FILE, R_LANE, R_RESUME};
+use super::grf::ChannelBytes;
+use super::{err, GrfAccess, LResult, LaunchInfo, Lower, P_EM, R_FILE, R_LANE, R_RESUME};
 use crate::front::visa::ast::{self, InputKind, Predefined, VarKind};
 use crate::ir::{
-    self, Address, Guard, Inst as IrInst, Op, Operand, ParamKind, PayloadKind, Reg, SpecialReg, Ty,
+    self, Guard, Inst as IrInst, Op, Operand, ParamKind, PayloadKind, Reg, SpecialReg, Ty,
 };
 
 /// One field of the payload.
@@ -174,7 +175,7 @@ impl<'k> Lower<'k> {
         // The payload code first: it may need stride registers of its own.
         let body = std::mem::take(&mut self.body);
         let fixups = std::mem::take(&mut self.fixups);
-        self.next_temp = super::R_TEMP;
+        self.next_temp = self.temp_base;
         self.text = "(payload)".into();
         self.span = self.k.span;
         let (fields, args_end) = fields(self.simd, launch)?;
@@ -267,7 +268,7 @@ impl<'k> Lower<'k> {
                 Guard::ALWAYS,
             );
         }
-        let t = Reg(super::R_TEMP);
+        let t = Reg(self.temp_base);
         for (&(offset, size), &p) in &self.ranges {
             emit(
                 Op::Binary {
@@ -348,10 +349,10 @@ impl<'k> Lower<'k> {
             }
             let lane0 = self.lane0()?;
             if b % 4 == 0 && b + 4 <= len && (b..b + 4).all(|x| !covered[x as usize]) {
-                self.store_imm(lane0, Ty::U32, 0, at + b);
+                self.store_imm(lane0, Ty::U32, 0, at + b)?;
                 b += 4;
             } else {
-                self.store_imm(lane0, Ty::U8, 0, at + b);
+                self.store_imm(lane0, Ty::U8, 0, at + b)?;
                 b += 1;
             }
         }
@@ -373,24 +374,21 @@ impl<'k> Lower<'k> {
         })
     }
 
-    fn store_imm(&mut self, guard: Guard, ty: Ty, value: u64, at: u32) {
-        self.emit(
-            guard,
-            Op::Store {
-                access: Self::grf_access(ty, Address::base32(R_FILE, i64::from(at))),
-                src: Operand::Imm(value),
-            },
-        );
+    /// Stores `src` as `ty` at byte `at` of the file, the same bytes for every lane of `guard`.
+    fn store_at(&mut self, guard: Guard, ty: Ty, src: Operand, at: u32) -> LResult<()> {
+        let bytes = ChannelBytes::Linear {
+            first: at,
+            stride: 0,
+        };
+        self.grf_store(guard, GrfAccess::scalar(bytes, 0, ty), src)
     }
 
-    fn store_reg(&mut self, guard: Guard, ty: Ty, r: Reg, at: u32) {
-        self.emit(
-            guard,
-            Op::Store {
-                access: Self::grf_access(ty, Address::base32(R_FILE, i64::from(at))),
-                src: Operand::Reg(r),
-            },
-        );
+    fn store_imm(&mut self, guard: Guard, ty: Ty, value: u64, at: u32) -> LResult<()> {
+        self.store_at(guard, ty, Operand::Imm(value), at)
+    }
+
+    fn store_reg(&mut self, guard: Guard, ty: Ty, r: Reg, at: u32) -> LResult<()> {
+        self.store_at(guard, ty, Operand::Reg(r), at)
     }
 
     fn write_field(&mut self, f: &Field, at: u32) -> LResult<()> {
@@ -399,7 +397,7 @@ impl<'k> Lower<'k> {
         match f.value {
             Value::Zero => {
                 for i in 0..f.size / 4 {
-                    self.store_imm(lane0, Ty::U32, 0, at + 4 * i);
+                    self.store_imm(lane0, Ty::U32, 0, at + 4 * i)?;
                 }
             }
             Value::LocalId { d, first } => {
@@ -409,22 +407,17 @@ impl<'k> Lower<'k> {
                     negate: false,
                 };
                 self.emit(lanes, Op::ReadSpecial { dst: t, sr: TID[d] });
-                let base = self.stride_base(2)?;
-                self.emit(
-                    lanes,
-                    Op::Store {
-                        access: Self::grf_access(
-                            Ty::U16,
-                            Address::base32(base, i64::from(at) - 2 * i64::from(first)),
-                        ),
-                        src: Operand::Reg(t),
-                    },
-                );
+                let bytes = ChannelBytes::Linear {
+                    first: at,
+                    stride: 2,
+                };
+                let access = GrfAccess::scalar(bytes, first, Ty::U16);
+                self.grf_store(lanes, access, Operand::Reg(t))?;
             }
             Value::Special(srs) => {
                 for (i, sr) in srs.iter().enumerate().take((f.size / 4) as usize) {
                     self.emit(lane0, Op::ReadSpecial { dst: t, sr: *sr });
-                    self.store_reg(lane0, Ty::U32, t, at + 4 * i as u32);
+                    self.store_reg(lane0, Ty::U32, t, at + 4 * i as u32)?;
                 }
             }
             Value::GlobalSize => {
@@ -455,7 +448,7 @@ impl<'k> Lower<'k> {
                             c: Operand::Imm(0).into(),
                         },
                     );
-                    self.store_reg(lane0, Ty::U32, t, at + 4 * i as u32);
+                    self.store_reg(lane0, Ty::U32, t, at + 4 * i as u32)?;
                 }
             }
             Value::Cbank { offset } => match f.size {
@@ -468,7 +461,7 @@ impl<'k> Lower<'k> {
                             src: Operand::Const { bank: 0, offset },
                         },
                     );
-                    self.store_reg(lane0, Ty::U64, t, at);
+                    self.store_reg(lane0, Ty::U64, t, at)?;
                 }
                 4 => {
                     self.emit(
@@ -479,7 +472,7 @@ impl<'k> Lower<'k> {
                             src: Operand::Const { bank: 0, offset },
                         },
                     );
-                    self.store_reg(lane0, Ty::U32, t, at);
+                    self.store_reg(lane0, Ty::U32, t, at)?;
                 }
                 size => {
                     // A byte or a half: the aligned dword around it, shifted down.
@@ -505,7 +498,7 @@ impl<'k> Lower<'k> {
                             ftz: false,
                         },
                     );
-                    self.store_reg(lane0, if size == 2 { Ty::U16 } else { Ty::U8 }, t, at);
+                    self.store_reg(lane0, if size == 2 { Ty::U16 } else { Ty::U8 }, t, at)?;
                 }
             },
         }
