@@ -17,11 +17,12 @@
 //!   (`resume == 0`), waiting at a join point (`resume == k`), or done (`resume == DONE`), and
 //!   an IR predicate (`em`) mirrors "running". An instruction `(Mk[_NM], n)` executes in the
 //!   lanes `4(k−1) ≤ lane < 4(k−1) + n` whose `em` is set (any `em` with `_NM`) and whose
-//!   predicate holds: that is its IR guard. Before the first `goto`, `ret` or join point in
-//!   program order (and the first label a `goto` targets) every channel runs, so guards there
-//!   leave `em` out, and a `ret` there ends the thread with one `EXIT`. IR branches are therefore always uniform, and
+//!   predicate holds: that is its IR guard. IR branches are therefore always uniform, and
 //!   warp-collective IR ops (vote, reduce) see the whole thread, which `goto`'s "jump to the
-//!   next point where some channel waits" and the `.any`/`.all` predicates need.
+//!   next point where some channel waits" and the `.any`/`.all` predicates need. Before the
+//!   first `goto`, `ret` or join point in program order (and the first label a `goto` targets)
+//!   every channel runs, so guards there leave `em` out, and a `ret` there ends the thread with
+//!   one `EXIT`.
 //! * **Arguments** arrive through the thread payload ([`payload`]): a prologue writes what
 //!   IGC's OpenCL payload layout puts at each `.input`'s offset into the variable's bytes.
 //!
