@@ -98,7 +98,6 @@ pub(super) fn goto_targets(k: &Kernel) -> HashSet<LabelId> {
 impl<'k> Lower<'k> {
     /// The code of join point `j`: the channels waiting here run again.
     pub(super) fn join_code(&mut self, j: u32) {
-        self.em_whole = false;
         self.join_pos.insert(j, self.body.len());
         self.emit_always(super::setp_u32(ir::CmpOp::Eq, P_T0, R_RESUME, u64::from(j)));
         self.emit(
@@ -115,7 +114,8 @@ impl<'k> Lower<'k> {
         self.update_mask();
     }
 
-    /// `em = (resume == 0)`.
+    /// `em = (resume == 0)`. Every change of the execution mask goes through here, so from here
+    /// on channels may be missing (`em_whole` ends).
     fn update_mask(&mut self) {
         self.em_whole = false;
         self.emit_always(super::setp_u32(ir::CmpOp::Eq, P_EM, R_RESUME, 0));
@@ -202,7 +202,6 @@ impl<'k> Lower<'k> {
     }
 
     pub(super) fn lower_branch(&mut self, si: usize, inst: &Inst) -> LResult<()> {
-        self.em_whole = false;
         match inst.mnemonic.as_str() {
             "goto" => self.lower_goto(si, inst),
             other => Err(err(

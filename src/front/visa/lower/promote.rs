@@ -140,7 +140,7 @@ pub(super) struct Promotion {
 
 impl Promotion {
     /// Decides which variables of `kernel` to promote from every access a lowering made
-    /// (`touches`), for threads of `simd` channels, and gives them registers from `first_reg`.
+    /// (`touches`), and gives them registers from `first_reg`.
     pub fn decide(
         kernel: &Kernel,
         layout: &GrfLayout,
