@@ -14,7 +14,7 @@
 use super::divergence::{add_arrival, ScheduleCounters, Step, Warp};
 use super::LaunchContext;
 use crate::exec::{
-    CtaEnv, GroupAt, RunnerCache, SharedMemory, Stats, StuckWarp, TrapInfo, WarpState,
+    CtaEnv, GroupAt, GroupExit, RunnerCache, SharedMemory, Stats, StuckWarp, TrapInfo, WarpState,
 };
 
 /// What one quantum of a CTA ended with.
@@ -60,6 +60,9 @@ pub struct Cta {
     pub counters: ScheduleCounters,
     /// The backend's per-CTA state (see [`crate::exec::WarpRunner::prepare_cta`]).
     cache: RunnerCache,
+    /// The CTA's first quantum began in a run of fresh CTAs (`fresh.rs`), which stopped at
+    /// warp `.0` with the event `.1`: the next quantum applies it and goes on from there.
+    resume: Option<(usize, GroupExit)>,
 }
 
 impl Cta {
@@ -93,6 +96,7 @@ impl Cta {
             run_groups: Vec::new(),
             counters: ScheduleCounters::for_cta(linear),
             cache: RunnerCache::default(),
+            resume: None,
         })
     }
 
@@ -114,6 +118,22 @@ impl Cta {
         self.live_stale = false;
         self.barriers.clear();
         self.counters = ScheduleCounters::for_cta(linear);
+        self.resume = None;
+    }
+
+    /// Takes over a fresh CTA whose first quantum a run of fresh CTAs began (`fresh.rs`): that
+    /// run ran the groups of warps `0..=warp` in order, every one before `warp` exited, and
+    /// warp `warp` stopped with `exit`, its state in `state` (swapped in: `state` gets this
+    /// CTA's old allocation, recycled before its next use). The CTA was just reset for this
+    /// index. Its next [`Cta::quantum`] applies `exit` and runs the rest of the first quantum,
+    /// exactly as if the quantum had run those groups itself.
+    pub fn adopt_fresh(&mut self, warp: usize, exit: GroupExit, state: &mut WarpState) {
+        for earlier in &mut self.warps[..warp] {
+            earlier.exited_light();
+        }
+        std::mem::swap(&mut self.warps[warp].state, state);
+        self.live_stale = true;
+        self.resume = Some((warp, exit));
     }
 
     /// The warps' counters, summed.
@@ -147,6 +167,7 @@ impl Cta {
             run_groups,
             counters,
             cache,
+            resume,
             ..
         } = self;
         counters.quanta += 1;
@@ -165,8 +186,19 @@ impl Cta {
         ctx.runner.prepare_cta(cache, &env);
         let (mut waiting, mut spun) = (true, false);
         let mut w = 0;
+        let mut resume = resume.take();
         while w < warps.len() {
-            let (step, retired, run_arrived) = if warps[w].runs_light() {
+            let (step, retired, run_arrived) = if let Some((stopped, exit)) = resume.take() {
+                // The rest of a run of fresh CTAs (`adopt_fresh`): the warps before `stopped`
+                // exited there, which is progress, as in a light run of more than one warp.
+                w = stopped;
+                if stopped > 0 {
+                    waiting = false;
+                }
+                let runner = (ctx.runner, &mut *cache, &env);
+                let (step, retired) = warps[w].end_light_run(exit, runner, counters);
+                (step, retired || stopped > 0, false)
+            } else if warps[w].runs_light() {
                 // A run of light warps in one backend call, which takes their exits and
                 // barrier arrivals as they come (see `Warp::step_light_run`).
                 let run = Warp::step_light_run(

@@ -517,19 +517,12 @@ impl Warp {
         let taken = ran - usize::from(exit.is_some());
         // The warps whose events were taken and are still runnable exited.
         for warp in &mut warps[..taken] {
-            if let Some(light) = warp.light.filter(|l| l.barrier.is_none()) {
-                warp.state.exited |= light.mask;
-                warp.light = None;
-                retired = true;
-            }
+            retired |= warp.exited_light();
         }
         let last = exit.map(|exit| {
-            let warp = &mut warps[ran - 1];
-            let light = warp.light.expect("a warp of a light run is light");
-            let step = warp.ran_light(light, exit, (runner, &mut *cache, env), counters);
-            // Against the lanes the group ran with: the backend itself marks lanes that exited
-            // on the way (a yield's or a divergence's mask leaves them out).
-            retired |= warp.state.live() != light.mask;
+            let (step, last_retired) =
+                warps[ran - 1].end_light_run(exit, (runner, &mut *cache, env), counters);
+            retired |= last_retired;
             step
         });
         LightRunEnd {
@@ -538,6 +531,39 @@ impl Warp {
             arrived,
             retired,
         }
+    }
+
+    /// A light, runnable warp whose group exited in a run that did not report it (the backend
+    /// reports only the events the scheduler must see): every lane of the group exited. Returns
+    /// whether it was such a warp (a warp waiting at a barrier is left as it is).
+    #[inline(always)]
+    pub fn exited_light(&mut self) -> bool {
+        match self.light {
+            Some(light) if light.barrier.is_none() => {
+                self.state.exited |= light.mask;
+                self.light = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The last warp of a run of light warps ended its group with `exit`, which the run did not
+    /// take: applies it as [`Warp::ran_light`] does. Returns the step and whether lanes
+    /// retired. `cache` was prepared for `env` ([`Warp::step`]'s contract).
+    #[inline(always)]
+    pub fn end_light_run(
+        &mut self,
+        exit: GroupExit,
+        (runner, cache, env): (&dyn WarpRunner, &mut RunnerCache, &CtaEnv),
+        counters: &mut ScheduleCounters,
+    ) -> (Step, bool) {
+        let light = self.light.expect("a warp of a light run is light");
+        let step = self.ran_light(light, exit, (runner, cache, env), counters);
+        // Against the lanes the group ran with: the backend itself marks lanes that exited on
+        // the way (a yield's or a divergence's mask leaves them out).
+        let retired = self.state.live() != light.mask;
+        (step, retired)
     }
 
     /// Applies the event a light warp's group `light` ran to, as the general path would: a

@@ -78,6 +78,7 @@
 
 mod cta;
 mod divergence;
+mod fresh;
 mod residency;
 mod single;
 #[cfg(test)]
@@ -92,6 +93,7 @@ use crate::ir::{Kernel, LaunchSpec, MAX_BLOCK_THREADS};
 use crate::valid::KernelInfo;
 use cta::{Cta, Quantum};
 use divergence::ScheduleCounters;
+use fresh::FreshCtas;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -191,6 +193,10 @@ pub struct LaunchStats {
     pub barrier_releases: u64,
     /// Yields at which a group was seen spinning (and backed off, see `divergence.rs`).
     pub spins: u64,
+    /// CTAs whose first quantum ran back to back with other fresh CTAs, without the CTA being
+    /// made resident first (`fresh.rs`; kernels without shared memory). Those that did not
+    /// finish in it were made resident then.
+    pub fresh_ctas: u64,
     /// The most CTAs the workers were allowed to keep resident at once: their starting places,
     /// plus what workers whose CTAs all waited took (see `residency.rs`).
     pub resident_limit: u64,
@@ -393,6 +399,8 @@ struct WorkerTotals {
     stats: Stats,
     counters: ScheduleCounters,
     ctas: u64,
+    /// CTAs whose first quantum ran in a run of fresh CTAs.
+    fresh: u64,
     /// The worker stopped early with a CTA that had moved (ran a group that was not waiting,
     /// or finished) in its last round: the launch was still progressing.
     moving: bool,
@@ -508,11 +516,12 @@ fn launch_with_cap(
     let resident_limit = starting + shared.taken_places.load(Ordering::Relaxed);
     let mut stats = Stats::default();
     let mut counters = ScheduleCounters::default();
-    let mut ctas = 0;
+    let (mut ctas, mut fresh_ctas) = (0, 0);
     for t in &totals {
         stats.add(&t.stats);
         counters.add(&t.counters);
         ctas += t.ctas;
+        fresh_ctas += t.fresh;
     }
     let ran = LaunchStats {
         stats,
@@ -527,6 +536,7 @@ fn launch_with_cap(
         dissolved_joins: counters.dissolved_joins,
         barrier_releases: counters.barrier_releases,
         spins: counters.spins,
+        fresh_ctas,
         resident_limit: resident_limit as u64,
     };
     let failed = |error| {
@@ -688,15 +698,60 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
     let mut waiting_rounds = 0u32;
     // Whether a CTA moved in the last complete round (for the watchdog's report).
     let mut moved_last_round = false;
+    let mut fresh = match FreshCtas::for_launch(ctx) {
+        Some(Err(message)) => {
+            shared.fail(Failure::Error(LaunchError::Config(message)));
+            return totals;
+        }
+        fresh => fresh.and_then(Result::ok),
+    };
     loop {
         if shared.abort.load(Ordering::Acquire) {
             break;
         }
         while resident.len() < limit {
-            let Some(linear) = shared.next_cta(ctx.ctas) else {
-                break;
+            // With fresh runs (`fresh.rs`), CTAs are admitted when they are the next to run
+            // (`turn` is past every resident CTA), which is when a CTA admitted earlier would
+            // have run: they run back to back while each finishes in its first quantum, and
+            // the first that does not becomes resident and runs the rest of that quantum next.
+            let stopped = match fresh.as_mut() {
+                Some(_) if turn != resident.len() => break,
+                Some(fresh) => {
+                    let batch = fresh.run(ctx, shared);
+                    totals.ctas += batch.finished;
+                    totals.fresh += batch.finished + u64::from(batch.stop.is_some());
+                    totals.counters.quanta += batch.finished;
+                    finished |= batch.finished > 0;
+                    quanta += batch.finished;
+                    if let Some(message) = batch.broken {
+                        shared.fail(Failure::Error(LaunchError::Config(format!(
+                            "internal error in kernel `{}`: {message}",
+                            ctx.kernel.name
+                        ))));
+                        break;
+                    }
+                    if batch.timed_out {
+                        // CTAs finished in the run until the deadline: still progressing.
+                        totals.moving = true;
+                        shared.fail(Failure::Timeout);
+                        break;
+                    }
+                    match batch.stop {
+                        Some(stop) => Some(stop),
+                        // The counter ran out.
+                        None => break,
+                    }
+                }
+                _ => None,
             };
-            let cta = match spare.pop() {
+            let linear = match stopped {
+                Some((linear, _, _)) => linear,
+                None => match shared.next_cta(ctx.ctas) {
+                    Some(linear) => linear,
+                    None => break,
+                },
+            };
+            let mut cta = match spare.pop() {
                 Some(mut cta) => {
                     cta.reset(ctx, linear);
                     cta
@@ -709,6 +764,9 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
                     }
                 },
             };
+            if let (Some((_, warp, exit)), Some(fresh)) = (stopped, fresh.as_mut()) {
+                cta.adopt_fresh(warp, exit, &mut fresh.state);
+            }
             resident.push(cta);
         }
         if resident.is_empty() {
@@ -792,6 +850,9 @@ fn run_worker(ctx: &LaunchContext, shared: &Shared) -> WorkerTotals {
     // reports the work of the CTAs still resident (a reused CTA's warps hold both).
     for cta in spare.iter().chain(&resident) {
         totals.stats.add(&cta.stats());
+    }
+    if let Some(fresh) = &fresh {
+        totals.stats.add(&fresh.state.stats);
     }
     for cta in &resident {
         totals.counters.add(&cta.counters);

@@ -1626,3 +1626,141 @@ fn the_jit_runs_batches_as_the_interpreter_runs_warps() {
         assert_eq!(jit.2.contains("warp: 4, lane: 2"), traps, "{}", jit.2);
     }
 }
+
+// ---- fresh CTAs back to back (`fresh.rs`) ------------------------------------------------------
+
+/// What a deterministic launch did, as far as a scheduler can tell it apart: every call and
+/// executed instruction in order, the counters, the result, and global memory.
+#[derive(Debug, PartialEq)]
+struct Observed {
+    calls: Vec<Call>,
+    executed: Vec<Executed>,
+    counts: [u64; 9],
+    error: Option<String>,
+    memory: Vec<u32>,
+}
+
+/// Runs `program()` deterministically on `grid` CTAs of `block` threads, with `shared_bytes`
+/// of shared memory (none lets the worker run fresh CTAs back to back), and how many CTAs ran
+/// their first quantum that way.
+fn observe(
+    program: fn() -> Vec<MockOp>,
+    (grid, block, shared_bytes): (u32, u32, u32),
+    words: u64,
+) -> (Observed, u64) {
+    let mock = Mock::new(program());
+    let kernel = kernel(mock.ops.len());
+    let mut cfg = config(grid, block);
+    cfg.shared_bytes = shared_bytes;
+    cfg.deterministic(true);
+    let global = global_words(words);
+    let info = info(mock.ops.len(), &[]);
+    let (ran, error) = match launch_counted((&kernel, &info, &mock), (&global, &[], &[]), &cfg) {
+        Ok(ran) => (ran, None),
+        Err(failed) => (failed.ran, Some(failed.error.to_string())),
+    };
+    let observed = Observed {
+        calls: mock.calls(),
+        executed: mock.executed.lock().unwrap().clone(),
+        counts: [
+            ran.ctas,
+            ran.stats.warp_insts,
+            ran.quanta,
+            ran.yields,
+            ran.divergences,
+            ran.reconvergences,
+            ran.barrier_releases,
+            ran.spins,
+            ran.resident_limit,
+        ],
+        error,
+        memory: (0..words).map(|i| read_global(&global, i)).collect(),
+    };
+    (observed, ran.fresh_ctas)
+}
+
+/// Warps that exit at once, with CTAs among them whose warp 1 diverges (CTA ≡ 1 mod 3), that
+/// wait at a barrier (≡ 2 mod 4), or whose warps loop and yield (≡ 3 mod 5).
+fn mixed_first_quanta() -> Vec<MockOp> {
+    vec![
+        branch(3, |w, env, l| {
+            env.ctaid[0] % 3 == 1 && w.warp_id == 1 && l < 16
+        }), // 0
+        MockOp::Nop,                                          // 1
+        MockOp::Nop,                                          // 2
+        branch(5, |_, env, _| env.ctaid[0] % 4 != 2),         // 3
+        MockOp::Bar(0),                                       // 4
+        lane(|w, _, l| set_reg(w, 0, l, reg(w, 0, l) + 1)),   // 5
+        branch(5, |w, env, l| {
+            env.ctaid[0] % 5 == 3 && reg(w, 0, l) < 3
+        }), // 6
+        lane(|w, env, l| {
+            let slot = 1 + env.ctaid[0] * 96 + tid(w, l);
+            gword(env, slot).fetch_add(reg(w, 0, l), Ordering::Relaxed);
+        }), // 7
+        count_global(0),                                      // 8
+        MockOp::Exit,                                         // 9
+    ]
+}
+
+#[test]
+fn fresh_ctas_back_to_back_make_the_calls_a_resident_cta_would() {
+    let shape = |shared| (20, 96, shared);
+    let (resident, none) = observe(mixed_first_quanta, shape(256), 1 + 20 * 96);
+    let (fresh, ran_fresh) = observe(mixed_first_quanta, shape(0), 1 + 20 * 96);
+    assert_eq!(none, 0, "a kernel with shared memory is never run fresh");
+    // Every CTA's first quantum ran in a run of fresh CTAs (those that stopped became
+    // resident), and the backend saw exactly the same calls.
+    assert_eq!(ran_fresh, 20);
+    assert_eq!(fresh, resident);
+    assert_eq!(fresh.error, None);
+    assert_eq!(fresh.memory[0], 20 * 96);
+    for cta in 0..20u32 {
+        let looped = if cta % 5 == 3 { 3 } else { 1 };
+        for t in 0..96 {
+            let slot = (1 + cta * 96 + t) as usize;
+            assert_eq!(fresh.memory[slot], looped, "CTA {cta} thread {t}");
+        }
+    }
+    let [_, _, _, yields, divergences, _, barriers, _, _] = fresh.counts;
+    assert!(yields > 0 && divergences > 0 && barriers > 0, "{:?}", fresh.counts);
+}
+
+/// CTA 3 traps in warp 1 lane 5, after warp 0 of it exited: the run of fresh CTAs stops at
+/// its warp 1.
+fn trap_in_a_later_warp() -> Vec<MockOp> {
+    vec![
+        count_global(0),
+        MockOp::Trap {
+            cta: [3, 0, 0],
+            warp: 1,
+            lane: 5,
+        },
+        MockOp::Exit,
+    ]
+}
+
+#[test]
+fn a_trap_in_a_run_of_fresh_ctas_is_reported_as_a_resident_ctas_would_be() {
+    let (resident, _) = observe(trap_in_a_later_warp, (6, 64, 256), 1);
+    let (fresh, ran_fresh) = observe(trap_in_a_later_warp, (6, 64, 0), 1);
+    assert_eq!(ran_fresh, 4, "CTAs 0..=2 finished, CTA 3 stopped at its trap");
+    assert_eq!(fresh, resident);
+    let error = fresh.error.as_deref().expect("CTA 3 traps");
+    assert!(error.contains("warp 1") && error.contains("lane 5"), "{error}");
+    // Three CTAs of 64 threads finished; CTA 3's warp 0 exited before warp 1 trapped.
+    assert_eq!(fresh.counts[0], 3);
+    assert_eq!(fresh.memory[0], 3 * 64 + 64);
+}
+
+#[test]
+fn ctas_that_stop_in_a_run_of_fresh_ctas_still_wait_for_a_later_cta() {
+    // CTAs 0..=38 spin until CTA 39 raises the flag: each one stops the run it started in,
+    // becomes resident, and the worker grows its residency until CTA 39 runs.
+    let program = || inter_cta_flag_program(39);
+    let (resident, _) = observe(program, (40, 32, 256), 2);
+    let (fresh, ran_fresh) = observe(program, (40, 32, 0), 2);
+    assert!(ran_fresh > 0);
+    assert_eq!(fresh, resident);
+    assert_eq!(fresh.memory[0], 39 * 32);
+}
