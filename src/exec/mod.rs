@@ -169,6 +169,29 @@ pub trait WarpRunner: Send + Sync {
         // SAFETY: this function's contract is `run_group_prepared`'s.
         unsafe { run_warps_each(self, cache, run, env) }
     }
+
+    /// Runs *fresh* CTAs one after the other ([`FreshRun`]: each CTA the run hands out, from
+    /// its launch, with every warp's launch group), in one call: for each CTA, with `env`'s
+    /// fields but its own `ctaid`, each warp's group in index order on the run's one state,
+    /// recycled for that warp first ([`WarpState::recycle`] with the warp's index and lanes
+    /// and the run's ranges). It stops at the first group that ends with anything but an exit,
+    /// before asking for another CTA. Returns how many CTAs every warp of which exited, and
+    /// the stop: the CTA's linear index, the warp, and its event (the state holds the warp's).
+    /// The scheduler runs a worker's CTAs this way while each finishes in its first quantum
+    /// (`scheduler/fresh.rs`).
+    ///
+    /// Must behave exactly as [`WarpRunner::prepare_cta`] for each CTA and
+    /// [`WarpRunner::run_group_prepared`] for each warp in turn, which is what the default
+    /// does. `cache` may hold anything before; it is the run's alone.
+    fn run_fresh_ctas(
+        &self,
+        cache: &mut RunnerCache,
+        run: &mut dyn FreshRun,
+        env: &CtaEnv,
+    ) -> (u64, Option<(u64, usize, GroupExit)>) {
+        let first = run.next_cta();
+        run_fresh_each(self, cache, run, env, first)
+    }
 }
 
 /// The warps whose groups [`WarpRunner::run_warps`] runs: consecutive warps of one CTA, in
@@ -186,6 +209,26 @@ pub trait WarpRun<'a> {
     /// whether the scheduler took the event (it takes arrivals at a barrier), in which case the
     /// run may go on; otherwise the backend must stop and return `exit`.
     fn pass(&mut self, i: usize, exit: &GroupExit) -> bool;
+}
+
+/// The fresh CTAs of a [`WarpRunner::run_fresh_ctas`] call, as the scheduler hands them out.
+pub trait FreshRun {
+    /// The next CTA to run, as its linear index and `(x, y, z)` index, or `None`: the launch
+    /// has no CTA left for this worker, or the run must end (an abort, the watchdog's clock).
+    fn next_cta(&mut self) -> Option<(u64, [u32; 3])>;
+    /// The warps of every CTA of the run.
+    fn warps(&mut self) -> FreshWarps<'_>;
+}
+
+/// The warps of each CTA of a [`FreshRun`].
+pub struct FreshWarps<'a> {
+    /// Each warp's launch group, in index order: pc 0 and the warp's lanes.
+    pub groups: &'a [GroupAt],
+    /// The state every warp of the run uses in turn.
+    pub state: &'a mut WarpState,
+    /// The register words to zero when the state is recycled for the next warp
+    /// ([`WarpState::recycle`]'s `zero`).
+    pub zero: &'a [std::ops::Range<usize>],
 }
 
 /// Where a group of a [`WarpRun`] starts, and its lanes.
@@ -217,6 +260,40 @@ pub unsafe fn run_warps_each<R: WarpRunner + ?Sized>(
         }
     }
     (groups.len(), None)
+}
+
+/// [`WarpRunner::run_fresh_ctas`] CTA by CTA and warp by warp: `prepare_cta`, then
+/// [`WarpRunner::run_group_prepared`] for each warp, starting with the CTA `first` (already
+/// handed out by `run`, or `None`). The trait's default, and what a backend falls back to.
+pub fn run_fresh_each<R: WarpRunner + ?Sized>(
+    runner: &R,
+    cache: &mut RunnerCache,
+    run: &mut dyn FreshRun,
+    env: &CtaEnv,
+    first: Option<(u64, [u32; 3])>,
+) -> (u64, Option<(u64, usize, GroupExit)>) {
+    let mut finished = 0;
+    let mut next = first;
+    while let Some((linear, ctaid)) = next {
+        let env = CtaEnv { ctaid, ..*env };
+        runner.prepare_cta(cache, &env);
+        let FreshWarps {
+            groups,
+            state,
+            zero,
+        } = run.warps();
+        for (w, &GroupAt { pc, mask }) in groups.iter().enumerate() {
+            state.recycle(w as u32, mask, zero);
+            // SAFETY: `prepare_cta` just saw this `env`.
+            let exit = unsafe { runner.run_group_prepared(cache, state, &env, pc, mask, None) };
+            if exit != GroupExit::Exited {
+                return (finished, Some((linear, w, exit)));
+            }
+        }
+        finished += 1;
+        next = run.next_cta();
+    }
+    (finished, None)
 }
 
 /// A slot in which a backend keeps state between calls (see [`WarpRunner::prepare_cta`]):

@@ -37,8 +37,8 @@ mod warp_ctx;
 mod tests;
 
 use crate::exec::{
-    run_warps_each, CtaEnv, GroupAt, GroupExit, RunnerCache, TrapInfo, TrapReason, WarpRun,
-    WarpRunner, WarpState, WARP_STRIDE,
+    run_fresh_each, run_warps_each, CtaEnv, FreshRun, FreshWarps, GroupAt, GroupExit, RunnerCache,
+    TrapInfo, TrapReason, WarpRun, WarpRunner, WarpState, WARP_STRIDE,
 };
 use crate::ir::Kernel;
 use crate::valid::KernelInfo;
@@ -1001,6 +1001,58 @@ impl WarpRunner for JitKernel {
             }
             // SAFETY: this function's contract is `run_group_prepared`'s.
             _ => unsafe { run_warps_each(self, cache, run, env) },
+        }
+    }
+
+    /// One `prepare_cta` for the first CTA and one downcast of the cache per call; per CTA only
+    /// the context's `ctaid` changes (every other field of the key is the same for every CTA
+    /// of the run, so the context is the one `prepare_cta` would build); per warp the state's
+    /// recycling, its fields of the context, the call and the event check.
+    fn run_fresh_ctas(
+        &self,
+        cache: &mut RunnerCache,
+        run: &mut dyn FreshRun,
+        env: &CtaEnv,
+    ) -> (u64, Option<(u64, usize, GroupExit)>) {
+        let mut finished = 0;
+        let Some((mut linear, mut ctaid)) = run.next_cta() else {
+            return (0, None);
+        };
+        self.prepare_cta(cache, &CtaEnv { ctaid, ..*env });
+        let cached = match cache.get_mut::<CachedCtx>() {
+            Some(cached) if cached.valid => cached,
+            // A bank shorter than the kernel reads (validation makes this unreachable): CTA
+            // by CTA through `run_group`, as the trait's default would.
+            _ => return run_fresh_each(self, cache, run, env, Some((linear, ctaid))),
+        };
+        loop {
+            cached.key.ctaid = ctaid;
+            cached.ctx.ctaid = ctaid;
+            let FreshWarps {
+                groups,
+                state: warp,
+                zero,
+            } = run.warps();
+            for (w, &GroupAt { pc, mask }) in groups.iter().enumerate() {
+                warp.recycle(w as u32, mask, zero);
+                self.ensure_files(warp);
+                // `pc` is 0, an entry. The context is the one `prepare_cta` would build for
+                // this CTA (see above), so `run_code`'s requirements hold.
+                let code = self.run_code(&mut cached.ctx, warp, pc, mask, None);
+                if code == Event::Exited as u32 {
+                    continue;
+                }
+                let env = CtaEnv { ctaid, ..*env };
+                let exit = self.event(code, &mut cached.ctx, warp, &env, (pc, mask, None));
+                if exit != GroupExit::Exited {
+                    return (finished, Some((linear, w, exit)));
+                }
+            }
+            finished += 1;
+            match run.next_cta() {
+                Some(next) => (linear, ctaid) = next,
+                None => return (finished, None),
+            }
         }
     }
 }

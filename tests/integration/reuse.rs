@@ -52,6 +52,10 @@ fn reused_warps_see_zeroed_registers_where_they_can_read_them() {
             // Counters of warps reused over many CTAs add up: 64 CTAs * 2 warps * 18 insts.
             assert_eq!(r.launch.stats.warp_insts, 64 * 2 * 18, "{backend:?}");
             assert_eq!(r.launch.ctas, 64);
+            // The kernel has no shared memory and no warp stops before its exit: every CTA ran
+            // back to back with the others on one recycled warp state (`scheduler/fresh.rs`),
+            // which must zero what a reset zeroes.
+            assert_eq!(r.launch.fresh_ctas, 64, "{backend:?}");
         }
     }
 }

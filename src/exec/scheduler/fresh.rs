@@ -21,10 +21,14 @@
 //! window would have to take over the run's contents).
 
 use super::{LaunchContext, Shared, QUANTA_PER_CLOCK_CHECK};
+
+/// How many fresh CTAs a run hands out between two reads of the clock for the watchdog. A
+/// fresh CTA's first quantum is one group per warp, as short as a quantum gets: a read every
+/// [`QUANTA_PER_CLOCK_CHECK`] of them cost `counter` 1.5 %.
+const CTAS_PER_CLOCK_CHECK: u64 = 4 * QUANTA_PER_CLOCK_CHECK;
 use crate::exec::{
-    CtaEnv, GroupAt, GroupExit, RunnerCache, SharedMemory, WarpRun, WarpState,
+    CtaEnv, FreshRun, FreshWarps, GroupAt, GroupExit, RunnerCache, SharedMemory, WarpState,
 };
-use std::ops::Range;
 use std::time::Instant;
 
 /// A worker's means to run fresh CTAs back to back (see the module docs).
@@ -45,7 +49,7 @@ pub(super) struct Batch {
     pub finished: u64,
     /// The CTA that did not: its linear index, the warp that stopped, and its event.
     pub stop: Option<(u64, usize, GroupExit)>,
-    /// The launch's deadline passed (checked every [`QUANTA_PER_CLOCK_CHECK`] CTAs).
+    /// The launch's deadline passed (checked every [`CTAS_PER_CLOCK_CHECK`] CTAs).
     pub timed_out: bool,
     /// The backend broke the contract of `run_warps`: what it did.
     pub broken: Option<String>,
@@ -89,85 +93,103 @@ impl FreshCtas {
     /// not finish in it, the counter runs out (or the launch is aborted), or the deadline
     /// passes.
     pub fn run(&mut self, ctx: &LaunchContext, shared: &Shared) -> Batch {
-        let mut batch = Batch {
-            finished: 0,
-            stop: None,
+        let env = CtaEnv {
+            kernel: ctx.kernel,
+            info: ctx.info,
+            global: ctx.global,
+            shared: &self.shared,
+            cbank: ctx.cbank,
+            surfaces: ctx.surfaces,
+            ctaid: [0; 3],
+            ntid: ctx.block,
+            nctaid: ctx.grid,
+        };
+        let mut run = Handout {
+            ctx,
+            shared,
+            groups: &self.groups,
+            state: &mut self.state,
+            last: None,
+            handed: 0,
             timed_out: false,
+        };
+        let (finished, stop) = ctx.runner.run_fresh_ctas(&mut self.cache, &mut run, &env);
+        let mut batch = Batch {
+            finished,
+            stop: None,
+            timed_out: run.timed_out,
             broken: None,
         };
-        while let Some(linear) = shared.next_cta(ctx.ctas) {
-            let env = CtaEnv {
-                kernel: ctx.kernel,
-                info: ctx.info,
-                global: ctx.global,
-                shared: &self.shared,
-                cbank: ctx.cbank,
-                surfaces: ctx.surfaces,
-                ctaid: ctx.cta_index(linear),
-                ntid: ctx.block,
-                nctaid: ctx.grid,
-            };
-            ctx.runner.prepare_cta(&mut self.cache, &env);
-            let mut run = OneState {
-                groups: &self.groups,
-                state: &mut self.state,
-                zero: &ctx.zero_ranges,
-                current: None,
-            };
-            // SAFETY: `run_warps`' contract is `run_group_prepared`'s: `prepare_cta` just saw
-            // this `env`.
-            let (ran, exit) = unsafe { ctx.runner.run_warps(&mut self.cache, &mut run, &env) };
-            let warps = self.groups.len();
-            match exit {
-                None if ran == warps => batch.finished += 1,
-                Some(exit) if (1..=warps).contains(&ran) => {
-                    batch.stop = Some((linear, ran - 1, exit));
-                    return batch;
-                }
-                _ => {
-                    batch.broken = Some(format!(
-                        "backend reported running {ran} groups of a run of {warps} warps \
-                         (ending with {exit:?})"
-                    ));
-                    return batch;
-                }
-            }
-            if batch.finished % QUANTA_PER_CLOCK_CHECK == 0
-                && ctx.deadline.is_some_and(|d| Instant::now() >= d)
+        let handed = run.handed;
+        match stop {
+            Some((linear, warp, exit))
+                if warp < self.groups.len()
+                    && handed == finished + 1
+                    && exit != GroupExit::Exited =>
             {
-                batch.timed_out = true;
-                return batch;
+                batch.stop = Some((linear, warp, exit))
+            }
+            None if handed == finished => {}
+            stop => {
+                batch.broken = Some(format!(
+                    "backend reported {finished} finished fresh CTAs of {handed} and the stop \
+                     {stop:?} ({} warps a CTA)",
+                    self.groups.len()
+                ))
             }
         }
         batch
     }
 }
 
-/// The warps of a fresh CTA as `run_warps` sees them: one state, recycled for each warp as
-/// [`Cta::reset`](super::cta::Cta::reset) recycles a warp's own.
-struct OneState<'a> {
+/// The fresh CTAs of one [`FreshCtas::run`] as the backend sees them: CTAs from the launch's
+/// counter, their `(x, y, z)` index stepped from the last one's when they are consecutive.
+struct Handout<'a, 'c> {
+    ctx: &'a LaunchContext<'c>,
+    shared: &'a Shared,
     groups: &'a [GroupAt],
     state: &'a mut WarpState,
-    zero: &'a [Range<usize>],
-    /// The warp the state was last recycled for.
-    current: Option<usize>,
+    /// The last CTA handed out and its index.
+    last: Option<(u64, [u32; 3])>,
+    /// CTAs handed out.
+    handed: u64,
+    timed_out: bool,
 }
 
-impl<'a> WarpRun<'a> for OneState<'a> {
-    fn groups(&self) -> &'a [GroupAt] {
-        self.groups
-    }
-
-    fn state(&mut self, i: usize) -> &mut WarpState {
-        if self.current != Some(i) {
-            self.state.recycle(i as u32, self.groups[i].mask, self.zero);
-            self.current = Some(i);
+impl FreshRun for Handout<'_, '_> {
+    fn next_cta(&mut self) -> Option<(u64, [u32; 3])> {
+        if self.handed > 0
+            && self.handed % CTAS_PER_CLOCK_CHECK == 0
+            && self.ctx.deadline.is_some_and(|d| Instant::now() >= d)
+        {
+            self.timed_out = true;
+            return None;
         }
-        self.state
+        let linear = self.shared.next_cta(self.ctx.ctas)?;
+        let index = match self.last {
+            // The next x, or the start of the next row or slice (two divisions saved).
+            Some((last, [x, y, z])) if linear == last + 1 => {
+                let [gx, gy, _] = self.ctx.grid;
+                if x + 1 < gx {
+                    [x + 1, y, z]
+                } else if y + 1 < gy {
+                    [0, y + 1, z]
+                } else {
+                    [0, 0, z + 1]
+                }
+            }
+            _ => self.ctx.cta_index(linear),
+        };
+        self.last = Some((linear, index));
+        self.handed += 1;
+        Some((linear, index))
     }
 
-    fn pass(&mut self, _: usize, _: &GroupExit) -> bool {
-        // Every event but an exit ends the run (the CTA becomes resident to take it).
-        false
+    fn warps(&mut self) -> FreshWarps<'_> {
+        FreshWarps {
+            groups: self.groups,
+            state: self.state,
+            zero: &self.ctx.zero_ranges,
+        }
     }
 }

@@ -1686,20 +1686,18 @@ fn mixed_first_quanta() -> Vec<MockOp> {
         branch(3, |w, env, l| {
             env.ctaid[0] % 3 == 1 && w.warp_id == 1 && l < 16
         }), // 0
-        MockOp::Nop,                                          // 1
-        MockOp::Nop,                                          // 2
-        branch(5, |_, env, _| env.ctaid[0] % 4 != 2),         // 3
-        MockOp::Bar(0),                                       // 4
-        lane(|w, _, l| set_reg(w, 0, l, reg(w, 0, l) + 1)),   // 5
-        branch(5, |w, env, l| {
-            env.ctaid[0] % 5 == 3 && reg(w, 0, l) < 3
-        }), // 6
+        MockOp::Nop,                                                      // 1
+        MockOp::Nop,                                                      // 2
+        branch(5, |_, env, _| env.ctaid[0] % 4 != 2),                     // 3
+        MockOp::Bar(0),                                                   // 4
+        lane(|w, _, l| set_reg(w, 0, l, reg(w, 0, l) + 1)),               // 5
+        branch(5, |w, env, l| env.ctaid[0] % 5 == 3 && reg(w, 0, l) < 3), // 6
         lane(|w, env, l| {
             let slot = 1 + env.ctaid[0] * 96 + tid(w, l);
             gword(env, slot).fetch_add(reg(w, 0, l), Ordering::Relaxed);
         }), // 7
-        count_global(0),                                      // 8
-        MockOp::Exit,                                         // 9
+        count_global(0),                                                  // 8
+        MockOp::Exit,                                                     // 9
     ]
 }
 
@@ -1723,7 +1721,11 @@ fn fresh_ctas_back_to_back_make_the_calls_a_resident_cta_would() {
         }
     }
     let [_, _, _, yields, divergences, _, barriers, _, _] = fresh.counts;
-    assert!(yields > 0 && divergences > 0 && barriers > 0, "{:?}", fresh.counts);
+    assert!(
+        yields > 0 && divergences > 0 && barriers > 0,
+        "{:?}",
+        fresh.counts
+    );
 }
 
 /// CTA 3 traps in warp 1 lane 5, after warp 0 of it exited: the run of fresh CTAs stops at
@@ -1744,10 +1746,16 @@ fn trap_in_a_later_warp() -> Vec<MockOp> {
 fn a_trap_in_a_run_of_fresh_ctas_is_reported_as_a_resident_ctas_would_be() {
     let (resident, _) = observe(trap_in_a_later_warp, (6, 64, 256), 1);
     let (fresh, ran_fresh) = observe(trap_in_a_later_warp, (6, 64, 0), 1);
-    assert_eq!(ran_fresh, 4, "CTAs 0..=2 finished, CTA 3 stopped at its trap");
+    assert_eq!(
+        ran_fresh, 4,
+        "CTAs 0..=2 finished, CTA 3 stopped at its trap"
+    );
     assert_eq!(fresh, resident);
     let error = fresh.error.as_deref().expect("CTA 3 traps");
-    assert!(error.contains("warp 1") && error.contains("lane 5"), "{error}");
+    assert!(
+        error.contains("warp 1") && error.contains("lane 5"),
+        "{error}"
+    );
     // Three CTAs of 64 threads finished; CTA 3's warp 0 exited before warp 1 trapped.
     assert_eq!(fresh.counts[0], 3);
     assert_eq!(fresh.memory[0], 3 * 64 + 64);
