@@ -724,7 +724,8 @@ impl JitKernel {
         // `env` just now; the contracts of `run_group_prepared` and `run_warps` say
         // `prepare_cta` last saw an equal `env`, and `prepare_cta` rebuilds the context unless
         // its `CtxKey` shows it was built for the same regions at the same addresses and
-        // lengths; the generated code checks every device access against the limits in `ctx`
+        // lengths; `run_fresh_ctas` calls `prepare_cta` itself for its first CTA and then
+        // changes only `ctaid`, the one field in which its CTAs' environments differ; the generated code checks every device access against the limits in `ctx`
         // before touching memory; the bank is at least `cbank_needed` bytes or a padded copy
         // the caller keeps alive). `pc_arg` is at most the instruction count (the
         // implicit-exit block). The regions are accessed with plain moves while other

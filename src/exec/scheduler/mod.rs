@@ -52,6 +52,19 @@
 //! code and tests the event (`src/jit/mod.rs`); the interpreter keeps the trait's default, one
 //! warp at a time ([`crate::exec::run_warps_each`]).
 //!
+//! **Fresh CTAs back to back** (`fresh.rs`). For a kernel without shared memory, a worker
+//! admits CTAs only when they are the next to run (its round has passed every resident CTA,
+//! which is when a CTA admitted earlier would have run) and hands them to the backend in one
+//! call ([`crate::exec::WarpRunner::run_fresh_ctas`]): CTA after CTA, each warp's launch group
+//! on one warp state recycled as a reset would, until a group ends with anything but an exit.
+//! That CTA becomes resident: it takes over the stopped warp's state, counts the warps before it
+//! as exited, and its next quantum (which runs at once) applies the event and goes on with the
+//! warps after it. A CTA that finishes in its first quantum thus never costs a reset, a
+//! quantum's bookkeeping or a place in the resident list, and the JIT changes only the CTA index
+//! of its call context between CTAs. The backend sees the same calls in the same order as
+//! without it, so results, counters, traps and the deterministic schedule are unchanged (a test
+//! compares the two schedules call by call). [`LaunchStats::fresh_ctas`] counts these CTAs.
+//!
 //! Workers are scoped `std::thread`s, not a rayon pool: a resident CTA is a long-lived state
 //! machine that must be interleaved with the other resident CTAs until it finishes, which a
 //! work-stealing pool of run-to-completion tasks does not give.
