@@ -5,10 +5,11 @@
 //! group. For such a CTA the resident machinery (resetting a [`Cta`](super::cta::Cta)'s warps,
 //! the quantum's bookkeeping of light warps, the resident list) costs more host time than a
 //! small kernel's warps themselves. A [`FreshCtas`] runs them instead with one warp state,
-//! recycled before each warp exactly as a reset does, and one empty shared window: per CTA the
-//! backend's context is prepared once and its warps run in one
-//! [`run_warps`](crate::exec::WarpRunner::run_warps) call, every warp's group at pc 0 with all
-//! its lanes.
+//! recycled before each warp exactly as a reset does, and one empty shared window, handing CTA
+//! after CTA from the launch's counter to the backend in one
+//! [`run_fresh_ctas`](crate::exec::WarpRunner::run_fresh_ctas) call, every warp's group at pc 0
+//! with all its lanes (the JIT prepares its call context once per call and changes only the
+//! CTA index in it).
 //!
 //! The first warp whose group ends with anything but an exit (a barrier, a yield, a divergence,
 //! a trap) ends the run: the CTA becomes resident, takes over the stopped warp's state, counts
@@ -21,15 +22,15 @@
 //! window would have to take over the run's contents).
 
 use super::{LaunchContext, Shared, QUANTA_PER_CLOCK_CHECK};
+use crate::exec::{
+    CtaEnv, FreshRun, FreshWarps, GroupAt, GroupExit, RunnerCache, SharedMemory, WarpState,
+};
+use std::time::Instant;
 
 /// How many fresh CTAs a run hands out between two reads of the clock for the watchdog. A
 /// fresh CTA's first quantum is one group per warp, as short as a quantum gets: a read every
 /// [`QUANTA_PER_CLOCK_CHECK`] of them cost `counter` 1.5 %.
 const CTAS_PER_CLOCK_CHECK: u64 = 4 * QUANTA_PER_CLOCK_CHECK;
-use crate::exec::{
-    CtaEnv, FreshRun, FreshWarps, GroupAt, GroupExit, RunnerCache, SharedMemory, WarpState,
-};
-use std::time::Instant;
 
 /// A worker's means to run fresh CTAs back to back (see the module docs).
 pub(super) struct FreshCtas {
@@ -51,7 +52,7 @@ pub(super) struct Batch {
     pub stop: Option<(u64, usize, GroupExit)>,
     /// The launch's deadline passed (checked every [`CTAS_PER_CLOCK_CHECK`] CTAs).
     pub timed_out: bool,
-    /// The backend broke the contract of `run_warps`: what it did.
+    /// The backend broke the contract of `run_fresh_ctas`: what it did.
     pub broken: Option<String>,
 }
 
