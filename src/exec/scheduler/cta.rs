@@ -69,22 +69,16 @@ impl Cta {
     /// A fresh CTA with linear index `linear`, or why the host cannot hold its registers and
     /// shared window (a message for the launch's error).
     pub fn try_new(ctx: &LaunchContext, linear: u64) -> Result<Cta, String> {
-        let refused = |bytes: u64, what: &str| {
-            format!(
-                "kernel `{}`: cannot allocate {bytes} bytes of {what} for a CTA: the host allocator refused",
-                ctx.kernel.name
-            )
-        };
         let warps = (0..ctx.warps_per_cta)
             .map(|w| {
                 let lanes = WarpState::lane_mask(ctx.cta_threads, ctx.warp_size, w);
                 WarpState::try_new(ctx.kernel.num_regs, ctx.kernel.num_preds, w, lanes)
                     .map(Warp::new)
-                    .map_err(|bytes| refused(bytes, "warp registers"))
+                    .map_err(|bytes| ctx.refused(bytes, "warp registers"))
             })
             .collect::<Result<Vec<_>, String>>()?;
         let shared = SharedMemory::try_new(ctx.shared_bytes)
-            .map_err(|_| refused(u64::from(ctx.shared_bytes), "shared memory"))?;
+            .map_err(|_| ctx.refused(u64::from(ctx.shared_bytes), "shared memory"))?;
         Ok(Cta {
             linear,
             index: ctx.cta_index(linear),

@@ -65,13 +65,7 @@ impl FreshCtas {
         }
         let state = match WarpState::try_new(ctx.kernel.num_regs, ctx.kernel.num_preds, 0, 0) {
             Ok(state) => state,
-            Err(bytes) => {
-                return Some(Err(format!(
-                    "kernel `{}`: cannot allocate {bytes} bytes of warp registers for a CTA: \
-                     the host allocator refused",
-                    ctx.kernel.name
-                )))
-            }
+            Err(bytes) => return Some(Err(ctx.refused(bytes, "warp registers"))),
         };
         let shared = match SharedMemory::try_new(0) {
             Ok(shared) => shared,

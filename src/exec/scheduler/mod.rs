@@ -314,6 +314,14 @@ impl<'a> LaunchContext<'a> {
         ]
     }
 
+    /// The launch error's message when the host refuses `bytes` of `what` for a CTA.
+    fn refused(&self, bytes: u64, what: &str) -> String {
+        format!(
+            "kernel `{}`: cannot allocate {bytes} bytes of {what} for a CTA: the host allocator refused",
+            self.kernel.name
+        )
+    }
+
     /// Source line and text of instruction `pc` (line 0 and a note if there is none).
     fn inst_line_and_text(&self, pc: u32) -> (u32, String) {
         match self.kernel.insts.get(pc as usize) {
