@@ -2221,7 +2221,7 @@ fn check_seed(seed: u64) -> Result<(), TestCaseError> {
     // Warp aggregation is compiled in every setting: off, proven addresses only (the
     // default), and with the run-time address test, whole and chunked.
     let small = [1, 2, 3, 5, 8][seed as usize % 5];
-    // SIMD lanes are on in all but the first setting.
+    // SIMD lanes and running past divergent branches are on in all but the first setting.
     for (chunk_insts, threads, warp_aggregation, simd) in [
         (usize::MAX, 1, Aggregation::Off, false),
         (usize::MAX, 1, Aggregation::Proven, true),
@@ -2233,12 +2233,13 @@ fn check_seed(seed: u64) -> Result<(), TestCaseError> {
             threads,
             warp_aggregation,
             simd,
+            splits: simd,
         };
         let jit_kernel = jit::compile_with(&kernel, &info, options)
             .map_err(|e| TestCaseError::fail(format!("seed {seed:#x}: {e}")))?;
         let (got, got_mem) = run(&kernel, &info, &jit_kernel, grid, block, seed);
         let mode = format!(
-            "chunks of {chunk_insts} on {threads} compile thread(s), warp aggregation {warp_aggregation:?}, SIMD lanes {simd}"
+            "chunks of {chunk_insts} on {threads} compile thread(s), warp aggregation {warp_aggregation:?}, SIMD lanes and splits {simd}"
         );
         compare(seed, &mode, &kernel, &want, &want_mem, &got, &got_mem)?;
     }
@@ -2255,12 +2256,25 @@ fn compare(
     got: &Result<LaunchStats, LaunchError>,
     got_mem: &[u8],
 ) -> Result<(), TestCaseError> {
+    // The same schedule too: a backend's shortcuts (runs of warps, fresh CTAs, running past a
+    // divergent branch) must leave the scheduler's decisions exactly as they were.
+    let schedule = |s: &LaunchStats| {
+        (
+            s.quanta,
+            s.yields,
+            s.divergences,
+            s.reconvergences,
+            s.dissolved_joins,
+            s.barrier_releases,
+            s.spins,
+        )
+    };
     let describe = |r: &Result<LaunchStats, LaunchError>| match r {
-        Ok(s) => format!("ok {:?}", s.stats),
+        Ok(s) => format!("ok {:?}, schedule {:?}", s.stats, schedule(s)),
         Err(e) => format!("{e}"),
     };
     let same_outcome = match (want, got) {
-        (Ok(a), Ok(b)) => a.stats == b.stats,
+        (Ok(a), Ok(b)) => a.stats == b.stats && schedule(a) == schedule(b),
         (Err(LaunchError::Trap(a)), Err(LaunchError::Trap(b))) => a == b,
         _ => false,
     };
@@ -2669,5 +2683,151 @@ fn generated_kernels_cover_surfaces() {
     assert!(
         surface_traps.contains("SurfaceOutOfBounds"),
         "{surface_traps:?}"
+    );
+}
+
+/// Every lane takes a CAST lock in turn (once the retry branch is a spin exit, the winner's
+/// critical section and barrier arrival run past it); a quarter of the lanes take it again
+/// inside an `if` (a join is pending: nothing may run past a branch there); an if/else
+/// (its branch pushes a join); a branch with no reconvergence point (the paths meet only at
+/// their exits) splits every warp; and the lanes that took it, alone in their warp once the
+/// others exited, reach another if/else. Running past divergent branches must leave the schedule,
+/// the counters and memory exactly as the interpreter and the JIT without it have them, and
+/// must actually happen.
+const SPLITTING: &str = "
+.kernel k
+.buffer data u32[1] = 0
+.buffer out u32[1] = 0
+        MOV R4, RZ ;
+        MOV R5, 0x1 ;
+spin:
+        ATOMS.CAST R0, [0x0], R4, R5 ;
+        ISETP.EQ.U32.AND P0, PT, R0, RZ, PT ;
+        @P0 BRA spin ;
+        LDS R1, [0x4] ;
+        IADD3 R1, R1, 0x1, RZ ;
+        STS [0x4], R1 ;
+        ATOMS.EXCH RZ, [0x0], RZ ;
+        BAR.SYNC 0x0 ;
+        S2R R6, SR_TID.X ;
+        LOP3.LUT R7, R6, 0x3, RZ, 0xc0, !PT ;
+        ISETP.NE.AND P1, PT, R7, RZ, PT ;
+        @P1 BRA skip ;
+again:
+        ATOMS.CAST R0, [0x0], R4, R5 ;
+        ISETP.EQ.U32.AND P0, PT, R0, RZ, PT ;
+        @P0 BRA again ;
+        LDS R1, [0x10] ;
+        IADD3 R1, R1, R6, RZ ;
+        STS [0x10], R1 ;
+        ATOMS.EXCH RZ, [0x0], RZ ;
+skip:
+        BAR.SYNC 0x0 ;
+        MOV R2, c[0x0][0x168] ;
+        MOV R3, c[0x0][0x16c] ;
+        IMAD.WIDE.U32 R2, R6, 0x4, R2 ;
+        LOP3.LUT R12, R6, 0x1, RZ, 0xc0, !PT ;
+        ISETP.NE.AND P2, PT, R12, RZ, PT ;
+        @P2 BRA big ;
+        IADD3 R10, R6, 0x5, RZ ;
+        BRA joined ;
+big:
+        IADD3 R10, R6, 0x9, RZ ;
+joined:
+        @P1 BRA odd ;
+        ATOMS.ADD R8, [0x8], R10 ;
+        STG.E [R2.64], R8 ;
+        EXIT ;
+odd:
+        LOP3.LUT R13, R6, 0x2, RZ, 0xc0, !PT ;
+        ISETP.NE.AND P3, PT, R13, RZ, PT ;
+        @P3 BRA odd_big ;
+        IADD3 R10, R10, 0x3, RZ ;
+        BRA odd_joined ;
+odd_big:
+        IADD3 R10, R10, 0x7, RZ ;
+odd_joined:
+        ATOMS.INC R8, [0xc], R10 ;
+        LDS R9, [0x4] ;
+        IADD3 R8, R8, R9, RZ ;
+        LDS R9, [0x10] ;
+        IADD3 R8, R8, R9, RZ ;
+        STG.E [R2.64], R8 ;
+        EXIT ;
+";
+
+#[test]
+fn running_past_divergent_branches_keeps_the_schedule_exactly() {
+    let program =
+        atomjit::front::parse("splitting.s", SPLITTING, Dialect::Sass).expect("the program parses");
+    let kernel = &program.kernels[0];
+    let info = valid::validate(kernel).expect("the program is valid");
+    for (grid, block) in [([3, 1, 1], [128, 1, 1]), ([2, 1, 1], [96, 1, 1])] {
+        let (want, want_mem) = run(kernel, &info, &Interpreter::new(), grid, block, 7);
+        let stats = want.as_ref().expect("the interpreter runs it");
+        assert_eq!(stats.splits, 0, "the interpreter never runs past a branch");
+        for splits in [false, true] {
+            let options = jit::JitOptions {
+                splits,
+                ..jit::JitOptions::default()
+            };
+            let jit_kernel = jit::compile_with(kernel, &info, options).expect("it compiles");
+            let (got, got_mem) = run(kernel, &info, &jit_kernel, grid, block, 7);
+            let mode = format!("block {block:?}, splits {splits}");
+            compare(7, &mode, kernel, &want, &want_mem, &got, &got_mem)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let ran_past = got.as_ref().map(|s| s.splits).unwrap_or_default();
+            if splits {
+                // Nearly every hand-over of the lock (one per lane after the first of each
+                // warp) and every split at the `odd` branch.
+                let lanes = u64::from(grid[0] * block[0]);
+                assert!(
+                    ran_past >= lanes / 2,
+                    "{mode}: {ran_past} splits of {lanes} lanes"
+                );
+            } else {
+                assert_eq!(ran_past, 0, "{mode}");
+            }
+        }
+    }
+}
+
+/// The generator covers what the JIT runs as one chain on a shared word for the whole warp
+/// (`translate/memory.rs`, `private_chain`): 32- and 64-bit single-element atomics on an
+/// absolute (so warp-invariant) shared address, of every op the SASS shared table has, so that
+/// `check_seed` compares each with the interpreter's lane-by-lane execution.
+#[test]
+fn generated_kernels_cover_whole_warp_chains_on_a_shared_word() {
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..400u64 {
+        let kernel = generate(seed).0;
+        for inst in &kernel.insts {
+            if let Op::Atomic(a) = &inst.op {
+                let absolute = matches!(
+                    a.access.addr,
+                    Address::Linear(LinearAddress { base: None, .. })
+                );
+                if a.access.space == Space::Shared
+                    && absolute
+                    && !a.spin
+                    && a.access.vector == 1
+                    && matches!(a.access.ty.bytes(), 4 | 8)
+                {
+                    seen.insert((format!("{:?}", a.op), a.access.ty.bytes()));
+                }
+            }
+        }
+    }
+    let table = valid::table(Dialect::Sass, Space::Shared).expect("SASS has a shared table");
+    for row in table.rows {
+        assert!(
+            seen.iter().any(|(op, _)| *op == format!("{:?}", row.op)),
+            "no chained {:?} in 400 seeds: {seen:?}",
+            row.op
+        );
+    }
+    assert!(
+        seen.iter().any(|&(_, bytes)| bytes == 8),
+        "no 64-bit chain: {seen:?}"
     );
 }

@@ -74,6 +74,37 @@ pub enum GroupExit {
     Trap(TrapInfo),
 }
 
+/// A divergent branch that a backend ran past ([`WarpRunner::run_group_splitting`]): what it
+/// would otherwise have reported as [`GroupExit::Diverge`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split {
+    pub branch_pc: u32,
+    pub taken_pc: u32,
+    pub taken: u32,
+    pub fall_pc: u32,
+    pub fall: u32,
+}
+
+impl Split {
+    /// The event the backend would have reported instead.
+    pub fn exit(self) -> GroupExit {
+        let Split {
+            branch_pc,
+            taken_pc,
+            taken,
+            fall_pc,
+            fall,
+        } = self;
+        GroupExit::Diverge {
+            branch_pc,
+            taken_pc,
+            taken,
+            fall_pc,
+            fall,
+        }
+    }
+}
+
 /// Everything a backend needs to run warps of one CTA.
 pub struct CtaEnv<'a> {
     pub kernel: &'a Kernel,
@@ -135,6 +166,40 @@ pub trait WarpRunner: Send + Sync {
     ) -> GroupExit {
         let _ = cache;
         self.run_group(warp, env, pc, mask, stop_pc)
+    }
+
+    /// [`WarpRunner::run_group_prepared`] with no stop pc, allowed to run on past one
+    /// divergent branch that pushes no join: a branch with no reconvergence point, or a
+    /// backward branch in `spin_exits` (the warp's spin exits, see `scheduler/divergence.rs`),
+    /// whose target is not the next instruction. At the first such branch that splits the
+    /// group, the backend may, instead of returning [`GroupExit::Diverge`], record it and go on
+    /// with the fall-through lanes alone from the next instruction; it then returns the
+    /// [`Split`] and the event of the fall-through lanes' run. It must behave exactly as
+    /// `run_group_prepared(.., pc, mask, None)` followed, when that returns the divergence, by
+    /// `run_group_prepared(.., fall_pc, fall, None)`: the same effects, counters and events.
+    /// At most one branch is run past per call.
+    ///
+    /// The scheduler calls it only where it would run the fall-through group next anyway (the
+    /// warp has no join and no other runnable group, and its turn has room for two more
+    /// events), so that a lock handed from lane to lane of a warp costs one call per hand-over
+    /// instead of two. The default never runs past a branch.
+    ///
+    /// # Safety
+    ///
+    /// As for [`WarpRunner::run_group_prepared`].
+    unsafe fn run_group_splitting(
+        &self,
+        cache: &mut RunnerCache,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        spin_exits: &[u32],
+    ) -> (Option<Split>, GroupExit) {
+        let _ = spin_exits;
+        // SAFETY: this function's contract is `run_group_prepared`'s.
+        let exit = unsafe { self.run_group_prepared(cache, warp, env, pc, mask, None) };
+        (None, exit)
     }
 
     /// Runs the groups of a *run* of warps ([`WarpRun`]: consecutive warps of one CTA, each

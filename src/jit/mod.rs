@@ -38,7 +38,7 @@ mod tests;
 
 use crate::exec::{
     run_fresh_each, run_warps_each, CtaEnv, FreshRun, FreshWarps, GroupAt, GroupExit, RunnerCache,
-    TrapInfo, TrapReason, WarpRun, WarpRunner, WarpState, WARP_STRIDE,
+    Split, TrapInfo, TrapReason, WarpRun, WarpRunner, WarpState, WARP_STRIDE,
 };
 use crate::ir::Kernel;
 use crate::valid::KernelInfo;
@@ -102,6 +102,8 @@ pub struct JitKernel {
     warp_size: u32,
     /// Which pcs the compiled function can start at (`translate::resume_points`).
     resumable: Vec<bool>,
+    /// `JitOptions::splits`: `run_group_splitting` lets the code run past a divergent branch.
+    splits: bool,
 }
 
 impl std::fmt::Debug for JitKernel {
@@ -433,6 +435,12 @@ pub struct JitOptions {
     /// four lanes at a time as `i32x4` code. On by default; `ATOMJIT_SIMD=off` (or `0`,
     /// `false`, `no`) turns it off.
     pub simd: bool,
+    /// Running past divergent branches ([`crate::exec::WarpRunner::run_group_splitting`]):
+    /// where the scheduler would run a divergent branch's fall-through lanes next anyway, the
+    /// code goes on with them instead of returning (a lock handed from lane to lane of a warp
+    /// costs one call per hand-over instead of two). On by default; `ATOMJIT_SPLIT=off` (or
+    /// `0`, `false`, `no`) turns it off to compare.
+    pub splits: bool,
 }
 
 /// Which atomics [`JitOptions::warp_aggregation`] aggregates.
@@ -470,12 +478,19 @@ impl Default for JitOptions {
             chunk_insts: translate::CHUNK_INSTS,
             threads: 1,
             warp_aggregation: Aggregation::from_env(),
-            simd: !matches!(
-                std::env::var("ATOMJIT_SIMD").as_deref().map(str::trim),
-                Ok("off" | "0" | "false" | "no")
-            ),
+            simd: !env_off("ATOMJIT_SIMD"),
+            splits: !env_off("ATOMJIT_SPLIT"),
         }
     }
+}
+
+/// Whether the environment variable `name` turns a default-on choice off (`off`, `0`,
+/// `false`, `no`).
+fn env_off(name: &str) -> bool {
+    matches!(
+        std::env::var(name).as_deref().map(str::trim),
+        Ok("off" | "0" | "false" | "no")
+    )
 }
 
 /// [`compile`] with explicit [`JitOptions`]. Translation to Cranelift IR stays on the calling
@@ -532,6 +547,7 @@ pub fn compile_with(
         num_preds: kernel.num_preds,
         warp_size: kernel.warp_size,
         resumable: plan.resume,
+        splits: options.splits,
     })
 }
 
@@ -632,6 +648,9 @@ impl JitKernel {
             surface_lane: slow::surface_lane,
             surface_signed: 0,
             surface_fault: None,
+            split_ok: 0,
+            spin_exits: [NO_STOP; 2],
+            split_out: [0; 4],
         }
     }
 
@@ -959,6 +978,53 @@ impl WarpRunner for JitKernel {
         // The caller's contract (prepare_cta saw an `env` equal to this one) makes the cached
         // context exactly the one `run_group` would build, so `call`'s requirements hold.
         self.call(&mut cached.ctx, warp, env, pc, mask, stop_pc)
+    }
+
+    /// `run_group_prepared`, with `ctx.split_ok` set for the call (and cleared after it): the
+    /// generated code records in `ctx.split_out` the first divergent branch it runs past,
+    /// and what it returns is then the fall-through lanes' event.
+    unsafe fn run_group_splitting(
+        &self,
+        cache: &mut RunnerCache,
+        warp: &mut WarpState,
+        env: &CtaEnv,
+        pc: u32,
+        mask: u32,
+        spin_exits: &[u32],
+    ) -> (Option<Split>, GroupExit) {
+        let cached = match cache.get_mut::<CachedCtx>() {
+            Some(cached) if self.splits && cached.valid && self.prepare_warp(warp, pc) => cached,
+            _ => {
+                // SAFETY: this function's contract is `run_group_prepared`'s.
+                let exit = unsafe { self.run_group_prepared(cache, warp, env, pc, mask, None) };
+                return (None, exit);
+            }
+        };
+        let ctx = &mut cached.ctx;
+        ctx.split_ok = 1;
+        ctx.spin_exits = [
+            spin_exits.first().copied().unwrap_or(NO_STOP),
+            spin_exits.get(1).copied().unwrap_or(NO_STOP),
+        ];
+        // As in `run_group_prepared`: the caller's contract makes the cached context the one
+        // `run_group` would build.
+        let code = self.run_code(ctx, warp, pc, mask, None);
+        let split = (ctx.split_ok == 0).then(|| {
+            let [branch_pc, taken_pc, taken, fall] = ctx.split_out;
+            Split {
+                branch_pc,
+                taken_pc,
+                taken,
+                fall_pc: branch_pc + 1,
+                fall,
+            }
+        });
+        ctx.split_ok = 0;
+        let group = match split {
+            Some(s) => (s.fall_pc, s.fall, None),
+            None => (pc, mask, None),
+        };
+        (split, self.event(code, ctx, warp, env, group))
     }
 
     /// The groups of a run of warps, with the context `prepare_cta` left in `cache`: one

@@ -133,6 +133,16 @@ pub struct WarpCtx {
     /// Written by `surface_lane` when the access faults: what the trap reports (read by
     /// `JitKernel::call` at a surface trap site; the generated code never touches it).
     pub surface_fault: Option<(crate::exec::TrapReason, crate::exec::SurfaceTrap)>,
+    // Running past a divergent branch (`WarpRunner::run_group_splitting`), after every older
+    // field.
+    /// 1: the code may run past the next divergent branch that pushes no join, which it then
+    /// records in `split_out`, clearing this. 0 on every other call.
+    pub split_ok: u32,
+    /// The warp's spin exits (backward branches whose divergence pushes no join although they
+    /// have a reconvergence point), up to two; [`NO_STOP`] fills the rest.
+    pub spin_exits: [u32; 2],
+    /// The branch run past: its pc, its target, the taken lanes, the fall-through lanes.
+    pub split_out: [u32; 4],
 }
 
 /// What [`super::slow::surface_lane`] returns besides an element's device address (every
@@ -224,6 +234,9 @@ pub mod off {
     pub const RMW_VALUE: i32 = offset_of!(WarpCtx, rmw_value) as i32;
     pub const SURFACE_LANE: i32 = offset_of!(WarpCtx, surface_lane) as i32;
     pub const SURFACE_SIGNED: i32 = offset_of!(WarpCtx, surface_signed) as i32;
+    pub const SPLIT_OK: i32 = offset_of!(WarpCtx, split_ok) as i32;
+    pub const SPIN_EXITS: i32 = offset_of!(WarpCtx, spin_exits) as i32;
+    pub const SPLIT_OUT: i32 = offset_of!(WarpCtx, split_out) as i32;
 
     /// Offset in [`Stats`] of the counter of atomic op `op`.
     pub fn stat_atomic(op: AtomicOp) -> i32 {

@@ -190,7 +190,7 @@ impl Cta {
                     waiting = false;
                 }
                 let runner = (ctx.runner, &mut *cache, &env);
-                let (step, retired) = warps[w].end_light_run(exit, runner, counters);
+                let (step, retired) = warps[w].end_light_run(exit, runner, counters, barriers);
                 (step, retired || stopped > 0, false)
             } else if warps[w].runs_light() {
                 // A run of light warps in one backend call, which takes their exits and
@@ -217,7 +217,7 @@ impl Cta {
             } else {
                 let warp = &mut warps[w];
                 let live_before = warp.state.live();
-                let step = warp.step(ctx.runner, cache, &env, counters);
+                let step = warp.step(ctx.runner, cache, &env, counters, barriers);
                 (step, warp.state.live() != live_before, false)
             };
             *live_stale |= retired;

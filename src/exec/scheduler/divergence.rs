@@ -132,7 +132,7 @@ pub const MAX_BACKOFF: u32 = 63;
 
 /// The most events (group runs) in one turn of a warp, when groups split at divergent branches
 /// (see [`Warp::step`]).
-pub const EVENTS_PER_TURN: u32 = 4;
+pub const EVENTS_PER_TURN: u32 = 16;
 
 /// Identifies a join within its warp (never reused during a CTA's life).
 type JoinId = u64;
@@ -276,6 +276,9 @@ pub struct ScheduleCounters {
     pub dissolved_joins: u64,
     pub barrier_releases: u64,
     pub spins: u64,
+    /// Divergent branches the backend ran past ([`WarpRunner::run_group_splitting`]); each
+    /// is also counted in `divergences`.
+    pub splits: u64,
     /// Draws the back-offs of the CTA's spinning groups (see "Spinning and backing off").
     pub backoffs: SplitMix64,
 }
@@ -302,6 +305,7 @@ impl ScheduleCounters {
         self.dissolved_joins += o.dissolved_joins;
         self.barrier_releases += o.barrier_releases;
         self.spins += o.spins;
+        self.splits += o.splits;
     }
 }
 
@@ -438,6 +442,7 @@ impl Warp {
         cache: &mut RunnerCache,
         env: &CtaEnv,
         counters: &mut ScheduleCounters,
+        barriers: &mut Vec<(u32, u32)>,
     ) -> Step {
         match self.light {
             Some(light @ Light { barrier: None, .. }) => {
@@ -450,11 +455,11 @@ impl Warp {
                     light.mask,
                     None,
                 );
-                self.ran_light(light, exit, (runner, cache, env), counters)
+                self.ran_light(light, exit, (runner, cache, env), counters, barriers)
             }
             // Its only group waits at a barrier: nothing can run.
             Some(_) => Step::Idle,
-            None => self.step_general(runner, cache, env, counters),
+            None => self.step_general(runner, cache, env, counters, barriers),
         }
     }
 
@@ -500,6 +505,7 @@ impl Warp {
         let (ran, exit) = unsafe { runner.run_warps(cache, &mut run, env) };
         let LightRun {
             warps,
+            barriers,
             arrived,
             mut retired,
             ..
@@ -521,7 +527,7 @@ impl Warp {
         }
         let last = exit.map(|exit| {
             let (step, last_retired) =
-                warps[ran - 1].end_light_run(exit, (runner, &mut *cache, env), counters);
+                warps[ran - 1].end_light_run(exit, (runner, &mut *cache, env), counters, barriers);
             retired |= last_retired;
             step
         });
@@ -557,9 +563,10 @@ impl Warp {
         exit: GroupExit,
         (runner, cache, env): (&dyn WarpRunner, &mut RunnerCache, &CtaEnv),
         counters: &mut ScheduleCounters,
+        barriers: &mut Vec<(u32, u32)>,
     ) -> (Step, bool) {
         let light = self.light.expect("a warp of a light run is light");
-        let step = self.ran_light(light, exit, (runner, cache, env), counters);
+        let step = self.ran_light(light, exit, (runner, cache, env), counters, barriers);
         // Against the lanes the group ran with: the backend itself marks lanes that exited on
         // the way (a yield's or a divergence's mask leaves them out).
         let retired = self.state.live() != light.mask;
@@ -578,6 +585,7 @@ impl Warp {
         exit: GroupExit,
         (runner, cache, env): (&dyn WarpRunner, &mut RunnerCache, &CtaEnv),
         counters: &mut ScheduleCounters,
+        barriers: &mut Vec<(u32, u32)>,
     ) -> Step {
         match exit {
             GroupExit::Exited => {
@@ -598,7 +606,7 @@ impl Warp {
                 let diverged = matches!(exit, GroupExit::Diverge { .. });
                 let step = self.apply_and_settle(0, exit, env.info, counters);
                 if diverged && light.pc != 0 {
-                    return self.run_on(runner, cache, env, counters, 1);
+                    return self.run_on(runner, cache, env, counters, barriers, 1);
                 }
                 step
             }
@@ -634,12 +642,14 @@ impl Warp {
         cache: &mut RunnerCache,
         env: &CtaEnv,
         counters: &mut ScheduleCounters,
+        barriers: &mut Vec<(u32, u32)>,
     ) -> Step {
         match self.groups.as_slice() {
             [only] if self.joins.is_empty() && only.is_awake() => {
-                let (pc, mask, stop_pc) = (only.pc, only.mask, only.top().map(|e| e.reconv));
-                let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
-                if exit == GroupExit::Exited {
+                let mut events = 0;
+                let exit = self.run_group(runner, cache, env, counters, 0, &mut events);
+                if events == 0 && exit == GroupExit::Exited {
+                    let mask = self.groups[0].mask;
                     self.state.exited |= mask;
                     // The only group: `pop` drops one group inline where `clear` calls the
                     // slice's drop loop.
@@ -648,13 +658,15 @@ impl Warp {
                     return Step::Progress;
                 }
                 self.cursor = 1;
-                if matches!(exit, GroupExit::Diverge { .. }) {
-                    self.apply_and_settle(0, exit, env.info, counters);
-                    return self.run_on(runner, cache, env, counters, 1);
+                let diverged = matches!(exit, GroupExit::Diverge { .. });
+                let step = self.apply_and_settle(0, exit, env.info, counters);
+                events += 1;
+                if diverged && events < EVENTS_PER_TURN {
+                    return self.run_on(runner, cache, env, counters, barriers, events);
                 }
-                self.apply_and_settle(0, exit, env.info, counters)
+                settled_turn(step, events)
             }
-            _ => self.run_on(runner, cache, env, counters, 0),
+            _ => self.run_on(runner, cache, env, counters, barriers, 0),
         }
     }
 
@@ -668,6 +680,7 @@ impl Warp {
         cache: &mut RunnerCache,
         env: &CtaEnv,
         counters: &mut ScheduleCounters,
+        barriers: &mut Vec<(u32, u32)>,
         mut events: u32,
     ) -> Step {
         let mut next = self.next_runnable();
@@ -685,22 +698,89 @@ impl Warp {
                     Step::Progress
                 };
             };
-            let group = &self.groups[index];
-            let (pc, mask, stop_pc) = (group.pc, group.mask, group.top().map(|e| e.reconv));
-            let exit = run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
+            let exit = self.run_group(runner, cache, env, counters, index, &mut events);
             self.cursor = index + 1;
             let diverged = matches!(exit, GroupExit::Diverge { .. });
             let step = self.apply_and_settle(index, exit, env.info, counters);
             events += 1;
-            if !diverged || events >= EVENTS_PER_TURN {
-                // A turn in which a group split moved, whatever its last group did.
-                return match step {
-                    Step::Spin | Step::Idle if events > 1 => Step::Progress,
-                    step => step,
-                };
+            if events < EVENTS_PER_TURN {
+                if diverged {
+                    next = self.next_runnable();
+                    continue;
+                }
+                // After an arrival at a barrier, the turn goes on with the warp's next group
+                // when it has room for that group's run and, should it split, its
+                // fall-through group's (a turn never ends between a split and the run of its
+                // fall-through side: a lock's winner would hold the lock for a whole round).
+                // The arrival cannot release the barrier while a group of this warp can still
+                // run (its lanes are live and have not arrived), so the CTA takes it now.
+                if let (Step::Barrier { id, lanes }, true) = (&step, events + 2 <= EVENTS_PER_TURN)
+                {
+                    next = self.next_runnable();
+                    if next.is_some() {
+                        add_arrival(barriers, *id, *lanes);
+                        continue;
+                    }
+                }
             }
-            next = self.next_runnable();
+            return settled_turn(step, events);
         }
+    }
+
+    /// Runs group `index` until its next event and returns it. Where the turn would run the
+    /// fall-through group of a divergent branch next anyway, the backend may run on past the
+    /// branch ([`WarpRunner::run_group_splitting`]): the split is then applied here, exactly
+    /// as if the backend had returned it (one of the turn's `events`), and the event returned
+    /// is the fall-through group's, which is group `index` again.
+    ///
+    /// "Anyway" is: the warp has no join (so no group has a stop pc, a split pushes a join only
+    /// at a branch the backend knows to avoid, and settling after the split can only merge
+    /// groups), no other group can run (so nothing merges with the fall-through group, and it
+    /// is the next to run: it is new, and the cursor is at it), and the turn has room for the
+    /// split and the fall-through group's run.
+    #[inline(always)]
+    fn run_group(
+        &mut self,
+        runner: &dyn WarpRunner,
+        cache: &mut RunnerCache,
+        env: &CtaEnv,
+        counters: &mut ScheduleCounters,
+        index: usize,
+        events: &mut u32,
+    ) -> GroupExit {
+        let group = &self.groups[index];
+        let (pc, mask, stop_pc) = (group.pc, group.mask, group.top().map(|e| e.reconv));
+        let alone = || {
+            self.groups
+                .iter()
+                .enumerate()
+                .all(|(i, g)| i == index || g.state != GroupState::Running)
+        };
+        if !(self.joins.is_empty() && *events + 2 <= EVENTS_PER_TURN && alone()) {
+            return run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
+        }
+        // SAFETY: `Warp::step`'s contract: its caller prepared `cache` for `env`.
+        let (split, exit) = unsafe {
+            runner.run_group_splitting(cache, &mut self.state, env, pc, mask, &self.spin_exits)
+        };
+        if let Some(split) = split {
+            self.cursor = index + 1;
+            // Settling after it could only merge groups, and none can merge: the two new
+            // groups are the only runnable ones and stand at different pcs (the backend does
+            // not run past a branch to the next instruction), and the waiting groups were
+            // settled before.
+            self.apply(index, split.exit(), env.info, counters);
+            counters.splits += 1;
+            *events += 1;
+            debug_assert!(
+                self.groups.get(index).is_some_and(|g| g.pc == split.fall_pc
+                    && g.mask == split.fall
+                    && g.is_awake()
+                    && self.cursor == index),
+                "the fall-through group of a split is not the next to run"
+            );
+        }
+        exit
     }
 
     #[inline(never)]
@@ -975,7 +1055,12 @@ impl Warp {
     /// reconvergence pc park, complete joins release, joins blocked by a barrier dissolve, and
     /// runnable groups that stand together merge.
     fn settle(&mut self, counters: &mut ScheduleCounters) {
-        if self.joins.is_empty() && self.groups.len() <= 1 {
+        if self.joins.is_empty() {
+            // Without joins every stack is empty: nothing parks, completes or dissolves, and
+            // only merging is left to do.
+            if self.groups.len() > 1 {
+                while self.merge_one() {}
+            }
             return;
         }
         while self.park_one()
@@ -1063,6 +1148,7 @@ impl Warp {
     /// after it one at a time; merged, they stay one group, so the warp's bookkeeping does not
     /// grow with every lock hand-over.) Merged runnable groups are watched afresh, and sit out
     /// the shorter of their back-offs.
+    #[inline]
     fn merge_one(&mut self) -> bool {
         for i in 0..self.groups.len() {
             if self.groups[i].state == GroupState::AtJoin {
@@ -1070,7 +1156,7 @@ impl Warp {
             }
             for j in i + 1..self.groups.len() {
                 let (a, b) = (&self.groups[i], &self.groups[j]);
-                if a.state == b.state && a.pc == b.pc && a.stack == b.stack {
+                if a.pc == b.pc && a.state == b.state && a.stack == b.stack {
                     let (sleep, other) = (a.watch.sleep.min(b.watch.sleep), b.mask);
                     self.groups[i].mask |= other;
                     self.groups[i].rewatch();
@@ -1183,6 +1269,15 @@ pub fn add_arrival(barriers: &mut Vec<(u32, u32)>, id: u32, lanes: u32) {
     }
 }
 
+/// What a turn of `events` group runs reports, given its last run's step: a turn in which a
+/// group split moved, whatever its last group did.
+fn settled_turn(step: Step, events: u32) -> Step {
+    match step {
+        Step::Spin | Step::Idle if events > 1 => Step::Progress,
+        step => step,
+    }
+}
+
 /// Runs a group on a backend whose `cache` was prepared for `env`.
 #[inline(always)]
 fn run_prepared(
@@ -1280,10 +1375,11 @@ mod tests {
     const LOW16: u32 = 0x0000_ffff;
     const HIGH16: u32 = 0xffff_0000;
 
-    fn with_warp(
-        events: Vec<GroupExit>,
-        test: impl FnOnce(&mut dyn FnMut() -> (Step, Vec<(u32, u32, GroupState)>)),
-    ) {
+    /// What one step of [`with_warp`]'s warp did: its step, its groups after it, and the
+    /// arrivals at barriers the turn handed to the CTA itself.
+    type TestStep = (Step, Vec<(u32, u32, GroupState)>, Vec<(u32, u32)>);
+
+    fn with_warp(events: Vec<GroupExit>, test: impl FnOnce(&mut dyn FnMut() -> TestStep)) {
         let kernel = Kernel {
             name: "k".into(),
             dialect: Dialect::Sass,
@@ -1326,11 +1422,13 @@ mod tests {
         };
         let mut warp = Warp::new(WarpState::new(2, 1, 0, u32::MAX));
         let mut counters = ScheduleCounters::default();
+        let mut barriers = Vec::new();
         let mut cache = RunnerCache::default();
         runner.prepare_cta(&mut cache, &env);
         let mut step = || {
-            let step = warp.step(&runner, &mut cache, &env, &mut counters);
-            (step, warp.describe())
+            let step = warp.step(&runner, &mut cache, &env, &mut counters, &mut barriers);
+            // The arrivals the turn handed to the CTA itself (the last one is the step's).
+            (step, warp.describe(), std::mem::take(&mut barriers))
         };
         test(&mut step);
     }
@@ -1350,12 +1448,12 @@ mod tests {
         let events = vec![GroupExit::Yield { pc: 3, mask: LOW16 }, GroupExit::Exited];
         with_warp(events, |step| {
             // The launch group ran at pc 0 with every lane; the high lanes exited on the way.
-            let (result, groups) = step();
+            let (result, groups, _) = step();
             assert!(matches!(result, Step::Progress));
             assert_eq!(groups, vec![(3, LOW16, GroupState::Running)]);
-            let (_, groups) = step();
+            let (_, groups, _) = step();
             assert_eq!(groups, vec![]);
-            let (result, _) = step();
+            let (result, _, _) = step();
             assert!(matches!(result, Step::Idle));
         });
     }
@@ -1377,7 +1475,7 @@ mod tests {
             vec![diverge, spin.clone(), spin, GroupExit::Exited],
             |step| {
                 // The taken lanes start at the reconvergence point and park there at once.
-                let (_, groups) = step();
+                let (_, groups, _) = step();
                 assert_eq!(
                     groups,
                     vec![
@@ -1387,9 +1485,9 @@ mod tests {
                 );
                 assert_eq!(GroupState::AtJoin.describe(), "waiting to reconverge");
                 // The first yield records the spinners' state; the second finds it unchanged.
-                let (_, groups) = step();
+                let (_, groups, _) = step();
                 assert_eq!(groups[1], (5, LOW16, GroupState::AtJoin));
-                let (_, groups) = step();
+                let (_, groups, _) = step();
                 assert_eq!(
                     groups,
                     vec![
@@ -1398,7 +1496,7 @@ mod tests {
                     ]
                 );
                 // The released lanes run on past the reconvergence point without a stop.
-                let (step_result, groups) = step();
+                let (step_result, groups, _) = step();
                 assert!(matches!(step_result, Step::Progress));
                 assert_eq!(groups, vec![(1, HIGH16, GroupState::Running)]);
             },
@@ -1419,10 +1517,13 @@ mod tests {
             mask: HIGH16,
             id: 3,
         };
-        with_warp(vec![diverge, barrier], |step| {
+        // The released siblings run in the same turn, after the CTA took the arrival.
+        let yielded = GroupExit::Yield { pc: 5, mask: LOW16 };
+        with_warp(vec![diverge, barrier, yielded], |step| {
             step();
-            let (result, groups) = step();
-            assert!(matches!(result, Step::Barrier { id: 3, lanes: 16 }));
+            let (result, groups, arrivals) = step();
+            assert!(matches!(result, Step::Progress), "{result:?}");
+            assert_eq!(arrivals, vec![(3, 16)]);
             assert_eq!(
                 groups,
                 vec![
@@ -1445,14 +1546,14 @@ mod tests {
         with_warp(
             vec![diverge, GroupExit::Reconverge { mask: 0x70 }],
             |step| {
-                let (_, groups) = step();
+                let (_, groups, _) = step();
                 // Lanes 8..31 were in neither side: they exited.
                 assert_eq!(
                     groups,
                     vec![(1, 0xf0, GroupState::Running), (5, 0xf, GroupState::AtJoin)]
                 );
                 // Lane 7 exited on the way to the join; the join completes with lanes 0..6.
-                let (_, groups) = step();
+                let (_, groups, _) = step();
                 assert_eq!(groups, vec![(5, 0x7f, GroupState::Running)]);
             },
         );

@@ -206,6 +206,9 @@ pub struct LaunchStats {
     pub barrier_releases: u64,
     /// Yields at which a group was seen spinning (and backed off, see `divergence.rs`).
     pub spins: u64,
+    /// Divergent branches the backend ran past instead of returning them
+    /// (`WarpRunner::run_group_splitting`), also counted in `divergences`.
+    pub splits: u64,
     /// CTAs whose first quantum ran back to back with other fresh CTAs, without the CTA being
     /// made resident first (`fresh.rs`; kernels without shared memory). Those that did not
     /// finish in it were made resident then.
@@ -557,6 +560,7 @@ fn launch_with_cap(
         dissolved_joins: counters.dissolved_joins,
         barrier_releases: counters.barrier_releases,
         spins: counters.spins,
+        splits: counters.splits,
         fresh_ctas,
         resident_limit: resident_limit as u64,
     };

@@ -169,6 +169,18 @@ pub(super) fn aggregated(
     }
 }
 
+/// Whether atomic `a` runs as one chain on a shared word for the whole warp
+/// ([`Translator::private_chain`]): a 32- or 64-bit single-element atomic on the shared space,
+/// not `.SPIN` (which claims banks lane by lane), whose address is warp-invariant. Such an
+/// atomic is a whole-warp step, never fused.
+pub(super) fn chained(invariant: &[bool], a: &AtomicInst) -> bool {
+    a.access.space == Space::Shared
+        && !a.spin
+        && a.access.vector == 1
+        && matches!(a.access.ty.bytes(), 4 | 8)
+        && address_invariant(invariant, &a.access.addr)
+}
+
 /// The host read-modify-write that one warp-aggregated atomic performs for `a` (see "Warp
 /// aggregation" in the module docs), or `None` when `a` always runs lane by lane. The ops are
 /// those whose per-lane lowering is that same `atomic_rmw` ([`Translator::atomic_lowering`])
@@ -881,10 +893,19 @@ impl<'a, 'f> Translator<'a, 'f> {
             2 => I64,
             _ => I32,
         };
+        let invariant = self.info.invariant();
+        if self.fused.is_none() && chained(invariant, a) {
+            self.private_chain(a, &lowering, exec, it)?;
+            self.atomic_exec = None;
+            self.count_atomics(a.op, exec, n);
+            if !a.performed.is_pt() {
+                self.write_pred(a.performed, exec, exec)?;
+            }
+            return Ok(Flow::Next(self.mask));
+        }
         // Warp aggregation: with an invariant address the whole-warp path alone; otherwise
         // the whole-warp path or on to the per-lane loop below in the block it leaves open,
         // both ending at `agg_join`.
-        let invariant = self.info.invariant();
         let agg_join = match aggregated(invariant, a, self.aggregate) {
             Some(op) if self.fused.is_none() => {
                 if address_invariant(invariant, &a.access.addr) {
@@ -1069,15 +1090,45 @@ impl<'a, 'f> Translator<'a, 'f> {
         exec: Value,
         it: Type,
     ) -> Result<(), JitError> {
-        let words = a.access.ty.regs();
+        self.once_for_the_warp(a, exec, |t, first, addr| {
+            t.uniform_atomic_at(a, op, exec, it, first, addr)
+        })
+    }
+
+    /// Emits `body` with the lowest executing lane and its address of `a`, run only when some
+    /// lane executes: the frame of a whole-warp atomic.
+    fn once_for_the_warp(
+        &mut self,
+        a: &'a AtomicInst,
+        exec: Value,
+        body: impl FnOnce(&mut Self, &Lane, Value) -> Result<(), JitError>,
+    ) -> Result<(), JitError> {
         let run = self.b.create_block();
         let join = self.b.create_block();
         self.b.ins().brif(exec, run, &[], join, &[]);
         self.b.switch_to_block(run);
         let first = self.lane_at(exec);
         let addr = self.lane_address(&first, &a.access)?;
+        body(self, &first, addr)?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        Ok(())
+    }
+
+    /// [`Self::uniform_atomic`] once some lane executes: `first` is the lowest, `addr` the
+    /// warp's address.
+    fn uniform_atomic_at(
+        &mut self,
+        a: &'a AtomicInst,
+        op: AtomicRmwOp,
+        exec: Value,
+        it: Type,
+        first: &Lane,
+        addr: Value,
+    ) -> Result<(), JitError> {
+        let words = a.access.ty.regs();
         let combined = if operand_invariant(self.info.invariant(), a.src, words) {
-            let b = self.read_operand(&first, a.src, words)?;
+            let b = self.read_operand(first, a.src, words)?;
             let k = self.b.ins().popcnt(exec);
             let k = if it == I64 {
                 self.b.ins().uextend(I64, k)
@@ -1114,13 +1165,10 @@ impl<'a, 'f> Translator<'a, 'f> {
                 Ok(vec![t.rmw_new_value(acc_op, c[0], b)])
             })?[0]
         };
-        let ptr = self.checked_pointer_in(&first, a.access.space, addr, a.access.bytes(), false)?;
+        let ptr = self.checked_pointer_in(first, a.access.space, addr, a.access.bytes(), false)?;
         let flags = MemFlagsData::trusted().with_alias_region(self.flags.device.alias_region());
         let old = self.b.ins().atomic_rmw(it, flags, op, ptr, combined);
-        self.lane_results(a, op, exec, old)?;
-        self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(join);
-        Ok(())
+        self.lane_results(a, op, exec, old)
     }
 
     /// After a warp-aggregated atomic returned `old`: each executing lane's result in lane
@@ -1265,27 +1313,104 @@ impl<'a, 'f> Translator<'a, 'f> {
     ) -> Value {
         let flags = self.flags.device;
         let old = self.b.ins().load(it, flags, ptr, 0);
-        let (new, result) = match lowering {
-            AtomicLowering::Rmw(op) => (self.rmw_new_value(*op, old, b), old),
+        let (new, result, failed) = self.private_new_value(a, lowering, it, old, b, c, ftz);
+        if let Some(failed) = failed {
+            self.stat_add(off::STAT_CAS_FAILURES, failed);
+        }
+        // A failed compare stores the old value back: nobody else can see the window.
+        self.b.ins().store(flags, new, ptr, 0);
+        result
+    }
+
+    /// The new memory value and the result of read-modify-write `a` (lowered as `lowering`,
+    /// in the memory type `it`) on the shared-window value `old`, and for a CAS whether the
+    /// compare failed (an `I64` 0 or 1, to count in `Stats::cas_failures`).
+    #[allow(clippy::too_many_arguments)]
+    fn private_new_value(
+        &mut self,
+        a: &AtomicInst,
+        lowering: &AtomicLowering,
+        it: Type,
+        old: Value,
+        b: Value,
+        c: Option<Value>,
+        ftz: Ftz,
+    ) -> (Value, Value, Option<Value>) {
+        match lowering {
+            AtomicLowering::Rmw(op) => (self.rmw_new_value(*op, old, b), old, None),
             AtomicLowering::Cas { store_flag } => {
                 let swap = c.unwrap_or(b);
                 let stored = self.b.ins().icmp(IntCC::Equal, old, b);
                 let failed = self.b.ins().icmp(IntCC::NotEqual, old, b);
                 let failed = self.b.ins().uextend(I64, failed);
-                self.stat_add(off::STAT_CAS_FAILURES, failed);
-                // A failed compare stores the old value back: nobody else can see the window.
                 let new = self.b.ins().select(stored, swap, old);
                 let result = if *store_flag {
                     self.b.ins().uextend(it, stored)
                 } else {
                     old
                 };
-                (new, result)
+                (new, result, Some(failed))
             }
-            AtomicLowering::Loop(op) => (self.loop_new_value(a, *op, old, b, c, ftz), old),
-        };
-        self.b.ins().store(flags, new, ptr, 0);
-        result
+            AtomicLowering::Loop(op) => (self.loop_new_value(a, *op, old, b, c, ftz), old, None),
+        }
+    }
+
+    /// Atomic `a` on one word of the shared window for the whole warp ([`chained`]; see
+    /// "Shared memory" in the module docs): the address checked once, at the lowest executing
+    /// lane (where the per-lane loop would trap first, with the same address, before any lane
+    /// had an effect); the word loaded once; each lane's read-modify-write computed in lane
+    /// order on the running value, its result written to its destination; the last value
+    /// stored once. Exactly the per-lane loop's effects, with the word in a host register
+    /// between lanes instead of in memory (a lock handed from lane to lane of a warp no
+    /// longer waits on a store and a load per lane).
+    fn private_chain(
+        &mut self,
+        a: &'a AtomicInst,
+        lowering: &AtomicLowering,
+        exec: Value,
+        it: Type,
+    ) -> Result<(), JitError> {
+        self.once_for_the_warp(a, exec, |t, first, addr| {
+            t.private_chain_at(a, lowering, exec, it, first, addr)
+        })
+    }
+
+    /// [`Self::private_chain`] once some lane executes: `first` is the lowest, `addr` the
+    /// warp's address.
+    fn private_chain_at(
+        &mut self,
+        a: &'a AtomicInst,
+        lowering: &AtomicLowering,
+        exec: Value,
+        it: Type,
+        first: &Lane,
+        addr: Value,
+    ) -> Result<(), JitError> {
+        let words = a.access.ty.regs();
+        let ptr = self.checked_pointer_in(first, Space::Shared, addr, a.access.bytes(), false)?;
+        let flags = self.flags.device;
+        let old = self.b.ins().load(it, flags, ptr, 0);
+        let ftz = if a.ftz { Ftz::On } else { Ftz::Off };
+        let no_failures = self.iconst(I64, 0);
+        let last = self.lane_loop(exec, &[old, no_failures], |t, lane, c| {
+            let b = t.read_operand(lane, a.src, words)?;
+            let c2 = match a.src2 {
+                Some(s) => Some(t.read_operand(lane, s, words)?),
+                None => None,
+            };
+            let (new, result, failed) = t.private_new_value(a, lowering, it, c[0], b, c2, ftz);
+            t.write_reg(lane, a.dst, words, result);
+            let failures = match failed {
+                Some(failed) => t.b.ins().iadd(c[1], failed),
+                None => c[1],
+            };
+            Ok(vec![new, failures])
+        })?;
+        self.b.ins().store(flags, last[0], ptr, 0);
+        if matches!(lowering, AtomicLowering::Cas { .. }) {
+            self.stat_add(off::STAT_CAS_FAILURES, last[1]);
+        }
+        Ok(())
     }
 
     /// `old = load; loop { new = f(old); actual = cas(old, new); if actual == old break;

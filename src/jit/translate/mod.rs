@@ -1857,6 +1857,27 @@ impl<'a, 'f> Translator<'a, 'f> {
 
         self.b.switch_to_block(split_blk);
         let fall = self.b.ins().band_not(self.mask, taken);
+        let next_blk = match self.split_allowed(target) {
+            Some(allowed) => {
+                // Run past the split with the fall-through lanes when the caller allows it
+                // (`WarpRunner::run_group_splitting`), recording it; else report it.
+                let past_blk = self.b.create_block();
+                let report_blk = self.b.create_block();
+                let next_blk = self.b.create_block();
+                self.b.append_block_param(next_blk, I32);
+                self.b.ins().brif(allowed, past_blk, &[], report_blk, &[]);
+                self.b.switch_to_block(past_blk);
+                self.store_out_const(off::SPLIT_OK, 0);
+                self.store_out_const(off::SPLIT_OUT, self.pc);
+                self.store_out_const(off::SPLIT_OUT + 4, target);
+                self.store_out(off::SPLIT_OUT + 8, taken);
+                self.store_out(off::SPLIT_OUT + 12, fall);
+                self.b.ins().jump(next_blk, &[arg(fall)]);
+                self.b.switch_to_block(report_blk);
+                Some(next_blk)
+            }
+            None => None,
+        };
         self.store_out_const(off::OUT_A, self.pc);
         self.store_out_const(off::OUT_B, target);
         self.store_out(off::OUT_C, taken);
@@ -1864,7 +1885,49 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.ret_event(Event::Diverge);
 
         self.b.switch_to_block(not_taken_blk);
-        Ok(Flow::Next(self.mask))
+        match next_blk {
+            Some(next_blk) => {
+                self.b.ins().jump(next_blk, &[arg(self.mask)]);
+                self.b.switch_to_block(next_blk);
+                Ok(Flow::Next(self.b.block_params(next_blk)[0]))
+            }
+            None => Ok(Flow::Next(self.mask)),
+        }
+    }
+
+    /// Whether the code may run past a split of the branch at this pc to `target` (a nonzero
+    /// `I32`), or `None` when it never may: only where the split pushes no join, that is the
+    /// branch has no reconvergence point, or it is a backward branch that is one of the warp's
+    /// spin exits in `ctx`; not to the next instruction (both sides would stand at one pc);
+    /// and only while `ctx.split_ok` allows it.
+    fn split_allowed(&mut self, target: u32) -> Option<Value> {
+        let pc = self.pc;
+        if target == pc + 1 {
+            return None;
+        }
+        let reconv = self.info.reconverge().get(pc as usize).copied().flatten();
+        if reconv.is_some() && target > pc {
+            return None;
+        }
+        let (flags, ctx) = (self.flags.state, self.ctx);
+        let ok = self.b.ins().load(I32, flags, ctx, off::SPLIT_OK);
+        if reconv.is_none() {
+            return Some(ok);
+        }
+        let mut exit = None;
+        for slot in 0..2 {
+            let e = self
+                .b
+                .ins()
+                .load(I32, flags, ctx, off::SPIN_EXITS + 4 * slot);
+            let here = self.b.ins().icmp_imm_s(IntCC::Equal, e, i64::from(pc));
+            exit = Some(match exit {
+                Some(other) => self.b.ins().bor(other, here),
+                None => here,
+            });
+        }
+        let exit = self.b.ins().uextend(I32, exit?);
+        Some(self.b.ins().band(ok, exit))
     }
 
     /// The whole group takes the branch to `target`.
@@ -2106,6 +2169,8 @@ fn fusion_of(
         // A warp-aggregated atomic reads every lane's address before any lane performs it: a
         // whole-warp step, never lane-major.
         Op::Atomic(a) if memory::aggregated(info.invariant(), a, aggregate).is_some() => Fusion::No,
+        // So is a chain on one shared word.
+        Op::Atomic(a) if memory::chained(info.invariant(), a) => Fusion::No,
         Op::Atomic(a) if !a.spin && a.performed.is_pt() && a.access.addr.surface().is_none() => {
             Fusion::Memory
         }
