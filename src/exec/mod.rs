@@ -20,7 +20,9 @@
 //! are handed over several at a time ([`WarpRunner::run_warps`]): the backend runs each one's
 //! group in turn and returns at the first whose event is neither an exit nor an arrival at a
 //! barrier, so a kernel in which nothing diverges costs one backend call per run of warps and
-//! per barrier.
+//! per barrier. Where the scheduler would run a divergent branch's fall-through lanes next
+//! anyway, a backend may run them in the same call ([`WarpRunner::run_group_splitting`]),
+//! so a lock handed from lane to lane of a warp costs one call per hand-over.
 //!
 //! # Register file layout (shared with the JIT's generated code)
 //!

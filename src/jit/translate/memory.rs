@@ -56,6 +56,15 @@
 //! locked instruction would cost ~20 cycles per lane for nothing (the `hist_shared` and
 //! `ring_inc` benches).
 //!
+//! The same argument covers a whole instruction: no other host thread sees the window between
+//! two lanes either. So a 32- or 64-bit single-element shared atomic whose address is
+//! warp-invariant ([`chained`]: a lock word, a ring index, a CTA counter) is one *chain* for
+//! the warp ([`Translator::private_chain`]): the address checked at the lowest executing
+//! lane, the word loaded once, every lane's new value and result computed in lane order on the
+//! running value in a host register, and the last value stored once. The per-lane loop carried
+//! the word through memory, a store and a dependent load per lane (~5 cycles of store
+//! forwarding each, the whole cost of a lock's losers failing their CAS one after the other).
+//!
 //! # Warp aggregation
 //!
 //! An integer (`u32`/`s32`/`b32`/`u64`/`s64`/`b64`) add, sub, and, or, xor, min or max on a
