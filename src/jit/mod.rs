@@ -740,12 +740,13 @@ impl JitKernel {
         // file (`num_regs * 32` words, ensured by `prepare_warp`), the predicate file, and the
         // warp's counters (set just above from `warp`, borrowed for the call); the shared
         // window, the global arena and the constant bank of `env` (`run_group` built `ctx` for
-        // `env` just now; the contracts of `run_group_prepared` and `run_warps` say
-        // `prepare_cta` last saw an equal `env`, and `prepare_cta` rebuilds the context unless
-        // its `CtxKey` shows it was built for the same regions at the same addresses and
-        // lengths; `run_fresh_ctas` calls `prepare_cta` itself for its first CTA and then
-        // changes only `ctaid`, the one field in which its CTAs' environments differ; the generated code checks every device access against the limits in `ctx`
-        // before touching memory; the bank is at least `cbank_needed` bytes or a padded copy
+        // `env` just now; the contracts of `run_group_prepared`, `run_group_splitting` and
+        // `run_warps` say `prepare_cta` last saw an equal `env`, and `prepare_cta` rebuilds the
+        // context unless its `CtxKey` shows it was built for the same regions at the same
+        // addresses and lengths; `run_fresh_ctas` calls `prepare_cta` itself for its first CTA
+        // and then changes only `ctaid`, the one field in which its CTAs' environments differ;
+        // the generated code checks every device access against the limits in `ctx` before
+        // touching memory; the bank is at least `cbank_needed` bytes or a padded copy
         // the caller keeps alive). `pc_arg` is at most the instruction count (the
         // implicit-exit block). The regions are accessed with plain moves while other
         // threads may use host atomics on them, which is what `Region` is designed for (every

@@ -83,9 +83,10 @@
 //!
 //! Nor does an arrival at a barrier end a turn while the warp has another runnable group: the
 //! CTA takes the arrival at once (the barrier cannot release while those lanes are live and
-//! have not arrived) and the turn goes on, up to [`EVENTS_PER_TURN`] group runs, but never
-//! into a run that could split without room left for its fall-through side's run (a turn that
-//! ended between the two would leave a lock's winner holding it for a whole round). So the
+//! have not arrived) and the turn goes on, up to [`EVENTS_PER_TURN`] group runs, provided it
+//! has room for the next group's run and, should that run split, its fall-through side's (so
+//! a turn does not end right after the losers of a lock split, leaving the winner holding the
+//! lock for a whole round; a split at a turn's last run still can, as before). So the
 //! lanes of a warp that take a lock one after the other, each running its critical section to
 //! the barrier after it, hand it over within one turn: the losers' group splits at the retry
 //! branch, the winner runs to the barrier, the losers go on.
@@ -682,13 +683,10 @@ impl Warp {
                     return Step::Progress;
                 }
                 self.cursor = 1;
-                let diverged = matches!(exit, GroupExit::Diverge { .. });
-                let step = self.apply_and_settle(0, exit, env.info, counters);
-                events += 1;
-                if diverged && events < EVENTS_PER_TURN {
-                    return self.run_on(runner, cache, env, counters, barriers, events);
+                match self.take_event(0, exit, env.info, counters, barriers, &mut events) {
+                    Ok(_) => self.run_on(runner, cache, env, counters, barriers, events),
+                    Err(step) => step,
                 }
-                settled_turn(step, events)
             }
             _ => self.run_on(runner, cache, env, counters, barriers, 0),
         }
@@ -725,31 +723,47 @@ impl Warp {
             };
             let exit = self.run_group(runner, cache, env, counters, index, &mut events);
             self.cursor = index + 1;
-            let diverged = matches!(exit, GroupExit::Diverge { .. });
-            let step = self.apply_and_settle(index, exit, env.info, counters);
-            events += 1;
-            if events < EVENTS_PER_TURN {
-                if diverged {
-                    next = self.next_runnable();
-                    continue;
-                }
-                // After an arrival at a barrier, the turn goes on with the warp's next group
-                // when it has room for that group's run and, should it split, its
-                // fall-through group's (a turn never ends between a split and the run of its
-                // fall-through side: a lock's winner would hold the lock for a whole round).
-                // The arrival cannot release the barrier while a group of this warp can still
-                // run (its lanes are live and have not arrived), so the CTA takes it now.
-                if let (Step::Barrier { id, lanes }, true) = (&step, events + 2 <= EVENTS_PER_TURN)
-                {
-                    next = self.next_runnable();
-                    if next.is_some() {
-                        add_arrival(barriers, *id, *lanes);
-                        continue;
-                    }
+            match self.take_event(index, exit, env.info, counters, barriers, &mut events) {
+                Ok(runnable) => next = runnable,
+                Err(step) => return step,
+            }
+        }
+    }
+
+    /// Applies the event `exit` of group `index`, the turn's next run, and decides whether
+    /// the turn goes on: `Ok` with the next runnable group (`None`: nothing can run, the turn
+    /// ends having moved), or `Err` with the step that ends it.
+    ///
+    /// A turn goes on after a divergent branch, and after an arrival at a barrier when another
+    /// group can run and the turn has room for that group's run and, should it split, its
+    /// fall-through side's (a lock's winner is not left holding the lock for a whole round by
+    /// a turn that ends right after the losers split). The arrival cannot release the barrier
+    /// while a group of this warp can still run (its lanes are live and have not arrived), so
+    /// the CTA takes it at once, in `barriers`.
+    fn take_event(
+        &mut self,
+        index: usize,
+        exit: GroupExit,
+        info: &KernelInfo,
+        counters: &mut ScheduleCounters,
+        barriers: &mut Vec<(u32, u32)>,
+        events: &mut u32,
+    ) -> Result<Option<usize>, Step> {
+        let diverged = matches!(exit, GroupExit::Diverge { .. });
+        let step = self.apply_and_settle(index, exit, info, counters);
+        *events += 1;
+        if *events < EVENTS_PER_TURN {
+            if diverged {
+                return Ok(self.next_runnable());
+            }
+            if let (Step::Barrier { id, lanes }, true) = (&step, *events + 2 <= EVENTS_PER_TURN) {
+                if let Some(next) = self.next_runnable() {
+                    add_arrival(barriers, *id, *lanes);
+                    return Ok(Some(next));
                 }
             }
-            return settled_turn(step, events);
         }
+        Err(settled_turn(step, *events))
     }
 
     /// Runs group `index` until its next event and returns it. Where the turn would run the
@@ -1368,7 +1382,7 @@ const LANE_KEYS: [u64; WARP_STRIDE] = {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::{GlobalMemory, SharedMemory};
+    use crate::exec::{GlobalMemory, SharedMemory, Split};
     use crate::ir::{Dialect, Guard, Inst, Kernel, LaunchSpec, Op, Span};
     use std::collections::VecDeque;
     use std::sync::Mutex;
@@ -1377,6 +1391,9 @@ mod tests {
     struct Scripted {
         events: Mutex<VecDeque<GroupExit>>,
         asked: Mutex<Vec<(u32, u32, Option<u32>)>>,
+        /// Runs past a split where `run_group_splitting` may (the next scripted event is then
+        /// the fall-through group's), as the JIT does.
+        splits: bool,
     }
 
     impl WarpRunner for Scripted {
@@ -1395,6 +1412,41 @@ mod tests {
                 .pop_front()
                 .expect("script too short")
         }
+
+        unsafe fn run_group_splitting(
+            &self,
+            _: &mut RunnerCache,
+            warp: &mut WarpState,
+            env: &CtaEnv,
+            pc: u32,
+            mask: u32,
+            spin_exits: &[u32],
+        ) -> (Option<Split>, GroupExit) {
+            let exit = self.run_group(warp, env, pc, mask, None);
+            match exit {
+                GroupExit::Diverge {
+                    branch_pc,
+                    taken_pc,
+                    taken,
+                    fall_pc,
+                    fall,
+                } if self.splits
+                    && taken_pc != fall_pc
+                    && (env.info.reconverge()[branch_pc as usize].is_none()
+                        || (taken_pc <= branch_pc && spin_exits.contains(&branch_pc))) =>
+                {
+                    let split = Split {
+                        branch_pc,
+                        taken_pc,
+                        taken,
+                        fall_pc,
+                        fall,
+                    };
+                    (Some(split), self.run_group(warp, env, fall_pc, fall, None))
+                }
+                exit => (None, exit),
+            }
+        }
     }
 
     const LOW16: u32 = 0x0000_ffff;
@@ -1405,6 +1457,15 @@ mod tests {
     type TestStep = (Step, Vec<(u32, u32, GroupState)>, Vec<(u32, u32)>);
 
     fn with_warp(events: Vec<GroupExit>, test: impl FnOnce(&mut dyn FnMut() -> TestStep)) {
+        with_runner(false, events, test)
+    }
+
+    /// [`with_warp`] with a runner that runs past splits (`splits`) or not.
+    fn with_runner(
+        splits: bool,
+        events: Vec<GroupExit>,
+        test: impl FnOnce(&mut dyn FnMut() -> TestStep),
+    ) {
         let kernel = Kernel {
             name: "k".into(),
             dialect: Dialect::Sass,
@@ -1444,6 +1505,7 @@ mod tests {
         let runner = Scripted {
             events: Mutex::new(events.into()),
             asked: Mutex::new(Vec::new()),
+            splits,
         };
         let mut warp = Warp::new(WarpState::new(2, 1, 0, u32::MAX));
         let mut counters = ScheduleCounters::default();
@@ -1456,6 +1518,67 @@ mod tests {
             (step, warp.describe(), std::mem::take(&mut barriers))
         };
         test(&mut step);
+    }
+
+    /// A split the backend runs past leaves every step exactly as returning it would, also
+    /// when the warp's only group splits and its fall-through side arrives at a barrier (the
+    /// turn goes on with the taken side either way).
+    #[test]
+    fn running_past_a_split_gives_the_steps_of_returning_it() {
+        let script = [
+            // The launch group yields: a general group alone, with no join.
+            GroupExit::Yield {
+                pc: 2,
+                mask: u32::MAX,
+            },
+            // A backward branch with no reconvergence point splits it.
+            GroupExit::Diverge {
+                branch_pc: 3,
+                taken_pc: 2,
+                taken: HIGH16,
+                fall_pc: 4,
+                fall: LOW16,
+            },
+            GroupExit::Barrier {
+                pc: 6,
+                mask: LOW16,
+                id: 0,
+            },
+            GroupExit::Exited,
+            // A group of both halves, split again, both sides exiting.
+            GroupExit::Diverge {
+                branch_pc: 3,
+                taken_pc: 2,
+                taken: HIGH16,
+                fall_pc: 4,
+                fall: LOW16,
+            },
+            GroupExit::Exited,
+            GroupExit::Exited,
+        ];
+        let trace = |splits: bool, script: &[GroupExit]| {
+            let mut steps = Vec::new();
+            with_runner(splits, script.to_vec(), |step| {
+                for _ in 0..4 {
+                    let (result, groups, arrivals) = step();
+                    steps.push(format!("{result:?} {groups:?} {arrivals:?}"));
+                }
+            });
+            steps
+        };
+        let first = &script[..4];
+        assert_eq!(trace(true, first), trace(false, first));
+        // The taken half exits in the turn of the split, after the arrival.
+        assert_eq!(
+            trace(false, first)[1],
+            format!(
+                "Progress {:?} {:?}",
+                vec![(6, LOW16, GroupState::AtBarrier { id: 0 })],
+                vec![(0, 16)]
+            )
+        );
+        let again = [&script[..1], &script[4..]].concat();
+        assert_eq!(trace(true, &again), trace(false, &again));
     }
 
     #[test]

@@ -57,8 +57,8 @@
 //! `ring_inc` benches).
 //!
 //! The same argument covers a whole instruction: no other host thread sees the window between
-//! two lanes either. So a 32- or 64-bit single-element shared atomic whose address is
-//! warp-invariant ([`chained`]: a lock word, a ring index, a CTA counter) is one *chain* for
+//! two lanes either. So a 32- or 64-bit single-element shared atomic, not `.SPIN`, whose
+//! address is warp-invariant ([`chained`]: a lock word, a ring index, a CTA counter) is one *chain* for
 //! the warp ([`Translator::private_chain`]): the address checked at the lowest executing
 //! lane, the word loaded once, every lane's new value and result computed in lane order on the
 //! running value in a host register, and the last value stored once. The per-lane loop carried
