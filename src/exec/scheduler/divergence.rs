@@ -692,7 +692,8 @@ impl Warp {
         }
     }
 
-    /// The general path of a turn, after `events` group runs in it (each a divergent branch):
+    /// The general path of a turn, after `events` group runs in it (each a divergent branch or,
+    /// with another group runnable, an arrival at a barrier):
     /// the sitting-out groups' turn passes (at the start of the turn), and groups run while
     /// they split or arrive at a barrier with another group runnable (that arrival goes to
     /// `barriers` at once), up to [`EVENTS_PER_TURN`] runs.
