@@ -1391,7 +1391,7 @@ mod tests {
     /// A backend that returns a fixed sequence of events and records what it was asked to run.
     struct Scripted {
         events: Mutex<VecDeque<GroupExit>>,
-        asked: Mutex<Vec<(u32, u32, Option<u32>)>>,
+        asked: Mutex<Asked>,
         /// Runs past a split where `run_group_splitting` may (the next scripted event is then
         /// the fall-through group's), as the JIT does.
         splits: bool,
@@ -1457,16 +1457,20 @@ mod tests {
     /// arrivals at barriers the turn handed to the CTA itself.
     type TestStep = (Step, Vec<(u32, u32, GroupState)>, Vec<(u32, u32)>);
 
+    /// The groups a scripted runner was asked to run, `(pc, mask, stop pc)`, in order.
+    type Asked = Vec<(u32, u32, Option<u32>)>;
+
     fn with_warp(events: Vec<GroupExit>, test: impl FnOnce(&mut dyn FnMut() -> TestStep)) {
-        with_runner(false, events, test)
+        with_runner(false, events, test);
     }
 
-    /// [`with_warp`] with a runner that runs past splits (`splits`) or not.
+    /// [`with_warp`] with a runner that runs past splits (`splits`) or not; returns the groups
+    /// the runner was asked to run, `(pc, mask, stop pc)`, in order.
     fn with_runner(
         splits: bool,
         events: Vec<GroupExit>,
         test: impl FnOnce(&mut dyn FnMut() -> TestStep),
-    ) {
+    ) -> Asked {
         let kernel = Kernel {
             name: "k".into(),
             dialect: Dialect::Sass,
@@ -1519,6 +1523,7 @@ mod tests {
             (step, warp.describe(), std::mem::take(&mut barriers))
         };
         test(&mut step);
+        runner.asked.into_inner().unwrap()
     }
 
     /// A split the backend runs past leaves every step exactly as returning it would, also
@@ -1557,21 +1562,11 @@ mod tests {
             GroupExit::Exited,
             GroupExit::Exited,
         ];
-        let trace = |splits: bool, script: &[GroupExit]| {
-            let mut steps = Vec::new();
-            with_runner(splits, script.to_vec(), |step| {
-                for _ in 0..4 {
-                    let (result, groups, arrivals) = step();
-                    steps.push(format!("{result:?} {groups:?} {arrivals:?}"));
-                }
-            });
-            steps
-        };
         let first = &script[..4];
         assert_eq!(trace(true, first), trace(false, first));
         // The taken half exits in the turn of the split, after the arrival.
         assert_eq!(
-            trace(false, first)[1],
+            trace(false, first).0[1],
             format!(
                 "Progress {:?} {:?}",
                 vec![(6, LOW16, GroupState::AtBarrier { id: 0 })],
@@ -1580,6 +1575,73 @@ mod tests {
         );
         let again = [&script[..1], &script[4..]].concat();
         assert_eq!(trace(true, &again), trace(false, &again));
+    }
+
+    /// Four steps of a warp on the script, with a runner that runs past splits or not: what
+    /// each step reported, and the groups the runner was asked to run.
+    fn trace(splits: bool, script: &[GroupExit]) -> (Vec<String>, Asked) {
+        let mut steps = Vec::new();
+        let asked = with_runner(splits, script.to_vec(), |step| {
+            for _ in 0..4 {
+                let (result, groups, arrivals) = step();
+                steps.push(format!("{result:?} {groups:?} {arrivals:?}"));
+            }
+        });
+        (steps, asked)
+    }
+
+    /// The scheduler lets a backend run past a split only where the fall-through group is the
+    /// next to run, with no stop pc, as it stands: not while a join is pending (the group would
+    /// run to its reconvergence point), not while another group of the warp can run (the
+    /// fall-through side may merge with it).
+    #[test]
+    fn a_split_is_run_past_only_where_its_fall_through_side_runs_next_as_it_stands() {
+        let split = |taken, fall| GroupExit::Diverge {
+            branch_pc: 3,
+            taken_pc: 6,
+            taken,
+            fall_pc: 4,
+            fall,
+        };
+        // A join is pending (branch 0 reconverges at 5, where the taken half parks at once)
+        // when the other half splits at branch 3, which has no reconvergence point.
+        let pending = [
+            GroupExit::Diverge {
+                branch_pc: 0,
+                taken_pc: 5,
+                taken: HIGH16,
+                fall_pc: 1,
+                fall: LOW16,
+            },
+            split(0x0000_00ff, 0x0000_ff00),
+            GroupExit::Reconverge { mask: 0x0000_ff00 },
+            GroupExit::Reconverge { mask: 0x0000_00ff },
+            GroupExit::Exited,
+        ];
+        let (steps, asked) = trace(false, &pending);
+        assert!(asked.contains(&(1, LOW16, Some(5))), "{asked:?}");
+        assert_eq!(trace(true, &pending), (steps, asked));
+        // The lanes split at branch 3 into halves at 6 and 4; the high half moves to 4; then
+        // the low half splits again, its fall-through side landing where the high half stands:
+        // they merge and run as one group.
+        let beside = [
+            GroupExit::Yield {
+                pc: 2,
+                mask: u32::MAX,
+            },
+            split(HIGH16, LOW16),
+            GroupExit::Yield { pc: 2, mask: LOW16 },
+            GroupExit::Yield {
+                pc: 4,
+                mask: HIGH16,
+            },
+            split(0x0000_00ff, 0x0000_ff00),
+            GroupExit::Exited,
+            GroupExit::Exited,
+        ];
+        let (steps, asked) = trace(false, &beside);
+        assert!(asked.contains(&(4, 0xffff_ff00, None)), "{asked:?}");
+        assert_eq!(trace(true, &beside), (steps, asked));
     }
 
     #[test]
