@@ -58,15 +58,8 @@ pub enum GroupExit {
     /// The group took a backward branch (uniformly); it continues at `pc` with `mask`. Lanes
     /// that exited on the way are in [`WarpState::exited`] and not in `mask`.
     Yield { pc: u32, mask: u32 },
-    /// The conditional branch at `branch_pc` split the group: `taken` lanes go to `taken_pc`,
-    /// `fall` lanes to `fall_pc` (= `branch_pc + 1`). Both masks are non-empty.
-    Diverge {
-        branch_pc: u32,
-        taken_pc: u32,
-        taken: u32,
-        fall_pc: u32,
-        fall: u32,
-    },
+    /// A conditional branch split the group (see [`Split`]).
+    Diverge(Split),
     /// The group reached the barrier instruction at `pc`: it resumes at `pc + 1` once the
     /// barrier releases.
     Barrier { pc: u32, mask: u32, id: u32 },
@@ -76,8 +69,10 @@ pub enum GroupExit {
     Trap(TrapInfo),
 }
 
-/// A divergent branch that a backend ran past ([`WarpRunner::run_group_splitting`]): what it
-/// would otherwise have reported as [`GroupExit::Diverge`].
+/// How a conditional branch split a group ([`GroupExit::Diverge`], or a branch a backend ran
+/// past, [`WarpRunner::run_group_splitting`]): the branch at `branch_pc` sends the `taken`
+/// lanes to `taken_pc` and the `fall` lanes to `fall_pc` (= `branch_pc + 1`). Both masks are
+/// non-empty.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Split {
     pub branch_pc: u32,
@@ -85,26 +80,6 @@ pub struct Split {
     pub taken: u32,
     pub fall_pc: u32,
     pub fall: u32,
-}
-
-impl Split {
-    /// The event the backend would have reported instead.
-    pub fn exit(self) -> GroupExit {
-        let Split {
-            branch_pc,
-            taken_pc,
-            taken,
-            fall_pc,
-            fall,
-        } = self;
-        GroupExit::Diverge {
-            branch_pc,
-            taken_pc,
-            taken,
-            fall_pc,
-            fall,
-        }
-    }
 }
 
 /// Everything a backend needs to run warps of one CTA.

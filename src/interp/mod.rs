@@ -63,7 +63,7 @@ pub mod surface;
 mod tests;
 
 use crate::exec::{
-    CtaEnv, GroupExit, SurfaceTrap, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE,
+    CtaEnv, GroupExit, Split, SurfaceTrap, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE,
 };
 use crate::ir::{
     Inst, Op, Operand, Pred, PredMove, PredSrc, Reg, Space, SpecialReg, Src, Ty, VoteMode,
@@ -181,13 +181,13 @@ fn branch_flow(pc: u32, mask: u32, target: u32, taken: u32) -> Flow {
     } else if taken == 0 {
         Flow::Continue { pc: pc + 1, mask }
     } else {
-        Flow::Leave(GroupExit::Diverge {
+        Flow::Leave(GroupExit::Diverge(Split {
             branch_pc: pc,
             taken_pc: target,
             taken,
             fall_pc: pc + 1,
             fall,
-        })
+        }))
     }
 }
 

@@ -1559,13 +1559,13 @@ fn divergent_branch_reports_both_sides() {
     lane_ids(&mut warp);
     assert_eq!(
         m.run(&mut warp, u32::MAX),
-        GroupExit::Diverge {
+        GroupExit::Diverge(Split {
             branch_pc: 1,
             taken_pc: 4,
             taken: 0xffff,
             fall_pc: 2,
             fall: 0xffff_0000
-        }
+        })
     );
     // Only the lanes of the group count: with mask 0xff all are taken, the branch is forward.
     let mut warp = m.warp();

@@ -782,13 +782,13 @@ impl JitKernel {
             },
             Some(Event::Diverge) => {
                 let branch_pc = out(&ctx.out_a);
-                GroupExit::Diverge {
+                GroupExit::Diverge(Split {
                     branch_pc,
                     taken_pc: out(&ctx.out_b),
                     taken: out(&ctx.out_c),
                     fall_pc: branch_pc + 1,
                     fall: out(&ctx.out_d),
-                }
+                })
             }
             Some(Event::Barrier) => GroupExit::Barrier {
                 pc: out(&ctx.out_a),

@@ -1036,13 +1036,13 @@ fn divergent_branch_reports_both_sides_and_uniform_branches_do_not() {
     let (exit, w) = run_kernel(&b, &world);
     assert_eq!(
         exit,
-        GroupExit::Diverge {
+        GroupExit::Diverge(Split {
             branch_pc: 2,
             taken_pc: 4,
             taken: 0xff,
             fall_pc: 3,
             fall: !0xff
-        }
+        })
     );
     assert_eq!(w.preds[0], 0xff);
     assert_eq!(w.stats.warp_insts, 3);
@@ -2210,13 +2210,13 @@ impl World {
         let (mut pc, mut mask) = (pc, mask);
         loop {
             match runner.run_group(warp, &env, pc, mask, stop) {
-                GroupExit::Diverge {
+                GroupExit::Diverge(Split {
                     branch_pc,
                     taken_pc,
                     taken,
                     fall_pc,
                     fall,
-                } => {
+                }) => {
                     let join = info.reconverge()[branch_pc as usize];
                     for (side_pc, side) in [(fall_pc, fall), (taken_pc, taken)] {
                         match self.run_warp(kernel, info, runner, warp, side_pc, side, join) {

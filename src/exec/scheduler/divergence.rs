@@ -118,7 +118,8 @@
 //! last ran, skipping groups that sit out), so a warp's schedule is deterministic.
 
 use super::super::{
-    CtaEnv, GroupAt, GroupExit, RunnerCache, TrapInfo, WarpRun, WarpRunner, WarpState, WARP_STRIDE,
+    CtaEnv, GroupAt, GroupExit, RunnerCache, Split, TrapInfo, WarpRun, WarpRunner, WarpState,
+    WARP_STRIDE,
 };
 use crate::exec::random::SplitMix64;
 use crate::valid::KernelInfo;
@@ -628,7 +629,7 @@ impl Warp {
                 self.groups
                     .push(Group::new(light.pc, light.mask, Vec::new()));
                 self.cursor = 1;
-                let diverged = matches!(exit, GroupExit::Diverge { .. });
+                let diverged = matches!(exit, GroupExit::Diverge(_));
                 let step = self.apply_and_settle(0, exit, env.info, counters);
                 if diverged && light.pc != 0 {
                     return self.run_on(runner, cache, env, counters, barriers, 1);
@@ -750,7 +751,7 @@ impl Warp {
         barriers: &mut Vec<(u32, u32)>,
         events: &mut u32,
     ) -> Result<Option<usize>, Step> {
-        let diverged = matches!(exit, GroupExit::Diverge { .. });
+        let diverged = matches!(exit, GroupExit::Diverge(_));
         let step = self.apply_and_settle(index, exit, info, counters);
         *events += 1;
         if *events < EVENTS_PER_TURN {
@@ -809,7 +810,7 @@ impl Warp {
             // groups are the only runnable ones and stand at different pcs (the backend does
             // not run past a branch to the next instruction), and the waiting groups were
             // settled before.
-            self.apply(index, split.exit(), env.info, counters);
+            self.apply(index, GroupExit::Diverge(split), env.info, counters);
             counters.splits += 1;
             *events += 1;
             debug_assert!(
@@ -903,13 +904,13 @@ impl Warp {
                     Step::Progress
                 }
             }
-            GroupExit::Diverge {
+            GroupExit::Diverge(Split {
                 branch_pc,
                 taken_pc,
                 taken,
                 fall_pc,
                 fall,
-            } => {
+            }) => {
                 let taken = taken & ran;
                 let fall = fall & ran & !taken;
                 self.state.exited |= ran & !(taken | fall);
@@ -1425,25 +1426,15 @@ mod tests {
         ) -> (Option<Split>, GroupExit) {
             let exit = self.run_group(warp, env, pc, mask, None);
             match exit {
-                GroupExit::Diverge {
-                    branch_pc,
-                    taken_pc,
-                    taken,
-                    fall_pc,
-                    fall,
-                } if self.splits
-                    && taken_pc != fall_pc
-                    && (env.info.reconverge()[branch_pc as usize].is_none()
-                        || (taken_pc <= branch_pc && spin_exits.contains(&branch_pc))) =>
+                GroupExit::Diverge(split)
+                    if self.splits
+                        && split.taken_pc != split.fall_pc
+                        && (env.info.reconverge()[split.branch_pc as usize].is_none()
+                            || (split.taken_pc <= split.branch_pc
+                                && spin_exits.contains(&split.branch_pc))) =>
                 {
-                    let split = Split {
-                        branch_pc,
-                        taken_pc,
-                        taken,
-                        fall_pc,
-                        fall,
-                    };
-                    (Some(split), self.run_group(warp, env, fall_pc, fall, None))
+                    let fall = self.run_group(warp, env, split.fall_pc, split.fall, None);
+                    (Some(split), fall)
                 }
                 exit => (None, exit),
             }
@@ -1538,13 +1529,13 @@ mod tests {
                 mask: u32::MAX,
             },
             // A backward branch with no reconvergence point splits it.
-            GroupExit::Diverge {
+            GroupExit::Diverge(Split {
                 branch_pc: 3,
                 taken_pc: 2,
                 taken: HIGH16,
                 fall_pc: 4,
                 fall: LOW16,
-            },
+            }),
             GroupExit::Barrier {
                 pc: 6,
                 mask: LOW16,
@@ -1552,13 +1543,13 @@ mod tests {
             },
             GroupExit::Exited,
             // A group of both halves, split again, both sides exiting.
-            GroupExit::Diverge {
+            GroupExit::Diverge(Split {
                 branch_pc: 3,
                 taken_pc: 2,
                 taken: HIGH16,
                 fall_pc: 4,
                 fall: LOW16,
-            },
+            }),
             GroupExit::Exited,
             GroupExit::Exited,
         ];
@@ -1596,23 +1587,25 @@ mod tests {
     /// fall-through side may merge with it).
     #[test]
     fn a_split_is_run_past_only_where_its_fall_through_side_runs_next_as_it_stands() {
-        let split = |taken, fall| GroupExit::Diverge {
-            branch_pc: 3,
-            taken_pc: 6,
-            taken,
-            fall_pc: 4,
-            fall,
+        let split = |taken, fall| {
+            GroupExit::Diverge(Split {
+                branch_pc: 3,
+                taken_pc: 6,
+                taken,
+                fall_pc: 4,
+                fall,
+            })
         };
         // A join is pending (branch 0 reconverges at 5, where the taken half parks at once)
         // when the other half splits at branch 3, which has no reconvergence point.
         let pending = [
-            GroupExit::Diverge {
+            GroupExit::Diverge(Split {
                 branch_pc: 0,
                 taken_pc: 5,
                 taken: HIGH16,
                 fall_pc: 1,
                 fall: LOW16,
-            },
+            }),
             split(0x0000_00ff, 0x0000_ff00),
             GroupExit::Reconverge { mask: 0x0000_ff00 },
             GroupExit::Reconverge { mask: 0x0000_00ff },
@@ -1671,13 +1664,13 @@ mod tests {
 
     #[test]
     fn a_spinning_group_dissolves_the_join_its_siblings_are_parked_at() {
-        let diverge = GroupExit::Diverge {
+        let diverge = GroupExit::Diverge(Split {
             branch_pc: 0,
             taken_pc: 5,
             taken: LOW16,
             fall_pc: 1,
             fall: HIGH16,
-        };
+        });
         let spin = GroupExit::Yield {
             pc: 1,
             mask: HIGH16,
@@ -1716,13 +1709,13 @@ mod tests {
 
     #[test]
     fn a_group_at_a_barrier_dissolves_the_join_its_siblings_are_parked_at() {
-        let diverge = GroupExit::Diverge {
+        let diverge = GroupExit::Diverge(Split {
             branch_pc: 0,
             taken_pc: 5,
             taken: LOW16,
             fall_pc: 1,
             fall: HIGH16,
-        };
+        });
         let barrier = GroupExit::Barrier {
             pc: 2,
             mask: HIGH16,
@@ -1747,13 +1740,13 @@ mod tests {
 
     #[test]
     fn lanes_dropped_by_the_backend_count_as_exited() {
-        let diverge = GroupExit::Diverge {
+        let diverge = GroupExit::Diverge(Split {
             branch_pc: 0,
             taken_pc: 5,
             taken: 0xf,
             fall_pc: 1,
             fall: 0xf0,
-        };
+        });
         with_warp(
             vec![diverge, GroupExit::Reconverge { mask: 0x70 }],
             |step| {

@@ -6,7 +6,7 @@
 
 use super::divergence::YIELDS_BEFORE_RELEASE;
 use super::*;
-use crate::exec::{CtaEnv, GroupExit, TrapReason, WarpState};
+use crate::exec::{CtaEnv, GroupExit, Split, TrapReason, WarpState};
 use crate::ir::{Dialect, Guard, Inst, Op, Space, Span};
 use std::sync::atomic::AtomicU32;
 
@@ -142,13 +142,13 @@ impl WarpRunner for Mock {
                     } else if taken == 0 {
                         pc += 1;
                     } else {
-                        return GroupExit::Diverge {
+                        return GroupExit::Diverge(Split {
                             branch_pc: pc,
                             taken_pc: *target,
                             taken,
                             fall_pc: pc + 1,
                             fall: mask & !taken,
-                        };
+                        });
                     }
                 }
                 MockOp::Bar(id) => return GroupExit::Barrier { pc, mask, id: *id },

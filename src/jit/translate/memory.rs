@@ -904,7 +904,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         };
         let invariant = self.info.invariant();
         if self.fused.is_none() && chained(invariant, a) {
-            self.private_chain(a, &lowering, exec, it)?;
+            self.once_for_the_warp(a, exec, |t, first, addr| {
+                t.private_chain(a, &lowering, exec, it, first, addr)
+            })?;
             self.atomic_exec = None;
             self.count_atomics(a.op, exec, n);
             if !a.performed.is_pt() {
@@ -918,7 +920,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         let agg_join = match aggregated(invariant, a, self.aggregate) {
             Some(op) if self.fused.is_none() => {
                 if address_invariant(invariant, &a.access.addr) {
-                    self.uniform_atomic(a, op, exec, it)?;
+                    self.once_for_the_warp(a, exec, |t, first, addr| {
+                        t.uniform_atomic(a, op, exec, it, first, addr)
+                    })?;
                     self.atomic_exec = None;
                     self.count_atomics(a.op, exec, n);
                     if !a.performed.is_pt() {
@@ -1084,26 +1088,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(join)
     }
 
-    /// The warp-aggregated path of atomic `a` (host op `op`, register type `it`) whose address
-    /// is warp-invariant: every executing lane names the lowest one's address, known without a
-    /// test. With no executing lane nothing happens; otherwise the address is checked at the
-    /// lowest lane (where the per-lane loop would trap first, with the same address), the
-    /// lanes' operands are combined in lane order (with an invariant operand `b` and `k`
-    /// executing lanes, without a loop: `k·b` for add and sub, `b` for and, or, min and max,
-    /// `b` or 0 by the parity of `k` for xor), one host atomic applies the combination, and
-    /// unless the result is discarded each lane gets its running value in lane order.
-    fn uniform_atomic(
-        &mut self,
-        a: &'a AtomicInst,
-        op: AtomicRmwOp,
-        exec: Value,
-        it: Type,
-    ) -> Result<(), JitError> {
-        self.once_for_the_warp(a, exec, |t, first, addr| {
-            t.uniform_atomic_at(a, op, exec, it, first, addr)
-        })
-    }
-
     /// Emits `body` with the lowest executing lane and its address of `a`, run only when some
     /// lane executes: the frame of a whole-warp atomic.
     fn once_for_the_warp(
@@ -1124,9 +1108,16 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
-    /// [`Self::uniform_atomic`] once some lane executes: `first` is the lowest, `addr` the
-    /// warp's address.
-    fn uniform_atomic_at(
+    /// The warp-aggregated path of atomic `a` (host op `op`, register type `it`) whose address
+    /// is warp-invariant: every executing lane names the lowest one's address, known without a
+    /// test. Runs inside [`Self::once_for_the_warp`] (`first` is the lowest executing lane,
+    /// `addr` its address): the address is checked at the lowest lane (where the per-lane loop
+    /// would trap first, with the same address), the lanes' operands are combined in lane
+    /// order (with an invariant operand `b` and `k` executing lanes, without a loop: `k·b` for
+    /// add and sub, `b` for and, or, min and max, `b` or 0 by the parity of `k` for xor), one
+    /// host atomic applies the combination, and unless the result is discarded each lane gets
+    /// its running value in lane order.
+    fn uniform_atomic(
         &mut self,
         a: &'a AtomicInst,
         op: AtomicRmwOp,
@@ -1371,22 +1362,9 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// order on the running value, its result written to its destination; the last value
     /// stored once. Exactly the per-lane loop's effects, with the word in a host register
     /// between lanes instead of in memory (a lock handed from lane to lane of a warp no
-    /// longer waits on a store and a load per lane).
+    /// longer waits on a store and a load per lane). Runs inside [`Self::once_for_the_warp`]
+    /// (`first` is the lowest executing lane, `addr` its address).
     fn private_chain(
-        &mut self,
-        a: &'a AtomicInst,
-        lowering: &AtomicLowering,
-        exec: Value,
-        it: Type,
-    ) -> Result<(), JitError> {
-        self.once_for_the_warp(a, exec, |t, first, addr| {
-            t.private_chain_at(a, lowering, exec, it, first, addr)
-        })
-    }
-
-    /// [`Self::private_chain`] once some lane executes: `first` is the lowest, `addr` the
-    /// warp's address.
-    fn private_chain_at(
         &mut self,
         a: &'a AtomicInst,
         lowering: &AtomicLowering,
