@@ -399,6 +399,90 @@ fn atoms_32bit_ops_match_the_document_formulas_on_edge_values() {
     }
 }
 
+/// A shared atomic on a warp-invariant address runs as one chain for the warp (`memory.rs`,
+/// `private_chain`): the word's value carried from lane to lane in a register. Every lane's
+/// result and the word's final value must be the document's formula applied lane after lane,
+/// from each edge value, with CAS compare values that sometimes match the running value.
+#[test]
+fn atoms_on_one_word_apply_the_document_formulas_lane_after_lane() {
+    let table: &[(AtomicOp, &[Ty])] = &[
+        (AtomicOp::Add, &[Ty::U32, Ty::S32]),
+        (AtomicOp::Min, &[Ty::U32, Ty::S32]),
+        (AtomicOp::Max, &[Ty::U32, Ty::S32]),
+        (AtomicOp::Inc, &[Ty::U32]),
+        (AtomicOp::Dec, &[Ty::U32]),
+        (AtomicOp::And, &[Ty::U32, Ty::S32]),
+        (AtomicOp::Or, &[Ty::U32, Ty::S32]),
+        (AtomicOp::Xor, &[Ty::U32, Ty::S32]),
+        (AtomicOp::Exch, &[Ty::U32, Ty::S32]),
+        (AtomicOp::Cas, &[Ty::U32, Ty::S32]),
+        (AtomicOp::Cast, &[Ty::U32, Ty::S32]),
+    ];
+    for &(op, tys) in table {
+        for &ty in tys {
+            for start in 0..EDGES.len() {
+                let cas = matches!(op, AtomicOp::Cas | AtomicOp::Cast);
+                let mut b = KernelBuilder::new();
+                b.atom(
+                    Space::Shared,
+                    op,
+                    ty,
+                    r(2),
+                    Address::absolute(8),
+                    reg(4),
+                    if cas { Some(reg(5)) } else { None },
+                );
+                b.exit();
+                let (kernel, info) = b.build();
+                let chained = match &kernel.insts[0].op {
+                    Op::Atomic(a) => translate::chained(info.invariant(), a),
+                    _ => false,
+                };
+                assert!(chained, "{op}.{ty} on an absolute address is a chain");
+                // The model, lane after lane: each lane's operands, result and the word after it.
+                let b_of = |l: usize| EDGES[(l + start + l / 9) % 9];
+                let c_of = |l: usize| 0xC0DE_0000 | l as u32;
+                let mut m = EDGES[start];
+                let (mut cmps, mut results, mut failures) = (vec![], vec![], 0);
+                for l in 0..32 {
+                    // Every third lane's compare value is the running value: its CAS stores.
+                    let cmp = if cas && l % 3 == 0 { m } else { b_of(l) };
+                    let (new_m, rd) = atoms_model32(op, ty, m, cmp, c_of(l));
+                    failures += u64::from(cas && m != cmp);
+                    cmps.push(cmp);
+                    results.push(rd);
+                    m = new_m;
+                }
+                let world = World::new(64, 128);
+                world.set_shared_u32(8, EDGES[start]);
+                let (exit, w) = run_kernel_masked(&b, &world, FULL, |w| {
+                    for (l, &cmp) in cmps.iter().enumerate() {
+                        set_reg(w, 4, l, cmp);
+                        set_reg(w, 5, l, c_of(l));
+                    }
+                });
+                assert_eq!(exit, GroupExit::Exited);
+                assert_eq!(
+                    world.shared_u32(8),
+                    m,
+                    "{op}.{ty} from {:#x}: M",
+                    EDGES[start]
+                );
+                for (l, &rd) in results.iter().enumerate() {
+                    assert_eq!(
+                        reg_of(&w, 2, l),
+                        rd,
+                        "{op}.{ty} from {:#x}: lane {l}",
+                        EDGES[start]
+                    );
+                }
+                assert_eq!(w.stats.atomics[op.index()], 32, "{op}.{ty} lane count");
+                assert_eq!(w.stats.cas_failures, failures, "{op}.{ty} CAS failures");
+            }
+        }
+    }
+}
+
 #[test]
 fn inc_and_dec_wrap_exactly_as_documented() {
     // (M, Rb) -> INC: (M >= Rb) ? 0 : M+1 ; DEC: (M == 0 || M > Rb) ? Rb : M-1.

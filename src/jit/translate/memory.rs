@@ -182,7 +182,7 @@ pub(super) fn aggregated(
 /// ([`Translator::private_chain`]): a 32- or 64-bit single-element atomic on the shared space,
 /// not `.SPIN` (which claims banks lane by lane), whose address is warp-invariant. Such an
 /// atomic is a whole-warp step, never fused.
-pub(super) fn chained(invariant: &[bool], a: &AtomicInst) -> bool {
+pub(in crate::jit) fn chained(invariant: &[bool], a: &AtomicInst) -> bool {
     a.access.space == Space::Shared
         && !a.spin
         && a.access.vector == 1

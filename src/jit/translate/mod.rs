@@ -86,6 +86,8 @@
 mod alu;
 mod invariant;
 mod memory;
+#[cfg(test)]
+pub(super) use memory::chained;
 mod simd;
 mod surface;
 mod warp;
