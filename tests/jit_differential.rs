@@ -947,6 +947,40 @@ impl Gen {
         Reg(18)
     }
 
+    /// R18:R19 = data + offset + lane * `size`: the lanes' elements adjacent (the pattern of
+    /// `out[threadIdx.x]`, which SIMD lanes run four at a time, `jit/translate/simd/`). The
+    /// offset is a multiple of `size`, of 16 in half the cases (so that four lanes' 32-bit
+    /// words make one aligned 16-byte block); now and then it runs past the buffer's end.
+    fn lane_global_address(&mut self, size: u64) -> Reg {
+        let mut offset = self.below(DATA_BYTES - 32 * size) & !(size - 1);
+        if self.chance(50) {
+            offset &= !15;
+        } else if self.chance(5) {
+            offset = DATA_BYTES - 8 * size;
+        }
+        self.push(Op::ReadSpecial {
+            dst: Reg(7),
+            sr: SpecialReg::LaneId,
+        });
+        self.push(Op::Imad {
+            mode: ImadMode::Lo,
+            signed: false,
+            dst: Reg(7),
+            a: Src::plain(Operand::Reg(Reg(7))),
+            b: Src::plain(Operand::Imm(size)),
+            c: Src::plain(Operand::Imm(offset)),
+        });
+        self.push(Op::Imad {
+            mode: ImadMode::Wide,
+            signed: false,
+            dst: Reg(18),
+            a: Src::plain(Operand::Reg(Reg(7))),
+            b: Src::plain(Operand::Imm(1)),
+            c: Src::plain(Operand::Reg(Reg(2))),
+        });
+        Reg(18)
+    }
+
     /// `words` consecutive value registers from R8..R17 for a vector operand: in SASS aligned
     /// as a pair or quad (`LDG.E.128 R8`), in PTX anywhere (the front-end's slots).
     fn range(&mut self, words: u16) -> Reg {
@@ -1391,7 +1425,15 @@ impl Gen {
             return self.wide_atomic();
         }
         let global = self.chance(if self.wide { 30 } else { 45 });
-        let space = if global { Space::Global } else { Space::Shared };
+        // Global memory through a generic address now and then (SASS `ATOM`/`RED`, PTX
+        // `atom` without a space).
+        let space = if !global {
+            Space::Shared
+        } else if self.chance(30) {
+            Space::Generic
+        } else {
+            Space::Global
+        };
         let dialect = if self.wide {
             Dialect::Ptx
         } else {
@@ -1424,7 +1466,7 @@ impl Gen {
                 offset = -16 * align as i64;
             }
             (
-                Space::Global,
+                space,
                 Address::Linear(LinearAddress {
                     base: Some(Reg(base)),
                     base_bits: 64,
@@ -1433,14 +1475,17 @@ impl Gen {
             )
         } else if global {
             let align = u64::from(ty.bytes());
-            // One address for every lane (the warp-aggregated pattern) in a third of them.
+            // One address for every lane (the warp-aggregated pattern) in a third of them,
+            // the lanes' elements adjacent in half the rest.
             let base = if self.chance(35) {
                 self.uniform_global_address(align)
+            } else if self.chance(50) {
+                self.lane_global_address(align)
             } else {
                 self.global_address(align)
             };
             (
-                Space::Global,
+                space,
                 Address::Linear(LinearAddress {
                     base: Some(base),
                     base_bits: 64,
@@ -2799,7 +2844,7 @@ fn running_past_divergent_branches_keeps_the_schedule_exactly() {
 #[test]
 fn generated_kernels_cover_whole_warp_chains_on_a_shared_word() {
     let mut seen = std::collections::BTreeSet::new();
-    for seed in 0..400u64 {
+    for seed in 0..600u64 {
         let kernel = generate(seed).0;
         for inst in &kernel.insts {
             if let Op::Atomic(a) = &inst.op {
@@ -2822,7 +2867,7 @@ fn generated_kernels_cover_whole_warp_chains_on_a_shared_word() {
     for row in table.rows {
         assert!(
             seen.iter().any(|(op, _)| *op == format!("{:?}", row.op)),
-            "no chained {:?} in 400 seeds: {seen:?}",
+            "no chained {:?} in 600 seeds: {seen:?}",
             row.op
         );
     }
@@ -2830,4 +2875,114 @@ fn generated_kernels_cover_whole_warp_chains_on_a_shared_word() {
         seen.iter().any(|&(_, bytes)| bytes == 8),
         "no 64-bit chain: {seen:?}"
     );
+}
+
+/// The generator covers what SIMD lanes run four lanes to one 16-byte CAS
+/// (`jit/translate/simd/atomic.rs`): 32-bit integer atomics of every op that path takes, on
+/// global memory through global and generic addresses, whose lanes name adjacent words
+/// (`Gen::lane_global_address`), from 16-byte aligned offsets and from others, so that
+/// `check_seed` compares both the CAS path and the lane-by-lane one with the interpreter.
+#[test]
+fn generated_kernels_cover_four_lane_atomics_on_adjacent_words() {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut built = 0;
+    for seed in 0..600u64 {
+        let kernel = generate(seed).0;
+        let insts = &kernel.insts;
+        let mut candidate = false;
+        for (i, inst) in insts.iter().enumerate() {
+            let Op::Atomic(a) = &inst.op else { continue };
+            let int32 = matches!(a.access.ty, Ty::U32 | Ty::S32 | Ty::B32);
+            let Address::Linear(LinearAddress {
+                base: Some(Reg(18)),
+                ..
+            }) = a.access.addr
+            else {
+                continue;
+            };
+            if !int32 || a.access.vector != 1 || a.spin {
+                continue;
+            }
+            // The last write of R18 before the atomic, and the two instructions before it:
+            // the lane-indexed address.
+            let Some(w) = insts[..i].iter().rposition(|x| x.op.writes_reg(Reg(18))) else {
+                continue;
+            };
+            let offset = match (&insts[w.saturating_sub(2)..=w], w >= 2) {
+                (
+                    [Inst {
+                        op:
+                            Op::ReadSpecial {
+                                sr: SpecialReg::LaneId,
+                                dst: Reg(7),
+                            },
+                        ..
+                    }, Inst {
+                        op:
+                            Op::Imad {
+                                mode: ImadMode::Lo,
+                                dst: Reg(7),
+                                c:
+                                    Src {
+                                        operand: Operand::Imm(offset),
+                                        ..
+                                    },
+                                ..
+                            },
+                        ..
+                    }, Inst {
+                        op:
+                            Op::Imad {
+                                mode: ImadMode::Wide,
+                                ..
+                            },
+                        ..
+                    }],
+                    true,
+                ) => *offset,
+                _ => continue,
+            };
+            seen.insert((
+                format!("{:?}", a.op),
+                format!("{:?}", a.access.space),
+                offset % 16 == 0,
+            ));
+            candidate = true;
+        }
+        // The JIT builds the CAS path for it (Cranelift prints the 16-byte CAS's operands as
+        // the only i128 bitcasts).
+        if candidate {
+            let info = valid::validate(&kernel).expect("generated kernels validate");
+            let clif = jit::dump_clif(&kernel, &info).expect("generated kernels compile");
+            built += usize::from(clif.contains("bitcast.i128"));
+        }
+    }
+    assert!(
+        built >= 10,
+        "only {built} kernels build the 16-byte CAS path"
+    );
+    for op in [
+        AtomicOp::Add,
+        AtomicOp::Min,
+        AtomicOp::Max,
+        AtomicOp::Inc,
+        AtomicOp::Dec,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Exch,
+    ] {
+        assert!(
+            seen.iter().any(|(o, _, _)| *o == format!("{op:?}")),
+            "no four-lane {op:?} in 600 seeds: {seen:?}"
+        );
+    }
+    for space in ["Global", "Generic"] {
+        for aligned in [false, true] {
+            assert!(
+                seen.iter().any(|(_, s, a)| s == space && *a == aligned),
+                "no {space} four-lane atomic with aligned = {aligned}: {seen:?}"
+            );
+        }
+    }
 }

@@ -280,6 +280,7 @@ fn atoms_model32(op: AtomicOp, ty: Ty, m: u32, b: u32, c: u32) -> (u32, u32) {
     let signed = ty == Ty::S32;
     match op {
         AtomicOp::Add => (m.wrapping_add(b), m),
+        AtomicOp::Sub => (m.wrapping_sub(b), m),
         AtomicOp::Min => (
             if signed {
                 (m as i32).min(b as i32) as u32
@@ -480,6 +481,220 @@ fn atoms_on_one_word_apply_the_document_formulas_lane_after_lane() {
                 assert_eq!(w.stats.cas_failures, failures, "{op}.{ty} CAS failures");
             }
         }
+    }
+}
+
+// ---- four lanes, one 16-byte CAS (`translate/simd/atomic.rs`) -----------------------------
+
+/// The atomics the SIMD lanes run four at a time, with the types each runs on.
+const QUAD_OPS: &[(AtomicOp, &[Ty])] = &[
+    (AtomicOp::Add, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Sub, &[Ty::U32]),
+    (AtomicOp::Min, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Max, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Inc, &[Ty::U32]),
+    (AtomicOp::Dec, &[Ty::U32]),
+    (AtomicOp::And, &[Ty::B32]),
+    (AtomicOp::Or, &[Ty::U32]),
+    (AtomicOp::Xor, &[Ty::U32]),
+    (AtomicOp::Exch, &[Ty::S32]),
+];
+
+/// The Cranelift IR of `kernel` built with `options` (before compilation), every function's.
+fn clif_with(kernel: &Kernel, info: &KernelInfo, options: &JitOptions) -> String {
+    let isa = host_isa().unwrap();
+    let mut tables = SideTables::default();
+    let plan = translate::Plan::new(kernel, info, options);
+    let funcs = build_functions(kernel, info, &isa, &mut tables, &plan).unwrap();
+    funcs.iter().map(|f| f.display().to_string()).collect()
+}
+
+/// How many 16-byte CASes the code of `b` holds (with SIMD lanes on or off).
+fn cas128_in(b: &KernelBuilder, simd: bool) -> usize {
+    let (kernel, info) = b.build();
+    let options = JitOptions {
+        simd,
+        ..JitOptions::default()
+    };
+    let text = clif_with(&kernel, &info, &options);
+    // Cranelift prints `atomic_cas` without its type; the 16-byte CAS's operands are the only
+    // vectors the translator bitcasts to i128.
+    text.matches("bitcast.i128").count() / 2
+}
+
+/// `P0 = R9 != k`.
+fn p0_unless_r9_is(k: u64) -> Op {
+    Op::SetP {
+        cmp: CmpOp::Ne,
+        ty: Ty::U32,
+        combine: BoolOp::And,
+        dst: p(0),
+        dst2: Pred::PT,
+        a: src(reg(9)),
+        b: src(imm(k)),
+        c: PredSrc::TRUE,
+        chain: None,
+    }
+}
+
+#[test]
+fn four_lane_atomics_apply_the_document_formulas_word_by_word() {
+    // Lane l names word `first + l` of a window (global, or the shared window through a
+    // generic address); words and operands run over the edge values so that across the
+    // starts every (word, operand) pair of EDGES meets. Masks: all lanes; chunks full, empty
+    // and partial; words from an odd start, so no chunk is 16-byte aligned.
+    use crate::ir::GENERIC_SHARED_BASE;
+    let cases: [(u32, usize); 3] = [(FULL, 0), (0x0f0f_f0ff & !0x0000_0200, 0), (FULL, 1)];
+    for &(op, tys) in QUAD_OPS {
+        for &ty in tys {
+            for (space, shared, guarded) in [
+                (Space::Global, false, false),
+                (Space::Generic, false, false),
+                (Space::Generic, true, false),
+                (Space::Global, false, true),
+            ] {
+                // Guarded: by a predicate the region writes, false in every third lane.
+                let mut b = KernelBuilder::new();
+                if guarded {
+                    b.push(p0_unless_r9_is(0));
+                }
+                b.atom(space, op, ty, r(2), global_addr(6, 0), reg(4), None);
+                if guarded {
+                    let atom = b.insts.pop().unwrap();
+                    b.when(0, false, atom.op);
+                }
+                b.exit();
+                assert!(cas128_in(&b, true) > 0, "{op}.{ty}: a 16-byte CAS");
+                assert_eq!(
+                    cas128_in(&b, false),
+                    0,
+                    "{op}.{ty}: none without SIMD lanes"
+                );
+                for (mask, first) in cases {
+                    for start in 0..EDGES.len() {
+                        let m_of = |l: usize| EDGES[(l + start) % 9];
+                        let b_of = |l: usize| EDGES[(5 * l + start) % 9];
+                        let world = World::new(256, 256);
+                        let base = if shared {
+                            GENERIC_SHARED_BASE
+                        } else {
+                            GLOBAL_BASE
+                        };
+                        for l in 0..33 {
+                            let at = 4 * (first + l);
+                            if shared {
+                                world.set_shared_u32(at, m_of(l));
+                            } else {
+                                world.set_global(at, 4, u64::from(m_of(l)));
+                            }
+                        }
+                        let (exit, w) = run_kernel_masked(&b, &world, mask, |w| {
+                            for l in 0..32 {
+                                let addr = base + 4 * (first + l) as u64;
+                                set_reg(w, 6, l, addr as u32);
+                                set_reg(w, 7, l, (addr >> 32) as u32);
+                                set_reg(w, 4, l, b_of(l));
+                                set_reg(w, 2, l, 0xdead_0000 | l as u32);
+                                set_reg(w, 9, l, l as u32 % 3);
+                            }
+                        });
+                        assert_eq!(exit, GroupExit::Exited);
+                        for l in 0..33 {
+                            let at = 4 * (first + l);
+                            let word = if shared {
+                                world.shared_u32(at)
+                            } else {
+                                world.global_u32(at)
+                            };
+                            let runs = l < 32 && mask & (1 << l) != 0 && (!guarded || l % 3 != 0);
+                            let (new, old) = atoms_model32(op, ty, m_of(l), b_of(l), 0);
+                            let what = format!("{op}.{ty} mask {mask:#x} word {first}+{l}");
+                            assert_eq!(word, if runs { new } else { m_of(l) }, "{what}");
+                            if l < 32 {
+                                let rd = if runs { old } else { 0xdead_0000 | l as u32 };
+                                assert_eq!(reg_of(&w, 2, l), rd, "{what}: result");
+                            }
+                        }
+                        let lanes = (0..32)
+                            .filter(|&l| mask & (1 << l) != 0 && (!guarded || l % 3 != 0))
+                            .count();
+                        assert_eq!(w.stats.atomics[op.index()], lanes as u64);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_fault_among_four_lane_atomics_leaves_exactly_the_lanes_before_it_done() {
+    // 32 lanes add to adjacent words of a 128-byte arena from word `first`, lanes guarded by
+    // a predicate the region writes (lane 5 off); lane `bad` faults: its word is past the
+    // arena's end, or its address is two bytes off. Exactly the executing lanes before it
+    // have added, and are counted.
+    let cases = [
+        (10usize, 22usize, 0u64, TrapReason::AddressOutOfRange),
+        (0, 13, 2, TrapReason::MisalignedAddress),
+        (0, 3, 1, TrapReason::MisalignedAddress),
+    ];
+    for (first, bad, skew, reason) in cases {
+        let mut b = KernelBuilder::new();
+        b.push(p0_unless_r9_is(5));
+        b.when(
+            0,
+            false,
+            Op::Atomic(Box::new(AtomicInst {
+                access: MemAccess {
+                    space: Space::Global,
+                    ty: Ty::U32,
+                    vector: 1,
+                    order: MemOrder::Relaxed,
+                    scope: Scope::Gpu,
+                    addr: global_addr(6, 0),
+                },
+                op: AtomicOp::Add,
+                dst: Reg::RZ,
+                src: reg(4),
+                src2: None,
+                spin: false,
+                ftz: false,
+                performed: Pred::PT,
+            })),
+        );
+        b.exit();
+        assert!(cas128_in(&b, true) > 0);
+        let world = World::new(128, 0);
+        let (exit, w) = run_kernel_masked(&b, &world, FULL, |w| {
+            for l in 0..32 {
+                let mut addr = GLOBAL_BASE + 4 * (first + l) as u64;
+                if l == bad {
+                    addr += skew;
+                }
+                set_reg(w, 6, l, addr as u32);
+                set_reg(w, 7, l, (addr >> 32) as u32);
+                set_reg(w, 4, l, 100 + l as u32);
+                set_reg(w, 9, l, l as u32);
+            }
+        });
+        let address = GLOBAL_BASE + 4 * (first + bad) as u64 + skew;
+        assert_eq!(
+            exit,
+            GroupExit::Trap(TrapInfo {
+                reason,
+                pc: 1,
+                lane: bad as u32,
+                space: Space::Global,
+                address,
+                surface: None,
+            })
+        );
+        for l in 0..32 - first {
+            let done = l < bad && l != 5;
+            let want = if done { 100 + l as u32 } else { 0 };
+            assert_eq!(world.global_u32(4 * (first + l)), want, "lane {l}");
+        }
+        let before = (0..bad).filter(|&l| l != 5).count() as u64;
+        assert_eq!(w.stats.atomics[AtomicOp::Add.index()], before);
     }
 }
 
@@ -4628,19 +4843,18 @@ fn warp_aggregation_gives_each_lane_its_lane_order_prefix() {
     }
     assert_eq!(memory[0] as u32, 0xffff_fff0u32.wrapping_add(528));
     assert_eq!(memory[0] >> 32, 0);
-    // The aggregated path is there (one more host atomic in the code), and only when asked.
+    // The aggregated path is there (one more host atomic in the code), and only when asked
+    // (without SIMD lanes, whose vector atomic has a lane path in each of its two loops).
     let (kernel, info) = b.build();
     let rmws = |warp_aggregation| {
-        let isa = host_isa().unwrap();
-        let mut tables = SideTables::default();
         let options = JitOptions {
             warp_aggregation,
+            simd: false,
             ..JitOptions::default()
         };
-        let plan = translate::Plan::new(&kernel, &info, &options);
-        let funcs = build_functions(&kernel, &info, &isa, &mut tables, &plan).unwrap();
-        let text: String = funcs.iter().map(|f| f.display().to_string()).collect();
-        text.matches("atomic_rmw").count()
+        clif_with(&kernel, &info, &options)
+            .matches("atomic_rmw")
+            .count()
     };
     assert_eq!((rmws(Aggregation::Runtime), rmws(Aggregation::Off)), (2, 1));
 }
@@ -5088,16 +5302,11 @@ fn an_invariant_address_atomic_is_one_host_atomic_outside_any_loop() {
             let (kernel, info) = build_proven(&b);
             assert!(matches!(kernel.insts[2].op, Op::Atomic(_)));
             let clif = |warp_aggregation| {
-                let isa = host_isa().unwrap();
-                let mut tables = SideTables::default();
                 let options = JitOptions {
                     warp_aggregation,
                     ..JitOptions::default()
                 };
-                let plan = translate::Plan::new(&kernel, &info, &options);
-                let funcs = build_functions(&kernel, &info, &isa, &mut tables, &plan).unwrap();
-                let text: String = funcs.iter().map(|f| f.display().to_string()).collect();
-                text
+                clif_with(&kernel, &info, &options)
             };
             let at = format!("{ty} {operand:?} -> {dst:?}");
             let proven = clif(Aggregation::Proven);

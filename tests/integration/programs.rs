@@ -85,6 +85,38 @@ fn shared_histogram_matches_a_host_histogram() {
 }
 
 #[test]
+fn racing_flushes_of_adjacent_words_add_up_exactly() {
+    // `flush_words.s` with 1024 CTAs on four host threads: the workers' 16-byte CASes on the
+    // same four words collide and retry (`jit/translate/simd/atomic.rs`); every word must end
+    // at the sum, maximum and wrapped count of all CTAs' contributions.
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/programs/sass/flush_words.s"
+    ))
+    .unwrap();
+    let ctas: u32 = 1024;
+    for backend in backends() {
+        let module = load(&engine(backend, 4, false), "flush_words.s", &source);
+        let overrides = Overrides {
+            grid: Some([ctas, 1, 1]),
+            ..Overrides::default()
+        };
+        for _ in 0..4 {
+            let report = module.run("flush_words", &overrides).unwrap();
+            assert!(report.failure.is_none(), "{:?}", report.failure);
+            let words = |name: &str| report.buffer(name).unwrap().as_u32().unwrap();
+            let sum = ctas * (ctas + 1) / 2;
+            assert_eq!(words("sum"), vec![sum; 100], "{backend:?}");
+            let mut odd = vec![sum; 101];
+            odd[0] = 0;
+            assert_eq!(words("odd"), odd, "{backend:?}");
+            assert_eq!(words("top"), vec![ctas - 1 - 32; 100], "{backend:?}");
+            assert_eq!(words("ring"), vec![ctas % 10; 100], "{backend:?}");
+        }
+    }
+}
+
+#[test]
 fn exchange_chain_hands_every_token_over_once() {
     let source = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),

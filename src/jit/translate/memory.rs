@@ -43,6 +43,11 @@
 //! says: always on global and shared atomics, and on a generic address only when it is
 //! `>= GLOBAL_BASE` (the lane's address resolves to global memory).
 //!
+//! In a vectorised region (`simd/`), a 32-bit integer atomic on global memory whose four lanes
+//! of a chunk name four adjacent, 16-byte aligned words is one `lock cmpxchg16b` loop for the
+//! four (`simd/atomic.rs`); other chunks run this module's per-lane code
+//! ([`Translator::atomic_lane`]).
+//!
 //! # Shared memory: CTA-private, so plain read-modify-writes
 //!
 //! Atomics on the shared space (`ATOMS`, `atom.shared`) are a plain load, the new value, and a
@@ -247,6 +252,19 @@ pub(super) enum Ftz {
     Off,
     On,
     When(Value),
+}
+
+/// The operands of one lane's atomic ([`Translator::atomic_operands`]).
+struct LaneAtomic {
+    /// The device address (i64).
+    addr: Value,
+    /// Its host pointer, checked.
+    ptr: Value,
+    /// Each element's source.
+    bs: Vec<Value>,
+    /// The swap operand (CAS, CAST, FCMPWR).
+    c2: Option<Value>,
+    ftz: Ftz,
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
@@ -934,54 +952,24 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             _ => None,
         };
-        let elem = a.access.ty.bytes();
-        // `ir::AtomicInst`: a generic vector atomic must land in global memory.
-        let global_only = n > 1 && a.access.space == Space::Generic;
         let zero = self.iconst(I32, 0);
         let carried: Vec<Value> = if spin { vec![zero] } else { vec![] };
         let result = self.lane_loop(exec, &carried, |t, lane, c| {
-            let addr = t.lane_address(lane, &a.access)?;
-            let ptr =
-                t.checked_pointer_in(lane, a.access.space, addr, a.access.bytes(), global_only)?;
-            let mut bs = Vec::with_capacity(usize::from(n));
-            for i in 0..n {
-                bs.push(t.read_operand(lane, a.src.word(i * words), words)?);
-            }
-            let b = bs[0];
-            let c2 = match src2 {
-                Some(s) => Some(t.read_operand(lane, s, words)?),
-                None => None,
-            };
-            let ftz = if !a.ftz {
-                Ftz::Off
-            } else if a.access.space == Space::Generic {
-                // The IR's generic FTZ rule: flush only where the address resolves to global
-                // memory (the checked address is in exactly one of the two windows).
-                Ftz::When(t.b.ins().icmp_imm_s(
-                    IntCC::UnsignedGreaterThanOrEqual,
-                    addr,
-                    GLOBAL_BASE_I64,
-                ))
-            } else {
-                Ftz::On
-            };
             if !spin {
-                // Element by element in order, each its own host atomic; the results are
-                // written once every element is done (a destination may be a later operand).
-                let mut results = Vec::with_capacity(usize::from(n));
-                for (i, &b) in bs.iter().enumerate() {
-                    let p = if i == 0 {
-                        ptr
-                    } else {
-                        t.b.ins().iadd_imm_s(ptr, (i as u32 * elem) as i64)
-                    };
-                    results.push(t.perform_atomic(a, &lowering, it, p, b, c2, ftz));
-                }
+                let results = t.atomic_lane(lane, a, &lowering, it)?;
                 for (i, r) in (0..n).zip(results) {
                     t.write_reg(lane, a.dst.word(i * words), words, r);
                 }
                 return Ok(vec![]);
             }
+            let LaneAtomic {
+                addr,
+                ptr,
+                bs,
+                c2,
+                ftz,
+            } = t.atomic_operands(lane, a)?;
+            let b = bs[0];
             // CAST.SPIN: bank = (address / 4) mod 32.
             let claimed = c[0];
             let word = t.b.ins().ushr_imm_s(addr, 2);
@@ -1027,6 +1015,73 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.write_pred(a.performed, exec, exec)?;
         }
         Ok(Flow::Next(self.mask))
+    }
+
+    /// The operands of one lane's atomic `a` (see [`LaneAtomic`]): its address checked (a
+    /// fault traps here, with the lanes before it done), then its sources read.
+    fn atomic_operands(&mut self, lane: &Lane, a: &AtomicInst) -> Result<LaneAtomic, JitError> {
+        let n = u16::from(a.access.vector);
+        let words = a.access.ty.regs();
+        // `ir::AtomicInst`: a generic vector atomic must land in global memory.
+        let global_only = n > 1 && a.access.space == Space::Generic;
+        let addr = self.lane_address(lane, &a.access)?;
+        let ptr =
+            self.checked_pointer_in(lane, a.access.space, addr, a.access.bytes(), global_only)?;
+        let mut bs = Vec::with_capacity(usize::from(n));
+        for i in 0..n {
+            bs.push(self.read_operand(lane, a.src.word(i * words), words)?);
+        }
+        let c2 = match a.src2 {
+            Some(s) => Some(self.read_operand(lane, s, words)?),
+            None => None,
+        };
+        let ftz = if !a.ftz {
+            Ftz::Off
+        } else if a.access.space == Space::Generic {
+            // The IR's generic FTZ rule: flush only where the address resolves to global
+            // memory (the checked address is in exactly one of the two windows).
+            Ftz::When(self.b.ins().icmp_imm_s(
+                IntCC::UnsignedGreaterThanOrEqual,
+                addr,
+                GLOBAL_BASE_I64,
+            ))
+        } else {
+            Ftz::On
+        };
+        Ok(LaneAtomic {
+            addr,
+            ptr,
+            bs,
+            c2,
+            ftz,
+        })
+    }
+
+    /// One lane's atomic `a` (not `.SPIN`): element by element in order, each its own host
+    /// atomic (`lowering`, in the register type `it`). Returns the results, one per element,
+    /// for the caller to write once every element is done (a destination may be a later
+    /// operand).
+    pub(super) fn atomic_lane(
+        &mut self,
+        lane: &Lane,
+        a: &AtomicInst,
+        lowering: &AtomicLowering,
+        it: Type,
+    ) -> Result<Vec<Value>, JitError> {
+        let elem = a.access.ty.bytes();
+        let LaneAtomic {
+            ptr, bs, c2, ftz, ..
+        } = self.atomic_operands(lane, a)?;
+        let mut results = Vec::with_capacity(bs.len());
+        for (i, &b) in bs.iter().enumerate() {
+            let p = if i == 0 {
+                ptr
+            } else {
+                self.b.ins().iadd_imm_s(ptr, (i as u32 * elem) as i64)
+            };
+            results.push(self.perform_atomic(a, lowering, it, p, b, c2, ftz));
+        }
+        Ok(results)
     }
 
     /// The warp-aggregated path of atomic `a` (host op `op`, register type `it`; see "Warp

@@ -253,8 +253,9 @@ pub(super) struct Translator<'a, 'f> {
     deopt: Option<(u32, Value, Value)>,
 }
 
-/// How many vector chunk loops with a load or store one compiled function builds
-/// (`simd/memory.rs`); regions with a load or store beyond them run lane by lane. A vector
+/// How many vector chunk loops with a memory access (a load or store, `simd/memory.rs`, or an
+/// atomic, `simd/atomic.rs`) one compiled function builds; regions with one beyond them run
+/// lane by lane. A vector
 /// region builds two loops, one for whole warps and one for other masks
 /// (`simd::vector_loop`), while two are left, else the general one alone (always alone in
 /// kernels whose warps are narrower than 32 lanes). A vector memory
@@ -639,6 +640,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             )
             && simd::vectorisable(inst)
             && !self.is_invariant_writer(inst)
+            && simd::adjacent_atomics(&self.kernel.insts, self.info, &(pc..pc + 1))
             && self.vector_memory_allowed(&(pc..pc + 1))
     }
 
@@ -667,18 +669,18 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// Whether the instructions `region` hold a plain load or store (the memory access a
-    /// vector region may hold).
-    fn has_load_or_store(&self, region: &std::ops::Range<usize>) -> bool {
+    /// Whether the instructions `region` access memory (a vector region's load or store, or
+    /// its atomic).
+    fn has_memory_access(&self, region: &std::ops::Range<usize>) -> bool {
         region
             .clone()
-            .any(|pc| matches!(self.kernel.insts[pc].op, Op::Load { .. } | Op::Store { .. }))
+            .any(|pc| memory_access(&self.kernel.insts[pc].op))
     }
 
     /// Whether [`VECTOR_MEMORY_LOOPS`] leaves room for `region` as vector code: it has no
-    /// load or store, or the function has vector memory loops left.
+    /// memory access, or the function has vector memory loops left.
     fn vector_memory_allowed(&self, region: &std::ops::Range<usize>) -> bool {
-        self.vector_memory_left > 0 || !self.has_load_or_store(region)
+        self.vector_memory_left > 0 || !self.has_memory_access(region)
     }
 
     /// A fused region (see [`fusion_regions`]): one lane loop runs every instruction of the
@@ -738,7 +740,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         // Both copies of the chunk loop, unless it is the last vector memory loop left or no
         // group can hold 32 lanes (vISA's SIMD8 and SIMD16 kernels).
         let mut whole_warp_copy = self.kernel.warp_size == 32;
-        if vector && self.has_load_or_store(&region) {
+        if vector && self.has_memory_access(&region) {
             whole_warp_copy &= self.vector_memory_left >= 2;
             self.vector_memory_left -= if whole_warp_copy { 2 } else { 1 };
         }
@@ -2283,8 +2285,9 @@ impl RegionRules<'_> {
     }
 }
 
-/// Whether `region` is vector code (`simd/`): SIMD lanes are on and every instruction but its
-/// hoisted invariant writers has a vector translation.
+/// Whether `region` is vector code (`simd/`): SIMD lanes are on, every instruction but its
+/// hoisted invariant writers has a vector translation, and its atomics' lanes may name
+/// adjacent words (`simd/adjacent.rs`).
 fn vector_code(
     kernel: &Kernel,
     info: &KernelInfo,
@@ -2295,7 +2298,7 @@ fn vector_code(
     simd && region.clone().all(|pc| {
         let inst = &kernel.insts[pc];
         invariant::invariant_writer(kernel, info, aggregate, inst) || simd::vectorisable(inst)
-    })
+    }) && simd::adjacent_atomics(&kernel.insts, info, region)
 }
 
 /// Splits `0..n` into regions translated together. A region of more than one instruction is a

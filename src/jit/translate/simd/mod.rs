@@ -14,8 +14,8 @@
 //! are the address arithmetic and the load at a kernel's start and the comparison chains
 //! before a branch or an exit.
 //!
-//! Regions that mix vectorisable instructions with others (an atomic, a float op) stay
-//! scalar. Splitting them into a vector run and a lane loop (tried first) made `hist_shared`
+//! Regions that mix vectorisable instructions with others (a float op, an atomic other than
+//! `atomic.rs`'s) stay scalar. Splitting them into a vector run and a lane loop (tried first) made `hist_shared`
 //! 1.7 × slower and `min64_cas` 12 % slower than vectorising whole regions only, even with the
 //! vector run's stores made scalar and its loads removed, so the cost is in the split itself,
 //! not in the vector accesses; `docs/performance.md` has the figures.
@@ -57,12 +57,17 @@
 //!   division) stays scalar.
 //! * Loads and stores: contiguous ones as 16-byte host accesses, loads from a warp-invariant
 //!   address once per chunk, the rest lane by lane with the scalar code (`memory.rs`).
+//! * 32-bit integer atomics on global memory: four lanes on four adjacent words as one 16-byte
+//!   compare-and-swap, the rest lane by lane with the scalar atomic (`atomic.rs`).
 //!
 //! `JitOptions::simd` turns it off (`ATOMJIT_SIMD=off`) to compare.
 
+mod adjacent;
 mod affine;
+mod atomic;
 mod memory;
 
+pub(super) use adjacent::adjacent_atomics;
 pub(super) use memory::{preloadable, Run};
 
 use super::{Translator, REG_ROW_BYTES};
@@ -93,7 +98,8 @@ fn reads_tid_x(inst: &Inst) -> bool {
 
 /// Whether `inst` (already a fusable per-lane instruction, `Fusion::Alu` or `Fusion::Memory`)
 /// has a vector translation: 32-bit integer register work (64-bit only in `IMAD.WIDE`/`.HI`),
-/// or a plain load or store ([`memory::vector_access`]); see the module docs. Its guard may be
+/// a plain load or store ([`memory::vector_access`]), or a 32-bit integer atomic on global
+/// memory ([`atomic::vector_atomic`]); see the module docs. Its guard may be
 /// anything.
 pub(super) fn vectorisable(inst: &Inst) -> bool {
     let int32 = |ty: Ty| ty.is_int() && ty.bits() == 32;
@@ -127,12 +133,12 @@ pub(super) fn vectorisable(inst: &Inst) -> bool {
         Op::ReadSpecial { sr, .. } => matches!(sr, SpecialReg::TidX | SpecialReg::LaneId),
         Op::Shf(s) => matches!(s.shift.operand, Operand::Imm(_)) && plain(&s.shift),
         Op::Load { access, .. } | Op::Store { access, .. } => memory::vector_access(access),
+        Op::Atomic(a) => atomic::vector_atomic(a),
         Op::Nop
         | Op::Unary { .. }
         | Op::PredMove(_)
         | Op::Convert { .. }
         | Op::Vote { .. }
-        | Op::Atomic(_)
         | Op::Fence { .. }
         | Op::Barrier { .. }
         | Op::Branch { .. }
@@ -941,6 +947,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             Op::Load { access, dst } => self.vector_load(chunk, inst, access, *dst)?,
             Op::Store { access, src } => self.vector_store(chunk, inst, access, *src)?,
+            Op::Atomic(a) => self.vector_atomic(chunk, inst, a)?,
             &Op::Lop3 {
                 dst, a, b, c, lut, ..
             } => {

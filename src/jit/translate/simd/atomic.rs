@@ -1,0 +1,201 @@
+//! SIMD lanes' atomics: a global 32-bit integer atomic of a vectorised region (`mod.rs`), for a
+//! chunk of four lanes, as one 16-byte host compare-and-swap when the lanes name four adjacent
+//! words.
+//!
+//! The pattern is everywhere a CUDA kernel flushes per-block partial results:
+//! `atomicAdd(&out[threadIdx.x], local[threadIdx.x])` (`RED.E.ADD` on `hist + tid * 4`). Lane by
+//! lane that is a `lock add` per lane (~2.2 ns on the 2-vCPU EPYC); one `lock cmpxchg16b` does
+//! four lanes in ~4 ns.
+//!
+//! # How a chunk runs
+//!
+//! * **Four adjacent words** (every lane of the chunk executing; the lanes' addresses `a`,
+//!   `a + 4`, `a + 8`, `a + 12`; the host pointer of `a` 16-byte aligned; both ends inside the
+//!   global arena: `memory.rs`'s contiguous test with the alignment, or the run it starts):
+//!   the 16 bytes are loaded (a guess), each lane's new word is computed from its old one with
+//!   vector code ([`Translator::vector_rmw`], the per-lane formulas of `ir::AtomicOp` lane by
+//!   lane), and `lock cmpxchg16b` swaps the four words in if none changed since the guess;
+//!   otherwise the loop retries with the words the CAS found. Each lane's result is its old
+//!   word.
+//! * **Lane by lane** otherwise: the scalar atomic ([`Translator::atomic_lane`]) for each of
+//!   the chunk's executing lanes in order, as the scalar region loop runs it; a faulting lane
+//!   traps with exactly the lanes before it done and counted.
+//!
+//! # Why it is exact
+//!
+//! The four lanes' read-modify-writes are on four distinct words. Run lane by lane, each is
+//! one atomic RMW of its word, and nothing in the lanes' program order separates them (a
+//! region holds one memory access, so no access of these lanes comes between). An execution in
+//! which no other thread accesses the four words between the first lane's RMW and the last's
+//! is always possible, and the 16-byte CAS produces exactly that one: each word's old value is
+//! the one its lane reads, its new value the one its lane writes, at one point of each word's
+//! coherence order. Only the four words are written, so no byte any lane does not name is
+//! touched (the 16 bytes are exactly the lanes' elements: a partial chunk never takes this
+//! path). A lane whose op leaves its word unchanged (a `min` that loses, an `add` of 0)
+//! rewrites the value it read, which its own RMW also does in the IR (only a failed compare of
+//! CAS, CAST and FCMPWR writes nothing, and those ops are not taken). The orders: `lock
+//! cmpxchg16b` is sequentially consistent, like every RMW the JIT emits (`memory.rs`'s table).
+//! `docs/memory-model.md` ("Four lanes, one 16-byte compare-and-swap") has the argument in the
+//! PTX model's terms.
+//!
+//! Which atomics: `u32`/`s32`/`b32` add, sub, and, or, xor, min, max, exch, inc and dec on the
+//! global space through a register address, one element, not `.SPIN`, on a host with
+//! `cmpxchg16b` ([`vector_atomic`]). 64-bit lanes would be two per CAS, which is no faster than
+//! two `lock` instructions; floats keep their scalar CAS loops (the FTZ rules and rounding of
+//! a vector float add are not worth their cost for now).
+use super::super::Translator;
+use super::memory::register_address;
+use super::Chunk;
+use crate::ir::{AtomicInst, AtomicOp, Inst, Space, Ty};
+use crate::jit::JitError;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I128, I32, I32X4};
+use cranelift_codegen::ir::{BlockArg, Endianness, InstBuilder, MemFlagsData, Value};
+
+/// Whether atomic `a` has a vector translation (see the module docs): a `u32`/`s32`/`b32`
+/// add, sub, and, or, xor, min, max, exch, inc or dec on the global space through a register
+/// address, one element, not `.SPIN`, on a host with a 16-byte compare-and-swap.
+pub(in super::super) fn vector_atomic(a: &AtomicInst) -> bool {
+    let op = matches!(
+        a.op,
+        AtomicOp::Add
+            | AtomicOp::Sub
+            | AtomicOp::And
+            | AtomicOp::Or
+            | AtomicOp::Xor
+            | AtomicOp::Min
+            | AtomicOp::Max
+            | AtomicOp::Exch
+            | AtomicOp::Inc
+            | AtomicOp::Dec
+    );
+    op && matches!(a.access.space, Space::Global | Space::Generic)
+        && !a.spin
+        && a.access.vector == 1
+        && a.src2.is_none()
+        && matches!(a.access.ty, Ty::U32 | Ty::S32 | Ty::B32)
+        && register_address(&a.access).is_some()
+        && crate::exec::memory::has_cas128()
+}
+
+impl<'a, 'f> Translator<'a, 'f> {
+    /// A vectorisable atomic ([`vector_atomic`]) for the chunk's lanes: four adjacent words in
+    /// one 16-byte CAS loop when it can be, else lane by lane (see the module docs).
+    pub(super) fn vector_atomic(
+        &mut self,
+        chunk: &Chunk,
+        inst: &Inst,
+        a: &AtomicInst,
+    ) -> Result<(), JitError> {
+        let form = register_address(&a.access)
+            .ok_or_else(|| self.internal("a vector atomic without a register address"))?;
+        let lowering = self.atomic_lowering(a)?;
+        let bits = self.exec_bits(chunk, inst)?;
+        let operand = self.voperand(chunk, a.src)?;
+        // Every register vector either path reads, in the block that dominates both.
+        let regs = self.lane_registers(chunk, inst);
+        let join = self.join_block(1);
+        self.skip_idle_chunk(inst, bits, join, 1);
+        let slow = self.b.create_block();
+        let host = self.contiguous_branch(chunk, &a.access, form, bits, slow, true)?;
+        let guess = self.b.ins().load(I32X4, self.flags.device, host, 0);
+        let head = self.join_block(1);
+        self.b.ins().jump(head, &[BlockArg::Value(guess)]);
+
+        self.b.switch_to_block(head);
+        let old = self.b.block_params(head)[0];
+        let new = self.vector_rmw(a, old, operand);
+        let le = MemFlagsData::new().with_endianness(Endianness::Little);
+        let old_bits = self.b.ins().bitcast(I128, le, old);
+        let new_bits = self.b.ins().bitcast(I128, le, new);
+        // In range and aligned (the contiguous test): `trusted`, as the scalar atomics.
+        let flags = MemFlagsData::trusted().with_alias_region(self.flags.device.alias_region());
+        let seen_bits = self.b.ins().atomic_cas(flags, host, old_bits, new_bits);
+        let swapped = self.b.ins().icmp(IntCC::Equal, seen_bits, old_bits);
+        let seen = self.b.ins().bitcast(I32X4, le, seen_bits);
+        self.b.ins().brif(
+            swapped,
+            join,
+            &[BlockArg::Value(old)],
+            head,
+            &[BlockArg::Value(seen)],
+        );
+
+        // Lane by lane: a faulting lane's trap counts the lanes of the atomic before it, from
+        // the instruction's executing lanes with this chunk's taken from `bits` (the guard's
+        // mask may not hold this pass's writes yet).
+        self.b.switch_to_block(slow);
+        let outside = self.exec_mask(inst.guard)?;
+        let chunk_lanes = self.b.ins().iconst(I32, 15);
+        let chunk_lanes = self.b.ins().ishl(chunk_lanes, chunk.base);
+        let own = self.b.ins().ishl(bits, chunk.base);
+        let exec = self.b.ins().bitselect(chunk_lanes, own, outside);
+        self.atomic_exec = Some((a.op, exec, 1));
+        let zeros = self.vconst([0; 4]);
+        let lanes_done = (0..4u8).try_fold(zeros, |row, i| {
+            let rows = self.for_lane(chunk, &regs, bits, i, &[row], |t, lane, rows| {
+                let results = t.atomic_lane(lane, a, &lowering, I32)?;
+                if a.dst.is_rz() {
+                    // Unused: a `RED`'s host atomic returns nothing (`lock add`, not `xadd`).
+                    return Ok(vec![rows[0]]);
+                }
+                let r = results
+                    .first()
+                    .copied()
+                    .ok_or_else(|| t.internal("an atomic lane without a result"))?;
+                Ok(vec![t.b.ins().insertlane(rows[0], r, i)])
+            })?;
+            Ok::<Value, JitError>(rows[0])
+        });
+        self.atomic_exec = None;
+        let row = lanes_done?;
+        self.b.ins().jump(join, &[BlockArg::Value(row)]);
+
+        self.b.switch_to_block(join);
+        let results = self.b.block_params(join)[0];
+        let lanes = if inst.guard.is_always() {
+            chunk.lanes
+        } else {
+            self.lane_vector(bits)
+        };
+        self.vwrite(chunk, a.dst, lanes, results);
+        Ok(())
+    }
+
+    /// Each lane's new word of atomic `a` from its old word in `old` and its operand in `b`:
+    /// the formulas of `ir::AtomicOp` (`sem::atomic::rmw_value`) in 32 bits, lane by lane.
+    fn vector_rmw(&mut self, a: &AtomicInst, old: Value, b: Value) -> Value {
+        let signed = a.access.ty.is_signed_int();
+        match a.op {
+            AtomicOp::Add => self.b.ins().iadd(old, b),
+            AtomicOp::Sub => self.b.ins().isub(old, b),
+            AtomicOp::And => self.b.ins().band(old, b),
+            AtomicOp::Or => self.b.ins().bor(old, b),
+            AtomicOp::Xor => self.b.ins().bxor(old, b),
+            AtomicOp::Min if signed => self.b.ins().smin(old, b),
+            AtomicOp::Min => self.b.ins().umin(old, b),
+            AtomicOp::Max if signed => self.b.ins().smax(old, b),
+            AtomicOp::Max => self.b.ins().umax(old, b),
+            AtomicOp::Exch => b,
+            AtomicOp::Inc => {
+                // M = (M >= b) ? 0 : M + 1 (unsigned).
+                let wrap = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, old, b);
+                let one = self.vconst([1; 4]);
+                let inc = self.b.ins().iadd(old, one);
+                self.b.ins().band_not(inc, wrap)
+            }
+            AtomicOp::Dec => {
+                // M = (M == 0 || M > b) ? b : M - 1 (unsigned).
+                let zero = self.vconst([0; 4]);
+                let is_zero = self.b.ins().icmp(IntCC::Equal, old, zero);
+                let above = self.b.ins().icmp(IntCC::UnsignedGreaterThan, old, b);
+                let reset = self.b.ins().bor(is_zero, above);
+                let one = self.vconst([1; 4]);
+                let dec = self.b.ins().isub(old, one);
+                self.b.ins().bitselect(reset, b, dec)
+            }
+            // Not vectorisable (`vector_atomic`): their scalar lowering, never reached.
+            AtomicOp::Cas | AtomicOp::Cast | AtomicOp::PreDec | AtomicOp::FCmpWr => old,
+        }
+    }
+}
