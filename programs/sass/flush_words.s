@@ -2,19 +2,19 @@
 // atomicAdd(&out[threadIdx.x], v). A warp's lanes name adjacent words, which the JIT's SIMD
 // lanes update four at a time with one 16-byte compare-and-swap (src/jit/translate/simd/
 // atomic.rs); `odd` is addressed one word further on, so no four lanes' words are 16-byte
-// aligned there and each lane goes alone; the block's 100 threads leave its last warp a
-// partial chunk. 64 CTAs race on every word; with v = ctaid + 1:
+// aligned there and each lane goes alone; the block's 102 threads leave its last warp a
+// whole chunk and a partial one. 64 CTAs race on every word; with v = ctaid + 1:
 //   sum[t]      RED.ADD v                              -> 1 + 2 + ... + 64 = 2080
 //   odd[t + 1]  RED.ADD v                              -> 2080 (odd[0] untouched)
 //   top[t]      ATOMG.MAX.S32 of ctaid - 32 from INT_MIN -> 31
 //   ring[t]     ATOMG.INC bound 9, 64 times from 0     -> 64 mod 10 = 4
 .kernel flush_words
 .grid 64
-.block 100
-.buffer sum u32[100] = 0
-.buffer odd u32[101] = 0
-.buffer top u32[100] = 0x80000000
-.buffer ring u32[100] = 0
+.block 102
+.buffer sum u32[102] = 0
+.buffer odd u32[103] = 0
+.buffer top u32[102] = 0x80000000
+.buffer ring u32[102] = 0
         S2R R0, SR_TID.X ;
         S2R R1, SR_CTAID.X ;
         IADD3 R2, R1, 0x1, RZ ;                  // v = ctaid + 1
@@ -31,6 +31,6 @@
         EXIT ;
 .expect sum == 2080
 .expect odd[0] == 0
-.expect sum(odd) == 208000
+.expect sum(odd) == 212160
 .expect top == 31
 .expect ring == 4

@@ -651,6 +651,7 @@ impl JitKernel {
             split_ok: 0,
             spin_exits: [NO_STOP; 2],
             split_out: [0; 4],
+            wide_cas_chunks: 0,
         }
     }
 

@@ -537,14 +537,52 @@ fn p0_unless_r9_is(k: u64) -> Op {
     }
 }
 
+/// Runs `b` from pc 0 on lanes `mask` of a warp prepared by `init` through the scheduler's
+/// path (a context kept in a `RunnerCache`), and returns the exit, the warp, and how many
+/// chunks of four lanes took the 16-byte CAS (`WarpCtx::wide_cas_chunks`).
+fn run_counting_wide_cas(
+    b: &KernelBuilder,
+    world: &World,
+    mask: u32,
+    init: impl FnOnce(&mut WarpState),
+) -> (GroupExit, WarpState, u64) {
+    let (kernel, info) = b.build();
+    let jit = compile(&kernel, &info).unwrap_or_else(|e| panic!("{e}"));
+    let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+    init(&mut warp);
+    let env = CtaEnv {
+        kernel: &kernel,
+        info: &info,
+        global: &world.global,
+        shared: &world.shared,
+        cbank: &world.cbank,
+        surfaces: &[],
+        ctaid: [2, 0, 0],
+        ntid: [64, 1, 1],
+        nctaid: [4, 1, 1],
+    };
+    let mut cache = RunnerCache::default();
+    jit.prepare_cta(&mut cache, &env);
+    // SAFETY: `cache` was prepared for `env` just above, and `env`'s regions outlive the call.
+    let exit = unsafe { jit.run_group_prepared(&mut cache, &mut warp, &env, 0, mask, None) };
+    let chunks = cache
+        .get_mut::<CachedCtx>()
+        .expect("the JIT keeps its context in the cache")
+        .ctx
+        .wide_cas_chunks;
+    (exit, warp, chunks)
+}
+
 #[test]
 fn four_lane_atomics_apply_the_document_formulas_word_by_word() {
     // Lane l names word `first + l` of a window (global, or the shared window through a
     // generic address); words and operands run over the edge values so that across the
-    // starts every (word, operand) pair of EDGES meets. Masks: all lanes; chunks full, empty
-    // and partial; words from an odd start, so no chunk is 16-byte aligned.
+    // starts every (word, operand) pair of EDGES meets. Masks: all lanes; chunks full
+    // (0x0f, 0x0f), empty (0x00) and partial (0xb, 0x3); words from an odd start, so no chunk
+    // is 16-byte aligned. Every chunk whose four lanes run from an aligned word takes the
+    // 16-byte CAS, and no other.
     use crate::ir::GENERIC_SHARED_BASE;
-    let cases: [(u32, usize); 3] = [(FULL, 0), (0x0f0f_f0ff & !0x0000_0200, 0), (FULL, 1)];
+    let cases: [(u32, usize); 3] = [(FULL, 0), (0x0f3f_f0fb, 0), (FULL, 1)];
     for &(op, tys) in QUAD_OPS {
         for &ty in tys {
             for (space, shared, guarded) in [
@@ -553,7 +591,8 @@ fn four_lane_atomics_apply_the_document_formulas_word_by_word() {
                 (Space::Generic, true, false),
                 (Space::Global, false, true),
             ] {
-                // Guarded: by a predicate the region writes, false in every third lane.
+                // Guarded: by a predicate the region writes, false in lanes 3, 10, 17, 24 and 31
+                // (chunks 1, 3 and 5 run whole).
                 let mut b = KernelBuilder::new();
                 if guarded {
                     b.push(p0_unless_r9_is(0));
@@ -588,14 +627,16 @@ fn four_lane_atomics_apply_the_document_formulas_word_by_word() {
                                 world.set_global(at, 4, u64::from(m_of(l)));
                             }
                         }
-                        let (exit, w) = run_kernel_masked(&b, &world, mask, |w| {
+                        let runs =
+                            |l: usize| l < 32 && mask & (1 << l) != 0 && (!guarded || l % 7 != 3);
+                        let (exit, w, wide) = run_counting_wide_cas(&b, &world, mask, |w| {
                             for l in 0..32 {
                                 let addr = base + 4 * (first + l) as u64;
                                 set_reg(w, 6, l, addr as u32);
                                 set_reg(w, 7, l, (addr >> 32) as u32);
                                 set_reg(w, 4, l, b_of(l));
                                 set_reg(w, 2, l, 0xdead_0000 | l as u32);
-                                set_reg(w, 9, l, l as u32 % 3);
+                                set_reg(w, 9, l, u32::from(l % 7 != 3));
                             }
                         });
                         assert_eq!(exit, GroupExit::Exited);
@@ -606,7 +647,7 @@ fn four_lane_atomics_apply_the_document_formulas_word_by_word() {
                             } else {
                                 world.global_u32(at)
                             };
-                            let runs = l < 32 && mask & (1 << l) != 0 && (!guarded || l % 3 != 0);
+                            let runs = runs(l);
                             let (new, old) = atoms_model32(op, ty, m_of(l), b_of(l), 0);
                             let what = format!("{op}.{ty} mask {mask:#x} word {first}+{l}");
                             assert_eq!(word, if runs { new } else { m_of(l) }, "{what}");
@@ -615,10 +656,11 @@ fn four_lane_atomics_apply_the_document_formulas_word_by_word() {
                                 assert_eq!(reg_of(&w, 2, l), rd, "{what}: result");
                             }
                         }
-                        let lanes = (0..32)
-                            .filter(|&l| mask & (1 << l) != 0 && (!guarded || l % 3 != 0))
-                            .count();
+                        let lanes = (0..32).filter(|&l| runs(l)).count();
                         assert_eq!(w.stats.atomics[op.index()], lanes as u64);
+                        let whole = (0..8).filter(|q| (4 * q..4 * q + 4).all(runs)).count();
+                        let want = if first % 4 == 0 { whole } else { 0 };
+                        assert_eq!(wide, want as u64, "{op}.{ty} mask {mask:#x}: 16-byte CASes");
                     }
                 }
             }
@@ -628,73 +670,92 @@ fn four_lane_atomics_apply_the_document_formulas_word_by_word() {
 
 #[test]
 fn a_fault_among_four_lane_atomics_leaves_exactly_the_lanes_before_it_done() {
-    // 32 lanes add to adjacent words of a 128-byte arena from word `first`, lanes guarded by
+    // 32 lanes add to adjacent words of a 128-byte window from word `first`, lanes guarded by
     // a predicate the region writes (lane 5 off); lane `bad` faults: its word is past the
-    // arena's end, or its address is two bytes off. Exactly the executing lanes before it
-    // have added, and are counted.
+    // window's end (in a run of 16-byte CASes from word 8, or with no aligned chunk from word
+    // 10), or its address is two bytes off. Exactly the executing lanes before it have added,
+    // and are counted; the whole aligned chunks before its chunk took the 16-byte CAS. In the
+    // global arena through global and generic addresses and in the shared window through
+    // generic ones, for a whole warp and for a warp without its last lane (the chunk loop's
+    // general copy).
+    use crate::ir::GENERIC_SHARED_BASE;
     let cases = [
-        (10usize, 22usize, 0u64, TrapReason::AddressOutOfRange),
+        (8usize, 24usize, 0u64, TrapReason::AddressOutOfRange),
+        (10, 22, 0, TrapReason::AddressOutOfRange),
         (0, 13, 2, TrapReason::MisalignedAddress),
         (0, 3, 1, TrapReason::MisalignedAddress),
     ];
-    for (first, bad, skew, reason) in cases {
-        let mut b = KernelBuilder::new();
-        b.push(p0_unless_r9_is(5));
-        b.when(
-            0,
-            false,
-            Op::Atomic(Box::new(AtomicInst {
-                access: MemAccess {
-                    space: Space::Global,
-                    ty: Ty::U32,
-                    vector: 1,
-                    order: MemOrder::Relaxed,
-                    scope: Scope::Gpu,
-                    addr: global_addr(6, 0),
-                },
-                op: AtomicOp::Add,
-                dst: Reg::RZ,
-                src: reg(4),
-                src2: None,
-                spin: false,
-                ftz: false,
-                performed: Pred::PT,
-            })),
-        );
-        b.exit();
-        assert!(cas128_in(&b, true) > 0);
-        let world = World::new(128, 0);
-        let (exit, w) = run_kernel_masked(&b, &world, FULL, |w| {
-            for l in 0..32 {
-                let mut addr = GLOBAL_BASE + 4 * (first + l) as u64;
-                if l == bad {
-                    addr += skew;
+    for (space, shared) in [
+        (Space::Global, false),
+        (Space::Generic, false),
+        (Space::Generic, true),
+    ] {
+        for mask in [FULL, FULL >> 1] {
+            for (first, bad, skew, reason) in cases {
+                let mut b = KernelBuilder::new();
+                b.push(p0_unless_r9_is(5));
+                b.atom(
+                    space,
+                    AtomicOp::Add,
+                    Ty::U32,
+                    Reg::RZ,
+                    global_addr(6, 0),
+                    reg(4),
+                    None,
+                );
+                let atom = b.insts.pop().unwrap();
+                b.when(0, false, atom.op);
+                b.exit();
+                assert!(cas128_in(&b, true) > 0);
+                let world = World::new(128, 128);
+                let base = if shared {
+                    GENERIC_SHARED_BASE
+                } else {
+                    GLOBAL_BASE
+                };
+                let (exit, w, wide) = run_counting_wide_cas(&b, &world, mask, |w| {
+                    for l in 0..32 {
+                        let mut addr = base + 4 * (first + l) as u64;
+                        if l == bad {
+                            addr += skew;
+                        }
+                        set_reg(w, 6, l, addr as u32);
+                        set_reg(w, 7, l, (addr >> 32) as u32);
+                        set_reg(w, 4, l, 100 + l as u32);
+                        set_reg(w, 9, l, l as u32);
+                    }
+                });
+                let address = base + 4 * (first + bad) as u64 + skew;
+                let what = format!("{space:?} shared {shared} mask {mask:#x} from {first}");
+                assert_eq!(
+                    exit,
+                    GroupExit::Trap(TrapInfo {
+                        reason,
+                        pc: 1,
+                        lane: bad as u32,
+                        space,
+                        address,
+                        surface: None,
+                    }),
+                    "{what}"
+                );
+                for l in 0..32 - first {
+                    let done = l < bad && l != 5;
+                    let want = if done { 100 + l as u32 } else { 0 };
+                    let word = if shared {
+                        world.shared_u32(4 * (first + l))
+                    } else {
+                        world.global_u32(4 * (first + l))
+                    };
+                    assert_eq!(word, want, "{what}: lane {l}");
                 }
-                set_reg(w, 6, l, addr as u32);
-                set_reg(w, 7, l, (addr >> 32) as u32);
-                set_reg(w, 4, l, 100 + l as u32);
-                set_reg(w, 9, l, l as u32);
+                let before = (0..bad).filter(|&l| l != 5).count() as u64;
+                assert_eq!(w.stats.atomics[AtomicOp::Add.index()], before, "{what}");
+                let whole = (0..bad / 4).filter(|&q| q != 1).count() as u64;
+                let want = if first % 4 == 0 { whole } else { 0 };
+                assert_eq!(wide, want, "{what}: 16-byte CASes");
             }
-        });
-        let address = GLOBAL_BASE + 4 * (first + bad) as u64 + skew;
-        assert_eq!(
-            exit,
-            GroupExit::Trap(TrapInfo {
-                reason,
-                pc: 1,
-                lane: bad as u32,
-                space: Space::Global,
-                address,
-                surface: None,
-            })
-        );
-        for l in 0..32 - first {
-            let done = l < bad && l != 5;
-            let want = if done { 100 + l as u32 } else { 0 };
-            assert_eq!(world.global_u32(4 * (first + l)), want, "lane {l}");
         }
-        let before = (0..bad).filter(|&l| l != 5).count() as u64;
-        assert_eq!(w.stats.atomics[AtomicOp::Add.index()], before);
     }
 }
 

@@ -143,6 +143,10 @@ pub struct WarpCtx {
     pub spin_exits: [u32; 2],
     /// The branch run past: its pc, its target, the taken lanes, the fall-through lanes.
     pub split_out: [u32; 4],
+    /// Chunks of four lanes whose atomic ran as one 16-byte compare-and-swap
+    /// (`translate/simd/atomic.rs`), added up over the context's calls: what tests read to
+    /// know that path runs (the results are the same either way).
+    pub wide_cas_chunks: u64,
 }
 
 /// What [`super::slow::surface_lane`] returns besides an element's device address (every
@@ -237,6 +241,7 @@ pub mod off {
     pub const SPLIT_OK: i32 = offset_of!(WarpCtx, split_ok) as i32;
     pub const SPIN_EXITS: i32 = offset_of!(WarpCtx, spin_exits) as i32;
     pub const SPLIT_OUT: i32 = offset_of!(WarpCtx, split_out) as i32;
+    pub const WIDE_CAS_CHUNKS: i32 = offset_of!(WarpCtx, wide_cas_chunks) as i32;
 
     /// Offset in [`Stats`] of the counter of atomic op `op`.
     pub fn stat_atomic(op: AtomicOp) -> i32 {

@@ -106,12 +106,12 @@ fn racing_flushes_of_adjacent_words_add_up_exactly() {
             assert!(report.failure.is_none(), "{:?}", report.failure);
             let words = |name: &str| report.buffer(name).unwrap().as_u32().unwrap();
             let sum = ctas * (ctas + 1) / 2;
-            assert_eq!(words("sum"), vec![sum; 100], "{backend:?}");
-            let mut odd = vec![sum; 101];
+            assert_eq!(words("sum"), vec![sum; 102], "{backend:?}");
+            let mut odd = vec![sum; 103];
             odd[0] = 0;
             assert_eq!(words("odd"), odd, "{backend:?}");
-            assert_eq!(words("top"), vec![ctas - 1 - 32; 100], "{backend:?}");
-            assert_eq!(words("ring"), vec![ctas % 10; 100], "{backend:?}");
+            assert_eq!(words("top"), vec![ctas - 1 - 32; 102], "{backend:?}");
+            assert_eq!(words("ring"), vec![ctas % 10; 102], "{backend:?}");
         }
     }
 }

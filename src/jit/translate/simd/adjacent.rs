@@ -13,12 +13,12 @@
 //! Each register written in the region, in order, gets a [`Spread`] from its operands': the
 //! lane id and `SR_TID.X` are `lane * 1`; immediates, constant-bank words and warp-invariant
 //! registers (`valid/uniform.rs`) are the same in every lane; products with and sums of those
-//! keep a register lane-affine (`IMAD`, `IMAD.WIDE`, `IADD3`, `LEA`, add, sub, shift left by an
-//! immediate, a move); anything else written in the region (a mask, a hash, a guarded write)
-//! scatters it. A register the region does not write is unknown (the flush of `hist_shared`
+//! keep a register lane-affine (`IMAD`, `IMAD.WIDE`, `IADD3`, `LEA`, add, sub, `SHF.L` and shift
+//! left by an immediate, a move); anything else written in the region (a mask, a hash, a
+//! guarded write) scatters it. A register the region does not write is unknown (the flush of `hist_shared`
 //! takes its address from an earlier region, `counter`'s `seen[ticket]` from an atomic's result).
 
-use crate::ir::{BinOp, ImadMode, Inst, Op, Operand, Reg, SpecialReg, Src, SrcMod};
+use crate::ir::{BinOp, ImadMode, Inst, Op, Operand, Reg, ShfInst, SpecialReg, Src, SrcMod};
 use crate::valid::KernelInfo;
 
 /// How a register's value spreads over a warp's lanes, as far as the region shows.
@@ -63,10 +63,10 @@ impl Spread {
 }
 
 /// Whether every atomic of the vector region `region` may see four lanes on four adjacent
-/// elements (see the module docs): its address register is lane-affine with a stride that is
-/// unknown or the element size, or not written in the region. An atomic through a
-/// warp-invariant or scattered address, or one whose lanes step by another stride, makes the
-/// region scalar.
+/// elements (see the module docs): its address register is lane-affine with the element size
+/// as stride, or not written in the region. An atomic through a warp-invariant or scattered
+/// address, or one whose lanes step by another stride or one the region does not know, makes
+/// the region scalar.
 pub(in super::super) fn adjacent_atomics(
     insts: &[Inst],
     info: &KernelInfo,
@@ -109,10 +109,12 @@ pub(in super::super) fn adjacent_atomics(
             let Some(base) = super::memory::register_address(&a.access).map(|f| f.base) else {
                 return false;
             };
+            // A stride the region scales by a value it does not know (`tid * pitch`) is most
+            // likely not the element size.
             let adjacent = match of_reg(&spreads, base) {
-                Spread::Affine(None) | Spread::Outside => true,
+                Spread::Outside => true,
                 Spread::Affine(Some(s)) => s == i64::from(a.access.ty.bytes()),
-                Spread::Uniform(_) | Spread::Scattered => false,
+                Spread::Affine(None) | Spread::Uniform(_) | Spread::Scattered => false,
             };
             if !adjacent {
                 return false;
@@ -164,6 +166,22 @@ pub(in super::super) fn adjacent_atomics(
                     let scale = Spread::Uniform(Some(1i64 << (shift & 63)));
                     of_src(&spreads, a).mul(scale).add(of_src(&spreads, b))
                 }
+                // The low word of `hi:lo << k`, for an immediate `k` below 32, is `lo << k`.
+                Op::Shf(ShfInst {
+                    left: true,
+                    high: false,
+                    lo,
+                    shift,
+                    ..
+                }) => match of_src(&spreads, shift) {
+                    Spread::Uniform(Some(k)) if (0..32).contains(&k) => {
+                        of_src(&spreads, lo).mul(Spread::Uniform(Some(1 << k)))
+                    }
+                    Spread::Uniform(_)
+                    | Spread::Affine(_)
+                    | Spread::Scattered
+                    | Spread::Outside => Spread::Scattered,
+                },
                 Op::Binary { op, a, b, .. } => {
                     let (a, b) = (of_src(&spreads, a), of_src(&spreads, b));
                     match op {
@@ -268,6 +286,14 @@ mod tests {
         RED.E.ADD.STRONG.GPU [R4.64], R1 ;"
         ));
         assert!(judged(
+            "        S2R R0, SR_TID.X ;
+        SHF.L.U32 R2, R0, 0x2, RZ ;
+        MOV R1, 0x1 ;
+        IADD3 R4, P0, R2, c[0x0][out], RZ ;
+        IADD3.X R5, RZ, c[0x0][out+0x4], RZ, P0, !PT ;
+        RED.E.ADD.STRONG.GPU [R4.64], R1 ;"
+        ));
+        assert!(judged(
             "        S2R R0, SR_LANEID ;
         MOV R1, 0x1 ;
         LEA R4, P0, R0, c[0x0][out], 0x2 ;
@@ -309,6 +335,14 @@ mod tests {
             "        S2R R0, SR_TID.X ;
         MOV R1, 0x1 ;
         IMAD.WIDE.U32 R2, R0, 0x8, c[0x0][out] ;
+        RED.E.ADD.STRONG.GPU [R2.64], R1 ;"
+        ));
+        // A pitch the region does not know (`out[tid * pitch]`, here `blockDim.y`).
+        assert!(!judged(
+            "        S2R R0, SR_TID.X ;
+        IMAD R0, R0, c[0x0][0x4], RZ ;
+        MOV R1, 0x1 ;
+        IMAD.WIDE.U32 R2, R0, 0x4, c[0x0][out] ;
         RED.E.ADD.STRONG.GPU [R2.64], R1 ;"
         ));
         // A guarded write leaves the register partly old.

@@ -1,6 +1,6 @@
-//! SIMD lanes' atomics: a global 32-bit integer atomic of a vectorised region (`mod.rs`), for a
-//! chunk of four lanes, as one 16-byte host compare-and-swap when the lanes name four adjacent
-//! words.
+//! SIMD lanes' atomics: a 32-bit integer atomic of a vectorised region (`mod.rs`) through a
+//! global or generic address, for a chunk of four lanes, as one 16-byte host compare-and-swap
+//! when the lanes name four adjacent words.
 //!
 //! The pattern is everywhere a CUDA kernel flushes per-block partial results:
 //! `atomicAdd(&out[threadIdx.x], local[threadIdx.x])` (`RED.E.ADD` on `hist + tid * 4`). Lane by
@@ -11,7 +11,8 @@
 //!
 //! * **Four adjacent words** (every lane of the chunk executing; the lanes' addresses `a`,
 //!   `a + 4`, `a + 8`, `a + 12`; the host pointer of `a` 16-byte aligned; both ends inside the
-//!   global arena: `memory.rs`'s contiguous test with the alignment, or the run it starts):
+//!   global arena, or for a generic address inside one window, the arena or the CTA's shared
+//!   window: `memory.rs`'s contiguous test with the alignment, or the run it starts):
 //!   the 16 bytes are loaded (a guess), each lane's new word is computed from its old one with
 //!   vector code ([`Translator::vector_rmw`], the per-lane formulas of `ir::AtomicOp` lane by
 //!   lane), and `lock cmpxchg16b` swaps the four words in if none changed since the guess;
@@ -38,24 +39,28 @@
 //! `docs/memory-model.md` ("Four lanes, one 16-byte compare-and-swap") has the argument in the
 //! PTX model's terms.
 //!
-//! Which atomics: `u32`/`s32`/`b32` add, sub, and, or, xor, min, max, exch, inc and dec on the
-//! global space through a register address, one element, not `.SPIN`, on a host with
-//! `cmpxchg16b` ([`vector_atomic`]). 64-bit lanes would be two per CAS, which is no faster than
+//! Which atomics: `u32`/`s32`/`b32` add, sub, and, or, xor, min, max, exch, inc and dec through a
+//! global or generic register address, one element, not `.SPIN`, on a host with `cmpxchg16b`
+//! ([`vectorisable_atomic`]); a region holding one is vector code only when its addresses may be
+//! adjacent (`adjacent.rs`). A generic address in the shared window takes the CAS as well: a
+//! locked instruction is at least as strong as the plain read-modify-write the scalar path
+//! does on that CTA-private window. 64-bit lanes would be two per CAS, which is no faster than
 //! two `lock` instructions; floats keep their scalar CAS loops (the FTZ rules and rounding of
 //! a vector float add are not worth their cost for now).
 use super::super::Translator;
 use super::memory::register_address;
 use super::Chunk;
 use crate::ir::{AtomicInst, AtomicOp, Inst, Space, Ty};
+use crate::jit::warp_ctx::off;
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I128, I32, I32X4};
+use cranelift_codegen::ir::types::{I128, I32, I32X4, I64};
 use cranelift_codegen::ir::{BlockArg, Endianness, InstBuilder, MemFlagsData, Value};
 
 /// Whether atomic `a` has a vector translation (see the module docs): a `u32`/`s32`/`b32`
-/// add, sub, and, or, xor, min, max, exch, inc or dec on the global space through a register
+/// add, sub, and, or, xor, min, max, exch, inc or dec through a global or generic register
 /// address, one element, not `.SPIN`, on a host with a 16-byte compare-and-swap.
-pub(in super::super) fn vector_atomic(a: &AtomicInst) -> bool {
+pub(in super::super) fn vectorisable_atomic(a: &AtomicInst) -> bool {
     let op = matches!(
         a.op,
         AtomicOp::Add
@@ -79,7 +84,7 @@ pub(in super::super) fn vector_atomic(a: &AtomicInst) -> bool {
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
-    /// A vectorisable atomic ([`vector_atomic`]) for the chunk's lanes: four adjacent words in
+    /// A vectorisable atomic ([`vectorisable_atomic`]) for the chunk's lanes: four adjacent words in
     /// one 16-byte CAS loop when it can be, else lane by lane (see the module docs).
     pub(super) fn vector_atomic(
         &mut self,
@@ -87,6 +92,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         inst: &Inst,
         a: &AtomicInst,
     ) -> Result<(), JitError> {
+        // Only fusable atomics reach a vector region (`fusion_of`): no `.SPIN`, and no
+        // `performed` predicate to write.
+        debug_assert!(!a.spin && a.performed.is_pt());
         let form = register_address(&a.access)
             .ok_or_else(|| self.internal("a vector atomic without a register address"))?;
         let lowering = self.atomic_lowering(a)?;
@@ -113,13 +121,21 @@ impl<'a, 'f> Translator<'a, 'f> {
         let seen_bits = self.b.ins().atomic_cas(flags, host, old_bits, new_bits);
         let swapped = self.b.ins().icmp(IntCC::Equal, seen_bits, old_bits);
         let seen = self.b.ins().bitcast(I32X4, le, seen_bits);
-        self.b.ins().brif(
-            swapped,
-            join,
-            &[BlockArg::Value(old)],
-            head,
-            &[BlockArg::Value(seen)],
-        );
+        let done = self.b.create_block();
+        self.b
+            .ins()
+            .brif(swapped, done, &[], head, &[BlockArg::Value(seen)]);
+
+        self.b.switch_to_block(done);
+        let chunks = self
+            .b
+            .ins()
+            .load(I64, self.flags.state, self.ctx, off::WIDE_CAS_CHUNKS);
+        let chunks = self.b.ins().iadd_imm_s(chunks, 1);
+        self.b
+            .ins()
+            .store(self.flags.state, chunks, self.ctx, off::WIDE_CAS_CHUNKS);
+        self.b.ins().jump(join, &[BlockArg::Value(old)]);
 
         // Lane by lane: a faulting lane's trap counts the lanes of the atomic before it, from
         // the instruction's executing lanes with this chunk's taken from `bits` (the guard's
@@ -194,7 +210,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let dec = self.b.ins().isub(old, one);
                 self.b.ins().bitselect(reset, b, dec)
             }
-            // Not vectorisable (`vector_atomic`): their scalar lowering, never reached.
+            // Not vectorisable (`vectorisable_atomic`): their scalar lowering, never reached.
             AtomicOp::Cas | AtomicOp::Cast | AtomicOp::PreDec | AtomicOp::FCmpWr => old,
         }
     }

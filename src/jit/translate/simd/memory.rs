@@ -1,5 +1,5 @@
 //! SIMD lanes' memory access: the load or store of a vectorised region (`mod.rs`), for a chunk
-//! of four lanes.
+//! of four lanes, and the contiguous test its atomic shares (`atomic.rs`).
 //!
 //! A fused region holds one memory access ([`super::fusion_regions`]), so running it
 //! chunk-major performs the lanes' accesses in lane order, as the scalar region loop does; or
@@ -18,7 +18,9 @@
 //!   separated by a shuffle) does the four. The elements are naturally aligned, so a host
 //!   access split at a cache-line boundary never splits an element; only weak accesses take
 //!   this path (a weak access promises no single-copy atomicity in the PTX model; relaxed
-//!   ones go lane by lane).
+//!   ones go lane by lane). An atomic's chunks (`atomic.rs`) take the same test and runs with
+//!   the host pointer 16-byte aligned as well (its `lock cmpxchg16b` needs it), after a first
+//!   compare of lane 3's low word with lane 0's, which scattered addresses fail.
 //!
 //!   That test is some forty instructions, and in the common case (`a[blockIdx.x *
 //!   blockDim.x + threadIdx.x]`) every chunk of the warp passes it. So the region's loop
@@ -476,14 +478,14 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Whether the region's memory access runs contiguously from chunk to chunk when its
     /// addresses allow ([`Run`]): a load through per-lane addresses or a store, through a
-    /// register address [`contiguous_form`] accepts.
+    /// register address [`contiguous_form`] accepts, or a vectorisable atomic (`atomic.rs`).
     pub(super) fn runs_contiguously(&self, inst: &Inst) -> bool {
         if let Op::Load { access, .. } = &inst.op {
             contiguous_form(access).is_some() && !self.uniform_address(access)
         } else if let Op::Store { access, .. } = &inst.op {
             contiguous_form(access).is_some()
         } else if let Op::Atomic(a) = &inst.op {
-            super::atomic::vector_atomic(a)
+            super::atomic::vectorisable_atomic(a)
         } else {
             false
         }
@@ -514,7 +516,10 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// it, else to `slow`; returns in the contiguous path's block with the host pointer of
     /// lane 0's access. A chunk that continues the region's [`Run`] needs a compare of the
     /// room, one vector test of its address words and the full-mask compare; any other takes
-    /// the full test ([`Self::contiguous_test`]), which starts a new run.
+    /// the full test ([`Self::contiguous_test`]), which starts a new run. With `aligned16` (an
+    /// atomic's 16-byte CAS) a run starts only at a chunk whose host pointer is 16-byte
+    /// aligned, so every chunk that continues it is, and the full test comes after a compare
+    /// of lane 3's low word with lane 0's.
     pub(super) fn contiguous_branch(
         &mut self,
         chunk: &Chunk,
@@ -661,7 +666,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// The full test of whether the chunk's access (through `form`, whose address words for
     /// the chunk are `lo`, after `add32`, and `hi`) may take the contiguous path (see the
-    /// module docs).
+    /// module docs); with `aligned16`, only from a 16-byte aligned host pointer.
     fn contiguous_test(
         &mut self,
         access: &MemAccess,

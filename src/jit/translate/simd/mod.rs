@@ -1,6 +1,6 @@
 //! SIMD lanes: the 32-bit integer register work of a fused region, and its load or store (or
-//! its two loads, `memory.rs`), run four lanes at a time as Cranelift `i32x4` code instead of
-//! one lane at a time.
+//! its two loads, `memory.rs`, or its 32-bit integer atomic, `atomic.rs`), run four lanes at a
+//! time as Cranelift `i32x4` code instead of one lane at a time.
 //!
 //! # Where it applies
 //!
@@ -15,8 +15,9 @@
 //! before a branch or an exit.
 //!
 //! Regions that mix vectorisable instructions with others (a float op, an atomic other than
-//! `atomic.rs`'s) stay scalar. Splitting them into a vector run and a lane loop (tried first) made `hist_shared`
-//! 1.7 × slower and `min64_cas` 12 % slower than vectorising whole regions only, even with the
+//! `atomic.rs`'s) stay scalar, and so do regions whose atomic's lanes are unlikely to name
+//! adjacent words (`adjacent.rs`). Splitting regions into a vector run and a lane loop (tried
+//! first) made `hist_shared` 1.7 × slower and `min64_cas` 12 % slower than vectorising whole regions only, even with the
 //! vector run's stores made scalar and its loads removed, so the cost is in the split itself,
 //! not in the vector accesses; `docs/performance.md` has the figures.
 //!
@@ -57,8 +58,9 @@
 //!   division) stays scalar.
 //! * Loads and stores: contiguous ones as 16-byte host accesses, loads from a warp-invariant
 //!   address once per chunk, the rest lane by lane with the scalar code (`memory.rs`).
-//! * 32-bit integer atomics on global memory: four lanes on four adjacent words as one 16-byte
-//!   compare-and-swap, the rest lane by lane with the scalar atomic (`atomic.rs`).
+//! * 32-bit integer atomics through global or generic addresses: four lanes on four adjacent
+//!   words as one 16-byte compare-and-swap, the rest lane by lane with the scalar atomic
+//!   (`atomic.rs`).
 //!
 //! `JitOptions::simd` turns it off (`ATOMJIT_SIMD=off`) to compare.
 
@@ -98,8 +100,8 @@ fn reads_tid_x(inst: &Inst) -> bool {
 
 /// Whether `inst` (already a fusable per-lane instruction, `Fusion::Alu` or `Fusion::Memory`)
 /// has a vector translation: 32-bit integer register work (64-bit only in `IMAD.WIDE`/`.HI`),
-/// a plain load or store ([`memory::vector_access`]), or a 32-bit integer atomic on global
-/// memory ([`atomic::vector_atomic`]); see the module docs. Its guard may be
+/// a plain load or store ([`memory::vector_access`]), or a 32-bit integer atomic through a
+/// global or generic address ([`atomic::vectorisable_atomic`]); see the module docs. Its guard may be
 /// anything.
 pub(super) fn vectorisable(inst: &Inst) -> bool {
     let int32 = |ty: Ty| ty.is_int() && ty.bits() == 32;
@@ -133,7 +135,7 @@ pub(super) fn vectorisable(inst: &Inst) -> bool {
         Op::ReadSpecial { sr, .. } => matches!(sr, SpecialReg::TidX | SpecialReg::LaneId),
         Op::Shf(s) => matches!(s.shift.operand, Operand::Imm(_)) && plain(&s.shift),
         Op::Load { access, .. } | Op::Store { access, .. } => memory::vector_access(access),
-        Op::Atomic(a) => atomic::vector_atomic(a),
+        Op::Atomic(a) => atomic::vectorisable_atomic(a),
         Op::Nop
         | Op::Unary { .. }
         | Op::PredMove(_)
