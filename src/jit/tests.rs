@@ -221,7 +221,12 @@ impl World {
         mask: u32,
         stop: Option<u32>,
     ) -> GroupExit {
-        let env = CtaEnv {
+        jit.run_group(warp, &self.env(kernel, info), pc, mask, stop)
+    }
+
+    /// The environment of the world's CTA: CTA 2 of four, of 64 threads.
+    fn env<'w>(&'w self, kernel: &'w Kernel, info: &'w KernelInfo) -> CtaEnv<'w> {
+        CtaEnv {
             kernel,
             info,
             global: &self.global,
@@ -231,8 +236,7 @@ impl World {
             ctaid: [2, 0, 0],
             ntid: [64, 1, 1],
             nctaid: [4, 1, 1],
-        };
-        jit.run_group(warp, &env, pc, mask, stop)
+        }
     }
 }
 
@@ -550,17 +554,7 @@ fn run_counting_wide_cas(
     let jit = compile(&kernel, &info).unwrap_or_else(|e| panic!("{e}"));
     let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
     init(&mut warp);
-    let env = CtaEnv {
-        kernel: &kernel,
-        info: &info,
-        global: &world.global,
-        shared: &world.shared,
-        cbank: &world.cbank,
-        surfaces: &[],
-        ctaid: [2, 0, 0],
-        ntid: [64, 1, 1],
-        nctaid: [4, 1, 1],
-    };
+    let env = world.env(&kernel, &info);
     let mut cache = RunnerCache::default();
     jit.prepare_cta(&mut cache, &env);
     // SAFETY: `cache` was prepared for `env` just above, and `env`'s regions outlive the call.
