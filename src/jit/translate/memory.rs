@@ -43,10 +43,10 @@
 //! says: always on global and shared atomics, and on a generic address only when it is
 //! `>= GLOBAL_BASE` (the lane's address resolves to global memory).
 //!
-//! In a vectorised region (`simd/`), a 32-bit integer atomic through a global or generic address
-//! whose four lanes of a chunk name four adjacent, 16-byte aligned words is one `lock cmpxchg16b` loop for the
-//! four (`simd/atomic.rs`); other chunks run this module's per-lane code
-//! ([`Translator::atomic_lane`]).
+//! In a vectorised region (`simd/`), a 32-bit integer atomic through a global or generic
+//! address whose four lanes of a chunk name four adjacent, 16-byte aligned words is one `lock
+//! cmpxchg16b` loop for the four (`simd/atomic.rs`); other chunks run this module's per-lane
+//! code ([`Translator::atomic_lane`]).
 //!
 //! # Shared memory: CTA-private, so plain read-modify-writes
 //!

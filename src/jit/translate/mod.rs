@@ -257,11 +257,11 @@ pub(super) struct Translator<'a, 'f> {
 /// atomic, `simd/atomic.rs`) one compiled function builds; regions with one beyond them run
 /// lane by lane. A vector region builds two loops, one for whole warps and one for other masks
 /// (`simd::vector_loop`), while two are left, else the general one alone (always alone in
-/// kernels whose warps are narrower than 32 lanes). A vector memory loop is several times the code of the scalar loop (a contiguous path and four unrolled
-/// scalar lanes per chunk), which made kernels with hundreds of stores compile three times as
-/// slowly (`atomics_edges.s` 27 → 86 ms) for no gain: such straight-line code runs once per
-/// warp. Kernels whose speed matters have a handful of memory regions, in their loops or
-/// straight line.
+/// kernels whose warps are narrower than 32 lanes). A vector memory loop is several times the
+/// code of the scalar loop (a contiguous path and four unrolled scalar lanes per chunk), which
+/// made kernels with hundreds of stores compile three times as slowly (`atomics_edges.s` 27 →
+/// 86 ms) for no gain: such straight-line code runs once per warp. Kernels whose speed matters
+/// have a handful of memory regions, in their loops or straight line.
 pub(super) const VECTOR_MEMORY_LOOPS: u32 = 8;
 
 fn arg(v: Value) -> BlockArg {

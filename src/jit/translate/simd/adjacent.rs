@@ -15,8 +15,9 @@
 //! registers (`valid/uniform.rs`) are the same in every lane; products with and sums of those
 //! keep a register lane-affine (`IMAD`, `IMAD.WIDE`, `IADD3`, `LEA`, add, sub, `SHF.L` and shift
 //! left by an immediate, a move); anything else written in the region (a mask, a hash, a
-//! guarded write) scatters it. A register the region does not write is unknown (the flush of `hist_shared`
-//! takes its address from an earlier region, `counter`'s `seen[ticket]` from an atomic's result).
+//! guarded write) scatters it. A register the region does not write is unknown (the flush of
+//! `hist_shared` takes its address from an earlier region, `counter`'s `seen[ticket]` from an
+//! atomic's result).
 
 use crate::ir::{BinOp, ImadMode, Inst, Op, Operand, Reg, ShfInst, SpecialReg, Src, SrcMod};
 use crate::valid::KernelInfo;

@@ -47,6 +47,7 @@
 //! does on that CTA-private window. 64-bit lanes would be two per CAS, which is no faster than
 //! two `lock` instructions; floats keep their scalar CAS loops (the FTZ rules and rounding of
 //! a vector float add are not worth their cost for now).
+
 use super::super::Translator;
 use super::memory::register_address;
 use super::Chunk;
@@ -84,8 +85,8 @@ pub(in super::super) fn vectorisable_atomic(a: &AtomicInst) -> bool {
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
-    /// A vectorisable atomic ([`vectorisable_atomic`]) for the chunk's lanes: four adjacent words in
-    /// one 16-byte CAS loop when it can be, else lane by lane (see the module docs).
+    /// A vectorisable atomic ([`vectorisable_atomic`]) for the chunk's lanes: four adjacent
+    /// words in one 16-byte CAS loop when it can be, else lane by lane (see the module docs).
     pub(super) fn vector_atomic(
         &mut self,
         chunk: &Chunk,

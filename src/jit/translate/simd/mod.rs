@@ -17,9 +17,10 @@
 //! Regions that mix vectorisable instructions with others (a float op, an atomic other than
 //! `atomic.rs`'s) stay scalar, and so do regions whose atomic's lanes are unlikely to name
 //! adjacent words (`adjacent.rs`). Splitting regions into a vector run and a lane loop (tried
-//! first) made `hist_shared` 1.7 × slower and `min64_cas` 12 % slower than vectorising whole regions only, even with the
-//! vector run's stores made scalar and its loads removed, so the cost is in the split itself,
-//! not in the vector accesses; `docs/performance.md` has the figures.
+//! first) made `hist_shared` 1.7 × slower and `min64_cas` 12 % slower than vectorising whole
+//! regions only, even with the vector run's stores made scalar and its loads removed, so the
+//! cost is in the split itself, not in the vector accesses; `docs/performance.md` has the
+//! figures.
 //!
 //! # How a chunk runs
 //!
@@ -101,8 +102,8 @@ fn reads_tid_x(inst: &Inst) -> bool {
 /// Whether `inst` (already a fusable per-lane instruction, `Fusion::Alu` or `Fusion::Memory`)
 /// has a vector translation: 32-bit integer register work (64-bit only in `IMAD.WIDE`/`.HI`),
 /// a plain load or store ([`memory::vector_access`]), or a 32-bit integer atomic through a
-/// global or generic address ([`atomic::vectorisable_atomic`]); see the module docs. Its guard may be
-/// anything.
+/// global or generic address ([`atomic::vectorisable_atomic`]); see the module docs. Its guard
+/// may be anything.
 pub(super) fn vectorisable(inst: &Inst) -> bool {
     let int32 = |ty: Ty| ty.is_int() && ty.bits() == 32;
     let plain = |s: &Src| s.modifier == SrcMod::None;
