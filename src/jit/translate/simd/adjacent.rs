@@ -73,6 +73,12 @@ pub(in super::super) fn adjacent_atomics(
     info: &KernelInfo,
     region: &std::ops::Range<usize>,
 ) -> bool {
+    if !insts[region.clone()]
+        .iter()
+        .any(|inst| matches!(inst.op, Op::Atomic(_)))
+    {
+        return true;
+    }
     let mut spreads: Vec<(Reg, Spread)> = Vec::new();
     let invariant = info.invariant();
     let of_reg = |spreads: &[(Reg, Spread)], r: Reg| -> Spread {
