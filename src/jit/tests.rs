@@ -331,22 +331,24 @@ const EDGES: [u32; 9] = [
     12345,
 ];
 
+/// Every 32-bit `ATOMS` op, with the types it is run on.
+const ATOMS_OPS_32: &[(AtomicOp, &[Ty])] = &[
+    (AtomicOp::Add, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Min, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Max, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Inc, &[Ty::U32]),
+    (AtomicOp::Dec, &[Ty::U32]),
+    (AtomicOp::And, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Or, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Xor, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Exch, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Cas, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Cast, &[Ty::U32, Ty::S32]),
+];
+
 #[test]
 fn atoms_32bit_ops_match_the_document_formulas_on_edge_values() {
-    let table: &[(AtomicOp, &[Ty])] = &[
-        (AtomicOp::Add, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Min, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Max, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Inc, &[Ty::U32]),
-        (AtomicOp::Dec, &[Ty::U32]),
-        (AtomicOp::And, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Or, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Xor, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Exch, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Cas, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Cast, &[Ty::U32, Ty::S32]),
-    ];
-    for &(op, tys) in table {
+    for &(op, tys) in ATOMS_OPS_32 {
         for &ty in tys {
             // Lane l works on its own word 4*l with M = EDGES[l % 9] and Rb = EDGES[(l / 9 + l) % 9],
             // so every pair of edge values meets in some lane over the runs below.
@@ -410,20 +412,7 @@ fn atoms_32bit_ops_match_the_document_formulas_on_edge_values() {
 /// from each edge value, with CAS compare values that sometimes match the running value.
 #[test]
 fn atoms_on_one_word_apply_the_document_formulas_lane_after_lane() {
-    let table: &[(AtomicOp, &[Ty])] = &[
-        (AtomicOp::Add, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Min, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Max, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Inc, &[Ty::U32]),
-        (AtomicOp::Dec, &[Ty::U32]),
-        (AtomicOp::And, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Or, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Xor, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Exch, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Cas, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Cast, &[Ty::U32, Ty::S32]),
-    ];
-    for &(op, tys) in table {
+    for &(op, tys) in ATOMS_OPS_32 {
         for &ty in tys {
             for start in 0..EDGES.len() {
                 let cas = matches!(op, AtomicOp::Cas | AtomicOp::Cast);

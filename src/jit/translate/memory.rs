@@ -922,15 +922,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         };
         let invariant = self.info.invariant();
         if self.fused.is_none() && chained(invariant, a) {
-            self.once_for_the_warp(a, exec, |t, first, addr| {
+            return self.once_for_the_warp(a, exec, |t, first, addr| {
                 t.private_chain(a, &lowering, exec, it, first, addr)
-            })?;
-            self.atomic_exec = None;
-            self.count_atomics(a.op, exec, n);
-            if !a.performed.is_pt() {
-                self.write_pred(a.performed, exec, exec)?;
-            }
-            return Ok(Flow::Next(self.mask));
+            });
         }
         // Warp aggregation: with an invariant address the whole-warp path alone; otherwise
         // the whole-warp path or on to the per-lane loop below in the block it leaves open,
@@ -938,15 +932,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         let agg_join = match aggregated(invariant, a, self.aggregate) {
             Some(op) if self.fused.is_none() => {
                 if address_invariant(invariant, &a.access.addr) {
-                    self.once_for_the_warp(a, exec, |t, first, addr| {
+                    return self.once_for_the_warp(a, exec, |t, first, addr| {
                         t.uniform_atomic(a, op, exec, it, first, addr)
-                    })?;
-                    self.atomic_exec = None;
-                    self.count_atomics(a.op, exec, n);
-                    if !a.performed.is_pt() {
-                        self.write_pred(a.performed, exec, exec)?;
-                    }
-                    return Ok(Flow::Next(self.mask));
+                    });
                 }
                 Some(self.aggregated_atomic(a, op, exec, it)?)
             }
@@ -1143,24 +1131,33 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(join)
     }
 
-    /// Emits `body` with the lowest executing lane and its address of `a`, run only when some
-    /// lane executes: the frame of a whole-warp atomic.
+    /// The frame of a whole-warp atomic (not fused, not `.SPIN`): emits `body` with the lowest
+    /// executing lane and its address of `a`, run only when some lane executes; then counts the
+    /// executing lanes and sets `a`'s `performed` predicate in them, as the per-lane path does
+    /// after its loop.
     fn once_for_the_warp(
         &mut self,
         a: &'a AtomicInst,
         exec: Value,
         body: impl FnOnce(&mut Self, &Lane, Value) -> Result<(), JitError>,
-    ) -> Result<(), JitError> {
+    ) -> Result<Flow, JitError> {
         let run = self.b.create_block();
         let join = self.b.create_block();
         self.b.ins().brif(exec, run, &[], join, &[]);
         self.b.switch_to_block(run);
         let first = self.lane_at(exec);
         let addr = self.lane_address(&first, &a.access)?;
-        body(self, &first, addr)?;
+        let result = body(self, &first, addr);
+        self.atomic_exec = None;
+        result?;
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
-        Ok(())
+        self.count_atomics(a.op, exec, u16::from(a.access.vector));
+        if !a.performed.is_pt() {
+            // `ir::AtomicInst::performed`: always true in the executing lanes.
+            self.write_pred(a.performed, exec, exec)?;
+        }
+        Ok(Flow::Next(self.mask))
     }
 
     /// The warp-aggregated path of atomic `a` (host op `op`, register type `it`) whose address
