@@ -97,7 +97,12 @@
 //! and the branch pushes no join (it has no reconvergence point, or it is a spin exit). The
 //! split is then applied exactly as if the backend had returned it, and the run's event is the
 //! fall-through group's. The JIT does this (one backend call per hand-over instead of two);
-//! [`ScheduleCounters::splits`] counts it, and the schedule is the same either way.
+//! [`ScheduleCounters::splits`] counts it, and the schedule is the same either way. When that
+//! fall-through group arrives at a barrier where a group of the warp already waits (the
+//! lock's earlier winners), the split and the arrival are applied in one step
+//! ([`Warp::hand_over`]): the taken lanes take the group's place and the arrived lanes join
+//! the waiting group, leaving exactly what the two events applied one by one and settled
+//! would, without making, inserting, merging and removing a group per hand-over.
 //!
 //! A spinning group **backs off**: it sits out a random number of its warp's turns, from 0 up
 //! to `2^spins - 1` (capped at [`MAX_BACKOFF`]), where `spins` counts its spinning yields in a
@@ -349,6 +354,13 @@ pub enum Step {
     Trap(TrapInfo),
     /// The backend broke the [`WarpRunner`] contract.
     ContractViolation(String),
+}
+
+/// What [`Warp::run_group`] gave: the run's event, for the caller to apply, or the step of an
+/// event it applied itself ([`Warp::hand_over`]).
+enum Ran {
+    Event(GroupExit),
+    Applied(Step),
 }
 
 /// One warp of a resident CTA: its architectural state and its divergence bookkeeping.
@@ -673,18 +685,23 @@ impl Warp {
         match self.groups.as_slice() {
             [only] if self.joins.is_empty() && only.is_awake() => {
                 let mut events = 0;
-                let exit = self.run_group(runner, cache, env, counters, 0, &mut events);
-                if events == 0 && exit == GroupExit::Exited {
-                    let mask = self.groups[0].mask;
-                    self.state.exited |= mask;
-                    // The only group: `pop` drops one group inline where `clear` calls the
-                    // slice's drop loop.
-                    self.groups.pop();
-                    self.cursor = 0;
-                    return Step::Progress;
-                }
-                self.cursor = 1;
-                match self.take_event(0, exit, env.info, counters, barriers, &mut events) {
+                let next = match self.run_group(runner, cache, env, counters, 0, &mut events) {
+                    Ran::Event(GroupExit::Exited) if events == 0 => {
+                        let mask = self.groups[0].mask;
+                        self.state.exited |= mask;
+                        // The only group: `pop` drops one group inline where `clear` calls the
+                        // slice's drop loop.
+                        self.groups.pop();
+                        self.cursor = 0;
+                        return Step::Progress;
+                    }
+                    Ran::Event(exit) => {
+                        self.cursor = 1;
+                        self.take_event(0, exit, env.info, counters, barriers, &mut events)
+                    }
+                    Ran::Applied(step) => self.go_on(step, false, barriers, &mut events),
+                };
+                match next {
                     Ok(_) => self.run_on(runner, cache, env, counters, barriers, events),
                     Err(step) => step,
                 }
@@ -723,9 +740,14 @@ impl Warp {
                     Step::Progress
                 };
             };
-            let exit = self.run_group(runner, cache, env, counters, index, &mut events);
-            self.cursor = index + 1;
-            match self.take_event(index, exit, env.info, counters, barriers, &mut events) {
+            let taken = match self.run_group(runner, cache, env, counters, index, &mut events) {
+                Ran::Event(exit) => {
+                    self.cursor = index + 1;
+                    self.take_event(index, exit, env.info, counters, barriers, &mut events)
+                }
+                Ran::Applied(step) => self.go_on(step, false, barriers, &mut events),
+            };
+            match taken {
                 Ok(runnable) => next = runnable,
                 Err(step) => return step,
             }
@@ -753,6 +775,18 @@ impl Warp {
     ) -> Result<Option<usize>, Step> {
         let diverged = matches!(exit, GroupExit::Diverge(_));
         let step = self.apply_and_settle(index, exit, info, counters);
+        self.go_on(step, diverged, barriers, events)
+    }
+
+    /// [`Warp::take_event`] after the event was applied, with its `step` (`diverged`: it was
+    /// a divergent branch).
+    fn go_on(
+        &mut self,
+        step: Step,
+        diverged: bool,
+        barriers: &mut Vec<(u32, u32)>,
+        events: &mut u32,
+    ) -> Result<Option<usize>, Step> {
         *events += 1;
         if *events < EVENTS_PER_TURN {
             if diverged {
@@ -779,6 +813,10 @@ impl Warp {
     /// groups), no other group can run (so nothing merges with the fall-through group, and it
     /// is the next to run: it is new, and the cursor is at it), and the turn has room for the
     /// split and the fall-through group's run.
+    ///
+    /// A fall-through group that arrives at a barrier where a group of the warp waits is a
+    /// lock's hand-over, applied in one step where [`Warp::hand_over`] can
+    /// ([`Ran::Applied`]); every other event is returned for the caller to apply.
     #[inline(always)]
     fn run_group(
         &mut self,
@@ -788,7 +826,7 @@ impl Warp {
         counters: &mut ScheduleCounters,
         index: usize,
         events: &mut u32,
-    ) -> GroupExit {
+    ) -> Ran {
         let group = &self.groups[index];
         let (pc, mask, stop_pc) = (group.pc, group.mask, group.top().map(|e| e.reconv));
         let alone = || {
@@ -798,13 +836,29 @@ impl Warp {
                 .all(|(i, g)| i == index || g.state != GroupState::Running)
         };
         if !(self.joins.is_empty() && *events + 2 <= EVENTS_PER_TURN && alone()) {
-            return run_prepared(runner, cache, &mut self.state, env, pc, mask, stop_pc);
+            return Ran::Event(run_prepared(
+                runner,
+                cache,
+                &mut self.state,
+                env,
+                pc,
+                mask,
+                stop_pc,
+            ));
         }
         // SAFETY: `Warp::step`'s contract: its caller prepared `cache` for `env`.
         let (split, exit) = unsafe {
             runner.run_group_splitting(cache, &mut self.state, env, pc, mask, &self.spin_exits)
         };
         if let Some(split) = split {
+            if let GroupExit::Barrier { pc, mask, id } = exit {
+                if let Some(step) = self.hand_over(index, split, (pc, mask, id), env.info, counters)
+                {
+                    counters.splits += 1;
+                    *events += 1;
+                    return Ran::Applied(step);
+                }
+            }
             self.cursor = index + 1;
             // Settling after it could only merge groups, and none can merge: the two new
             // groups are the only runnable ones and stand at different pcs (the backend does
@@ -821,7 +875,86 @@ impl Warp {
                 "the fall-through group of a split is not the next to run"
             );
         }
-        exit
+        Ran::Event(exit)
+    }
+
+    /// A lock's hand-over in one step: group `index` split at `split` (which pushes no join:
+    /// the backend ran past it) and its fall-through lanes ran on to barrier `id` at `pc` with
+    /// the lanes `mask` (`arrival`), where a group of this warp already waits. Leaves exactly
+    /// what applying the split, then the arrival, and settling leave (`apply`, `settle`): the
+    /// taken lanes are a new group in `index`'s place (or the place after it), the arrived
+    /// lanes join the waiting group, which is watched afresh as a merge does, and the cursor
+    /// is at the taken group. Returns the arrival's step; `None`, having changed nothing,
+    /// where the result would be another: a side without lanes, a join, a runnable group the
+    /// taken lanes would merge with, or a waiting group after `index + 1` (the merge would move
+    /// the groups between). Saves `spinlock` the new groups' insertion, removal and merge scan
+    /// of every hand-over.
+    #[inline(always)]
+    fn hand_over(
+        &mut self,
+        index: usize,
+        split: Split,
+        (pc, mask, id): (u32, u32, u32),
+        info: &KernelInfo,
+        counters: &mut ScheduleCounters,
+    ) -> Option<Step> {
+        let ran = self.groups[index].mask;
+        let taken = split.taken & ran;
+        let fall = split.fall & ran & !taken;
+        let arrived = mask & fall;
+        let backward = split.taken_pc <= split.branch_pc;
+        let reconv = info
+            .reconverge()
+            .get(split.branch_pc as usize)
+            .copied()
+            .flatten();
+        let pushes_join =
+            reconv.is_some() && !(backward && self.spin_exits.contains(&split.branch_pc));
+        if taken == 0 || arrived == 0 || pushes_join || !self.joins.is_empty() {
+            return None;
+        }
+        // Without joins every stack is empty: groups merge where pc and state agree.
+        let mut waiting = None;
+        for (i, group) in self.groups.iter().enumerate() {
+            if i == index {
+                continue;
+            }
+            if group.pc == pc && group.state == (GroupState::AtBarrier { id }) {
+                if waiting.is_some() {
+                    return None;
+                }
+                waiting = Some(i);
+            } else if group.pc == split.taken_pc && group.state == GroupState::Running {
+                return None;
+            }
+        }
+        let w = waiting.filter(|&w| w < index || w == index + 1)?;
+        let spins = self.groups[index].watch.spins;
+        let mut losers = Group::new(split.taken_pc, taken, Vec::new());
+        if backward && spins > 0 {
+            // As `apply` continues a spinning group's watch in the lanes that loop on.
+            losers.watch.spins = spins;
+            losers.watch.countdown = 0;
+        }
+        // Lanes on neither side exited at the branch; fall-through lanes that did not arrive
+        // exited on the way.
+        self.state.exited |= ran & !(taken | fall) | fall & !arrived;
+        counters.divergences += 1;
+        let joined = &mut self.groups[w];
+        joined.mask |= arrived;
+        joined.rewatch();
+        if w < index {
+            self.groups[index] = losers;
+            self.cursor = index;
+        } else {
+            self.groups.swap(index, w);
+            self.groups[w] = losers;
+            self.cursor = w;
+        }
+        Some(Step::Barrier {
+            id,
+            lanes: arrived.count_ones(),
+        })
     }
 
     #[inline(never)]
@@ -1455,14 +1588,9 @@ mod tests {
         with_runner(false, events, test);
     }
 
-    /// [`with_warp`] with a runner that runs past splits (`splits`) or not; returns the groups
-    /// the runner was asked to run, `(pc, mask, stop pc)`, in order.
-    fn with_runner(
-        splits: bool,
-        events: Vec<GroupExit>,
-        test: impl FnOnce(&mut dyn FnMut() -> TestStep),
-    ) -> Asked {
-        let kernel = Kernel {
+    /// Eight `NOP`s (in the [`KernelInfo`]s the tests make, branch 0 reconverges at 5).
+    fn nop_kernel() -> Kernel {
+        Kernel {
             name: "k".into(),
             dialect: Dialect::Sass,
             warp_size: 32,
@@ -1482,7 +1610,17 @@ mod tests {
             uniform: Default::default(),
             launch: LaunchSpec::default(),
             span: Span::default(),
-        };
+        }
+    }
+
+    /// [`with_warp`] with a runner that runs past splits (`splits`) or not; returns the groups
+    /// the runner was asked to run, `(pc, mask, stop pc)`, in order.
+    fn with_runner(
+        splits: bool,
+        events: Vec<GroupExit>,
+        test: impl FnOnce(&mut dyn FnMut() -> TestStep),
+    ) -> Asked {
+        let kernel = nop_kernel();
         let mut info = KernelInfo::unchecked(&kernel, 0);
         info.set_join(0, 5);
         let (global, _) = GlobalMemory::with_allocations(&[4]);
@@ -1566,6 +1704,128 @@ mod tests {
         );
         let again = [&script[..1], &script[4..]].concat();
         assert_eq!(trace(true, &again), trace(false, &again));
+    }
+
+    /// Everything the scheduler keeps about a warp's groups, for comparing two warps.
+    fn bookkeeping(warp: &Warp) -> String {
+        format!(
+            "{:?} cursor {} exited {:#x}",
+            warp.groups, warp.cursor, warp.state.exited
+        )
+    }
+
+    /// [`Warp::hand_over`] leaves exactly what applying the split, then the arrival, and
+    /// settling leave (in the order `run_group` and `run_on` do it), or declines having
+    /// changed nothing: random settled warps of up to five groups (running, sleeping, or at one
+    /// of two barriers at two pcs), any of them the one that splits, random splits at a branch
+    /// with and without a reconvergence point (a spin exit or not) and random arrivals.
+    #[test]
+    fn a_hand_over_in_one_step_is_the_split_then_the_arrival() {
+        let kernel = nop_kernel();
+        let mut info = KernelInfo::unchecked(&kernel, 0);
+        info.set_join(0, 5);
+        let mut rng = SplitMix64::new(7);
+        let (mut fused, mut before, mut after) = (0, 0, 0);
+        for _ in 0..20_000 {
+            let mut warp = Warp::new(WarpState::new(2, 1, 0, u32::MAX));
+            warp.light = None;
+            let mut lanes = u32::MAX;
+            for _ in 0..rng.next_in(2, 6) {
+                let mask = lanes & rng.next() as u32;
+                lanes &= !mask;
+                if mask == 0 {
+                    continue;
+                }
+                let mut group = Group::new(rng.next_in(1, 4) as u32, mask, Vec::new());
+                match rng.next_in(0, 4) {
+                    0 => group.watch.sleep = 1,
+                    1 | 2 => {
+                        group.state = GroupState::AtBarrier {
+                            id: rng.next_in(0, 2) as u32,
+                        }
+                    }
+                    _ => {}
+                }
+                group.watch.spins = rng.next_in(0, 3) as u8;
+                warp.groups.push(group);
+            }
+            warp.state.exited = lanes;
+            warp.settle(&mut ScheduleCounters::default());
+            let running: Vec<usize> = (0..warp.groups.len())
+                .filter(|&i| warp.groups[i].state == GroupState::Running)
+                .collect();
+            if running.is_empty() {
+                continue;
+            }
+            let index = running[rng.next_in(0, running.len() as i128) as usize];
+            let branch_pc = if rng.next() & 1 == 0 { 0 } else { 3 };
+            if rng.next() & 1 == 0 {
+                warp.spin_exits.push(branch_pc);
+            }
+            let split = Split {
+                branch_pc,
+                taken_pc: rng.next_in(0, 4) as u32,
+                taken: rng.next() as u32,
+                fall_pc: branch_pc + 1,
+                fall: rng.next() as u32,
+            };
+            let arrival = (
+                rng.next_in(1, 4) as u32,
+                rng.next() as u32 | rng.next() as u32,
+                rng.next_in(0, 2) as u32,
+            );
+            let (pc, mask, id) = arrival;
+            let ran = warp.groups[index].mask;
+            if split.fall & ran & !split.taken == 0 {
+                // No fall-through group to arrive anywhere: the split alone is applied.
+                let unchanged = bookkeeping(&warp);
+                let mut counters = ScheduleCounters::default();
+                assert!(warp
+                    .hand_over(index, split, arrival, &info, &mut counters)
+                    .is_none());
+                assert_eq!(bookkeeping(&warp), unchanged);
+                continue;
+            }
+            let mut expected = ScheduleCounters::default();
+            let mut reference = Warp::new(warp.state.clone());
+            (reference.groups, reference.light, reference.spin_exits) =
+                (warp.groups.clone(), None, warp.spin_exits.clone());
+            reference.cursor = index + 1;
+            reference.apply(index, GroupExit::Diverge(split), &info, &mut expected);
+            reference.cursor = index + 1;
+            let step = reference.apply_and_settle(
+                index,
+                GroupExit::Barrier { pc, mask, id },
+                &info,
+                &mut expected,
+            );
+
+            let unchanged = bookkeeping(&warp);
+            let mut counters = ScheduleCounters::default();
+            match warp.hand_over(index, split, arrival, &info, &mut counters) {
+                Some(got) => {
+                    fused += 1;
+                    let waiting = reference
+                        .groups
+                        .iter()
+                        .position(|g| g.state == GroupState::AtBarrier { id } && g.pc == pc);
+                    if waiting.is_some_and(|w| w < index) {
+                        before += 1;
+                    } else {
+                        after += 1;
+                    }
+                    assert_eq!(format!("{got:?}"), format!("{step:?}"));
+                    assert_eq!(bookkeeping(&warp), bookkeeping(&reference));
+                    assert_eq!(format!("{counters:?}"), format!("{expected:?}"));
+                }
+                None => assert_eq!(bookkeeping(&warp), unchanged),
+            }
+        }
+        // Both places of the waiting group, often enough to matter.
+        assert!(
+            before > 200 && after > 200,
+            "{before} before, {after} after, of {fused}"
+        );
     }
 
     /// Four steps of a warp on the script, with a runner that runs past splits or not: what
