@@ -903,13 +903,9 @@ impl Warp {
         let fall = split.fall & ran & !taken;
         let arrived = mask & fall;
         let backward = split.taken_pc <= split.branch_pc;
-        let reconv = info
-            .reconverge()
-            .get(split.branch_pc as usize)
-            .copied()
-            .flatten();
-        let pushes_join =
-            reconv.is_some() && !(backward && self.spin_exits.contains(&split.branch_pc));
+        let pushes_join = self
+            .join_point(info, split.branch_pc, split.taken_pc)
+            .is_some();
         if taken == 0 || arrived == 0 || pushes_join || !self.joins.is_empty() {
             return None;
         }
@@ -1061,10 +1057,7 @@ impl Warp {
                         counters.divergences += 1;
                         let mut stack = self.groups[index].stack.clone();
                         let backward = taken_pc <= branch_pc;
-                        let reconv = info.reconverge().get(branch_pc as usize).copied().flatten();
-                        if let Some(reconv) =
-                            reconv.filter(|_| !(backward && self.spin_exits.contains(&branch_pc)))
-                        {
+                        if let Some(reconv) = self.join_point(info, branch_pc, taken_pc) {
                             let id = self.next_join;
                             self.next_join += 1;
                             self.joins.push(Join {
@@ -1132,6 +1125,14 @@ impl Warp {
             }
             GroupExit::Trap(trap) => Step::Trap(trap),
         }
+    }
+
+    /// The reconvergence pc at which a divergence of the branch at `branch_pc` (to
+    /// `taken_pc`) pushes a join, or `None` where it pushes none: the branch has no
+    /// reconvergence point, or it is a backward branch the warp knows as a spin exit.
+    fn join_point(&self, info: &KernelInfo, branch_pc: u32, taken_pc: u32) -> Option<u32> {
+        let reconv = info.reconverge().get(branch_pc as usize).copied().flatten();
+        reconv.filter(|_| !(taken_pc <= branch_pc && self.spin_exits.contains(&branch_pc)))
     }
 
     /// Restricts group `index` to `mask` (lanes the backend dropped have exited). Returns false
