@@ -699,6 +699,7 @@ impl Warp {
                         self.cursor = 1;
                         self.take_event(0, exit, env.info, counters, barriers, &mut events)
                     }
+                    // (Not with one group: no group waits at a barrier for the winner.)
                     Ran::Applied(step) => self.go_on(step, false, barriers, &mut events),
                 };
                 match next {
@@ -851,8 +852,14 @@ impl Warp {
             runner.run_group_splitting(cache, &mut self.state, env, pc, mask, &self.spin_exits)
         };
         if let Some(split) = split {
-            if let GroupExit::Barrier { pc, mask, id } = exit {
-                if let Some(step) = self.hand_over(index, split, (pc, mask, id), env.info, counters)
+            if let GroupExit::Barrier {
+                pc: at,
+                mask: arrived,
+                id,
+            } = exit
+            {
+                if let Some(step) =
+                    self.hand_over(index, split, (at, arrived, id), env.info, counters)
                 {
                     counters.splits += 1;
                     *events += 1;
@@ -880,15 +887,18 @@ impl Warp {
 
     /// A lock's hand-over in one step: group `index` split at `split` (which pushes no join:
     /// the backend ran past it) and its fall-through lanes ran on to barrier `id` at `pc` with
-    /// the lanes `mask` (`arrival`), where a group of this warp already waits. Leaves exactly
-    /// what applying the split, then the arrival, and settling leave (`apply`, `settle`): the
-    /// taken lanes are a new group in `index`'s place (or the place after it), the arrived
-    /// lanes join the waiting group, which is watched afresh as a merge does, and the cursor
-    /// is at the taken group. Returns the arrival's step; `None`, having changed nothing,
-    /// where the result would be another: a side without lanes, a join, a runnable group the
-    /// taken lanes would merge with, or a waiting group after `index + 1` (the merge would move
-    /// the groups between). Saves `spinlock` the new groups' insertion, removal and merge scan
-    /// of every hand-over.
+    /// the lanes `mask`, where a group of this warp already waits. Leaves exactly what
+    /// applying the split, then the arrival, and settling leave (`apply`, `settle`): the taken
+    /// lanes are a new group in `index`'s place (or the place after it), the arrived lanes
+    /// join the waiting group, which is watched afresh as a merge does, and the cursor is at
+    /// the taken group. Returns the arrival's step; `None`, having changed nothing, where the
+    /// result would be another: no group waits there (the first arrival of a warp's lanes, the
+    /// common refusal), a side without lanes, a join, a runnable group the taken lanes would
+    /// merge with, or a waiting group after `index + 1` (the merge would move the groups
+    /// between). From `run_group`, whose warp has no join and no other runnable group, the
+    /// join and runnable-group refusals cannot happen; they keep the function exact on its
+    /// own (its property test draws such warps too). Saves `spinlock` the new groups'
+    /// insertion, removal and merge scan of every hand-over.
     #[inline(always)]
     fn hand_over(
         &mut self,
@@ -1561,11 +1571,7 @@ mod tests {
             let exit = self.run_group(warp, env, pc, mask, None);
             match exit {
                 GroupExit::Diverge(split)
-                    if self.splits
-                        && split.taken_pc != split.fall_pc
-                        && (env.info.reconverge()[split.branch_pc as usize].is_none()
-                            || (split.taken_pc <= split.branch_pc
-                                && spin_exits.contains(&split.branch_pc))) =>
+                    if self.splits && may_run_past(env, &split, spin_exits) =>
                 {
                     let fall = self.run_group(warp, env, split.fall_pc, split.fall, None);
                     (Some(split), fall)
@@ -1573,6 +1579,15 @@ mod tests {
                 exit => (None, exit),
             }
         }
+    }
+
+    /// Where a backend may run past `split` (as the JIT does, see
+    /// [`WarpRunner::run_group_splitting`]): its target is not the next instruction, and it
+    /// pushes no join.
+    fn may_run_past(env: &CtaEnv, split: &Split, spin_exits: &[u32]) -> bool {
+        split.taken_pc != split.fall_pc
+            && (env.info.reconverge()[split.branch_pc as usize].is_none()
+                || (split.taken_pc <= split.branch_pc && spin_exits.contains(&split.branch_pc)))
     }
 
     const LOW16: u32 = 0x0000_ffff;
@@ -1614,13 +1629,9 @@ mod tests {
         }
     }
 
-    /// [`with_warp`] with a runner that runs past splits (`splits`) or not; returns the groups
-    /// the runner was asked to run, `(pc, mask, stop pc)`, in order.
-    fn with_runner(
-        splits: bool,
-        events: Vec<GroupExit>,
-        test: impl FnOnce(&mut dyn FnMut() -> TestStep),
-    ) -> Asked {
+    /// Runs `f` with the environment of a CTA of one warp of [`nop_kernel`], whose branch 0
+    /// reconverges at 5.
+    fn with_env<R>(f: impl FnOnce(&CtaEnv) -> R) -> R {
         let kernel = nop_kernel();
         let mut info = KernelInfo::unchecked(&kernel, 0);
         info.set_join(0, 5);
@@ -1637,23 +1648,35 @@ mod tests {
             ntid: [32, 1, 1],
             nctaid: [1; 3],
         };
-        let runner = Scripted {
-            events: Mutex::new(events.into()),
-            asked: Mutex::new(Vec::new()),
-            splits,
-        };
-        let mut warp = Warp::new(WarpState::new(2, 1, 0, u32::MAX));
-        let mut counters = ScheduleCounters::default();
-        let mut barriers = Vec::new();
-        let mut cache = RunnerCache::default();
-        runner.prepare_cta(&mut cache, &env);
-        let mut step = || {
-            let step = warp.step(&runner, &mut cache, &env, &mut counters, &mut barriers);
-            // The arrivals the turn handed to the CTA itself (the last one is the step's).
-            (step, warp.describe(), std::mem::take(&mut barriers))
-        };
-        test(&mut step);
-        runner.asked.into_inner().unwrap()
+        f(&env)
+    }
+
+    /// [`with_warp`] with a runner that runs past splits (`splits`) or not; returns the groups
+    /// the runner was asked to run, `(pc, mask, stop pc)`, in order.
+    fn with_runner(
+        splits: bool,
+        events: Vec<GroupExit>,
+        test: impl FnOnce(&mut dyn FnMut() -> TestStep),
+    ) -> Asked {
+        with_env(|env| {
+            let runner = Scripted {
+                events: Mutex::new(events.into()),
+                asked: Mutex::new(Vec::new()),
+                splits,
+            };
+            let mut warp = Warp::new(WarpState::new(2, 1, 0, u32::MAX));
+            let mut counters = ScheduleCounters::default();
+            let mut barriers = Vec::new();
+            let mut cache = RunnerCache::default();
+            runner.prepare_cta(&mut cache, env);
+            let mut step = || {
+                let step = warp.step(&runner, &mut cache, env, &mut counters, &mut barriers);
+                // The arrivals the turn handed to the CTA itself (the last one is the step's).
+                (step, warp.describe(), std::mem::take(&mut barriers))
+            };
+            test(&mut step);
+            runner.asked.into_inner().unwrap()
+        })
     }
 
     /// A split the backend runs past leaves every step exactly as returning it would, also
@@ -1718,8 +1741,10 @@ mod tests {
     /// [`Warp::hand_over`] leaves exactly what applying the split, then the arrival, and
     /// settling leave (in the order `run_group` and `run_on` do it), or declines having
     /// changed nothing: random settled warps of up to five groups (running, sleeping, or at one
-    /// of two barriers at two pcs), any of them the one that splits, random splits at a branch
-    /// with and without a reconvergence point (a spin exit or not) and random arrivals.
+    /// of two barriers at three pcs, with random spin watches and probes), any running one the
+    /// one that splits, random splits at a branch with and without a reconvergence point (a
+    /// spin exit or not) and random arrivals. (The step-level wiring around it, in `run_group`
+    /// and `go_on`, is held by the random-steps test below.)
     #[test]
     fn a_hand_over_in_one_step_is_the_split_then_the_arrival() {
         let kernel = nop_kernel();
@@ -1747,7 +1772,12 @@ mod tests {
                     }
                     _ => {}
                 }
+                // Watches in every state a group can carry: a waiting group keeps the watch
+                // and the probe it had when it arrived.
                 group.watch.spins = rng.next_in(0, 3) as u8;
+                group.watch.countdown = rng.next_in(0, 3) as u16;
+                group.watch.gap = rng.next_in(1, 5) as u16;
+                group.last_yield = (rng.next() & 1 == 0).then(|| rng.next());
                 warp.groups.push(group);
             }
             warp.state.exited = lanes;
@@ -1826,6 +1856,46 @@ mod tests {
         assert!(
             before > 200 && after > 200,
             "{before} before, {after} after, of {fused}"
+        );
+    }
+
+    /// A lock handed from lane to lane, each winner arriving at the barrier where the ones
+    /// before it wait: the hand-overs taken in one step ([`Warp::hand_over`]) count as the two
+    /// runs each is, so every turn ends after the same groups as when the backend returns
+    /// each split, and the steps, groups and arrivals are the same.
+    #[test]
+    fn hand_overs_in_one_step_end_each_turn_where_returned_splits_do() {
+        let mut script = vec![GroupExit::Yield {
+            pc: 2,
+            mask: u32::MAX,
+        }];
+        for lane in 0..31 {
+            script.push(GroupExit::Diverge(Split {
+                branch_pc: 3,
+                taken_pc: 2,
+                taken: u32::MAX << (lane + 1),
+                fall_pc: 4,
+                fall: 1 << lane,
+            }));
+            script.push(GroupExit::Barrier {
+                pc: 6,
+                mask: 1 << lane,
+                id: 0,
+            });
+        }
+        let (steps, asked) = trace(true, &script);
+        assert_eq!((steps.clone(), asked), trace(false, &script));
+        // The launch group's yield, then eight hand-overs (16 runs) a turn.
+        let waiting = |lanes: u32| (6, (1u32 << lanes) - 1, GroupState::AtBarrier { id: 0 });
+        assert!(
+            steps[1].contains(&format!("{:?}", waiting(8))),
+            "{}",
+            steps[1]
+        );
+        assert!(
+            steps[2].contains(&format!("{:?}", waiting(16))),
+            "{}",
+            steps[2]
         );
     }
 
@@ -2021,6 +2091,183 @@ mod tests {
                 let (_, groups, _) = step();
                 assert_eq!(groups, vec![(5, 0x7f, GroupState::Running)]);
             },
+        );
+    }
+
+    /// A runner whose events come from a seeded generator, resolved against the lanes it is
+    /// asked to run (so that running past a split asks for exactly the fall-through group's
+    /// lanes), and which runs past splits where allowed when `splits`.
+    struct Random {
+        rng: Mutex<SplitMix64>,
+        splits: bool,
+        /// Splits run past, and those whose fall-through side arrived at a barrier.
+        ran_past: Mutex<(u64, u32)>,
+    }
+
+    impl Random {
+        fn event(&self, mask: u32, stop: Option<u32>) -> GroupExit {
+            let mut rng = self.rng.lock().unwrap();
+            let most = |r: &mut SplitMix64| {
+                if r.next() % 4 == 0 {
+                    r.next() as u32
+                } else {
+                    u32::MAX
+                }
+            };
+            match rng.next_in(0, 10) {
+                0 => GroupExit::Exited,
+                1 | 2 => GroupExit::Yield {
+                    pc: rng.next_in(0, 8) as u32,
+                    mask: mask & most(&mut rng),
+                },
+                3 if stop.is_some() => GroupExit::Reconverge {
+                    mask: mask & most(&mut rng),
+                },
+                3..=5 => {
+                    let pc = 6 + rng.next_in(0, 2) as u32;
+                    let id = rng.next_in(0, 2) as u32;
+                    GroupExit::Barrier {
+                        pc,
+                        mask: mask & most(&mut rng),
+                        id,
+                    }
+                }
+                _ => {
+                    let branch_pc = if rng.next() % 2 == 0 { 0 } else { 3 };
+                    let taken = mask & rng.next() as u32;
+                    GroupExit::Diverge(Split {
+                        branch_pc,
+                        taken_pc: rng.next_in(0, 8) as u32,
+                        taken,
+                        fall_pc: branch_pc + 1,
+                        fall: mask & !taken & most(&mut rng),
+                    })
+                }
+            }
+        }
+    }
+
+    impl WarpRunner for Random {
+        fn run_group(
+            &self,
+            _: &mut WarpState,
+            _: &CtaEnv,
+            _: u32,
+            mask: u32,
+            stop: Option<u32>,
+        ) -> GroupExit {
+            self.event(mask, stop)
+        }
+
+        unsafe fn run_group_splitting(
+            &self,
+            _: &mut RunnerCache,
+            warp: &mut WarpState,
+            env: &CtaEnv,
+            pc: u32,
+            mask: u32,
+            spin_exits: &[u32],
+        ) -> (Option<Split>, GroupExit) {
+            let exit = self.run_group(warp, env, pc, mask, None);
+            match exit {
+                GroupExit::Diverge(split)
+                    if self.splits
+                        && split.taken != 0
+                        && split.fall != 0
+                        && may_run_past(env, &split, spin_exits) =>
+                {
+                    let fall = self.run_group(warp, env, split.fall_pc, split.fall, None);
+                    let mut ran_past = self.ran_past.lock().unwrap();
+                    ran_past.0 += 1;
+                    ran_past.1 += u32::from(matches!(fall, GroupExit::Barrier { .. }));
+                    (Some(split), fall)
+                }
+                exit => (None, exit),
+            }
+        }
+    }
+
+    /// Up to 60 steps of a warp on the [`Random`] runner of `seed`, running past splits or
+    /// not: everything the scheduler keeps after each step (the counters without `splits`),
+    /// and how many of the runs past a split arrived at a barrier. Releases every barrier and
+    /// dissolves parked joins when nothing can run.
+    fn random_trace(seed: u64, splits: bool) -> (Vec<String>, u32) {
+        with_env(|env| {
+            let runner = Random {
+                rng: Mutex::new(SplitMix64::new(seed)),
+                splits,
+                ran_past: Mutex::new((0, 0)),
+            };
+            let mut warp = Warp::new(WarpState::new(2, 1, 0, u32::MAX));
+            if seed % 3 == 0 {
+                warp.spin_exits.push(0);
+            }
+            let mut counters = ScheduleCounters::for_cta(seed);
+            let mut barriers = Vec::new();
+            let mut cache = RunnerCache::default();
+            runner.prepare_cta(&mut cache, env);
+            let mut out = Vec::new();
+            for _ in 0..60 {
+                let step = warp.step(&runner, &mut cache, env, &mut counters, &mut barriers);
+                let mut c = counters;
+                c.splits = 0;
+                out.push(format!(
+                    "{step:?} {:?} {:?} cursor {} exited {:#x} joins {:?} next_join {} spin_exits {:?} light {:?} {:?}",
+                    std::mem::take(&mut barriers),
+                    warp.groups,
+                    warp.cursor,
+                    warp.state.exited,
+                    warp.joins,
+                    warp.next_join,
+                    warp.spin_exits,
+                    warp.light,
+                    c,
+                ));
+                if warp.is_finished() {
+                    break;
+                }
+                if !warp.has_runnable() {
+                    warp.release_barrier(0, &mut counters);
+                    warp.release_barrier(1, &mut counters);
+                    warp.dissolve_parked_joins(&mut counters);
+                }
+            }
+            let (ran_past, at_barriers) = *runner.ran_past.lock().unwrap();
+            assert_eq!(counters.splits, ran_past, "seed {seed}: splits counted");
+            (out, at_barriers)
+        })
+    }
+
+    /// Whole steps on random events (yields, exits, reconvergences, arrivals at two barriers,
+    /// splits at a branch with and without a reconvergence point, some of them spin exits):
+    /// running past splits (and so taking hand-overs in one step, [`Warp::hand_over`]) leaves
+    /// every step, the arrivals it hands the CTA, the groups, cursor, joins and counters as
+    /// returning the splits does, and counts every split run past.
+    #[test]
+    fn running_past_splits_leaves_every_step_of_random_warps_as_returning_them() {
+        let mut hand_overs = 0;
+        for seed in 0..20_000u64 {
+            let (a, h) = random_trace(seed, true);
+            let (b, _) = random_trace(seed, false);
+            hand_overs += h;
+            if a != b {
+                let i = a
+                    .iter()
+                    .zip(&b)
+                    .position(|(x, y)| x != y)
+                    .unwrap_or(a.len().min(b.len()));
+                panic!(
+                    "seed {seed} differs at step {i}:\n split: {}\n plain: {}\n before: {:?}",
+                    a.get(i).map_or("-", |s| s),
+                    b.get(i).map_or("-", |s| s),
+                    i.checked_sub(1).map(|j| &a[j])
+                );
+            }
+        }
+        // Runs past a split that ended at a barrier: where hand-overs can be taken in one step.
+        assert!(
+            hand_overs > 1000,
+            "{hand_overs} runs past a split ended at a barrier"
         );
     }
 }
