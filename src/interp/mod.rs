@@ -60,7 +60,7 @@ pub mod surface;
 
 #[cfg(test)]
 #[allow(clippy::wildcard_enum_match_arm)] // a test matches the variant it expects
-mod tests;
+pub(crate) mod tests;
 
 use crate::exec::{
     CtaEnv, GroupExit, Split, SurfaceTrap, TrapInfo, TrapReason, WarpRunner, WarpState, WARP_STRIDE,

@@ -522,22 +522,25 @@ fn check_64(target: Target, op: AtomicOp, ty: Ty) {
 // ATOMS: exactly the op x size table of the document
 // ---------------------------------------------------------------------------------------------
 
+/// Every 32-bit `ATOMS` op of the document's table, with the types it takes (the JIT's tests
+/// run the same table).
+pub(crate) const ATOMS_OPS_32: &[(AtomicOp, &[Ty])] = &[
+    (AtomicOp::Add, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Min, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Max, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Inc, &[Ty::U32]),
+    (AtomicOp::Dec, &[Ty::U32]),
+    (AtomicOp::And, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Or, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Xor, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Exch, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Cas, &[Ty::U32, Ty::S32]),
+    (AtomicOp::Cast, &[Ty::U32, Ty::S32]),
+];
+
 #[test]
 fn atoms_32_bit_ops_follow_the_document_table() {
-    let table: [(AtomicOp, &[Ty]); 11] = [
-        (AtomicOp::Add, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Min, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Max, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Inc, &[Ty::U32]),
-        (AtomicOp::Dec, &[Ty::U32]),
-        (AtomicOp::And, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Or, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Xor, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Exch, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Cas, &[Ty::U32, Ty::S32]),
-        (AtomicOp::Cast, &[Ty::U32, Ty::S32]),
-    ];
-    for (op, types) in table {
+    for &(op, types) in ATOMS_OPS_32 {
         for &ty in types {
             check_32(Target::Shared, op, ty);
         }

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::exec::{GlobalMemory, SharedMemory, Stats, GLOBAL_BASE};
+use crate::interp::tests::ATOMS_OPS_32;
 use crate::ir::*;
 
 const FULL: u32 = u32::MAX;
@@ -329,21 +330,6 @@ const EDGES: [u32; 9] = [
     0xffff_fffe,
     0xffff_ffff,
     12345,
-];
-
-/// Every 32-bit `ATOMS` op, with the types it is run on.
-const ATOMS_OPS_32: &[(AtomicOp, &[Ty])] = &[
-    (AtomicOp::Add, &[Ty::U32, Ty::S32]),
-    (AtomicOp::Min, &[Ty::U32, Ty::S32]),
-    (AtomicOp::Max, &[Ty::U32, Ty::S32]),
-    (AtomicOp::Inc, &[Ty::U32]),
-    (AtomicOp::Dec, &[Ty::U32]),
-    (AtomicOp::And, &[Ty::U32, Ty::S32]),
-    (AtomicOp::Or, &[Ty::U32, Ty::S32]),
-    (AtomicOp::Xor, &[Ty::U32, Ty::S32]),
-    (AtomicOp::Exch, &[Ty::U32, Ty::S32]),
-    (AtomicOp::Cas, &[Ty::U32, Ty::S32]),
-    (AtomicOp::Cast, &[Ty::U32, Ty::S32]),
 ];
 
 #[test]
