@@ -2241,6 +2241,7 @@ fn run(
         threads: 1,
         deterministic: true,
         timeout: Some(Duration::from_secs(5)),
+        light_phases: atomjit::exec::LIGHT_PHASES_PER_QUANTUM,
     };
     let result = launch(kernel, info, runner, &global, &cbank, &headers, &config);
     let mut image = vec![0u8; global.region().len() as usize];

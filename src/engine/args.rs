@@ -320,6 +320,7 @@ impl Module {
             threads: self.engine.config().threads,
             deterministic: self.engine.config().deterministic,
             timeout: self.engine.config().timeout,
+            light_phases: exec::LIGHT_PHASES_PER_QUANTUM,
         };
         let outcome = exec::launch_counted(
             (kernel, info, runner.as_ref()),

@@ -830,6 +830,7 @@ impl Module {
             threads: self.engine.inner.config.threads,
             deterministic,
             timeout: self.engine.inner.config.timeout,
+            light_phases: exec::LIGHT_PHASES_PER_QUANTUM,
         };
         let prepared = Prepared {
             module: self,

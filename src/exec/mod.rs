@@ -38,6 +38,7 @@ mod warp;
 pub use memory::{AllocError, GlobalMemory, SharedMemory, GLOBAL_BASE, SHARED_WINDOW_BYTES};
 pub use scheduler::{
     launch, launch_counted, CtaRunner, FailedLaunch, LaunchConfig, LaunchError, LaunchStats,
+    LIGHT_PHASES_PER_QUANTUM,
 };
 pub use trap::{StuckWarp, SurfaceTrap, Trap, TrapInfo, TrapReason, WatchdogKind, WatchdogReport};
 pub use warp::WarpState;

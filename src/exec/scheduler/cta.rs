@@ -1,7 +1,11 @@
 //! One resident CTA: its warps, its shared-memory window and its barriers.
 //!
 //! A CTA advances in *quanta*: in one quantum every warp that has a runnable group runs one
-//! group until its next event (warps in index order). Barriers are per thread, as on sm_70 and
+//! group until its next event (warps in index order), a *round*. While every unfinished warp of
+//! the CTA runs light (one group of all its live lanes, see `divergence.rs`) the rounds are
+//! *barrier phases*: each warp runs to its next barrier or its exit, and after the release the
+//! quantum goes on with the next phase, up to [`LIGHT_PHASES_PER_QUANTUM`] rounds, in a tight
+//! loop that skips the general round's bookkeeping ([`light_phases`]). Barriers are per thread, as on sm_70 and
 //! later: barrier `id` releases when every live lane of the CTA waits at a barrier with that id
 //! (lanes parked at a join, running, or waiting at another id have not arrived; exited lanes no
 //! longer count). Released groups continue after their barrier instruction. The check runs after
@@ -11,10 +15,11 @@
 //! (see `divergence.rs`); if nothing was parked, every live lane waits at a barrier that cannot
 //! release: a provable deadlock, reported at once instead of waiting for the watchdog.
 
-use super::divergence::{add_arrival, ScheduleCounters, Step, Warp};
+use super::divergence::{add_arrival, PhaseRun, ScheduleCounters, Step, Warp};
 use super::LaunchContext;
 use crate::exec::{
-    CtaEnv, GroupAt, GroupExit, RunnerCache, SharedMemory, Stats, StuckWarp, TrapInfo, WarpState,
+    CtaEnv, GroupAt, GroupExit, RunnerCache, SharedMemory, Stats, StuckWarp, TrapInfo, WarpRunner,
+    WarpState,
 };
 
 /// What one quantum of a CTA ended with.
@@ -149,7 +154,11 @@ impl Cta {
         total
     }
 
-    /// Runs one quantum: each warp with a runnable group runs one group until its next event.
+    /// Runs one quantum: each warp with a runnable group runs one group until its next event,
+    /// and while the CTA's warps are light after that, its next barrier phases (see the
+    /// module docs), up to [`LaunchConfig::light_phases`] rounds in all.
+    ///
+    /// [`LaunchConfig::light_phases`]: crate::exec::LaunchConfig::light_phases
     pub fn quantum(&mut self, ctx: &LaunchContext) -> Quantum {
         let Cta {
             index,
@@ -179,80 +188,117 @@ impl Cta {
         // Every step below runs groups with this `env`, as `Warp::step` requires.
         ctx.runner.prepare_cta(cache, &env);
         let (mut waiting, mut spun) = (true, false);
-        let mut w = 0;
         let mut resume = resume.take();
-        while w < warps.len() {
-            let (step, retired, run_arrived) = if let Some((stopped, exit)) = resume.take() {
-                // The rest of a run of fresh CTAs (`adopt_fresh`): the warps before `stopped`
-                // exited there, which is progress, as in a light run of more than one warp.
-                w = stopped;
-                if stopped > 0 {
-                    waiting = false;
-                }
-                let runner = (ctx.runner, &mut *cache, &env);
-                let (step, retired) = warps[w].end_light_run(exit, runner, counters, barriers);
-                (step, retired || stopped > 0, false)
-            } else if warps[w].runs_light() {
-                // A run of light warps in one backend call, which takes their exits and
-                // barrier arrivals as they come (see `Warp::step_light_run`).
-                let run = Warp::step_light_run(
-                    &mut warps[w..],
-                    (barriers, run_groups),
-                    ctx.runner,
-                    cache,
-                    &env,
-                    counters,
+        // Rounds of the quantum: in each, every warp with a runnable group runs one group. The
+        // first is a general one unless the CTA is light; after it, light barrier phases only.
+        let mut rounds = 0;
+        loop {
+            let mut w = 0;
+            if resume.is_none() && barriers.is_empty() && rounds < ctx.light_phases {
+                let phases = light_phases(
+                    warps,
+                    (barriers, live_stale),
+                    (ctx.runner, cache, &env),
+                    (counters, ctx.light_phases - rounds),
                 );
-                w += run.ran - 1;
-                match run.last {
-                    Some(step) => {
-                        if run.ran > 1 {
+                match phases {
+                    Phases::NotLight if rounds == 0 => {}
+                    Phases::NotLight => break,
+                    Phases::Ran => {
+                        waiting = false;
+                        break;
+                    }
+                    Phases::Stopped { warp, exit, ran } => {
+                        // The rest of the round, from the warp whose event was not taken, as a
+                        // run of fresh CTAs leaves it (the warps before it exited or arrived,
+                        // which is progress, as are the whole rounds before).
+                        rounds += ran;
+                        if ran > 0 {
                             waiting = false;
                         }
-                        (step, run.retired, run.arrived)
+                        resume = Some((warp, exit));
                     }
-                    // Every warp of the run exited or arrived: progress.
-                    None => (Step::Progress, run.retired, run.arrived),
                 }
-            } else {
-                let warp = &mut warps[w];
-                let live_before = warp.state.live();
-                let step = warp.step(ctx.runner, cache, &env, counters, barriers);
-                (step, warp.state.live() != live_before, false)
-            };
-            *live_stale |= retired;
-            let arrived = run_arrived
-                | match step {
-                    Step::Idle => false,
-                    Step::Spin => {
-                        spun = true;
-                        false
-                    }
-                    Step::Progress => {
-                        waiting = false;
-                        false
-                    }
-                    Step::Barrier { id, lanes } => {
-                        waiting = false;
-                        add_arrival(barriers, id, lanes);
-                        true
-                    }
-                    Step::Trap(info) => {
-                        return Quantum::Trap {
-                            warp: w as u32,
-                            info,
-                        }
-                    }
-                    Step::ContractViolation(message) => return Quantum::Internal(message),
-                };
-            if (arrived || retired) && !barriers.is_empty() {
-                if *live_stale {
-                    *live_lanes = count_live(warps);
-                    *live_stale = false;
-                }
-                release_barriers(barriers, *live_lanes, warps, counters);
+            } else if rounds > 0 {
+                break;
             }
-            w += 1;
+            while w < warps.len() {
+                let (step, retired, run_arrived) = if let Some((stopped, exit)) = resume.take() {
+                    // The rest of a run of fresh CTAs (`adopt_fresh`): the warps before `stopped`
+                    // exited there, which is progress, as in a light run of more than one warp.
+                    w = stopped;
+                    if stopped > 0 {
+                        waiting = false;
+                    }
+                    let runner = (ctx.runner, &mut *cache, &env);
+                    let (step, retired) = warps[w].end_light_run(exit, runner, counters, barriers);
+                    (step, retired || stopped > 0, false)
+                } else if warps[w].runs_light() {
+                    // A run of light warps in one backend call, which takes their exits and
+                    // barrier arrivals as they come (see `Warp::step_light_run`).
+                    let run = Warp::step_light_run(
+                        &mut warps[w..],
+                        (barriers, run_groups),
+                        ctx.runner,
+                        cache,
+                        &env,
+                        counters,
+                    );
+                    w += run.ran - 1;
+                    match run.last {
+                        Some(step) => {
+                            if run.ran > 1 {
+                                waiting = false;
+                            }
+                            (step, run.retired, run.arrived)
+                        }
+                        // Every warp of the run exited or arrived: progress.
+                        None => (Step::Progress, run.retired, run.arrived),
+                    }
+                } else {
+                    let warp = &mut warps[w];
+                    let live_before = warp.state.live();
+                    let step = warp.step(ctx.runner, cache, &env, counters, barriers);
+                    (step, warp.state.live() != live_before, false)
+                };
+                *live_stale |= retired;
+                let arrived = run_arrived
+                    | match step {
+                        Step::Idle => false,
+                        Step::Spin => {
+                            spun = true;
+                            false
+                        }
+                        Step::Progress => {
+                            waiting = false;
+                            false
+                        }
+                        Step::Barrier { id, lanes } => {
+                            waiting = false;
+                            add_arrival(barriers, id, lanes);
+                            true
+                        }
+                        Step::Trap(info) => {
+                            return Quantum::Trap {
+                                warp: w as u32,
+                                info,
+                            }
+                        }
+                        Step::ContractViolation(message) => return Quantum::Internal(message),
+                    };
+                if (arrived || retired) && !barriers.is_empty() {
+                    if *live_stale {
+                        *live_lanes = count_live(warps);
+                        *live_stale = false;
+                    }
+                    release_barriers(barriers, *live_lanes, warps, counters);
+                }
+                w += 1;
+            }
+            rounds += 1;
+            if rounds >= ctx.light_phases {
+                break;
+            }
         }
         if self.warps.iter().all(Warp::is_finished) {
             return Quantum::Finished;
@@ -315,6 +361,114 @@ impl Cta {
                 }
             })
             .collect()
+    }
+}
+
+/// How many barrier phases of a CTA one quantum runs at most (`light_phases` in `cta.rs`): enough for
+/// the usual kernel's few barriers to take one quantum, few enough that a loop around a barrier
+/// (waiting for another CTA, say) lets the worker's other CTAs run often.
+pub const LIGHT_PHASES_PER_QUANTUM: u32 = 8;
+
+/// What [`light_phases`] did.
+enum Phases {
+    /// Some unfinished warp was not light and runnable, or none was unfinished: nothing ran.
+    NotLight,
+    /// Whole phases ran: every warp that ran exited or arrived at a barrier, and after the
+    /// last phase either a barrier did not release, or the CTA finished, or the limit was met.
+    Ran,
+    /// Warp `warp`'s event `exit` was not taken (it is still light and runnable, for
+    /// [`Warp::end_light_run`]): the warps before it exited or arrived in this phase, after
+    /// `ran` whole phases.
+    Stopped {
+        warp: usize,
+        exit: GroupExit,
+        ran: u32,
+    },
+}
+
+/// Runs a CTA's **barrier phases** while every unfinished warp is light and runnable and no
+/// barrier has arrivals: each warp's group in index order until it exits or arrives at a
+/// barrier, then the release, then the next phase, up to [`LIGHT_PHASES_PER_QUANTUM`] phases.
+///
+/// One phase is exactly what a quantum does with such a CTA: the quantum's runs of light warps
+/// take the same events in the same order, and the barrier check it makes after every arrival
+/// or exit cannot release before the phase's last event (a barrier needs every live lane, and
+/// every warp not yet run has live lanes that have not arrived). After the last event every
+/// live lane waits at a barrier (a light warp's arrival retires the lanes that did not
+/// arrive), so a barrier releases exactly when every arrival was at the same id; the
+/// arrivals' lane counts, which the CTA's list of barriers keeps, are needed only when the
+/// phase ends any other way, and are then added from the waiting warps. Going on into the next
+/// phase within the quantum is what the following quantum would do, minus its setup, and the
+/// worker's other CTAs simply run later (any interleaving of CTAs is a valid schedule). Both
+/// backends go through here, so the schedule is the same for each. What it saves is the
+/// bookkeeping of a quantum and of a run of light warps for every warp and every phase: a
+/// kernel like `hist_shared` (two barriers, eight warps) runs each CTA in one quantum of three
+/// tight rounds of backend calls.
+fn light_phases(
+    warps: &mut [Warp],
+    (barriers, live_stale): (&mut Vec<(u32, u32)>, &mut bool),
+    (runner, cache, env): (&dyn WarpRunner, &mut RunnerCache, &CtaEnv),
+    (counters, limit): (&mut ScheduleCounters, u32),
+) -> Phases {
+    if !warps.iter().all(|w| w.runs_light() || w.is_finished())
+        || !warps.iter().any(Warp::runs_light)
+    {
+        return Phases::NotLight;
+    }
+    let mut retired = false;
+    let mut phases = Phases::Ran;
+    'phases: for phase in 1..=limit {
+        // The barrier every arrival of the phase so far was at; `mixed`: arrivals at two.
+        let (mut at, mut mixed) = (None, false);
+        for (i, warp) in warps.iter_mut().enumerate() {
+            match warp.run_light_phase(runner, cache, env) {
+                // Finished in an earlier phase.
+                None => {}
+                Some(PhaseRun::Exited) => retired = true,
+                Some(PhaseRun::Arrived { id, retired: some }) => {
+                    retired |= some;
+                    mixed |= at.is_some_and(|first| first != id);
+                    at = Some(id);
+                }
+                Some(PhaseRun::Other(exit)) => {
+                    add_arrivals(barriers, &warps[..i]);
+                    phases = Phases::Stopped {
+                        warp: i,
+                        exit,
+                        ran: phase - 1,
+                    };
+                    break 'phases;
+                }
+            }
+        }
+        match at {
+            // Every warp exited.
+            None => break,
+            Some(_) if mixed => {
+                add_arrivals(barriers, warps);
+                break;
+            }
+            Some(id) => {
+                counters.barrier_releases += 1;
+                for warp in warps.iter_mut() {
+                    warp.release_barrier(id, counters);
+                }
+            }
+        }
+    }
+    if retired {
+        *live_stale = true;
+    }
+    phases
+}
+
+/// Adds the arrivals of the warps waiting at a barrier to a CTA's list of barriers with
+/// arrivals (which held none of theirs).
+fn add_arrivals(barriers: &mut Vec<(u32, u32)>, warps: &[Warp]) {
+    for warp in warps {
+        if let Some((id, lanes)) = warp.waiting_light() {
+            add_arrival(barriers, id, lanes);
+        }
     }
 }
 

@@ -433,6 +433,12 @@ impl Warp {
         matches!(self.light, Some(Light { barrier: None, .. }))
     }
 
+    /// The warp is light and waits at a barrier: its id and how many lanes wait.
+    pub fn waiting_light(&self) -> Option<(u32, u32)> {
+        let light = self.light?;
+        Some((light.barrier?, light.mask.count_ones()))
+    }
+
     /// Every lane has exited.
     pub fn is_finished(&self) -> bool {
         self.light.is_none() && self.groups.is_empty()
@@ -484,15 +490,7 @@ impl Warp {
     ) -> Step {
         match self.light {
             Some(light @ Light { barrier: None, .. }) => {
-                let exit = run_prepared(
-                    runner,
-                    cache,
-                    &mut self.state,
-                    env,
-                    light.pc,
-                    light.mask,
-                    None,
-                );
+                let exit = self.run_light(light, runner, cache, env);
                 self.ran_light(light, exit, (runner, cache, env), counters, barriers)
             }
             // Its only group waits at a barrier: nothing can run.
@@ -577,6 +575,57 @@ impl Warp {
         }
     }
 
+    /// Runs the light group `light` (every live lane, no stop pc) on a backend whose `cache`
+    /// was prepared for `env`.
+    #[inline(always)]
+    fn run_light(
+        &mut self,
+        light: Light,
+        runner: &dyn WarpRunner,
+        cache: &mut RunnerCache,
+        env: &CtaEnv,
+    ) -> GroupExit {
+        run_prepared(
+            runner,
+            cache,
+            &mut self.state,
+            env,
+            light.pc,
+            light.mask,
+            None,
+        )
+    }
+
+    /// Runs a light, runnable warp's group as one warp of a CTA's barrier phase
+    /// (`cta.rs`, `light_phases`) and takes the event when it is an exit or an arrival at a
+    /// barrier, exactly as [`Warp::step`] would (and a run of light warps does). `None`: the
+    /// warp is not light and runnable, and nothing ran. Any other event is returned untaken,
+    /// the warp still light and runnable, for [`Warp::end_light_run`] to apply. `cache` was
+    /// prepared for `env` ([`Warp::step`]'s contract).
+    #[inline(always)]
+    pub fn run_light_phase(
+        &mut self,
+        runner: &dyn WarpRunner,
+        cache: &mut RunnerCache,
+        env: &CtaEnv,
+    ) -> Option<PhaseRun> {
+        let light @ Light { barrier: None, .. } = self.light? else {
+            return None;
+        };
+        Some(match self.run_light(light, runner, cache, env) {
+            GroupExit::Exited => {
+                self.light = None;
+                self.state.exited |= light.mask;
+                PhaseRun::Exited
+            }
+            GroupExit::Barrier { pc, mask, id } if mask & light.mask != 0 => PhaseRun::Arrived {
+                id,
+                retired: self.arrive_light(light, pc, mask, id) != light.mask,
+            },
+            exit => PhaseRun::Other(exit),
+        })
+    }
+
     /// A light, runnable warp whose group exited in a run that did not report it (the backend
     /// reports only the events the scheduler must see): every lane of the group exited. Returns
     /// whether it was such a warp (a warp waiting at a barrier is left as it is).
@@ -632,7 +681,7 @@ impl Warp {
                 Step::Progress
             }
             GroupExit::Barrier { pc, mask, id } if mask & light.mask != 0 => {
-                let lanes = self.arrive_light(light, pc, mask, id);
+                let lanes = self.arrive_light(light, pc, mask, id).count_ones();
                 Step::Barrier { id, lanes }
             }
             exit => {
@@ -653,8 +702,9 @@ impl Warp {
 
     /// The light group `light` arrived at barrier `id` at `pc` with the lanes `mask` (some of
     /// them: the others exited; `mask & light.mask` is not empty): it waits there, still light.
-    /// Returns how many lanes arrived. (What [`Warp::apply`] does for a group that reports
+    /// Returns the lanes that arrived. (What [`Warp::apply`] does for a group that reports
     /// [`GroupExit::Barrier`].)
+    #[inline(always)]
     fn arrive_light(&mut self, light: Light, pc: u32, mask: u32, id: u32) -> u32 {
         let kept = mask & light.mask;
         self.state.exited |= light.mask & !kept;
@@ -663,7 +713,7 @@ impl Warp {
             mask: kept,
             barrier: Some(id),
         });
-        kept.count_ones()
+        kept
     }
 
     /// [`Warp::step`] for a warp that is not light (kept out of line so that the light path,
@@ -1396,6 +1446,19 @@ fn watch_yield(
     spinning
 }
 
+/// What a light warp's group did in a CTA's barrier phase ([`Warp::run_light_phase`]).
+#[derive(Debug)]
+pub enum PhaseRun {
+    /// Every lane of the group exited (taken: the warp is finished).
+    Exited,
+    /// The group arrived at barrier `id` (taken, as [`Warp::arrive_light`] takes it: the
+    /// warp waits there, light, with the lanes that arrived; the caller keeps the CTA's count
+    /// of arrivals); `retired`: some of its lanes exited on the way.
+    Arrived { id: u32, retired: bool },
+    /// Any other event, not taken.
+    Other(GroupExit),
+}
+
 /// What [`Warp::step_light_run`] did.
 #[derive(Debug)]
 pub struct LightRunEnd {
@@ -1435,7 +1498,7 @@ impl<'a> WarpRun<'a> for LightRun<'a> {
         let warp = &mut self.warps[i];
         match (exit, warp.light) {
             (&GroupExit::Barrier { pc, mask, id }, Some(light)) if mask & light.mask != 0 => {
-                let lanes = warp.arrive_light(light, pc, mask, id);
+                let lanes = warp.arrive_light(light, pc, mask, id).count_ones();
                 self.retired |= mask & light.mask != light.mask;
                 self.arrived = true;
                 add_arrival(self.barriers, id, lanes);

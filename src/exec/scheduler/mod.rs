@@ -112,6 +112,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+pub use cta::LIGHT_PHASES_PER_QUANTUM;
 pub use single::CtaRunner;
 
 /// CTAs a worker keeps resident and interleaves from the start. Four lets a handful of CTAs
@@ -140,6 +141,10 @@ pub struct LaunchConfig {
     pub deterministic: bool,
     /// The watchdog ends the launch after this long (`None`: no limit).
     pub timeout: Option<Duration>,
+    /// How many barrier phases of a CTA whose warps all run without divergence one quantum
+    /// runs at most ([`LIGHT_PHASES_PER_QUANTUM`] by default; see `cta.rs`). 0 turns that path
+    /// off, so every quantum is one general round, to compare.
+    pub light_phases: u32,
 }
 
 impl LaunchConfig {
@@ -153,6 +158,7 @@ impl LaunchConfig {
             threads: 0,
             deterministic: false,
             timeout: None,
+            light_phases: LIGHT_PHASES_PER_QUANTUM,
         }
     }
 
@@ -164,6 +170,13 @@ impl LaunchConfig {
     /// Sets the number of worker threads (0: one per core).
     pub fn threads(&mut self, threads: usize) -> &mut Self {
         self.threads = threads;
+        self
+    }
+
+    /// Sets how many light barrier phases a quantum runs at most (0: none, see
+    /// [`LaunchConfig::light_phases`]).
+    pub fn light_phases(&mut self, phases: u32) -> &mut Self {
+        self.light_phases = phases;
         self
     }
 
@@ -266,6 +279,8 @@ pub(crate) struct LaunchContext<'a> {
     /// worker's starting places).
     resident_cap: usize,
     deadline: Option<Instant>,
+    /// [`LaunchConfig::light_phases`].
+    light_phases: u32,
     /// Register words a reused warp must zero before its next CTA (see
     /// [`crate::valid::KernelInfo::written_before_read`]).
     zero_ranges: Vec<std::ops::Range<usize>>,
@@ -300,6 +315,7 @@ impl<'a> LaunchContext<'a> {
             resident_per_worker,
             resident_cap: resident_per_worker,
             deadline,
+            light_phases: config.light_phases,
             zero_ranges: WarpState::zero_ranges(kernel.num_regs, info.written_before_read()),
             lane_masks: (0..shape.cta_threads.div_ceil(kernel.warp_size))
                 .map(|w| WarpState::lane_mask(shape.cta_threads, kernel.warp_size, w))

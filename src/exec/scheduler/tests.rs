@@ -28,6 +28,9 @@ enum MockOp {
         cond: CondFn,
     },
     Bar(u32),
+    /// The lanes where the condition holds exit and the others go on (a group that loses
+    /// lanes without diverging, as a guarded `EXIT` does); the group exits when none is left.
+    ExitLanes(CondFn),
     /// Traps in `lane` if it is in the group, in CTA `cta`, warp `warp`.
     Trap {
         cta: [u32; 3],
@@ -97,7 +100,7 @@ impl WarpRunner for Mock {
         warp: &mut WarpState,
         env: &CtaEnv,
         mut pc: u32,
-        mask: u32,
+        mut mask: u32,
         stop_pc: Option<u32>,
     ) -> GroupExit {
         self.calls.lock().unwrap().push(Call {
@@ -152,6 +155,17 @@ impl WarpRunner for Mock {
                     }
                 }
                 MockOp::Bar(id) => return GroupExit::Barrier { pc, mask, id: *id },
+                MockOp::ExitLanes(cond) => {
+                    let gone = lanes_of(mask)
+                        .filter(|&l| cond(warp, env, l))
+                        .fold(0, |m, l| m | 1 << l);
+                    warp.exited |= gone;
+                    mask &= !gone;
+                    if mask == 0 {
+                        return GroupExit::Exited;
+                    }
+                    pc += 1;
+                }
                 MockOp::Trap { cta, warp: w, lane } => {
                     if env.ctaid == *cta && warp.warp_id == *w && mask & (1 << lane) != 0 {
                         return GroupExit::Trap(TrapInfo {
@@ -1375,6 +1389,16 @@ fn batched_and_one_by_one(
     batched
 }
 
+/// [`config`] with light barrier phases off: every quantum is one general round, whose runs
+/// of light warps go to the batch entry (the tests of batches; a CTA whose warps are all light
+/// otherwise runs in light phases, which call the backend warp by warp, see
+/// `light_phases_make_the_calls_and_counts_of_general_rounds`).
+fn general_rounds(grid: u32, block: u32) -> LaunchConfig {
+    let mut c = config(grid, block);
+    c.light_phases(0);
+    c
+}
+
 /// `(warp, pc)` of each backend call.
 fn warp_pcs(outcome: &Outcome) -> Vec<(u32, u32)> {
     outcome.calls.iter().map(|c| (c.warp, c.pc)).collect()
@@ -1390,7 +1414,7 @@ fn a_batch_goes_on_past_a_barrier_arrival_and_the_released_warp_runs_in_the_next
             MockOp::Exit,                        // 3
         ]
     };
-    let (out, batches) = batched_and_one_by_one(ops, &info(4, &[]), 1, &config(1, 192));
+    let (out, batches) = batched_and_one_by_one(ops, &info(4, &[]), 1, &general_rounds(1, 192));
     // Warps 0-5 run in one call: the scheduler takes warp 2's arrival and the run goes on (no
     // barrier can release while warps 3-5 have not run). Warp 5's exit releases it, and warp 2
     // runs on in a run of its own.
@@ -1415,7 +1439,8 @@ fn a_warp_that_reconverged_before_a_barrier_runs_in_batches_after_it() {
             MockOp::Exit,                                  // 4
         ]
     };
-    let (out, batches) = batched_and_one_by_one(ops, &info(5, &[(0, 2)]), 1, &config(1, 128));
+    let (out, batches) =
+        batched_and_one_by_one(ops, &info(5, &[(0, 2)]), 1, &general_rounds(1, 128));
     // Quantum 1: warp 0 arrives and the run goes on to warp 1, which splits; warps 2 and 3
     // arrive in a run of their own. Quanta 2 and 3: warp 1's lanes meet at the join, one group
     // again (quantum 2), and arrive (quantum 3). The release makes every warp light at pc 3:
@@ -1451,7 +1476,7 @@ fn a_warp_released_from_a_barrier_runs_on_after_it_diverges_as_before() {
             MockOp::Exit,                // 3: join of 1
         ]
     };
-    let (out, _) = batched_and_one_by_one(ops, &info(4, &[(1, 3)]), 1, &config(1, 32));
+    let (out, _) = batched_and_one_by_one(ops, &info(4, &[(1, 3)]), 1, &general_rounds(1, 32));
     // Quantum 1: the barrier (released at once). Quantum 2: pc 1 splits, the fall-through
     // group runs pc 2 and parks at the join, which completes. Quantum 3: pc 3 exits.
     assert_eq!(warp_pcs(&out), vec![(0, 0), (0, 1), (0, 2), (0, 3)]);
@@ -1516,7 +1541,8 @@ fn a_batch_stops_at_the_warp_that_diverges_and_the_next_batch_starts_after_it() 
             MockOp::Exit,                                  // 2: join
         ]
     };
-    let (out, batches) = batched_and_one_by_one(ops, &info(3, &[(0, 2)]), 1, &config(1, 128));
+    let (out, batches) =
+        batched_and_one_by_one(ops, &info(3, &[(0, 2)]), 1, &general_rounds(1, 128));
     assert_eq!(batches, vec![([0; 3], 0, 4, 2), ([0; 3], 2, 2, 2)]);
     assert_eq!(
         warp_pcs(&out),
@@ -1540,7 +1566,7 @@ fn a_batch_stops_at_the_warp_that_traps_and_the_report_names_it() {
             MockOp::Exit,                       // 3
         ]
     };
-    let (out, batches) = batched_and_one_by_one(ops, &info(4, &[]), 1, &config(2, 160));
+    let (out, batches) = batched_and_one_by_one(ops, &info(4, &[]), 1, &general_rounds(2, 160));
     // CTA 0 runs in one call; in CTA 1 the call stops at warp 3, and warp 4 never runs.
     assert_eq!(batches, vec![([0; 3], 0, 5, 5), ([1, 0, 0], 0, 5, 4)]);
     assert!(!out.calls.iter().any(|c| c.cta == [1, 0, 0] && c.warp == 4));
@@ -1771,4 +1797,237 @@ fn ctas_that_stop_in_a_run_of_fresh_ctas_still_wait_for_a_later_cta() {
     assert!(ran_fresh > 0);
     assert_eq!(fresh, resident);
     assert_eq!(fresh.memory[0], 39 * 32);
+}
+
+// ---- light barrier phases (`cta.rs`, `light_phases`) -------------------------------------------
+
+fn exit_lanes(cond: impl Fn(&WarpState, &CtaEnv, u32) -> bool + Send + Sync + 'static) -> MockOp {
+    MockOp::ExitLanes(Box::new(cond))
+}
+
+/// Four barrier phases with light warps throughout: lanes leave without diverging before the
+/// first barrier (so arrivals carry fewer lanes than the warp had), warp 1 leaves after it,
+/// the second phase waits at barrier 1, and one lane of each warp leaves before the third.
+fn phases_program() -> (Vec<MockOp>, KernelInfo) {
+    let ops = vec![
+        count_global(0),                                             // 0
+        exit_lanes(|w, env, l| (tid(w, l) + env.ctaid[0]) % 7 == 3), // 1
+        MockOp::Bar(0),                                              // 2
+        branch(9, |w, _, _| w.warp_id == 1),                         // 3: warp 1 leaves
+        count_global(1),                                             // 4
+        MockOp::Bar(1),                                              // 5
+        exit_lanes(|w, _, l| l == w.warp_id),                        // 6
+        count_global(2),                                             // 7
+        MockOp::Bar(0),                                              // 8
+        MockOp::Exit,                                                // 9
+    ];
+    (ops, info(10, &[]))
+}
+
+/// [`phases_program`]'s three counts for `grid` CTAs of `block` threads, thread by thread.
+fn phases_expected(grid: u32, block: u32) -> Vec<u32> {
+    let mut counts = vec![0; 3];
+    for cta in 0..grid {
+        for t in 0..block {
+            let (warp, lane) = (t / 32, t % 32);
+            counts[0] += 1;
+            if (t + cta) % 7 == 3 || warp == 1 {
+                continue;
+            }
+            counts[1] += 1;
+            if lane != warp {
+                counts[2] += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// A lane traps in the second phase of CTA 0 (warp 2, lane 3).
+fn trap_in_a_later_phase() -> (Vec<MockOp>, KernelInfo) {
+    let ops = vec![
+        count_global(0), // 0
+        MockOp::Bar(0),  // 1
+        MockOp::Trap {
+            cta: [0, 0, 0],
+            warp: 2,
+            lane: 3,
+        }, // 2
+        count_global(1), // 3
+        MockOp::Bar(0),  // 4
+        MockOp::Exit,    // 5
+    ];
+    (ops, info(6, &[]))
+}
+
+/// After a first phase in which warp 2 loses its lanes 16-31 without diverging, warp 1 waits
+/// at barrier 1 and the others at barrier 0: a deadlock found at the end of the second phase,
+/// whose report counts the live lanes that retired in light phases.
+fn deadlock_in_a_later_phase() -> (Vec<MockOp>, KernelInfo) {
+    deadlock_after(16, false)
+}
+
+/// [`deadlock_in_a_later_phase`] with no lane lost before the first barrier, but warp 3
+/// exiting in the second phase.
+fn deadlock_after_an_exit() -> (Vec<MockOp>, KernelInfo) {
+    deadlock_after(0, true)
+}
+
+/// [`deadlock_in_a_later_phase`] in which warp 2 loses `lost` lanes and warp 3 exits or not.
+fn deadlock_after(lost: u32, warp3_exits: bool) -> (Vec<MockOp>, KernelInfo) {
+    let ops = vec![
+        count_global(0),                                             // 0
+        exit_lanes(move |w, _, l| w.warp_id == 2 && l >= 32 - lost), // 1
+        MockOp::Bar(0),                                              // 2
+        branch(7, |w, _, _| w.warp_id == 1),                         // 3
+        branch(8, move |w, _, _| w.warp_id == 3 && warp3_exits),     // 4
+        MockOp::Bar(0),                                              // 5
+        MockOp::Exit,                                                // 6
+        MockOp::Bar(1),                                              // 7
+        MockOp::Exit,                                                // 8
+    ];
+    (ops, info(9, &[]))
+}
+
+/// Runs `program` deterministically with at most `phases` light phases a quantum.
+fn with_phases(
+    program: fn() -> (Vec<MockOp>, KernelInfo),
+    (grid, block): (u32, u32),
+    phases: u32,
+) -> Outcome {
+    let (ops, info) = program();
+    let mock = Mock::new(ops);
+    let mut cfg = config(grid, block);
+    cfg.deterministic(true).light_phases(phases);
+    outcome(&mock, &mock, &info, 4, &cfg)
+}
+
+/// Everything but the number of quanta and the order in which CTAs took turns: each CTA's calls
+/// and executed instructions in order, memory, the other counters, the error.
+fn per_cta(out: &Outcome) -> impl PartialEq + std::fmt::Debug {
+    let mut calls = out.calls.clone();
+    calls.sort_by_key(|c| c.cta);
+    let mut executed = out.executed.clone();
+    executed.sort_by_key(|e| e.cta);
+    let mut counters = out.counters.clone();
+    counters.1[1] = 0;
+    (
+        calls,
+        executed,
+        out.memory.clone(),
+        counters,
+        out.trap.clone(),
+        out.error.clone(),
+    )
+}
+
+#[test]
+fn light_phases_make_the_calls_and_counts_of_general_rounds() {
+    type Program = fn() -> (Vec<MockOp>, KernelInfo);
+    let busy: Program = busy_program;
+    let lock: Program = || spin_lock_program(LockWord::Shared);
+    let cases: [(&str, Program, bool); 7] = [
+        ("phases", phases_program, true),
+        ("busy", busy, true),
+        ("lock", lock, true),
+        ("barriers", || hist_like_program(20), true),
+        ("trap", trap_in_a_later_phase, false),
+        ("deadlock", deadlock_in_a_later_phase, false),
+        ("exit, then deadlock", deadlock_after_an_exit, false),
+    ];
+    for (name, program, finishes) in cases {
+        for shape in [(1, 96), (1, 80), (3, 80), (2, 128)] {
+            let general = with_phases(program, shape, 0);
+            // One phase a quantum is exactly one general round a quantum, call for call.
+            assert_eq!(with_phases(program, shape, 1), general, "{name} {shape:?}");
+            let light = with_phases(program, shape, LIGHT_PHASES_PER_QUANTUM);
+            assert!(
+                light.counters.1[1] <= general.counters.1[1],
+                "{name} {shape:?}"
+            );
+            // More phases a quantum only let a CTA run on before the next takes its turn (a
+            // failing launch stops at a different point of the other CTAs).
+            if finishes || shape.0 == 1 {
+                assert_eq!(per_cta(&light), per_cta(&general), "{name} {shape:?}");
+            }
+            assert_eq!(
+                light.error.is_none(),
+                finishes,
+                "{name} {shape:?}: {:?}",
+                light.error
+            );
+        }
+    }
+    let out = with_phases(phases_program, (3, 80), LIGHT_PHASES_PER_QUANTUM);
+    assert_eq!(out.memory[..3], phases_expected(3, 80));
+    // Four phases a CTA, in one quantum each; three releases a CTA.
+    assert_eq!((out.counters.1[1], out.counters.1[6]), (3, 9));
+    let general = with_phases(phases_program, (3, 80), 0);
+    assert_eq!((general.counters.1[1], general.counters.1[6]), (12, 9));
+    let trap = with_phases(trap_in_a_later_phase, (3, 96), LIGHT_PHASES_PER_QUANTUM).trap;
+    let trap = trap.expect("CTA 0 traps");
+    assert_eq!(
+        (trap.cta, trap.warp, trap.lane, trap.pc),
+        ([0, 0, 0], 2, 3, 2)
+    );
+    for (program, live) in [
+        (deadlock_in_a_later_phase as Program, 112),
+        (deadlock_after_an_exit, 96),
+    ] {
+        let deadlock = with_phases(program, (1, 128), LIGHT_PHASES_PER_QUANTUM);
+        let cause = deadlock.error.expect("a deadlock");
+        let waits = format!("{} at barrier 0, 32 at barrier 1 of {live} live", live - 32);
+        assert!(cause.contains(&waits), "{cause}");
+    }
+}
+
+/// `barriers` barriers in a row, each lane counting every phase in global word 0.
+fn hist_like_program(barriers: usize) -> (Vec<MockOp>, KernelInfo) {
+    let mut ops = Vec::new();
+    for _ in 0..barriers {
+        ops.push(count_global(0));
+        ops.push(MockOp::Bar(0));
+    }
+    ops.push(count_global(0));
+    ops.push(MockOp::Exit);
+    let n = ops.len();
+    (ops, info(n, &[]))
+}
+
+/// [`hist_like_program`] with 16 barriers, in whose third phase warp 1 splits (no
+/// reconvergence point) and both sides reach the barrier, where they merge, in one general
+/// round.
+fn diverging_in_the_third_phase() -> (Vec<MockOp>, KernelInfo) {
+    let (mut ops, _) = hist_like_program(16);
+    // pc 4 counts and pc 5 waits: the split goes around the count.
+    ops.splice(
+        4..4,
+        [
+            branch(6, |w, _, l| w.warp_id == 1 && l < 16), // 4
+            count_global(1),                               // 5
+        ],
+    );
+    let n = ops.len();
+    (ops, info(n, &[]))
+}
+
+#[test]
+fn a_quantum_runs_a_light_ctas_barrier_phases_up_to_the_limit() {
+    // 17 phases, the third a general round: it counts towards the quantum's eight.
+    let out = with_phases(
+        diverging_in_the_third_phase,
+        (2, 64),
+        LIGHT_PHASES_PER_QUANTUM,
+    );
+    assert_eq!((out.memory[0], out.memory[1]), (2 * 64 * 17, 2 * (64 - 16)));
+    assert_eq!((out.counters.1[1], out.counters.1[3]), (2 * 3, 2));
+
+    // 21 phases a CTA: three quanta of at most eight.
+    let program = || hist_like_program(20);
+    for (phases, quanta) in [(LIGHT_PHASES_PER_QUANTUM, 3), (5, 5), (1, 21), (0, 21)] {
+        let out = with_phases(program, (2, 64), phases);
+        assert_eq!(out.memory[0], 2 * 64 * 21, "{phases}");
+        assert_eq!(out.counters.1[1], 2 * quanta, "{phases} phases a quantum");
+        assert_eq!(out.counters.1[6], 2 * 20, "{phases}");
+    }
 }
