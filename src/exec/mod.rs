@@ -192,9 +192,10 @@ pub trait WarpRunner: Send + Sync {
     ///
     /// The scheduler calls it for each run of consecutive warps of a CTA that are *light* (one
     /// group of all live lanes, nothing diverged: every warp at launch, and every warp a
-    /// barrier releases in that shape), so that a kernel in which nothing diverges pays a
-    /// backend's per-call cost (for the JIT: the downcast of `cache` and its checks) once per
-    /// run of warps and per barrier, instead of once per warp.
+    /// barrier releases in that shape) in a general round, so that the run pays a backend's
+    /// per-call cost (for the JIT: the downcast of `cache` and its checks) once, instead of
+    /// once per warp. (A CTA whose unfinished warps are all light runs its barrier phases
+    /// warp by warp instead, in the scheduler's tighter loop: see `cta.rs`.)
     ///
     /// Must behave exactly as [`WarpRunner::run_group_prepared`] called for each warp in
     /// turn, which is what the default does ([`run_warps_each`]): the same effects in the same

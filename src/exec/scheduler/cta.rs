@@ -4,9 +4,12 @@
 //! group until its next event (warps in index order), a *round*. While every unfinished warp of
 //! the CTA runs light (one group of all its live lanes, see `divergence.rs`) the rounds are
 //! *barrier phases*: each warp runs to its next barrier or its exit, and after the release the
-//! quantum goes on with the next phase, up to [`LIGHT_PHASES_PER_QUANTUM`] rounds, in a tight
-//! loop that skips the general round's bookkeeping ([`light_phases`]). Barriers are per thread, as on sm_70 and
-//! later: barrier `id` releases when every live lane of the CTA waits at a barrier with that id
+//! quantum goes on with the next phase, up to
+//! [`LaunchConfig::light_phases`](crate::exec::LaunchConfig::light_phases) rounds in all
+//! ([`LIGHT_PHASES_PER_QUANTUM`] by default), in a tight loop that skips the general round's
+//! bookkeeping ([`light_phases`]).
+//!
+//! Barriers are per thread, as on sm_70 and later: barrier `id` releases when every live lane of the CTA waits at a barrier with that id
 //! (lanes parked at a join, running, or waiting at another id have not arrived; exited lanes no
 //! longer count). Released groups continue after their barrier instruction. The check runs after
 //! every event that adds an arrival or retires lanes, so a barrier releases as soon as it can.
@@ -377,8 +380,8 @@ enum Phases {
     /// last phase either a barrier did not release, or the CTA finished, or the limit was met.
     Ran,
     /// Warp `warp`'s event `exit` was not taken (it is still light and runnable, for
-    /// [`Warp::end_light_run`]): the warps before it exited or arrived in this phase, after
-    /// `ran` whole phases.
+    /// [`Warp::end_light_run`]): the warps before it exited or arrived in this phase, or had
+    /// finished before it, after `ran` whole phases.
     Stopped {
         warp: usize,
         exit: GroupExit,
@@ -388,9 +391,12 @@ enum Phases {
 
 /// Runs a CTA's **barrier phases** while every unfinished warp is light and runnable and no
 /// barrier has arrivals: each warp's group in index order until it exits or arrives at a
-/// barrier, then the release, then the next phase, up to [`LIGHT_PHASES_PER_QUANTUM`] phases.
+/// barrier, then the release, then the next phase, up to `limit` phases (what is left of the
+/// quantum's [`LaunchConfig::light_phases`](crate::exec::LaunchConfig::light_phases) rounds).
 ///
-/// One phase is exactly what a quantum does with such a CTA: the quantum's runs of light warps
+/// One phase does exactly what a general round of a quantum does with such a CTA, as far as
+/// anything reads it (the CTA's count of live lanes may be left stale, and marked so, where a
+/// general round would have recounted it; every reader recounts a stale count): the quantum's runs of light warps
 /// take the same events in the same order, and the barrier check it makes after every arrival
 /// or exit cannot release before the phase's last event (a barrier needs every live lane, and
 /// every warp not yet run has live lanes that have not arrived). After the last event every

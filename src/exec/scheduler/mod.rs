@@ -6,7 +6,8 @@
 //! Workers take CTA linear indices from a shared atomic counter (x fastest, then y, then z) and
 //! keep up to [`RESIDENT_CTAS_PER_WORKER`] CTAs *resident*. A worker round-robins its resident
 //! CTAs: it runs one quantum of a CTA (every warp with a runnable group runs one group until its
-//! next event, see `cta.rs`), then one quantum of the next CTA. So CTAs that wait on each other,
+//! next event, and while the CTA's warps have not diverged, up to
+//! [`LIGHT_PHASES_PER_QUANTUM`] barrier phases; see `cta.rs`), then one quantum of the next CTA. So CTAs that wait on each other,
 //! e.g. a spin lock between CTAs, make progress even on one host thread as long as they are
 //! co-resident, as on a GPU. When every resident CTA of a worker has waited for two rounds
 //! (spinning without changing a register, or blocked), the worker doubles its resident CTAs, up
@@ -205,7 +206,8 @@ pub struct LaunchStats {
     pub ctas: u64,
     /// Threads (lanes) launched: CTAs times threads per CTA.
     pub lanes: u64,
-    /// Quanta run (one quantum: each runnable warp of a CTA runs one group once).
+    /// Quanta run (one quantum: each runnable warp of a CTA runs one group once, and while no
+    /// warp of it has diverged, up to [`LaunchConfig::light_phases`] barrier phases).
     pub quanta: u64,
     /// Groups that yielded at a backward branch.
     pub yields: u64,

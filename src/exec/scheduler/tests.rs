@@ -1889,6 +1889,23 @@ fn deadlock_after(lost: u32, warp3_exits: bool) -> (Vec<MockOp>, KernelInfo) {
     (ops, info(9, &[]))
 }
 
+/// Warp 0 exits in the first phase; in the second, warp 1 loops (a uniform backward branch:
+/// a yield) and warp 2 splits, so the phase stops at a warp after a finished one.
+fn stop_after_a_finished_warp() -> (Vec<MockOp>, KernelInfo) {
+    let ops = vec![
+        branch(8, |w, _, _| w.warp_id == 0), // 0: warp 0 leaves
+        MockOp::Bar(0),                      // 1
+        lane(|w, _, l| set_reg(w, 0, l, reg(w, 0, l) + 1)), // 2
+        branch(2, |w, _, l| w.warp_id == 1 && reg(w, 0, l) < 3), // 3: warp 1 loops
+        branch(6, |w, _, l| w.warp_id == 2 && l < 8), // 4: warp 2 splits
+        count_global(1),                     // 5
+        count_global(0),                     // 6: join
+        MockOp::Bar(0),                      // 7
+        MockOp::Exit,                        // 8
+    ];
+    (ops, info(9, &[(4, 6)]))
+}
+
 /// Runs `program` deterministically with at most `phases` light phases a quantum.
 fn with_phases(
     program: fn() -> (Vec<MockOp>, KernelInfo),
@@ -1926,7 +1943,7 @@ fn light_phases_make_the_calls_and_counts_of_general_rounds() {
     type Program = fn() -> (Vec<MockOp>, KernelInfo);
     let busy: Program = busy_program;
     let lock: Program = || spin_lock_program(LockWord::Shared);
-    let cases: [(&str, Program, bool); 7] = [
+    let cases: [(&str, Program, bool); 8] = [
         ("phases", phases_program, true),
         ("busy", busy, true),
         ("lock", lock, true),
@@ -1934,6 +1951,11 @@ fn light_phases_make_the_calls_and_counts_of_general_rounds() {
         ("trap", trap_in_a_later_phase, false),
         ("deadlock", deadlock_in_a_later_phase, false),
         ("exit, then deadlock", deadlock_after_an_exit, false),
+        (
+            "stop after a finished warp",
+            stop_after_a_finished_warp,
+            true,
+        ),
     ];
     for (name, program, finishes) in cases {
         for shape in [(1, 96), (1, 80), (3, 80), (2, 128)] {
@@ -2029,5 +2051,44 @@ fn a_quantum_runs_a_light_ctas_barrier_phases_up_to_the_limit() {
         assert_eq!(out.memory[0], 2 * 64 * 21, "{phases}");
         assert_eq!(out.counters.1[1], 2 * quanta, "{phases} phases a quantum");
         assert_eq!(out.counters.1[6], 2 * 20, "{phases}");
+    }
+}
+
+#[test]
+fn batches_in_the_rest_of_a_phase_give_the_calls_of_one_warp_per_call() {
+    // Light phases on: the phase that warp 1's split interrupts goes on in a general round,
+    // whose runs of light warps go to the batch entry.
+    let info = diverging_in_the_third_phase().1;
+    let (out, batches) = batched_and_one_by_one(
+        || diverging_in_the_third_phase().0,
+        &info,
+        2,
+        &config(2, 128),
+    );
+    assert!(!batches.is_empty());
+    assert_eq!(out.memory[0], 2 * 128 * 17);
+    let (_, batches) = batched_and_one_by_one(
+        || stop_after_a_finished_warp().0,
+        &stop_after_a_finished_warp().1,
+        2,
+        &config(2, 128),
+    );
+    assert!(!batches.is_empty());
+}
+
+#[test]
+fn fresh_ctas_go_on_into_light_phases_as_resident_ones() {
+    // A fresh CTA's first round is the run of fresh CTAs and the general round after it; a
+    // resident CTA's is a light phase. Both then go on with the same phases in the quantum.
+    for program in [
+        (|| phases_program().0) as fn() -> Vec<MockOp>,
+        || hist_like_program(20).0,
+        || stop_after_a_finished_warp().0,
+    ] {
+        let (resident, _) = observe(program, (5, 96, 256), 4);
+        let (fresh, ran_fresh) = observe(program, (5, 96, 0), 4);
+        assert_eq!(ran_fresh, 5);
+        assert_eq!(fresh, resident);
+        assert_eq!(fresh.error, None);
     }
 }
