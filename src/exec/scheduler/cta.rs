@@ -9,10 +9,11 @@
 //! ([`LIGHT_PHASES_PER_QUANTUM`] by default), in a tight loop that skips the general round's
 //! bookkeeping ([`light_phases`]).
 //!
-//! Barriers are per thread, as on sm_70 and later: barrier `id` releases when every live lane of the CTA waits at a barrier with that id
-//! (lanes parked at a join, running, or waiting at another id have not arrived; exited lanes no
-//! longer count). Released groups continue after their barrier instruction. The check runs after
-//! every event that adds an arrival or retires lanes, so a barrier releases as soon as it can.
+//! Barriers are per thread, as on sm_70 and later: barrier `id` releases when every live lane of
+//! the CTA waits at a barrier with that id (lanes parked at a join, running, or waiting at another
+//! id have not arrived; exited lanes no longer count). Released groups continue after their barrier
+//! instruction. The check runs after every event that adds an arrival or retires lanes, so a
+//! barrier releases as soon as it can.
 //!
 //! When no group of the CTA can run, the CTA first dissolves every join lanes are parked at
 //! (see `divergence.rs`); if nothing was parked, every live lane waits at a barrier that cannot
@@ -227,8 +228,9 @@ impl Cta {
             }
             while w < warps.len() {
                 let (step, retired, run_arrived) = if let Some((stopped, exit)) = resume.take() {
-                    // The rest of a run of fresh CTAs (`adopt_fresh`): the warps before `stopped`
-                    // exited there, which is progress, as in a light run of more than one warp.
+                    // The rest of a round that a run of fresh CTAs (`adopt_fresh`) or a light
+                    // phase began: the warps before `stopped` exited or arrived there (or had
+                    // finished), which is progress, as in a light run of more than one warp.
                     w = stopped;
                     if stopped > 0 {
                         waiting = false;
@@ -367,9 +369,9 @@ impl Cta {
     }
 }
 
-/// How many barrier phases of a CTA one quantum runs at most (`light_phases` in `cta.rs`): enough for
-/// the usual kernel's few barriers to take one quantum, few enough that a loop around a barrier
-/// (waiting for another CTA, say) lets the worker's other CTAs run often.
+/// How many barrier phases of a CTA one quantum runs at most by default (`light_phases` in
+/// `cta.rs`): enough for the usual kernel's few barriers to take one quantum, few enough that a
+/// loop around a barrier (waiting for another CTA, say) lets the worker's other CTAs run often.
 pub const LIGHT_PHASES_PER_QUANTUM: u32 = 8;
 
 /// What [`light_phases`] did.
@@ -396,20 +398,19 @@ enum Phases {
 ///
 /// One phase does exactly what a general round of a quantum does with such a CTA, as far as
 /// anything reads it (the CTA's count of live lanes may be left stale, and marked so, where a
-/// general round would have recounted it; every reader recounts a stale count): the quantum's runs of light warps
-/// take the same events in the same order, and the barrier check it makes after every arrival
-/// or exit cannot release before the phase's last event (a barrier needs every live lane, and
-/// every warp not yet run has live lanes that have not arrived). After the last event every
-/// live lane waits at a barrier (a light warp's arrival retires the lanes that did not
-/// arrive), so a barrier releases exactly when every arrival was at the same id; the
-/// arrivals' lane counts, which the CTA's list of barriers keeps, are needed only when the
-/// phase ends any other way, and are then added from the waiting warps. Going on into the next
-/// phase within the quantum is what the following quantum would do, minus its setup, and the
-/// worker's other CTAs simply run later (any interleaving of CTAs is a valid schedule). Both
-/// backends go through here, so the schedule is the same for each. What it saves is the
-/// bookkeeping of a quantum and of a run of light warps for every warp and every phase: a
-/// kernel like `hist_shared` (two barriers, eight warps) runs each CTA in one quantum of three
-/// tight rounds of backend calls.
+/// general round would have recounted it; every reader recounts a stale count): the round's runs of
+/// light warps take the same events in the same order, and the barrier check it makes after every
+/// arrival or exit cannot release before the phase's last event (a barrier needs every live lane,
+/// and every warp not yet run has live lanes that have not arrived). After the last event every
+/// live lane waits at a barrier (a light warp's arrival retires the lanes that did not arrive), so
+/// a barrier releases exactly when every arrival was at the same id; the arrivals' lane counts,
+/// which the CTA's list of barriers keeps, are needed only when the phase ends any other way, and
+/// are then added from the waiting warps. Going on into the next phase within the quantum is what
+/// the following quantum would do, minus its setup, and the worker's other CTAs simply run later
+/// (any interleaving of CTAs is a valid schedule). Both backends go through here, so the schedule
+/// is the same for each. What it saves is the bookkeeping of a quantum and of a run of light warps
+/// for every warp and every phase: a kernel like `hist_shared` (two barriers, eight warps) runs
+/// each CTA in one quantum of three tight rounds of backend calls.
 fn light_phases(
     warps: &mut [Warp],
     (barriers, live_stale): (&mut Vec<(u32, u32)>, &mut bool),

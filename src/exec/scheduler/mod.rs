@@ -6,18 +6,18 @@
 //! Workers take CTA linear indices from a shared atomic counter (x fastest, then y, then z) and
 //! keep up to [`RESIDENT_CTAS_PER_WORKER`] CTAs *resident*. A worker round-robins its resident
 //! CTAs: it runs one quantum of a CTA (every warp with a runnable group runs one group until its
-//! next event, and while the CTA's warps have not diverged, up to
-//! [`LIGHT_PHASES_PER_QUANTUM`] barrier phases; see `cta.rs`), then one quantum of the next CTA. So CTAs that wait on each other,
-//! e.g. a spin lock between CTAs, make progress even on one host thread as long as they are
+//! next event, and while the CTA's warps have not diverged, up to [`LIGHT_PHASES_PER_QUANTUM`]
+//! barrier phases; see `cta.rs`), then one quantum of the next CTA. So CTAs that wait on each
+//! other, e.g. a spin lock between CTAs, make progress even on one host thread as long as they are
 //! co-resident, as on a GPU. When every resident CTA of a worker has waited for two rounds
-//! (spinning without changing a register, or blocked), the worker doubles its resident CTAs, up
-//! to what the emulated GPU keeps resident at once (`residency.rs`: an H100's occupancy for
-//! the kernel's block and shared memory sizes); CTAs that wait for a CTA that could not be
-//! resident even then wait, as on a GPU, until the watchdog ends the launch. A finished CTA is
-//! replaced by the next one from the counter; its allocations (registers, shared window, the
-//! backend's per-CTA cache) are reused. The shared window is zeroed; of the registers only those
-//! the kernel may read before writing them ([`crate::valid::KernelInfo::written_before_read`])
-//! are zeroed, since no program can observe the others; predicates are always zeroed.
+//! (spinning without changing a register, or blocked), the worker doubles its resident CTAs, up to
+//! what the emulated GPU keeps resident at once (`residency.rs`: an H100's occupancy for the
+//! kernel's block and shared memory sizes); CTAs that wait for a CTA that could not be resident
+//! even then wait, as on a GPU, until the watchdog ends the launch. A finished CTA is replaced by
+//! the next one from the counter; its allocations (registers, shared window, the backend's per-CTA
+//! cache) are reused. The shared window is zeroed; of the registers only those the kernel may read
+//! before writing them ([`crate::valid::KernelInfo::written_before_read`]) are zeroed, since no
+//! program can observe the others; predicates are always zeroed.
 //!
 //! # The hot path
 //!
