@@ -432,7 +432,9 @@ fn light_phases(
                 // Finished in an earlier phase.
                 None => {}
                 Some(PhaseRun::Exited) => retired = true,
-                Some(PhaseRun::Arrived { id, retired: some }) => {
+                Some(PhaseRun::Arrived {
+                    id, retired: some, ..
+                }) => {
                     retired |= some;
                     mixed |= at.is_some_and(|first| first != id);
                     at = Some(id);

@@ -612,18 +612,31 @@ impl Warp {
         let light @ Light { barrier: None, .. } = self.light? else {
             return None;
         };
-        Some(match self.run_light(light, runner, cache, env) {
+        let exit = self.run_light(light, runner, cache, env);
+        Some(self.take_light(light, exit))
+    }
+
+    /// Takes the event `exit` of the light group `light` where a light warp takes it itself:
+    /// an exit (the warp is finished), or an arrival at a barrier with some of the group's
+    /// lanes ([`Warp::arrive_light`]). Any other event is returned untaken, the warp as it was.
+    #[inline(always)]
+    fn take_light(&mut self, light: Light, exit: GroupExit) -> PhaseRun {
+        match exit {
             GroupExit::Exited => {
                 self.light = None;
                 self.state.exited |= light.mask;
                 PhaseRun::Exited
             }
-            GroupExit::Barrier { pc, mask, id } if mask & light.mask != 0 => PhaseRun::Arrived {
-                id,
-                retired: self.arrive_light(light, pc, mask, id) != light.mask,
-            },
+            GroupExit::Barrier { pc, mask, id } if mask & light.mask != 0 => {
+                let lanes = self.arrive_light(light, pc, mask, id);
+                PhaseRun::Arrived {
+                    id,
+                    lanes,
+                    retired: lanes != light.mask,
+                }
+            }
             exit => PhaseRun::Other(exit),
-        })
+        }
     }
 
     /// A light, runnable warp whose group exited in a run that did not report it (the backend
@@ -674,17 +687,13 @@ impl Warp {
         counters: &mut ScheduleCounters,
         barriers: &mut Vec<(u32, u32)>,
     ) -> Step {
-        match exit {
-            GroupExit::Exited => {
-                self.light = None;
-                self.state.exited |= light.mask;
-                Step::Progress
-            }
-            GroupExit::Barrier { pc, mask, id } if mask & light.mask != 0 => {
-                let lanes = self.arrive_light(light, pc, mask, id).count_ones();
-                Step::Barrier { id, lanes }
-            }
-            exit => {
+        match self.take_light(light, exit) {
+            PhaseRun::Exited => Step::Progress,
+            PhaseRun::Arrived { id, lanes, .. } => Step::Barrier {
+                id,
+                lanes: lanes.count_ones(),
+            },
+            PhaseRun::Other(exit) => {
                 // The group materialises, as the general path would have had it.
                 self.light = None;
                 self.groups
@@ -1446,15 +1455,17 @@ fn watch_yield(
     spinning
 }
 
-/// What a light warp's group did in a CTA's barrier phase ([`Warp::run_light_phase`]).
+/// What a light warp's group did, as the warp takes it itself ([`Warp::take_light`], for a
+/// CTA's barrier phase, [`Warp::run_light_phase`], and a light warp's step).
 #[derive(Debug)]
 pub enum PhaseRun {
     /// Every lane of the group exited (taken: the warp is finished).
     Exited,
-    /// The group arrived at barrier `id` (taken, as [`Warp::arrive_light`] takes it: the
-    /// warp waits there, light, with the lanes that arrived; the caller keeps the CTA's count
-    /// of arrivals); `retired`: some of its lanes exited on the way.
-    Arrived { id: u32, retired: bool },
+    /// The group arrived at barrier `id` with the lanes `lanes` (taken, as
+    /// [`Warp::arrive_light`] takes it: the warp waits there, light, with those lanes; the
+    /// caller keeps the CTA's count of arrivals); `retired`: some of its lanes exited on the
+    /// way.
+    Arrived { id: u32, lanes: u32, retired: bool },
     /// Any other event, not taken.
     Other(GroupExit),
 }
