@@ -2092,3 +2092,27 @@ fn fresh_ctas_go_on_into_light_phases_as_resident_ones() {
         assert_eq!(fresh.error, None);
     }
 }
+
+/// Warp 0 keeps only lane 0 on its way to the barrier; warp 1 has one lane.
+fn one_lane_each_at_a_barrier() -> Vec<MockOp> {
+    vec![
+        exit_lanes(|w, _, l| w.warp_id == 0 && l >= 1), // 0
+        count_global(0),                                // 1
+        MockOp::Bar(0),                                 // 2
+        count_global(0),                                // 3
+        MockOp::Exit,                                   // 4
+    ]
+}
+
+#[test]
+fn an_arrival_counts_only_the_lanes_that_arrived() {
+    // Counting warp 0's 32 lanes instead of the one that arrived would release the barrier
+    // before warp 1 arrives (two releases instead of one), in a resident CTA and in a fresh
+    // one's first quantum (whose arrival is applied as a light warp's step).
+    for shared in [256, 0] {
+        let (out, _) = observe(one_lane_each_at_a_barrier, (3, 33, shared), 1);
+        assert_eq!(out.error, None);
+        assert_eq!(out.memory[0], 3 * 2 * 2, "shared {shared}");
+        assert_eq!(out.counts[6], 3, "one release a CTA (shared {shared})");
+    }
+}
