@@ -523,18 +523,23 @@ impl<'a, 'f> Translator<'a, 'f> {
                     let plane = t.b.ins().imul(ntx, nty);
                     t.b.ins().udiv(l, plane)
                 }
-                SpecialReg::CtaIdX => load(t, off::CTAID),
-                SpecialReg::CtaIdY => load(t, off::CTAID + 4),
-                SpecialReg::CtaIdZ => load(t, off::CTAID + 8),
-                SpecialReg::NTidX => load(t, off::NTID),
-                SpecialReg::NTidY => load(t, off::NTID + 4),
-                SpecialReg::NTidZ => load(t, off::NTID + 8),
-                SpecialReg::NCtaIdX => load(t, off::NCTAID),
-                SpecialReg::NCtaIdY => load(t, off::NCTAID + 4),
-                SpecialReg::NCtaIdZ => load(t, off::NCTAID + 8),
                 SpecialReg::LaneId => lane.index,
-                SpecialReg::WarpId => load(t, off::WARP_ID),
-                SpecialReg::NWarpId => load(t, off::NWARPS),
+                SpecialReg::CtaIdX
+                | SpecialReg::CtaIdY
+                | SpecialReg::CtaIdZ
+                | SpecialReg::NTidX
+                | SpecialReg::NTidY
+                | SpecialReg::NTidZ
+                | SpecialReg::NCtaIdX
+                | SpecialReg::NCtaIdY
+                | SpecialReg::NCtaIdZ
+                | SpecialReg::WarpId
+                | SpecialReg::NWarpId => {
+                    let offset = warp_uniform_special(sr).ok_or_else(|| {
+                        t.internal("a warp-uniform special register without a field")
+                    })?;
+                    load(t, offset)
+                }
             };
             t.write_reg32(lane, dst, v);
             Ok(vec![])
@@ -1711,4 +1716,34 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.write_pred(dst[0], exec, r0)?;
         self.write_pred(dst[1], exec, r1)
     }
+}
+
+/// The context field ([`off`]) that holds special register `sr` when it is the same for every
+/// lane of a warp (the CTA's index and shape, the grid's shape, the warp's index and count);
+/// `None` for the registers that differ from lane to lane.
+pub(super) fn warp_uniform_special(sr: SpecialReg) -> Option<i32> {
+    Some(match sr {
+        SpecialReg::CtaIdX => off::CTAID,
+        SpecialReg::CtaIdY => off::CTAID + 4,
+        SpecialReg::CtaIdZ => off::CTAID + 8,
+        SpecialReg::NTidX => off::NTID,
+        SpecialReg::NTidY => off::NTID + 4,
+        SpecialReg::NTidZ => off::NTID + 8,
+        SpecialReg::NCtaIdX => off::NCTAID,
+        SpecialReg::NCtaIdY => off::NCTAID + 4,
+        SpecialReg::NCtaIdZ => off::NCTAID + 8,
+        SpecialReg::WarpId => off::WARP_ID,
+        SpecialReg::NWarpId => off::NWARPS,
+        SpecialReg::TidX
+        | SpecialReg::TidY
+        | SpecialReg::TidZ
+        | SpecialReg::LaneId
+        | SpecialReg::LanemaskEq
+        | SpecialReg::LanemaskLt
+        | SpecialReg::LanemaskLe
+        | SpecialReg::LanemaskGt
+        | SpecialReg::LanemaskGe
+        | SpecialReg::ClusterCtaRank
+        | SpecialReg::SharedWindowHi => return None,
+    })
 }

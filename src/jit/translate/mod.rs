@@ -2152,7 +2152,9 @@ fn fusion_of(
         | Op::Bfe { .. }
         | Op::Bfi { .. }
         | Op::PredLut { .. }
-        | Op::PackedMinMax { .. } => Fusion::Alu,
+        | Op::PackedMinMax { .. }
+        // (`BSSY`, `YIELD`, `NOP`: nothing to do, lane by lane or not.)
+        | Op::Nop => Fusion::Alu,
         Op::Fma {
             ty, round, halves, ..
         } if !alu::is_slow_fma(*ty, *round, *halves) => Fusion::Alu,
@@ -2176,8 +2178,7 @@ fn fusion_of(
         Op::Atomic(a) if !a.spin && a.performed.is_pt() && a.access.addr.surface().is_none() => {
             Fusion::Memory
         }
-        Op::Nop
-        | Op::Convert { .. }
+        Op::Convert { .. }
         | Op::Vote { .. }
         | Op::Load { .. }
         | Op::Store { .. }

@@ -28,7 +28,11 @@
 //!   register file (the layout is structure-of-arrays), so a register read is one vector load
 //!   and a write one vector store. Values written or read earlier in the chunk's pass are
 //!   reused from a vector register cache; warp-invariant values hoisted before the region are
-//!   splatted.
+//!   splatted, and so are the special registers that are the same for every lane of a warp
+//!   (`SR_CTAID.*`, the block and grid shapes, the warp's index and count), read from the
+//!   context where an `S2R` of them is not a hoisted writer (its register is written per lane
+//!   elsewhere, as NVIDIA's compilers reuse registers). A `NOP` (`BSSY`, `YIELD`) is part of
+//!   a region like any register instruction and does nothing.
 //! * Only executing lanes change: every register write is a `bitselect` of the new value and
 //!   the old under the chunk's lane mask (the region's mask, and the instruction's guard),
 //!   built from the chunk's four mask bits. A chunk with no lane in the region's mask is
@@ -133,12 +137,15 @@ pub(super) fn vectorisable(inst: &Inst) -> bool {
         }
         Op::PredLogic { .. } => true,
         Op::Select { ty, a, b, .. } => int32(*ty) || (ty.bits() == 32 && plain(a) && plain(b)),
-        Op::ReadSpecial { sr, .. } => matches!(sr, SpecialReg::TidX | SpecialReg::LaneId),
+        Op::ReadSpecial { sr, .. } => {
+            matches!(sr, SpecialReg::TidX | SpecialReg::LaneId)
+                || super::alu::warp_uniform_special(*sr).is_some()
+        }
         Op::Shf(s) => matches!(s.shift.operand, Operand::Imm(_)) && plain(&s.shift),
         Op::Load { access, .. } | Op::Store { access, .. } => memory::vector_access(access),
         Op::Atomic(a) => atomic::vectorisable_atomic(a),
-        Op::Nop
-        | Op::Unary { .. }
+        Op::Nop => true,
+        Op::Unary { .. }
         | Op::PredMove(_)
         | Op::Convert { .. }
         | Op::Vote { .. }
@@ -830,6 +837,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     #[allow(clippy::wildcard_enum_match_arm)]
     fn vector_op(&mut self, chunk: &Chunk, inst: &Inst, exec: Value) -> Result<(), JitError> {
         match &inst.op {
+            Op::Nop => {}
             &Op::Mov { dst, src, .. } => {
                 let v = self.voperand(chunk, src)?;
                 self.vwrite(chunk, dst, exec, v);
@@ -1164,6 +1172,15 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// `SR_TID.X` and `SR_LANEID` for the chunk's lanes.
     fn vspecial(&mut self, chunk: &Chunk, sr: SpecialReg) -> Result<Value, JitError> {
+        if let Some(offset) = super::alu::warp_uniform_special(sr) {
+            // The same for every lane of the warp: the context's field, splatted (the scalar
+            // translation loads the same field for each lane).
+            let v = self
+                .b
+                .ins()
+                .load(I32, self.flags.state_const, self.ctx, offset);
+            return Ok(self.vsplat(v));
+        }
         let lanes = self.lane_indices(chunk);
         match sr {
             SpecialReg::LaneId => Ok(lanes),
