@@ -560,93 +560,101 @@ impl<'a, 'f> Translator<'a, 'f> {
             !ty.is_float() || matches!(op, UnOp::Neg | UnOp::Abs),
             "validation admits only NEG and ABS on floats"
         );
-        let bits = ty.bits();
         self.lane_loop(exec, &[], |t, lane, _| {
             let v = t.read_src(lane, &a, ty)?;
-            let vt = t.b.func.dfg.value_type(v);
-            let width = if vt == I64 { 64 } else { 32 };
-            let r = match op {
-                UnOp::Not => {
-                    let r = t.b.ins().bnot(v);
-                    t.narrow(r, ty)
-                }
-                UnOp::Neg if ty.is_float() => t.apply_modifier(v, crate::ir::SrcMod::Neg, ty),
-                UnOp::Neg => {
-                    let v = t.narrow(v, ty);
-                    let r = t.b.ins().ineg(v);
-                    t.narrow(r, ty)
-                }
-                UnOp::Abs if ty.is_float() => t.apply_modifier(v, crate::ir::SrcMod::Abs, ty),
-                UnOp::Abs => {
-                    let v = t.narrow(v, ty);
-                    let r = t.b.ins().iabs(v);
-                    t.narrow(r, ty)
-                }
-                UnOp::Bfind | UnOp::BfindShift => {
-                    // The bits to search: the value itself (unsigned), or its bits that
-                    // differ from the sign bit (signed: complemented when negative), in the
-                    // register's width with the bits above the type's width zero.
-                    let v = t.narrow(v, ty);
-                    let y = if ty.is_signed_int() {
-                        let sign = t.b.ins().sshr_imm_s(v, i64::from(width) - 1);
-                        t.b.ins().bxor(v, sign)
-                    } else {
-                        v
-                    };
-                    let lz = t.b.ins().clz(y);
-                    let lz = if vt == I64 {
-                        t.b.ins().ireduce(I32, lz)
-                    } else {
-                        lz
-                    };
-                    let r = if op == UnOp::Bfind {
-                        // width - 1 - lz
-                        let top = t.iconst(I32, i64::from(width) - 1);
-                        t.b.ins().isub(top, lz)
-                    } else {
-                        // bits - 1 - position = lz - (width - bits)
-                        t.b.ins()
-                            .iadd_imm_s(lz, -(i64::from(width) - i64::from(bits.min(width))))
-                    };
-                    let none = t.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
-                    let all_ones = t.iconst(I32, -1);
-                    t.b.ins().select(none, all_ones, r)
-                }
-                UnOp::Popc => {
-                    let v = t.zero_narrow(v, ty);
-                    let r = t.b.ins().popcnt(v);
-                    if vt == I64 {
-                        t.b.ins().ireduce(I32, r)
-                    } else {
-                        r
-                    }
-                }
-                UnOp::Clz => {
-                    let v = t.zero_narrow(v, ty);
-                    let r = t.b.ins().clz(v);
-                    let r = if vt == I64 {
-                        t.b.ins().ireduce(I32, r)
-                    } else {
-                        r
-                    };
-                    // Leading zeros within `bits`, not within the 32-bit register.
-                    t.b.ins()
-                        .iadd_imm_s(r, -(i64::from(width) - i64::from(bits.min(width))))
-                }
-                UnOp::Brev => {
-                    let r = t.b.ins().bitrev(v);
-                    let r = if bits < width {
-                        t.b.ins().ushr_imm_s(r, i64::from(width - bits))
-                    } else {
-                        r
-                    };
-                    t.narrow(r, ty)
-                }
-            };
+            let r = t.unary_value(op, ty, v);
             t.write_reg(lane, dst, dst_words, r);
             Ok(vec![])
         })?;
         Ok(())
+    }
+
+    /// Unary op `op` of type `ty` on one lane's source value `v` (as `read_src` reads it): the
+    /// result word.
+    pub(super) fn unary_value(&mut self, op: UnOp, ty: Ty, v: Value) -> Value {
+        let bits = ty.bits();
+        let vt = self.b.func.dfg.value_type(v);
+        let width = if vt == I64 { 64 } else { 32 };
+        match op {
+            UnOp::Not => {
+                let r = self.b.ins().bnot(v);
+                self.narrow(r, ty)
+            }
+            UnOp::Neg if ty.is_float() => self.apply_modifier(v, crate::ir::SrcMod::Neg, ty),
+            UnOp::Neg => {
+                let v = self.narrow(v, ty);
+                let r = self.b.ins().ineg(v);
+                self.narrow(r, ty)
+            }
+            UnOp::Abs if ty.is_float() => self.apply_modifier(v, crate::ir::SrcMod::Abs, ty),
+            UnOp::Abs => {
+                let v = self.narrow(v, ty);
+                let r = self.b.ins().iabs(v);
+                self.narrow(r, ty)
+            }
+            UnOp::Bfind | UnOp::BfindShift => {
+                // The bits to search: the value itself (unsigned), or its bits that
+                // differ from the sign bit (signed: complemented when negative), in the
+                // register's width with the bits above the type's width zero.
+                let v = self.narrow(v, ty);
+                let y = if ty.is_signed_int() {
+                    let sign = self.b.ins().sshr_imm_s(v, i64::from(width) - 1);
+                    self.b.ins().bxor(v, sign)
+                } else {
+                    v
+                };
+                let lz = self.b.ins().clz(y);
+                let lz = if vt == I64 {
+                    self.b.ins().ireduce(I32, lz)
+                } else {
+                    lz
+                };
+                let r = if op == UnOp::Bfind {
+                    // width - 1 - lz
+                    let top = self.iconst(I32, i64::from(width) - 1);
+                    self.b.ins().isub(top, lz)
+                } else {
+                    // bits - 1 - position = lz - (width - bits)
+                    self.b
+                        .ins()
+                        .iadd_imm_s(lz, -(i64::from(width) - i64::from(bits.min(width))))
+                };
+                let none = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
+                let all_ones = self.iconst(I32, -1);
+                self.b.ins().select(none, all_ones, r)
+            }
+            UnOp::Popc => {
+                let v = self.zero_narrow(v, ty);
+                let r = self.b.ins().popcnt(v);
+                if vt == I64 {
+                    self.b.ins().ireduce(I32, r)
+                } else {
+                    r
+                }
+            }
+            UnOp::Clz => {
+                let v = self.zero_narrow(v, ty);
+                let r = self.b.ins().clz(v);
+                let r = if vt == I64 {
+                    self.b.ins().ireduce(I32, r)
+                } else {
+                    r
+                };
+                // Leading zeros within `bits`, not within the 32-bit register.
+                self.b
+                    .ins()
+                    .iadd_imm_s(r, -(i64::from(width) - i64::from(bits.min(width))))
+            }
+            UnOp::Brev => {
+                let r = self.b.ins().bitrev(v);
+                let r = if bits < width {
+                    self.b.ins().ushr_imm_s(r, i64::from(width - bits))
+                } else {
+                    r
+                };
+                self.narrow(r, ty)
+            }
+        }
     }
 
     #[allow(clippy::too_many_arguments)]

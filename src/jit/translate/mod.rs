@@ -636,7 +636,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 fusion_of(self.kernel, self.info, inst, self.aggregate),
                 Fusion::Alu | Fusion::Memory
             )
-            && simd::vectorisable(inst)
+            && simd::vectorisable(self.kernel, inst)
             && !self.is_invariant_writer(inst)
             && simd::adjacent_atomics(&self.kernel.insts, self.info, &(pc..pc + 1))
             && self.vector_memory_allowed(&(pc..pc + 1))
@@ -2296,7 +2296,8 @@ fn vector_code(
 ) -> bool {
     simd && region.clone().all(|pc| {
         let inst = &kernel.insts[pc];
-        invariant::invariant_writer(kernel, info, aggregate, inst) || simd::vectorisable(inst)
+        invariant::invariant_writer(kernel, info, aggregate, inst)
+            || simd::vectorisable(kernel, inst)
     }) && simd::adjacent_atomics(&kernel.insts, info, region)
 }
 

@@ -31,8 +31,11 @@
 //!   splatted, and so are the special registers that are the same for every lane of a warp
 //!   (`SR_CTAID.*`, the block and grid shapes, the warp's index and count), read from the
 //!   context where an `S2R` of them is not a hoisted writer (its register is written per lane
-//!   elsewhere, as NVIDIA's compilers reuse registers). A `NOP` (`BSSY`, `YIELD`) is part of
-//!   a region like any register instruction and does nothing.
+//!   elsewhere, as NVIDIA's compilers reuse registers). A unary op (`POPC`, `FLO`, ...) of a
+//!   uniform register, an immediate or the constant bank is computed once from one lane's
+//!   source and splatted: a uniform register holds one value in all 32 slots (its writes are
+//!   broadcast, `ir::Uniform`), so every lane computes the same result. A `NOP` (`BSSY`,
+//!   `YIELD`) is part of a region like any register instruction and does nothing.
 //! * Only executing lanes change: every register write is a `bitselect` of the new value and
 //!   the old under the chunk's lane mask (the region's mask, and the instruction's guard),
 //!   built from the chunk's four mask bits. A chunk with no lane in the region's mask is
@@ -79,8 +82,8 @@ pub(super) use memory::{preloadable, Run};
 
 use super::{Translator, REG_ROW_BYTES};
 use crate::ir::{
-    BinOp, BoolOp, ImadMode, Inst, Op, Operand, Pred, PredSrc, Reg, ShfInst, SpecialReg, Src,
-    SrcMod, Ty,
+    BinOp, BoolOp, ImadMode, Inst, Kernel, Op, Operand, Pred, PredSrc, Reg, ShfInst, SpecialReg,
+    Src, SrcMod, Ty,
 };
 use crate::jit::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -108,10 +111,19 @@ fn reads_tid_x(inst: &Inst) -> bool {
 /// a plain load or store ([`memory::vector_access`]), or a 32-bit integer atomic through a
 /// global or generic address ([`atomic::vectorisable_atomic`]); see the module docs. Its guard
 /// may be anything.
-pub(super) fn vectorisable(inst: &Inst) -> bool {
+pub(super) fn vectorisable(kernel: &Kernel, inst: &Inst) -> bool {
     let int32 = |ty: Ty| ty.is_int() && ty.bits() == 32;
     let plain = |s: &Src| s.modifier == SrcMod::None;
     match &inst.op {
+        // A value that is the same in every lane of the group (a uniform register holds one
+        // value in every slot, see `ir::Uniform`): computed once, splatted.
+        Op::Unary { op, ty, a, .. } => {
+            ty.is_int()
+                && ty.regs() == 1
+                && op.result_words(*ty) == 1
+                && plain(a)
+                && group_uniform(kernel, a.operand)
+        }
         Op::Mov { ty, .. } => ty.regs() == 1,
         Op::Binary { op, ty, b, .. } => {
             int32(*ty)
@@ -145,8 +157,7 @@ pub(super) fn vectorisable(inst: &Inst) -> bool {
         Op::Load { access, .. } | Op::Store { access, .. } => memory::vector_access(access),
         Op::Atomic(a) => atomic::vectorisable_atomic(a),
         Op::Nop => true,
-        Op::Unary { .. }
-        | Op::PredMove(_)
+        Op::PredMove(_)
         | Op::Convert { .. }
         | Op::Vote { .. }
         | Op::Fence { .. }
@@ -166,6 +177,16 @@ pub(super) fn vectorisable(inst: &Inst) -> bool {
         | Op::PackHalves { .. }
         | Op::PackedMinMax { .. }
         | Op::PredLut { .. } => false,
+    }
+}
+
+/// Whether every lane of a group reads the same value from `operand` whenever the group
+/// executes an instruction: an immediate, the constant bank, `RZ`, or a uniform register
+/// (whose writes are broadcast to all 32 slots, `ir::Uniform`).
+fn group_uniform(kernel: &Kernel, operand: Operand) -> bool {
+    match operand {
+        Operand::Reg(r) => r.is_rz() || kernel.uniform.has_reg(r),
+        Operand::Imm(_) | Operand::Const { .. } => true,
     }
 }
 
@@ -838,6 +859,16 @@ impl<'a, 'f> Translator<'a, 'f> {
     fn vector_op(&mut self, chunk: &Chunk, inst: &Inst, exec: Value) -> Result<(), JitError> {
         match &inst.op {
             Op::Nop => {}
+            &Op::Unary { op, ty, dst, a } => {
+                // Its source is the same in every lane (`vectorisable`): one lane's result,
+                // splatted.
+                let row = self.vsrc(chunk, &a)?;
+                let word = self.b.ins().extractlane(row, 0);
+                let v = self.narrow(word, ty);
+                let r = self.unary_value(op, ty, v);
+                let r = self.vsplat(r);
+                self.vwrite(chunk, dst, exec, r);
+            }
             &Op::Mov { dst, src, .. } => {
                 let v = self.voperand(chunk, src)?;
                 self.vwrite(chunk, dst, exec, v);
