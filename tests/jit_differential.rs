@@ -2946,6 +2946,107 @@ fn the_cta_index_in_vector_code_is_the_same_for_every_lane() {
     }
 }
 
+/// 64-bit comparisons as ptxas writes them: `ISETP` on the low words, then `ISETP.EX` on the
+/// high words with the low words' result as its chain, for every ordering, unsigned and signed,
+/// in a region that runs as vector code. The high words tie in a quarter of the lanes, where
+/// the chain decides.
+const WIDE_COMPARE: &str = "
+.kernel k
+.buffer data u32[1] = 0
+.buffer out u32[1] = 0
+        S2R R0, SR_TID.X ;
+        LOP3.LUT R2, R0, 0x3, RZ, 0xc0, !PT ;
+        SHF.R.U32.HI R3, RZ, 0x2, R0 ;
+        LOP3.LUT R3, R3, 0x3, RZ, 0xc0, !PT ;
+        IADD3 R3, R3, -0x1, RZ ;
+        MOV R4, 0x2 ;
+        MOV R5, 0x1 ;
+        MOV R10, RZ ;
+        ISETP.LT.U32.AND P0, PT, R2, R4, PT ;
+        ISETP.LT.U32.AND.EX P1, PT, R3, R5, PT, P0 ;
+        SEL R7, RZ, 0x1, !P1 ;
+        LOP3.LUT R10, R10, R7, RZ, 0xfc, !PT ;
+        ISETP.LE.U32.AND P0, PT, R2, R4, PT ;
+        ISETP.LE.U32.AND.EX P1, PT, R3, R5, PT, P0 ;
+        SEL R7, RZ, 0x2, !P1 ;
+        LOP3.LUT R10, R10, R7, RZ, 0xfc, !PT ;
+        ISETP.GT.U32.AND P0, PT, R2, R4, PT ;
+        ISETP.GT.U32.AND.EX P1, PT, R3, R5, PT, P0 ;
+        SEL R7, RZ, 0x4, !P1 ;
+        LOP3.LUT R10, R10, R7, RZ, 0xfc, !PT ;
+        ISETP.GE.U32.AND P0, PT, R2, R4, PT ;
+        ISETP.GE.U32.AND.EX P1, PT, R3, R5, PT, P0 ;
+        SEL R7, RZ, 0x8, !P1 ;
+        LOP3.LUT R10, R10, R7, RZ, 0xfc, !PT ;
+        ISETP.EQ.U32.AND P0, PT, R2, R4, PT ;
+        ISETP.EQ.U32.AND.EX P1, PT, R3, R5, PT, P0 ;
+        SEL R7, RZ, 0x10, !P1 ;
+        LOP3.LUT R10, R10, R7, RZ, 0xfc, !PT ;
+        ISETP.NE.U32.AND P0, PT, R2, R4, PT ;
+        ISETP.NE.U32.AND.EX P1, PT, R3, R5, PT, P0 ;
+        SEL R7, RZ, 0x20, !P1 ;
+        LOP3.LUT R10, R10, R7, RZ, 0xfc, !PT ;
+        ISETP.LT.U32.AND P0, PT, R2, R4, PT ;
+        ISETP.LT.AND.EX P1, PT, R3, R5, PT, P0 ;
+        SEL R7, RZ, 0x40, !P1 ;
+        LOP3.LUT R10, R10, R7, RZ, 0xfc, !PT ;
+        ISETP.GE.U32.AND P0, PT, R2, R4, PT ;
+        ISETP.GE.AND.EX P1, PT, R3, R5, PT, P0 ;
+        SEL R7, RZ, 0x80, !P1 ;
+        LOP3.LUT R10, R10, R7, RZ, 0xfc, !PT ;
+        IMAD.WIDE.U32 R12, R0, 0x4, c[0x0][0x168] ;
+        STG.E [R12.64], R10 ;
+        EXIT ;
+";
+
+#[test]
+fn wide_comparisons_in_vector_code_follow_the_chain_on_a_tie() {
+    let program = atomjit::front::parse("wide_compare.s", WIDE_COMPARE, Dialect::Sass)
+        .expect("the program parses");
+    let kernel = &program.kernels[0];
+    let info = valid::validate(kernel).expect("the program is valid");
+    let (grid, block) = ([1, 1, 1], [64, 1, 1]);
+    let (want, want_mem) = run(kernel, &info, &Interpreter::new(), grid, block, 5);
+    want.as_ref().expect("the interpreter runs it");
+    let out = DATA_BYTES.next_multiple_of(256) as usize;
+    let b = (1i64 << 32) | 2;
+    for tid in 0..block[0] {
+        // a = (hi, lo) with lo = tid & 3 and hi = ((tid >> 2) & 3) - 1.
+        let (lo, hi) = (i64::from(tid & 3), i64::from((tid >> 2) & 3) - 1);
+        let a = (hi << 32) | lo;
+        let (ua, ub) = (a as u64, b as u64);
+        let bits = [
+            ua < ub,
+            ua <= ub,
+            ua > ub,
+            ua >= ub,
+            ua == ub,
+            ua != ub,
+            a < b,
+            a >= b,
+        ];
+        let expected = bits
+            .iter()
+            .enumerate()
+            .fold(0u32, |m, (i, &on)| m | (u32::from(on) << i));
+        let at = out + 4 * tid as usize;
+        let word = u32::from_le_bytes(want_mem[at..at + 4].try_into().unwrap());
+        assert_eq!(word, expected, "thread {tid}: a = {a:#x}");
+    }
+    let jit_kernel = jit::compile(kernel, &info).expect("it compiles");
+    let (got, got_mem) = run(kernel, &info, &jit_kernel, grid, block, 5);
+    compare(
+        5,
+        "wide comparisons",
+        kernel,
+        &want,
+        &want_mem,
+        &got,
+        &got_mem,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// The generator covers what the JIT runs as one chain on a shared word for the whole warp
 /// (`translate/memory.rs`, `private_chain`): 32- and 64-bit single-element atomics on an
 /// absolute (so warp-invariant) shared address, of every op the SASS shared table has, so that

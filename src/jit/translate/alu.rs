@@ -260,24 +260,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         c: PredSrc,
         low: PredSrc,
     ) -> Result<(), JitError> {
-        let signed = ty.is_signed_int();
-        let main_cmp = match cmp {
-            CmpOp::Lt | CmpOp::Le => CmpOp::Lt,
-            CmpOp::Gt | CmpOp::Ge => CmpOp::Gt,
-            CmpOp::Eq => CmpOp::Eq,
-            CmpOp::Ne => CmpOp::Ne,
-            CmpOp::Equ
-            | CmpOp::Neu
-            | CmpOp::Ltu
-            | CmpOp::Leu
-            | CmpOp::Gtu
-            | CmpOp::Geu
-            | CmpOp::Num
-            | CmpOp::Nan => {
-                return Err(self.internal("chained comparison on a float-only predicate"))
-            }
-        };
-        let cc = int_cc(main_cmp, signed)
+        let cc = chained_cc(cmp, ty.is_signed_int())
             .ok_or_else(|| self.internal("chained comparison without an integer condition"))?;
         let zero = self.iconst(I32, 0);
         let masks = self.lane_loop(exec, &[zero, zero], |t, lane, acc| {
@@ -296,7 +279,28 @@ impl<'a, 'f> Translator<'a, 'f> {
         })?;
         let (main, equal) = (masks[0], masks[1]);
         let chain = self.pred_mask(low)?;
-        let rm = match cmp {
+        let rm = self.chained_result(cmp, main, equal, chain);
+        let cm = self.pred_mask(c)?;
+        let not_rm = self.b.ins().bnot(rm);
+        let d1 = self.bool_op(combine, rm, cm);
+        let d2 = self.bool_op(combine, not_rm, cm);
+        self.write_pred(dst, exec, d1)?;
+        self.write_pred(dst2, exec, d2)?;
+        Ok(())
+    }
+
+    /// The result of a chained comparison `cmp` (see [`crate::ir::Op::SetP`]) from the high
+    /// words' comparison `main` ([`chained_cc`]), their equality `equal` and the low words'
+    /// result `chain`, all masks of the same shape (a warp's lane bits, or a chunk's vector
+    /// lanes).
+    pub(super) fn chained_result(
+        &mut self,
+        cmp: CmpOp,
+        main: Value,
+        equal: Value,
+        chain: Value,
+    ) -> Value {
+        match cmp {
             CmpOp::Eq => self.b.ins().band(main, chain),
             CmpOp::Ne => self.b.ins().bor(main, chain),
             CmpOp::Lt
@@ -314,14 +318,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let tie = self.b.ins().band(equal, chain);
                 self.b.ins().bor(main, tie)
             }
-        };
-        let cm = self.pred_mask(c)?;
-        let not_rm = self.b.ins().bnot(rm);
-        let d1 = self.bool_op(combine, rm, cm);
-        let d2 = self.bool_op(combine, not_rm, cm);
-        self.write_pred(dst, exec, d1)?;
-        self.write_pred(dst2, exec, d2)?;
-        Ok(())
+        }
     }
 
     /// Predicate logic: `dst = a op b`.
@@ -1754,4 +1751,25 @@ pub(super) fn warp_uniform_special(sr: SpecialReg) -> Option<i32> {
         | SpecialReg::ClusterCtaRank
         | SpecialReg::SharedWindowHi => return None,
     })
+}
+
+/// The condition of the high words' comparison in a chained comparison `cmp` (`ISETP.EX`):
+/// the strict ordering for the orderings (a tie is decided by the low words), equality or
+/// inequality as it is; `None` for a float-only comparison.
+pub(super) fn chained_cc(cmp: CmpOp, signed: bool) -> Option<IntCC> {
+    let main = match cmp {
+        CmpOp::Lt | CmpOp::Le => CmpOp::Lt,
+        CmpOp::Gt | CmpOp::Ge => CmpOp::Gt,
+        CmpOp::Eq => CmpOp::Eq,
+        CmpOp::Ne => CmpOp::Ne,
+        CmpOp::Equ
+        | CmpOp::Neu
+        | CmpOp::Ltu
+        | CmpOp::Leu
+        | CmpOp::Gtu
+        | CmpOp::Geu
+        | CmpOp::Num
+        | CmpOp::Nan => return None,
+    };
+    int_cc(main, signed)
 }

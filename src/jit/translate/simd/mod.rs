@@ -53,7 +53,8 @@
 //!   arithmetic on them with invariant operands) are also tracked as a scalar and a stride
 //!   (`affine.rs`), which lets a contiguous access continue its run with a scalar compare.
 //! * Predicates are the region's lane masks, carried through the chunk loop. Inside a chunk's
-//!   pass they are `i32x4` lane masks (`vpred`): a comparison is one vector compare, `.AND`,
+//!   pass they are `i32x4` lane masks (`vpred`): a comparison is one vector compare (the high
+//!   words of a 64-bit one, `ISETP.EX`, two, combined with the low words' mask), `.AND`,
 //!   `.OR` and predicate logic are vector logic, a guard is a vector `and`, and a guarded
 //!   predicate write a `bitselect`. At the end of the pass each predicate it wrote goes back
 //!   to its mask once (`vflush_preds`: four bits with `vhigh_bits`, one `movmskps`, shifted to
@@ -145,7 +146,12 @@ pub(super) fn vectorisable(kernel: &Kernel, inst: &Inst) -> bool {
         Op::Imad { mode, c, .. } => *mode == ImadMode::Lo || plain(c),
         Op::Lop3 { pred_out, .. } => pred_out.is_pt(),
         Op::SetP { cmp, ty, chain, .. } => {
-            int32(*ty) && chain.is_none() && super::alu::int_cc(*cmp, ty.is_signed_int()).is_some()
+            let signed = ty.is_signed_int();
+            int32(*ty)
+                && match chain {
+                    None => super::alu::int_cc(*cmp, signed).is_some(),
+                    Some(_) => super::alu::chained_cc(*cmp, signed).is_some(),
+                }
         }
         Op::PredLogic { .. } => true,
         Op::Select { ty, a, b, .. } => int32(*ty) || (ty.bits() == 32 && plain(a) && plain(b)),
@@ -1008,13 +1014,30 @@ impl<'a, 'f> Translator<'a, 'f> {
                 a,
                 b,
                 c,
-                ..
+                chain,
             } => {
-                let cc = super::alu::int_cc(cmp, ty.is_signed_int())
-                    .ok_or_else(|| self.internal("a vector comparison without a condition"))?;
+                let signed = ty.is_signed_int();
                 let va = self.vsrc(chunk, &a)?;
                 let vb = self.vsrc(chunk, &b)?;
-                let res = self.b.ins().icmp(cc, va, vb);
+                let res = match chain {
+                    None => {
+                        let cc = super::alu::int_cc(cmp, signed).ok_or_else(|| {
+                            self.internal("a vector comparison without a condition")
+                        })?;
+                        self.b.ins().icmp(cc, va, vb)
+                    }
+                    // The high words of a wider comparison (`ISETP.EX`), as the scalar
+                    // translation combines them, lane for lane.
+                    Some(low) => {
+                        let cc = super::alu::chained_cc(cmp, signed).ok_or_else(|| {
+                            self.internal("a chained comparison without a condition")
+                        })?;
+                        let main = self.b.ins().icmp(cc, va, vb);
+                        let equal = self.b.ins().icmp(IntCC::Equal, va, vb);
+                        let low = self.vpred(chunk, low);
+                        self.chained_result(cmp, main, equal, low)
+                    }
+                };
                 // `.AND PT`, the plain comparison, needs no logic.
                 let plain = combine == BoolOp::And && c == PredSrc::TRUE;
                 let cv = (!plain).then(|| self.vpred(chunk, c));
