@@ -632,6 +632,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     fn vector_alone(&self, pc: usize) -> bool {
         let inst = &self.kernel.insts[pc];
         self.simd
+            && !matches!(inst.op, Op::Nop)
             && matches!(
                 fusion_of(self.kernel, self.info, inst, self.aggregate),
                 Fusion::Alu | Fusion::Memory
@@ -642,11 +643,15 @@ impl<'a, 'f> Translator<'a, 'f> {
             && self.vector_memory_allowed(&(pc..pc + 1))
     }
 
-    /// The instructions of `region` that its loop runs: all but the hoisted invariant writers.
+    /// The instructions of `region` that its loop runs: all but the hoisted invariant writers
+    /// and the `NOP`s (a region of nothing else needs no loop).
     fn unhoisted(&self, region: &std::ops::Range<usize>) -> Vec<usize> {
         region
             .clone()
-            .filter(|&pc| !self.is_invariant_writer(&self.kernel.insts[pc]))
+            .filter(|&pc| {
+                let inst = &self.kernel.insts[pc];
+                !matches!(inst.op, Op::Nop) && !self.is_invariant_writer(inst)
+            })
             .collect()
     }
 
