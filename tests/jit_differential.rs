@@ -854,6 +854,11 @@ impl Gen {
                     SpecialReg::NWarpId,
                 ]),
             },
+            // SASS reads only the CTA index among them: `S2R SR_CTAID.*`.
+            16 if !self.wide && self.chance(25) => Op::ReadSpecial {
+                dst: self.val(),
+                sr: self.pick(&[SpecialReg::CtaIdX, SpecialReg::CtaIdY, SpecialReg::CtaIdZ]),
+            },
             // `BSSY`, `YIELD`: nothing, inside a region as anywhere else.
             16 if self.chance(25) => Op::Nop,
             _ if self.chance(10) => Op::PackHalves {
@@ -2917,6 +2922,10 @@ fn the_cta_index_in_vector_code_is_the_same_for_every_lane() {
         atomjit::front::parse("cta_index.s", CTA_INDEX, Dialect::Sass).expect("the program parses");
     let kernel = &program.kernels[0];
     let info = valid::validate(kernel).expect("the program is valid");
+    assert!(
+        has_vector_code(kernel, &info),
+        "the regions are vector code"
+    );
     for (grid, block) in [([5, 1, 1], [128, 1, 1]), ([3, 1, 1], [40, 1, 1])] {
         let (want, want_mem) = run(kernel, &info, &Interpreter::new(), grid, block, 3);
         want.as_ref().expect("the interpreter runs it");
@@ -2994,10 +3003,24 @@ const WIDE_COMPARE: &str = "
         ISETP.GE.AND.EX P1, PT, R3, R5, PT, P0 ;
         SEL R7, RZ, 0x80, !P1 ;
         LOP3.LUT R10, R10, R7, RZ, 0xfc, !PT ;
+        ISETP.LT.U32.AND P0, PT, R2, R4, PT ;
+        ISETP.NE.AND P2, PT, R2, RZ, PT ;
+        ISETP.GE.U32.OR.EX P3, P4, R3, R5, P2, !P0 ;
+        SEL R7, RZ, 0x100, !P3 ;
+        LOP3.LUT R10, R10, R7, RZ, 0xfc, !PT ;
+        SEL R7, RZ, 0x200, !P4 ;
+        LOP3.LUT R10, R10, R7, RZ, 0xfc, !PT ;
         IMAD.WIDE.U32 R12, R0, 0x4, c[0x0][0x168] ;
         STG.E [R12.64], R10 ;
         EXIT ;
 ";
+
+/// Whether the JIT compiles `kernel` with four-lane vector code somewhere (`simd/`).
+fn has_vector_code(kernel: &Kernel, info: &valid::KernelInfo) -> bool {
+    jit::dump_clif(kernel, info)
+        .expect("it compiles")
+        .contains("i32x4")
+}
 
 #[test]
 fn wide_comparisons_in_vector_code_follow_the_chain_on_a_tie() {
@@ -3005,56 +3028,68 @@ fn wide_comparisons_in_vector_code_follow_the_chain_on_a_tie() {
         .expect("the program parses");
     let kernel = &program.kernels[0];
     let info = valid::validate(kernel).expect("the program is valid");
-    let (grid, block) = ([1, 1, 1], [64, 1, 1]);
-    let (want, want_mem) = run(kernel, &info, &Interpreter::new(), grid, block, 5);
-    want.as_ref().expect("the interpreter runs it");
+    assert!(
+        has_vector_code(kernel, &info),
+        "the comparisons are vector code"
+    );
     let out = DATA_BYTES.next_multiple_of(256) as usize;
     let b = (1i64 << 32) | 2;
-    for tid in 0..block[0] {
-        // a = (hi, lo) with lo = tid & 3 and hi = ((tid >> 2) & 3) - 1.
-        let (lo, hi) = (i64::from(tid & 3), i64::from((tid >> 2) & 3) - 1);
-        let a = (hi << 32) | lo;
-        let (ua, ub) = (a as u64, b as u64);
-        let bits = [
-            ua < ub,
-            ua <= ub,
-            ua > ub,
-            ua >= ub,
-            ua == ub,
-            ua != ub,
-            a < b,
-            a >= b,
-        ];
-        let expected = bits
-            .iter()
-            .enumerate()
-            .fold(0u32, |m, (i, &on)| m | (u32::from(on) << i));
-        let at = out + 4 * tid as usize;
-        let word = u32::from_le_bytes(want_mem[at..at + 4].try_into().unwrap());
-        assert_eq!(word, expected, "thread {tid}: a = {a:#x}");
+    // Two whole warps, and a warp and a partial one (the chunk loop for any mask).
+    for block in [[64, 1, 1], [40, 1, 1]] {
+        let grid = [1, 1, 1];
+        let (want, want_mem) = run(kernel, &info, &Interpreter::new(), grid, block, 5);
+        want.as_ref().expect("the interpreter runs it");
+        for tid in 0..block[0] {
+            // a = (hi, lo) with lo = tid & 3 and hi = ((tid >> 2) & 3) - 1.
+            let (lo, hi) = (i64::from(tid & 3), i64::from((tid >> 2) & 3) - 1);
+            let a = (hi << 32) | lo;
+            let (ua, ub) = (a as u64, b as u64);
+            // The last two: `a >= b` chained on the low words' `!(lo < b.lo)`, that is on
+            // `lo >= b.lo` (the same 64-bit `>=`), or'ed with `lo != 0`; and its second
+            // destination, the 64-bit `a < b` or'ed with `lo != 0`.
+            let bits = [
+                ua < ub,
+                ua <= ub,
+                ua > ub,
+                ua >= ub,
+                ua == ub,
+                ua != ub,
+                a < b,
+                a >= b,
+                ua >= ub || lo != 0,
+                ua < ub || lo != 0,
+            ];
+            let expected = bits
+                .iter()
+                .enumerate()
+                .fold(0u32, |m, (i, &on)| m | (u32::from(on) << i));
+            let at = out + 4 * tid as usize;
+            let word = u32::from_le_bytes(want_mem[at..at + 4].try_into().unwrap());
+            assert_eq!(word, expected, "block {block:?}, thread {tid}: a = {a:#x}");
+        }
+        let jit_kernel = jit::compile(kernel, &info).expect("it compiles");
+        let (got, got_mem) = run(kernel, &info, &jit_kernel, grid, block, 5);
+        compare(
+            5,
+            "wide comparisons",
+            kernel,
+            &want,
+            &want_mem,
+            &got,
+            &got_mem,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
     }
-    let jit_kernel = jit::compile(kernel, &info).expect("it compiles");
-    let (got, got_mem) = run(kernel, &info, &jit_kernel, grid, block, 5);
-    compare(
-        5,
-        "wide comparisons",
-        kernel,
-        &want,
-        &want_mem,
-        &got,
-        &got_mem,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// How many seeds the chain coverage looks at: absolute shared atomics of one op are rare
+/// (600 seeds have missed one), and generating a kernel is cheap.
+const CHAIN_SEEDS: u64 = 2000;
 
 /// The generator covers what the JIT runs as one chain on a shared word for the whole warp
 /// (`translate/memory.rs`, `private_chain`): 32- and 64-bit single-element atomics on an
 /// absolute (so warp-invariant) shared address, of every op the SASS shared table has, so that
 /// `check_seed` compares each with the interpreter's lane-by-lane execution.
-/// How many seeds the chain coverage looks at: absolute shared atomics of one op are rare
-/// (600 seeds have missed one), and generating a kernel is cheap.
-const CHAIN_SEEDS: u64 = 2000;
-
 #[test]
 fn generated_kernels_cover_whole_warp_chains_on_a_shared_word() {
     let mut seen = std::collections::BTreeSet::new();

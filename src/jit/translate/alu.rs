@@ -1725,7 +1725,8 @@ impl<'a, 'f> Translator<'a, 'f> {
 
 /// The context field ([`off`]) that holds special register `sr` when it is the same for every
 /// lane of a warp (the CTA's index and shape, the grid's shape, the warp's index and count);
-/// `None` for the registers that differ from lane to lane.
+/// `None` for the registers without a field: those that differ from lane to lane, and the two
+/// constants (`SR_CGACTAID`, `SR_SWINHI`), which the translation writes as immediates.
 pub(super) fn warp_uniform_special(sr: SpecialReg) -> Option<i32> {
     Some(match sr {
         SpecialReg::CtaIdX => off::CTAID,

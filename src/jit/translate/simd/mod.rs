@@ -108,10 +108,11 @@ fn reads_tid_x(inst: &Inst) -> bool {
 }
 
 /// Whether `inst` (already a fusable per-lane instruction, `Fusion::Alu` or `Fusion::Memory`)
-/// has a vector translation: 32-bit integer register work (64-bit only in `IMAD.WIDE`/`.HI`),
-/// a plain load or store ([`memory::vector_access`]), or a 32-bit integer atomic through a
-/// global or generic address ([`atomic::vectorisable_atomic`]); see the module docs. Its guard
-/// may be anything.
+/// has a vector translation: 32-bit integer register work (64-bit only in `IMAD.WIDE`/`.HI`
+/// and as the high words of a chained comparison), a unary op of any integer type up to 32
+/// bits whose source is the same in every lane of the group, a `NOP`, a plain load or store
+/// ([`memory::vector_access`]), or a 32-bit integer atomic through a global or generic address
+/// ([`atomic::vectorisable_atomic`]); see the module docs. Its guard may be anything.
 pub(super) fn vectorisable(kernel: &Kernel, inst: &Inst) -> bool {
     let int32 = |ty: Ty| ty.is_int() && ty.bits() == 32;
     let plain = |s: &Src| s.modifier == SrcMod::None;
@@ -1224,7 +1225,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         })
     }
 
-    /// `SR_TID.X` and `SR_LANEID` for the chunk's lanes.
+    /// `SR_TID.X`, `SR_LANEID` and the warp-uniform special registers for the chunk's lanes.
     fn vspecial(&mut self, chunk: &Chunk, sr: SpecialReg) -> Result<Value, JitError> {
         if let Some(offset) = super::alu::warp_uniform_special(sr) {
             // The same for every lane of the warp: the context's field, splatted (the scalar
