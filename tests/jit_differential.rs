@@ -3082,6 +3082,53 @@ fn wide_comparisons_in_vector_code_follow_the_chain_on_a_tie() {
     }
 }
 
+/// `VOTEU.ANY` into a uniform register: under a guard no lane passes (the register keeps its
+/// value), and in a warp where every lane passes and one where none does.
+const UNIFORM_VOTE: &str = "
+.kernel k
+.buffer data u32[1] = 0
+.buffer out u32[1] = 0
+        S2R R0, SR_TID.X ;
+        UMOV UR4, 0x7 ;
+        ISETP.GE.AND P0, PT, R0, 0x100, PT ;
+        ISETP.LT.AND P1, PT, R0, 0x20, PT ;
+        @P0 VOTEU.ANY UR4, UPT, PT ;
+        MOV R5, UR4 ;
+        @P1 VOTEU.ANY UR5, UPT, P1 ;
+        MOV R6, UR5 ;
+        IADD3 R7, R5, R6, RZ ;
+        IMAD.WIDE.U32 R2, R0, 0x4, c[0x0][0x168] ;
+        STG.E [R2.64], R7 ;
+        EXIT ;
+";
+
+#[test]
+fn a_uniform_vote_writes_its_ballot_only_when_a_lane_executes() {
+    let program = atomjit::front::parse("uniform_vote.s", UNIFORM_VOTE, Dialect::Sass)
+        .expect("the program parses");
+    let kernel = &program.kernels[0];
+    let info = valid::validate(kernel).expect("the program is valid");
+    let (grid, block) = ([1, 1, 1], [64, 1, 1]);
+    let (want, want_mem) = run(kernel, &info, &Interpreter::new(), grid, block, 9);
+    want.as_ref().expect("the interpreter runs it");
+    let out = DATA_BYTES.next_multiple_of(256) as usize;
+    for tid in 0..64usize {
+        // UR4 keeps 7; warp 0's UR5 is its ballot (every lane), warp 1's keeps its zero.
+        let expected = if tid < 32 {
+            7u32.wrapping_add(u32::MAX)
+        } else {
+            7
+        };
+        let at = out + 4 * tid;
+        let word = u32::from_le_bytes(want_mem[at..at + 4].try_into().unwrap());
+        assert_eq!(word, expected, "thread {tid}");
+    }
+    let jit_kernel = jit::compile(kernel, &info).expect("it compiles");
+    let (got, got_mem) = run(kernel, &info, &jit_kernel, grid, block, 9);
+    compare(9, "uniform vote", kernel, &want, &want_mem, &got, &got_mem)
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// How many seeds the chain coverage looks at: absolute shared atomics of one op are rare
 /// (600 seeds have missed one), and generating a kernel is cheap.
 const CHAIN_SEEDS: u64 = 2000;

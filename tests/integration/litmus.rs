@@ -275,11 +275,14 @@ fn cli_exit_codes() {
         .unwrap()
         .replace(".allowed out[0] == 0", ".forbidden out[0] == 0");
     let wrong = temp_file("sb_forbidden.litmus", &text);
+    // Up to ten million iterations, stopping at the first sighting (usually within the first
+    // thousands): on a loaded machine the two host threads overlap rarely, and a million once
+    // saw no `0,0` at all.
     let (code, out, _) = atomjit(&[
         "litmus",
         &wrong,
         "--iterations",
-        "1000000",
+        "10000000",
         "--stop-after",
         "1",
     ]);

@@ -347,7 +347,18 @@ impl<'a, 'f> Translator<'a, 'f> {
     ) -> Result<(), JitError> {
         let sm = self.pred_mask(src)?;
         let ballot = self.b.ins().band(exec, sm);
-        if !dst.is_rz() {
+        if self.kernel.uniform.has_reg(dst) {
+            // Every executing lane writes the same ballot, and the broadcast after a uniform
+            // write copies the lowest executing lane's value into all 32 slots: the same as
+            // writing the ballot into all 32 now, when any lane executes (`VOTEU`).
+            let any = self.b.create_block();
+            let done = self.b.create_block();
+            self.b.ins().brif(exec, any, &[], done, &[]);
+            self.b.switch_to_block(any);
+            self.splat_reg(dst, ballot);
+            self.b.ins().jump(done, &[]);
+            self.b.switch_to_block(done);
+        } else if !dst.is_rz() {
             self.lane_loop(exec, &[], |t, lane, _| {
                 t.write_reg32(lane, dst, ballot);
                 Ok(vec![])
