@@ -2892,6 +2892,55 @@ fn running_past_divergent_branches_keeps_the_schedule_exactly() {
     }
 }
 
+/// Whether the JIT compiles `kernel` with four-lane vector code somewhere (`simd/`).
+fn has_vector_code(kernel: &Kernel, info: &valid::KernelInfo) -> bool {
+    jit::dump_clif(kernel, info)
+        .expect("it compiles")
+        .contains("i32x4")
+}
+
+/// Runs the SASS program `source` (one kernel writing one word of `out` per thread) on the
+/// interpreter and the JIT in each of `shapes` (1-D grids and blocks): checks the interpreter's
+/// word of every thread against `expected(cta, tid)`, what the source says it computes, then
+/// the JIT's outcome and memory against the interpreter's. With `vector`, the JIT must build
+/// vector code for it (what the test is about).
+fn check_sass_words(
+    name: &str,
+    source: &str,
+    vector: bool,
+    shapes: &[([u32; 3], [u32; 3])],
+    seed: u64,
+    expected: impl Fn(u32, u32) -> u32,
+) {
+    let program = atomjit::front::parse(name, source, Dialect::Sass).expect("the program parses");
+    let kernel = &program.kernels[0];
+    let info = valid::validate(kernel).expect("the program is valid");
+    if vector {
+        assert!(has_vector_code(kernel, &info), "{name}: no vector code");
+    }
+    let jit_kernel = jit::compile(kernel, &info).expect("it compiles");
+    let out = DATA_BYTES.next_multiple_of(256) as usize;
+    for &(grid, block) in shapes {
+        let (want, want_mem) = run(kernel, &info, &Interpreter::new(), grid, block, seed);
+        want.as_ref().expect("the interpreter runs it");
+        for cta in 0..grid[0] {
+            for tid in 0..block[0] {
+                let at = out + 4 * (cta * block[0] + tid) as usize;
+                let word = u32::from_le_bytes(want_mem[at..at + 4].try_into().unwrap());
+                assert_eq!(
+                    word,
+                    expected(cta, tid),
+                    "{name}, block {block:?}: cta {cta} thread {tid}"
+                );
+            }
+        }
+        let (got, got_mem) = run(kernel, &info, &jit_kernel, grid, block, seed);
+        let mode = format!("{name}, block {block:?}");
+        compare(seed, &mode, kernel, &want, &want_mem, &got, &got_mem)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
 /// A global index made from `SR_CTAID.X` as NVIDIA's compilers write it (`IMAD R4, R3,
 /// c[0x0][0x0], R0`), with the CTA index's register written per lane later, so that its `S2R`
 /// is not a hoisted invariant writer but an instruction of a vector region (a splat of the
@@ -2918,41 +2967,16 @@ const CTA_INDEX: &str = "
 
 #[test]
 fn the_cta_index_in_vector_code_is_the_same_for_every_lane() {
-    let program =
-        atomjit::front::parse("cta_index.s", CTA_INDEX, Dialect::Sass).expect("the program parses");
-    let kernel = &program.kernels[0];
-    let info = valid::validate(kernel).expect("the program is valid");
-    assert!(
-        has_vector_code(kernel, &info),
-        "the regions are vector code"
+    // What the source says: thread `g = ctaid * ntid + tid` writes `ctaid + 0x100 + tid`, then
+    // adds `tid * 4`, at word `g` of `out`.
+    check_sass_words(
+        "cta_index.s",
+        CTA_INDEX,
+        true,
+        &[([5, 1, 1], [128, 1, 1]), ([3, 1, 1], [40, 1, 1])],
+        3,
+        |cta, tid| cta + 0x100 + tid + tid * 4,
     );
-    for (grid, block) in [([5, 1, 1], [128, 1, 1]), ([3, 1, 1], [40, 1, 1])] {
-        let (want, want_mem) = run(kernel, &info, &Interpreter::new(), grid, block, 3);
-        want.as_ref().expect("the interpreter runs it");
-        // What the source says: thread `g = ctaid * ntid + tid` writes `ctaid + 0x100 + tid`,
-        // then adds `tid * 4`, at word `g` of `out`.
-        let out = DATA_BYTES.next_multiple_of(256) as usize;
-        for cta in 0..grid[0] {
-            for tid in 0..block[0] {
-                let g = (cta * block[0] + tid) as usize;
-                let at = out + 4 * g;
-                let word = u32::from_le_bytes(want_mem[at..at + 4].try_into().unwrap());
-                assert_eq!(word, cta + 0x100 + tid + tid * 4, "cta {cta} thread {tid}");
-            }
-        }
-        let jit_kernel = jit::compile(kernel, &info).expect("it compiles");
-        let (got, got_mem) = run(kernel, &info, &jit_kernel, grid, block, 3);
-        compare(
-            3,
-            &format!("block {block:?}"),
-            kernel,
-            &want,
-            &want_mem,
-            &got,
-            &got_mem,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-    }
 }
 
 /// 64-bit comparisons as ptxas writes them: `ISETP` on the low words, then `ISETP.EX` on the
@@ -3015,31 +3039,17 @@ const WIDE_COMPARE: &str = "
         EXIT ;
 ";
 
-/// Whether the JIT compiles `kernel` with four-lane vector code somewhere (`simd/`).
-fn has_vector_code(kernel: &Kernel, info: &valid::KernelInfo) -> bool {
-    jit::dump_clif(kernel, info)
-        .expect("it compiles")
-        .contains("i32x4")
-}
-
 #[test]
 fn wide_comparisons_in_vector_code_follow_the_chain_on_a_tie() {
-    let program = atomjit::front::parse("wide_compare.s", WIDE_COMPARE, Dialect::Sass)
-        .expect("the program parses");
-    let kernel = &program.kernels[0];
-    let info = valid::validate(kernel).expect("the program is valid");
-    assert!(
-        has_vector_code(kernel, &info),
-        "the comparisons are vector code"
-    );
-    let out = DATA_BYTES.next_multiple_of(256) as usize;
     let b = (1i64 << 32) | 2;
     // Two whole warps, and a warp and a partial one (the chunk loop for any mask).
-    for block in [[64, 1, 1], [40, 1, 1]] {
-        let grid = [1, 1, 1];
-        let (want, want_mem) = run(kernel, &info, &Interpreter::new(), grid, block, 5);
-        want.as_ref().expect("the interpreter runs it");
-        for tid in 0..block[0] {
+    check_sass_words(
+        "wide_compare.s",
+        WIDE_COMPARE,
+        true,
+        &[([1, 1, 1], [64, 1, 1]), ([1, 1, 1], [40, 1, 1])],
+        5,
+        |_, tid| {
             // a = (hi, lo) with lo = tid & 3 and hi = ((tid >> 2) & 3) - 1.
             let (lo, hi) = (i64::from(tid & 3), i64::from((tid >> 2) & 3) - 1);
             let a = (hi << 32) | lo;
@@ -3059,27 +3069,11 @@ fn wide_comparisons_in_vector_code_follow_the_chain_on_a_tie() {
                 ua >= ub || lo != 0,
                 ua < ub || lo != 0,
             ];
-            let expected = bits
-                .iter()
+            bits.iter()
                 .enumerate()
-                .fold(0u32, |m, (i, &on)| m | (u32::from(on) << i));
-            let at = out + 4 * tid as usize;
-            let word = u32::from_le_bytes(want_mem[at..at + 4].try_into().unwrap());
-            assert_eq!(word, expected, "block {block:?}, thread {tid}: a = {a:#x}");
-        }
-        let jit_kernel = jit::compile(kernel, &info).expect("it compiles");
-        let (got, got_mem) = run(kernel, &info, &jit_kernel, grid, block, 5);
-        compare(
-            5,
-            "wide comparisons",
-            kernel,
-            &want,
-            &want_mem,
-            &got,
-            &got_mem,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-    }
+                .fold(0u32, |m, (i, &on)| m | (u32::from(on) << i))
+        },
+    );
 }
 
 /// `VOTEU.ANY` into a uniform register: under a guard no lane passes (the register keeps its
@@ -3104,29 +3098,21 @@ const UNIFORM_VOTE: &str = "
 
 #[test]
 fn a_uniform_vote_writes_its_ballot_only_when_a_lane_executes() {
-    let program = atomjit::front::parse("uniform_vote.s", UNIFORM_VOTE, Dialect::Sass)
-        .expect("the program parses");
-    let kernel = &program.kernels[0];
-    let info = valid::validate(kernel).expect("the program is valid");
-    let (grid, block) = ([1, 1, 1], [64, 1, 1]);
-    let (want, want_mem) = run(kernel, &info, &Interpreter::new(), grid, block, 9);
-    want.as_ref().expect("the interpreter runs it");
-    let out = DATA_BYTES.next_multiple_of(256) as usize;
-    for tid in 0..64usize {
-        // UR4 keeps 7; warp 0's UR5 is its ballot (every lane), warp 1's keeps its zero.
-        let expected = if tid < 32 {
-            7u32.wrapping_add(u32::MAX)
-        } else {
-            7
-        };
-        let at = out + 4 * tid;
-        let word = u32::from_le_bytes(want_mem[at..at + 4].try_into().unwrap());
-        assert_eq!(word, expected, "thread {tid}");
-    }
-    let jit_kernel = jit::compile(kernel, &info).expect("it compiles");
-    let (got, got_mem) = run(kernel, &info, &jit_kernel, grid, block, 9);
-    compare(9, "uniform vote", kernel, &want, &want_mem, &got, &got_mem)
-        .unwrap_or_else(|e| panic!("{e}"));
+    // UR4 keeps 7; warp 0's UR5 is its ballot (every lane), warp 1's keeps its zero.
+    check_sass_words(
+        "uniform_vote.s",
+        UNIFORM_VOTE,
+        false,
+        &[([1, 1, 1], [64, 1, 1])],
+        9,
+        |_, tid| {
+            if tid < 32 {
+                7u32.wrapping_add(u32::MAX)
+            } else {
+                7
+            }
+        },
+    );
 }
 
 /// How many seeds the chain coverage looks at: absolute shared atomics of one op are rare

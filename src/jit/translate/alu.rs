@@ -1769,19 +1769,12 @@ pub(super) fn warp_uniform_special(sr: SpecialReg) -> Option<i32> {
 /// the strict ordering for the orderings (a tie is decided by the low words), equality or
 /// inequality as it is; `None` for a float-only comparison.
 pub(super) fn chained_cc(cmp: CmpOp, signed: bool) -> Option<IntCC> {
-    let main = match cmp {
-        CmpOp::Lt | CmpOp::Le => CmpOp::Lt,
-        CmpOp::Gt | CmpOp::Ge => CmpOp::Gt,
-        CmpOp::Eq => CmpOp::Eq,
-        CmpOp::Ne => CmpOp::Ne,
-        CmpOp::Equ
-        | CmpOp::Neu
-        | CmpOp::Ltu
-        | CmpOp::Leu
-        | CmpOp::Gtu
-        | CmpOp::Geu
-        | CmpOp::Num
-        | CmpOp::Nan => return None,
+    let strict = if cmp == CmpOp::Le {
+        CmpOp::Lt
+    } else if cmp == CmpOp::Ge {
+        CmpOp::Gt
+    } else {
+        cmp
     };
-    int_cc(main, signed)
+    int_cc(strict, signed)
 }
