@@ -403,16 +403,9 @@ fn run_reports_serialise_with_the_json_field_names() {
     );
 }
 
-/// A fresh directory for files a test writes.
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("atomjit-engine-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn files_load_with_their_sidecar_for_what_they_are_loaded_for() {
-    let dir = temp_dir("load");
+    let dir = crate::scratch_dir("load");
     let ptx = dir.join("m.ptx");
     std::fs::write(&ptx, THREE_ENTRIES).unwrap();
     let file = ptx.to_string_lossy().into_owned();
@@ -500,7 +493,7 @@ fn files_load_with_their_sidecar_for_what_they_are_loaded_for() {
 
 #[test]
 fn validation_errors_are_shown_with_their_rule() {
-    let dir = temp_dir("invalid");
+    let dir = crate::scratch_dir("invalid");
     let path = dir.join("bad.s");
     std::fs::write(
         &path,

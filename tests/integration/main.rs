@@ -115,14 +115,43 @@ pub fn atomjit(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// Writes `text` to a temporary file named `name` in a directory of its own (tests run in
-/// parallel and reuse names) and returns its path.
-pub fn temp_file(name: &str, text: &str) -> String {
+/// A new, empty directory for files a test writes, named after `tag`. Every test process
+/// has its own directory under Cargo's scratch space for integration tests
+/// (`target/tmp/atomjit-tests/<pid>`, not the system's temporary directory), and the first
+/// call removes the directories of processes that are gone, so runs do not pile files up.
+pub fn scratch_dir(tag: &str) -> std::path::PathBuf {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    static ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let root = ROOT.get_or_init(|| {
+        let all = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("atomjit-tests");
+        if let Ok(entries) = std::fs::read_dir(&all) {
+            for entry in entries.flatten() {
+                let pid = entry.file_name();
+                // A process's directory is its pid; one without a live process is stale.
+                let gone = pid
+                    .to_str()
+                    .and_then(|p| p.parse::<u32>().ok())
+                    .is_some_and(|p| {
+                        cfg!(target_os = "linux")
+                            && !std::path::Path::new(&format!("/proc/{p}")).exists()
+                    });
+                if gone {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        all.join(std::process::id().to_string())
+    });
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("atomjit-tests-{}-{n}", std::process::id()));
+    let dir = root.join(format!("{n}-{tag}"));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    dir
+}
+
+/// Writes `text` to a temporary file named `name` in a directory of its own (tests run in
+/// parallel and reuse names; see [`scratch_dir`]) and returns its path.
+pub fn temp_file(name: &str, text: &str) -> String {
+    let path = scratch_dir("file").join(name);
     std::fs::write(&path, text).unwrap();
     path.to_string_lossy().into_owned()
 }

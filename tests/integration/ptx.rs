@@ -272,9 +272,7 @@ fn generic_addresses_outside_both_windows_trap() {
 
 /// A copy of a PTX program without its sidecar.
 fn bare_copy(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("atomjit-ptx-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    let path = crate::scratch_dir("bare").join(name);
     std::fs::copy(ptx_program(name), &path).unwrap();
     path.to_string_lossy().into_owned()
 }
