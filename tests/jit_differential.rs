@@ -3160,7 +3160,9 @@ fn generated_kernels_cover_whole_warp_chains_on_a_shared_word() {
 }
 
 /// The generator covers what SIMD lanes run four lanes to one 16-byte CAS
-/// (`jit/translate/simd/atomic.rs`): 32-bit integer atomics of every op that path takes, on
+/// (`jit/translate/simd/atomic.rs`): 32-bit integer atomics of every op that path takes and
+/// the `f32` add (PTX and SASS have no `f32` min or max atomic; `src/jit/tests.rs` covers
+/// those, which vISA's `fmin`/`fmax` reach), on
 /// global memory through global and generic addresses, whose lanes name adjacent words
 /// (`Gen::lane_global_address`), from 16-byte aligned offsets and from others, so that
 /// `check_seed` compares both the CAS path and the lane-by-lane one with the interpreter.
@@ -3174,7 +3176,7 @@ fn generated_kernels_cover_four_lane_atomics_on_adjacent_words() {
         let mut candidate = false;
         for (i, inst) in insts.iter().enumerate() {
             let Op::Atomic(a) = &inst.op else { continue };
-            let int32 = matches!(a.access.ty, Ty::U32 | Ty::S32 | Ty::B32);
+            let int32 = matches!(a.access.ty, Ty::U32 | Ty::S32 | Ty::B32 | Ty::F32);
             let Address::Linear(LinearAddress {
                 base: Some(Reg(18)),
                 ..
@@ -3225,7 +3227,11 @@ fn generated_kernels_cover_four_lane_atomics_on_adjacent_words() {
                 _ => continue,
             };
             seen.insert((
-                format!("{:?}", a.op),
+                format!(
+                    "{:?}{}",
+                    a.op,
+                    if a.access.ty == Ty::F32 { ".f32" } else { "" }
+                ),
                 format!("{:?}", a.access.space),
                 offset % 16 == 0,
             ));
@@ -3267,4 +3273,8 @@ fn generated_kernels_cover_four_lane_atomics_on_adjacent_words() {
             );
         }
     }
+    assert!(
+        seen.iter().any(|(o, _, _)| o == "Add.f32"),
+        "no four-lane f32 add in 600 seeds: {seen:?}"
+    );
 }

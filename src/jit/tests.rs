@@ -728,6 +728,166 @@ fn a_fault_among_four_lane_atomics_leaves_exactly_the_lanes_before_it_done() {
     }
 }
 
+/// `f32` values at the edges of what a float add, min and max do: zeros of both signs,
+/// subnormals (the smallest, the largest, a negative one, one in the middle), the smallest
+/// normals and one and a half of the smallest (whose difference is subnormal), one, the largest
+/// finite values, infinities, a quiet and a signalling NaN.
+const F32_EDGES: [u32; 16] = [
+    0x0000_0000,
+    0x8000_0000,
+    0x0000_0001,
+    0x8000_0001,
+    0x007f_ffff,
+    0x0080_0000,
+    0x8080_0000,
+    0x3f80_0000,
+    0x00c0_0000,
+    0x7f7f_ffff,
+    0xff7f_ffff,
+    0x7f80_0000,
+    0xff80_0000,
+    0x7fc0_0000,
+    0x7f80_0001,
+    0x0040_0000,
+];
+
+/// An `f32` atomic's new word from the IR's rules (`ir::AtomicOp`, `sem/float.rs`'s module
+/// docs) with the host's own float add: subnormal inputs and results flushed to a zero of the
+/// same sign when `ftz`; IEEE add rounded to nearest even; `minNum`/`maxNum` (a NaN operand
+/// yields the other, `-0 < +0`); a NaN result is the canonical `0x7fffffff`.
+fn f32_atomic_model(op: AtomicOp, m: u32, b: u32, ftz: bool) -> u32 {
+    let flush = |x: u32| {
+        if ftz && x & 0x7f80_0000 == 0 {
+            x & 0x8000_0000
+        } else {
+            x
+        }
+    };
+    let (m, b) = (flush(m), flush(b));
+    let (fm, fb) = (f32::from_bits(m), f32::from_bits(b));
+    let r = match op {
+        AtomicOp::Add => (fm + fb).to_bits(),
+        AtomicOp::Min | AtomicOp::Max => {
+            let max = op == AtomicOp::Max;
+            if fm.is_nan() {
+                b
+            } else if fb.is_nan() {
+                m
+            } else if fm == fb {
+                // Equal values differ only in a zero's sign: -0 is the smaller.
+                let m_neg = m >> 31 == 1;
+                if m_neg != max {
+                    m
+                } else {
+                    b
+                }
+            } else if (fm < fb) != max {
+                m
+            } else {
+                b
+            }
+        }
+        _ => unreachable!("not an f32 four-lane op"),
+    };
+    if f32::from_bits(r).is_nan() {
+        0x7fff_ffff
+    } else {
+        flush(r)
+    }
+}
+
+#[test]
+fn four_lane_float_atomics_flush_round_and_canonicalise_word_by_word() {
+    // The f32 add, min and max of the four-lane path, with and without FTZ, in the global
+    // arena through global and generic addresses (flushed under FTZ) and in the shared window
+    // through generic ones (never flushed: `ir::AtomicInst::ftz`). Lane l of run s takes
+    // M = F32_EDGES[l % 16] and b = F32_EDGES[(2s + l / 16) % 16], so over the eight runs every
+    // pair of edge values meets. All lanes, and a mask with partial and empty chunks.
+    use crate::ir::GENERIC_SHARED_BASE;
+    for op in [AtomicOp::Add, AtomicOp::Min, AtomicOp::Max] {
+        for ftz in [true, false] {
+            for (space, shared) in [
+                (Space::Global, false),
+                (Space::Generic, false),
+                (Space::Generic, true),
+            ] {
+                let mut b = KernelBuilder::new();
+                b.atom(space, op, Ty::F32, r(2), global_addr(6, 0), reg(4), None);
+                if let Some(Inst {
+                    op: Op::Atomic(a), ..
+                }) = b.insts.last_mut()
+                {
+                    a.ftz = ftz;
+                }
+                b.exit();
+                assert!(cas128_in(&b, true) > 0, "{op}.f32: a 16-byte CAS");
+                let flushes = ftz && !shared;
+                for mask in [FULL, 0x0f3f_f0fb] {
+                    for run in 0..8 {
+                        let m_of = |l: usize| F32_EDGES[l % 16];
+                        let b_of = |l: usize| F32_EDGES[(2 * run + l / 16) % 16];
+                        let world = World::new(256, 256);
+                        let base = if shared {
+                            GENERIC_SHARED_BASE
+                        } else {
+                            GLOBAL_BASE
+                        };
+                        for l in 0..32 {
+                            if shared {
+                                world.set_shared_u32(4 * l, m_of(l));
+                            } else {
+                                world.set_global(4 * l, 4, u64::from(m_of(l)));
+                            }
+                        }
+                        let (exit, w, wide) = run_counting_wide_cas(&b, &world, mask, |w| {
+                            for l in 0..32 {
+                                let addr = base + 4 * l as u64;
+                                set_reg(w, 6, l, addr as u32);
+                                set_reg(w, 7, l, (addr >> 32) as u32);
+                                set_reg(w, 4, l, b_of(l));
+                                set_reg(w, 2, l, 0xdead_0000 | l as u32);
+                            }
+                        });
+                        assert_eq!(exit, GroupExit::Exited);
+                        let what = |l: usize| {
+                            format!(
+                                "{op}.f32 ftz {ftz} {space:?} shared {shared} mask {mask:#x}: \
+                                 M {:#010x} b {:#010x}",
+                                m_of(l),
+                                b_of(l)
+                            )
+                        };
+                        for l in 0..32 {
+                            let word = if shared {
+                                world.shared_u32(4 * l)
+                            } else {
+                                world.global_u32(4 * l)
+                            };
+                            let runs = mask & (1 << l) != 0;
+                            let want = if runs {
+                                f32_atomic_model(op, m_of(l), b_of(l), flushes)
+                            } else {
+                                m_of(l)
+                            };
+                            assert_eq!(word, want, "{}", what(l));
+                            let rd = if runs {
+                                m_of(l)
+                            } else {
+                                0xdead_0000 | l as u32
+                            };
+                            assert_eq!(reg_of(&w, 2, l), rd, "{}: result", what(l));
+                        }
+                        let whole = (0..8)
+                            .filter(|q| (4 * q..4 * q + 4).all(|l| mask & (1 << l) != 0))
+                            .count();
+                        assert_eq!(wide, whole as u64, "{op}.f32 mask {mask:#x}: 16-byte CASes");
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn inc_and_dec_wrap_exactly_as_documented() {
     // (M, Rb) -> INC: (M >= Rb) ? 0 : M+1 ; DEC: (M == 0 || M > Rb) ? Rb : M-1.

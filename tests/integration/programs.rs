@@ -246,3 +246,38 @@ fn the_predec_stack_hands_out_every_slot_once() {
         }
     }
 }
+
+#[test]
+fn float_flushes_to_adjacent_words_match_between_backends_word_for_word() {
+    // `flush_f32.s`: every pair of sixteen edge values, added on global memory, through a
+    // generic address in global memory and through one in the shared window. The JIT runs
+    // these four lanes to a 16-byte CAS with vector float adds (`jit/translate/simd/atomic.rs`),
+    // the interpreter word by word with its soft-float (`sem/float.rs`): every word must agree,
+    // and the three buffers must differ exactly where FTZ does (shared memory keeps subnormals).
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/programs/sass/flush_f32.s"
+    ))
+    .unwrap();
+    let words = |backend| {
+        let module = load(&engine(backend, 1, false), "flush_f32.s", &source);
+        let report = module.run("flush_f32", &Overrides::default()).unwrap();
+        assert!(report.failure.is_none(), "{:?}", report.failure);
+        ["glob", "gen", "shr"].map(|b| report.buffer(b).unwrap().as_u32().unwrap())
+    };
+    let [glob, gen, shr] = words(Backend::Interp);
+    assert_eq!(
+        words(Backend::Jit),
+        [glob.clone(), gen.clone(), shr.clone()]
+    );
+    assert_eq!(glob, gen, "global and generic-global flush alike");
+    let subnormal = |x: u32| x & 0x7f80_0000 == 0 && x & 0x007f_ffff != 0;
+    assert!(
+        shr.iter().any(|&x| subnormal(x)),
+        "shared memory keeps subnormal results"
+    );
+    assert!(
+        !glob.iter().any(|&x| subnormal(x)),
+        "global memory flushes them"
+    );
+}

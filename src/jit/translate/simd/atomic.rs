@@ -39,49 +39,87 @@
 //! `docs/memory-model.md` ("Four lanes, one 16-byte compare-and-swap") has the argument in the
 //! PTX model's terms.
 //!
-//! Which atomics: `u32`/`s32`/`b32` add, sub, and, or, xor, min, max, exch, inc and dec through a
-//! global or generic register address, one element, not `.SPIN`, on a host with `cmpxchg16b`
-//! ([`vectorisable_atomic`]); a region holding one is vector code only when its addresses may be
-//! adjacent (`adjacent.rs`). A generic address in the shared window takes the CAS as well: a
-//! locked instruction is at least as strong as the plain read-modify-write the scalar path
-//! does on that CTA-private window. 64-bit lanes would be two per CAS, which is no faster than
-//! two `lock` instructions; floats keep their scalar CAS loops (the FTZ rules and rounding of
-//! a vector float add are not worth their cost for now).
+//! Which atomics: `u32`/`s32`/`b32` add, sub, and, or, xor, min, max, exch, inc and dec, and
+//! `f32` add, min and max, through a global or generic register address, one element, not
+//! `.SPIN`, on a host with `cmpxchg16b` ([`vectorisable_atomic`]); a region holding one is vector
+//! code only when its addresses may be adjacent (`adjacent.rs`). A generic address in the shared
+//! window takes the CAS as well: a locked instruction is at least as strong as the plain
+//! read-modify-write the scalar path does on that CTA-private window. 64-bit lanes would be two
+//! per CAS, which is no faster than two `lock` instructions.
+//!
+//! The `f32` ops are the scalar path's formula (`memory.rs`, `float_rmw`) lane by lane: the
+//! host's `addps` rounds to nearest even exactly as its `addss` does (the host's MXCSR keeps
+//! subnormals and the default rounding), then the NaN canonicalisation and the FTZ flushes as
+//! integer vector code. FTZ follows the IR's rule (`ir::AtomicInst::ftz`): a global atomic's
+//! every lane; a generic one's lanes in the global arena, which in a four-lane chunk are all
+//! four or none (the contiguous test keeps a chunk inside one window), so lane 0's address
+//! decides for the chunk. The CUDA flush `atomicAdd(&out[threadIdx.x], x)` on floats
+//! (`RED.E.ADD.F32.FTZ.RN`) went from 12.6 to 9.9 ms on 2^22 lanes (`docs/performance.md`).
 
 use super::super::Translator;
+use super::super::GLOBAL_BASE_I64;
 use super::memory::register_address;
 use super::Chunk;
 use crate::ir::{AtomicInst, AtomicOp, Inst, Space, Ty};
 use crate::jit::warp_ctx::off;
 use crate::jit::JitError;
-use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I128, I32, I32X4, I64};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{F32X4, I128, I32, I32X4, I64};
 use cranelift_codegen::ir::{BlockArg, Endianness, InstBuilder, MemFlagsData, Value};
 
 /// Whether atomic `a` has a vector translation (see the module docs): a `u32`/`s32`/`b32`
-/// add, sub, and, or, xor, min, max, exch, inc or dec through a global or generic register
-/// address, one element, not `.SPIN`, on a host with a 16-byte compare-and-swap.
+/// add, sub, and, or, xor, min, max, exch, inc or dec, or an `f32` add, min or max, through a
+/// global or generic register address, one element, not `.SPIN`, on a host with a 16-byte
+/// compare-and-swap.
 pub(in super::super) fn vectorisable_atomic(a: &AtomicInst) -> bool {
-    let op = matches!(
-        a.op,
-        AtomicOp::Add
-            | AtomicOp::Sub
-            | AtomicOp::And
-            | AtomicOp::Or
-            | AtomicOp::Xor
-            | AtomicOp::Min
-            | AtomicOp::Max
-            | AtomicOp::Exch
-            | AtomicOp::Inc
-            | AtomicOp::Dec
-    );
+    let op = match a.access.ty {
+        Ty::U32 | Ty::S32 | Ty::B32 => matches!(
+            a.op,
+            AtomicOp::Add
+                | AtomicOp::Sub
+                | AtomicOp::And
+                | AtomicOp::Or
+                | AtomicOp::Xor
+                | AtomicOp::Min
+                | AtomicOp::Max
+                | AtomicOp::Exch
+                | AtomicOp::Inc
+                | AtomicOp::Dec
+        ),
+        Ty::F32 => matches!(a.op, AtomicOp::Add | AtomicOp::Min | AtomicOp::Max),
+        // 64-bit lanes would be two per CAS; 8- and 16-bit ones share words; the packed
+        // halves and `b128` have lowerings of their own.
+        Ty::U8
+        | Ty::U16
+        | Ty::U64
+        | Ty::S8
+        | Ty::S16
+        | Ty::S64
+        | Ty::B16
+        | Ty::B64
+        | Ty::F16
+        | Ty::BF16
+        | Ty::F64
+        | Ty::F16x2
+        | Ty::BF16x2
+        | Ty::B128 => false,
+    };
     op && matches!(a.access.space, Space::Global | Space::Generic)
         && !a.spin
         && a.access.vector == 1
         && a.src2.is_none()
-        && matches!(a.access.ty, Ty::U32 | Ty::S32 | Ty::B32)
         && register_address(&a.access).is_some()
         && crate::exec::memory::has_cas128()
+}
+
+/// How a chunk of a float atomic flushes subnormals: the scalar path's `Ftz` for four lanes
+/// that are all in one window (the contiguous path's test), so one condition serves them.
+#[derive(Clone, Copy)]
+enum ChunkFtz {
+    Off,
+    On,
+    /// Flush when this `i8` is non-zero: a generic address in the global arena.
+    When(Value),
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
@@ -107,13 +145,28 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.skip_idle_chunk(inst, bits, join, 1);
         let slow = self.b.create_block();
         let host = self.contiguous_branch(chunk, &a.access, form, bits, slow, true)?;
+        // The IR's FTZ rule (`ir::AtomicInst::ftz`): every lane of a global atomic; for a
+        // generic one, the lanes whose address is in the global arena, which in this path is
+        // all four or none, as lane 0's is.
+        let ftz = match (a.ftz, a.access.space) {
+            (false, _) => ChunkFtz::Off,
+            (true, Space::Generic) => {
+                let a0 = self.chunk_lane0_address(chunk, form);
+                ChunkFtz::When(self.b.ins().icmp_imm_s(
+                    IntCC::UnsignedGreaterThanOrEqual,
+                    a0,
+                    GLOBAL_BASE_I64,
+                ))
+            }
+            (true, _) => ChunkFtz::On,
+        };
         let guess = self.b.ins().load(I32X4, self.flags.device, host, 0);
         let head = self.join_block(1);
         self.b.ins().jump(head, &[BlockArg::Value(guess)]);
 
         self.b.switch_to_block(head);
         let old = self.b.block_params(head)[0];
-        let new = self.vector_rmw(a, old, operand);
+        let new = self.vector_rmw(a, old, operand, ftz);
         let le = MemFlagsData::new().with_endianness(Endianness::Little);
         let old_bits = self.b.ins().bitcast(I128, le, old);
         let new_bits = self.b.ins().bitcast(I128, le, new);
@@ -180,8 +233,12 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// Each lane's new word of atomic `a` from its old word in `old` and its operand in `b`:
-    /// the formulas of `ir::AtomicOp` (`sem::atomic::rmw_value`) in 32 bits, lane by lane.
-    fn vector_rmw(&mut self, a: &AtomicInst, old: Value, b: Value) -> Value {
+    /// the formulas of `ir::AtomicOp` (`sem::atomic::rmw_value`) in 32 bits, lane by lane;
+    /// for `f32`, the scalar path's (`memory.rs`, `float_rmw`) with `ftz`.
+    fn vector_rmw(&mut self, a: &AtomicInst, old: Value, b: Value, ftz: ChunkFtz) -> Value {
+        if a.access.ty == Ty::F32 {
+            return self.vector_float_rmw(a.op, old, b, ftz);
+        }
         let signed = a.access.ty.is_signed_int();
         match a.op {
             AtomicOp::Add => self.b.ins().iadd(old, b),
@@ -213,6 +270,77 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             // Not vectorisable (`vectorisable_atomic`): their scalar lowering, never reached.
             AtomicOp::Cas | AtomicOp::Cast | AtomicOp::PreDec | AtomicOp::FCmpWr => old,
+        }
+    }
+
+    /// The new words of an `f32` add, min or max for four lanes, lane by lane the scalar
+    /// path's formula (`memory.rs`, `float_rmw`): subnormal inputs flushed as `ftz` says, the
+    /// operation on the host's floats (SSE `addps` rounds to nearest even like the scalar
+    /// `addss`; MXCSR keeps subnormals), a NaN result made the canonical `0x7fffffff`, and
+    /// the result flushed as `ftz` says.
+    fn vector_float_rmw(&mut self, op: AtomicOp, old: Value, b: Value, ftz: ChunkFtz) -> Value {
+        let le = MemFlagsData::new().with_endianness(Endianness::Little);
+        let m = self.vector_ftz(ftz, old);
+        let v = self.vector_ftz(ftz, b);
+        let fm = self.b.ins().bitcast(F32X4, le, m);
+        let fv = self.b.ins().bitcast(F32X4, le, v);
+        let r = match op {
+            AtomicOp::Add => {
+                let r = self.b.ins().fadd(fm, fv);
+                self.b.ins().bitcast(I32X4, le, r)
+            }
+            AtomicOp::Min | AtomicOp::Max => {
+                // `alu.rs`'s `float_min_max`: a NaN operand yields the other operand.
+                let r = if op == AtomicOp::Max {
+                    self.b.ins().fmax(fm, fv)
+                } else {
+                    self.b.ins().fmin(fm, fv)
+                };
+                let r = self.b.ins().bitcast(I32X4, le, r);
+                let m_nan = self.b.ins().fcmp(FloatCC::Unordered, fm, fm);
+                let v_nan = self.b.ins().fcmp(FloatCC::Unordered, fv, fv);
+                let r = self.b.ins().bitselect(v_nan, m, r);
+                self.b.ins().bitselect(m_nan, v, r)
+            }
+            // Not vectorisable for f32 (`vectorisable_atomic`): never reached.
+            AtomicOp::Sub
+            | AtomicOp::Inc
+            | AtomicOp::Dec
+            | AtomicOp::And
+            | AtomicOp::Or
+            | AtomicOp::Xor
+            | AtomicOp::Exch
+            | AtomicOp::Cas
+            | AtomicOp::Cast
+            | AtomicOp::PreDec
+            | AtomicOp::FCmpWr => m,
+        };
+        let fr = self.b.ins().bitcast(F32X4, le, r);
+        let nan = self.b.ins().fcmp(FloatCC::Unordered, fr, fr);
+        let canonical = self.vconst([0x7fff_ffff; 4]);
+        let r = self.b.ins().bitselect(nan, canonical, r);
+        self.vector_ftz(ftz, r)
+    }
+
+    /// `v`'s lanes with subnormals flushed to sign-preserving zero as `ftz` says
+    /// (`alu.rs`'s `flush_subnormal`, lane by lane).
+    fn vector_ftz(&mut self, ftz: ChunkFtz, v: Value) -> Value {
+        let flush = |t: &mut Self| {
+            let exponent = t.vconst([0x7f80_0000; 4]);
+            let sign = t.vconst([0x8000_0000; 4]);
+            let zero = t.vconst([0; 4]);
+            let e = t.b.ins().band(v, exponent);
+            let subnormal = t.b.ins().icmp(IntCC::Equal, e, zero);
+            let signed_zero = t.b.ins().band(v, sign);
+            t.b.ins().bitselect(subnormal, signed_zero, v)
+        };
+        match ftz {
+            ChunkFtz::Off => v,
+            ChunkFtz::On => flush(self),
+            ChunkFtz::When(global) => {
+                let flushed = flush(self);
+                self.b.ins().select(global, flushed, v)
+            }
         }
     }
 }

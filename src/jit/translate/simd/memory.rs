@@ -652,6 +652,23 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(host)
     }
 
+    /// Lane 0's device address of an access through `form` in this chunk (as
+    /// [`Self::contiguous_test`] computes it): in the contiguous path every lane of the chunk
+    /// is in the same window as lane 0.
+    pub(super) fn chunk_lane0_address(&mut self, chunk: &Chunk, form: RegisterAddress) -> Value {
+        let lo = self.vread(chunk, form.base);
+        let lo0 = self.b.ins().extractlane(lo, 0);
+        let lo0 = self.b.ins().iadd_imm_s(lo0, i64::from(form.add32 as i32));
+        let a0 = if form.pair {
+            let hi = self.vread(chunk, form.base.word(1));
+            let hi0 = self.b.ins().extractlane(hi, 0);
+            self.concat(lo0, hi0)
+        } else {
+            self.b.ins().uextend(I64, lo0)
+        };
+        self.b.ins().iadd_imm_s(a0, form.add64 as i64)
+    }
+
     /// The room of a run that starts at a chunk that passed `test` with low address words
     /// `lo` ([`Run::room`]): until lane 3's low word would wrap or its access leave the window.
     fn run_room(&mut self, access: &MemAccess, test: &ContiguousTest, lo: Value) -> Value {
