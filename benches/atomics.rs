@@ -97,6 +97,28 @@ fn native_hist_shared(threads: usize, data: &[u32]) {
     black_box(&hist);
 }
 
+/// `flush_f32`: each lane adds 1.0 to its thread's float, the CAS loop a CPU programmer writes
+/// for an atomic float add (Rust has no `AtomicF32`).
+fn native_flush_f32(threads: usize) {
+    let out: Vec<AtomicU32> = (0..CTA).map(|_| AtomicU32::new(0)).collect();
+    split(LANES, threads, |a, b| {
+        for gid in a..b {
+            let word = &out[gid % CTA];
+            let mut old = word.load(Relaxed);
+            loop {
+                let new = (f32::from_bits(old) + 1.0).to_bits();
+                match word.compare_exchange_weak(old, new, Relaxed, Relaxed) {
+                    Ok(_) => break,
+                    Err(now) => old = now,
+                }
+            }
+        }
+    });
+    assert!(out
+        .iter()
+        .all(|w| f32::from_bits(w.load(Relaxed)) == (LANES / CTA) as f32));
+}
+
 fn native_min64(threads: usize, vals: &[u64], target: &AtomicU64) {
     split(vals.len(), threads, |a, b| {
         for &val in &vals[a..b] {
@@ -207,6 +229,7 @@ const WORKLOADS: &[(&str, &str, &str, Option<&str>)] = &[
         "cuda_hist_shared",
         None,
     ),
+    ("flush_f32", "flush_f32.s", "flush_f32", None),
 ];
 
 fn bench_backend(
@@ -323,6 +346,7 @@ fn main() {
                     ),
                     "ring_inc" => b.iter(|| native_ring_inc(t)),
                     "surf_hist2d" => b.iter(|| native_hist2d(t)),
+                    "flush_f32" => b.iter(|| native_flush_f32(t)),
                     _ => b.iter(|| native_spinlock(t)),
                 });
             for backend in [Backend::Jit, Backend::Interp] {

@@ -3169,14 +3169,14 @@ fn generated_kernels_cover_whole_warp_chains_on_a_shared_word() {
 #[test]
 fn generated_kernels_cover_four_lane_atomics_on_adjacent_words() {
     let mut seen = std::collections::BTreeSet::new();
-    let mut built = 0;
+    let (mut built, mut built_f32) = (0, 0);
     for seed in 0..600u64 {
         let kernel = generate(seed).0;
         let insts = &kernel.insts;
-        let mut candidate = false;
+        let (mut candidate, mut f32_candidate) = (false, false);
         for (i, inst) in insts.iter().enumerate() {
             let Op::Atomic(a) = &inst.op else { continue };
-            let int32 = matches!(a.access.ty, Ty::U32 | Ty::S32 | Ty::B32 | Ty::F32);
+            let word32 = matches!(a.access.ty, Ty::U32 | Ty::S32 | Ty::B32 | Ty::F32);
             let Address::Linear(LinearAddress {
                 base: Some(Reg(18)),
                 ..
@@ -3184,7 +3184,7 @@ fn generated_kernels_cover_four_lane_atomics_on_adjacent_words() {
             else {
                 continue;
             };
-            if !int32 || a.access.vector != 1 || a.spin {
+            if !word32 || a.access.vector != 1 || a.spin {
                 continue;
             }
             // The last write of R18 before the atomic, and the two instructions before it:
@@ -3236,6 +3236,7 @@ fn generated_kernels_cover_four_lane_atomics_on_adjacent_words() {
                 offset % 16 == 0,
             ));
             candidate = true;
+            f32_candidate |= a.access.ty == Ty::F32;
         }
         // The JIT builds the CAS path for it (Cranelift prints the 16-byte CAS's operands as
         // the only i128 bitcasts).
@@ -3243,6 +3244,8 @@ fn generated_kernels_cover_four_lane_atomics_on_adjacent_words() {
             let info = valid::validate(&kernel).expect("generated kernels validate");
             let clif = jit::dump_clif(&kernel, &info).expect("generated kernels compile");
             built += usize::from(clif.contains("bitcast.i128"));
+            // The four-lane float formula bitcasts its operands to `f32x4`.
+            built_f32 += usize::from(f32_candidate && clif.contains("bitcast.f32x4"));
         }
     }
     assert!(
@@ -3274,7 +3277,7 @@ fn generated_kernels_cover_four_lane_atomics_on_adjacent_words() {
         }
     }
     assert!(
-        seen.iter().any(|(o, _, _)| o == "Add.f32"),
-        "no four-lane f32 add in 600 seeds: {seen:?}"
+        seen.iter().any(|(o, _, _)| o == "Add.f32") && built_f32 > 0,
+        "no four-lane f32 add built in 600 seeds: {seen:?}"
     );
 }

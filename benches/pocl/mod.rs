@@ -177,6 +177,19 @@ __kernel void ring_inc(__global uint *final_idx)
         final_idx[get_group_id(0)] = idx;
 }
 
+/* OpenCL 1.2 has no float atomic add: the CAS loop on the word's bits, as the native baseline. */
+__kernel void flush_f32(volatile __global uint *out)
+{
+    volatile __global uint *word = &out[get_local_id(0)];
+    uint old = *word;
+    for (;;) {
+        uint seen = atomic_cmpxchg(word, old, as_uint(as_float(old) + 1.0f));
+        if (seen == old)
+            break;
+        old = seen;
+    }
+}
+
 /* Work-groups of 128: each work-item takes the local lock and bumps the local counter. */
 __kernel void spinlock(__global uint *total)
 {
@@ -487,6 +500,17 @@ impl Device {
                 buffers: vec![zeros(lanes / crate::CTA)],
                 reset: None,
                 expect: same(lanes / crate::CTA, crate::CTA as u64),
+            },
+            "flush_f32" => Spec {
+                kernel: "flush_f32",
+                global: lanes,
+                local: crate::CTA,
+                buffers: vec![zeros(crate::CTA)],
+                reset: None,
+                expect: same(
+                    crate::CTA,
+                    u64::from(((lanes / crate::CTA) as f32).to_bits()),
+                ),
             },
             "spinlock" => Spec {
                 kernel: "spinlock",

@@ -729,9 +729,9 @@ fn a_fault_among_four_lane_atomics_leaves_exactly_the_lanes_before_it_done() {
 }
 
 /// `f32` values at the edges of what a float add, min and max do: zeros of both signs,
-/// subnormals (the smallest, the largest, a negative one, one in the middle), the smallest
-/// normals and one and a half of the smallest (whose difference is subnormal), one, the largest
-/// finite values, infinities, a quiet and a signalling NaN.
+/// subnormals (the smallest, the largest, a negative one), the smallest normals and one and a
+/// half of the smallest (whose difference is subnormal), one, 2^-24 (half an ulp of one: a tie
+/// that rounds to even), the largest finite values, infinities, a quiet and a signalling NaN.
 const F32_EDGES: [u32; 16] = [
     0x0000_0000,
     0x8000_0000,
@@ -748,7 +748,7 @@ const F32_EDGES: [u32; 16] = [
     0xff80_0000,
     0x7fc0_0000,
     0x7f80_0001,
-    0x0040_0000,
+    0x3380_0000,
 ];
 
 /// An `f32` atomic's new word from the IR's rules (`ir::AtomicOp`, `sem/float.rs`'s module
@@ -799,18 +799,25 @@ fn f32_atomic_model(op: AtomicOp, m: u32, b: u32, ftz: bool) -> u32 {
 #[test]
 fn four_lane_float_atomics_flush_round_and_canonicalise_word_by_word() {
     // The f32 add, min and max of the four-lane path, with and without FTZ, in the global
-    // arena through global and generic addresses (flushed under FTZ) and in the shared window
-    // through generic ones (never flushed: `ir::AtomicInst::ftz`). Lane l of run s takes
+    // arena through global and generic addresses (flushed under FTZ), in the shared window
+    // through generic ones (never flushed: `ir::AtomicInst::ftz`), and through generic ones
+    // whose chunks alternate between the window and the arena (each chunk decides its own
+    // flush). Lane l of run s takes
     // M = F32_EDGES[l % 16] and b = F32_EDGES[(2s + l / 16) % 16], so over the eight runs every
     // pair of edge values meets. All lanes, and a mask with partial and empty chunks.
     use crate::ir::GENERIC_SHARED_BASE;
     for op in [AtomicOp::Add, AtomicOp::Min, AtomicOp::Max] {
         for ftz in [true, false] {
-            for (space, shared) in [
-                (Space::Global, false),
-                (Space::Generic, false),
-                (Space::Generic, true),
-            ] {
+            let never = |_: usize| false;
+            let always = |_: usize| true;
+            let even_chunks = |l: usize| l / 4 % 2 == 0;
+            let windows: [(Space, &dyn Fn(usize) -> bool); 4] = [
+                (Space::Global, &never),
+                (Space::Generic, &never),
+                (Space::Generic, &always),
+                (Space::Generic, &even_chunks),
+            ];
+            for (space, shared) in windows {
                 let mut b = KernelBuilder::new();
                 b.atom(space, op, Ty::F32, r(2), global_addr(6, 0), reg(4), None);
                 if let Some(Inst {
@@ -821,19 +828,13 @@ fn four_lane_float_atomics_flush_round_and_canonicalise_word_by_word() {
                 }
                 b.exit();
                 assert!(cas128_in(&b, true) > 0, "{op}.f32: a 16-byte CAS");
-                let flushes = ftz && !shared;
                 for mask in [FULL, 0x0f3f_f0fb] {
                     for run in 0..8 {
                         let m_of = |l: usize| F32_EDGES[l % 16];
                         let b_of = |l: usize| F32_EDGES[(2 * run + l / 16) % 16];
                         let world = World::new(256, 256);
-                        let base = if shared {
-                            GENERIC_SHARED_BASE
-                        } else {
-                            GLOBAL_BASE
-                        };
                         for l in 0..32 {
-                            if shared {
+                            if shared(l) {
                                 world.set_shared_u32(4 * l, m_of(l));
                             } else {
                                 world.set_global(4 * l, 4, u64::from(m_of(l)));
@@ -841,6 +842,11 @@ fn four_lane_float_atomics_flush_round_and_canonicalise_word_by_word() {
                         }
                         let (exit, w, wide) = run_counting_wide_cas(&b, &world, mask, |w| {
                             for l in 0..32 {
+                                let base = if shared(l) {
+                                    GENERIC_SHARED_BASE
+                                } else {
+                                    GLOBAL_BASE
+                                };
                                 let addr = base + 4 * l as u64;
                                 set_reg(w, 6, l, addr as u32);
                                 set_reg(w, 7, l, (addr >> 32) as u32);
@@ -851,21 +857,22 @@ fn four_lane_float_atomics_flush_round_and_canonicalise_word_by_word() {
                         assert_eq!(exit, GroupExit::Exited);
                         let what = |l: usize| {
                             format!(
-                                "{op}.f32 ftz {ftz} {space:?} shared {shared} mask {mask:#x}: \
+                                "{op}.f32 ftz {ftz} {space:?} lane {l} shared {} mask {mask:#x}: \
                                  M {:#010x} b {:#010x}",
+                                shared(l),
                                 m_of(l),
                                 b_of(l)
                             )
                         };
                         for l in 0..32 {
-                            let word = if shared {
+                            let word = if shared(l) {
                                 world.shared_u32(4 * l)
                             } else {
                                 world.global_u32(4 * l)
                             };
                             let runs = mask & (1 << l) != 0;
                             let want = if runs {
-                                f32_atomic_model(op, m_of(l), b_of(l), flushes)
+                                f32_atomic_model(op, m_of(l), b_of(l), ftz && !shared(l))
                             } else {
                                 m_of(l)
                             };

@@ -117,8 +117,9 @@ pub fn atomjit(args: &[&str]) -> (i32, String, String) {
 
 /// A new, empty directory for files a test writes, named after `tag`. Every test process
 /// has its own directory under Cargo's scratch space for integration tests
-/// (`target/tmp/atomjit-tests/<pid>`, not the system's temporary directory), and the first
-/// call removes the directories of processes that are gone, so runs do not pile files up.
+/// (`target/tmp/atomjit-tests/<pid>`, not the system's temporary directory). The first call
+/// empties it (an earlier process may have had the same id) and, on Linux, removes the
+/// directories of processes that are gone, so runs do not pile files up.
 pub fn scratch_dir(tag: &str) -> std::path::PathBuf {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     static ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
@@ -140,7 +141,9 @@ pub fn scratch_dir(tag: &str) -> std::path::PathBuf {
                 }
             }
         }
-        all.join(std::process::id().to_string())
+        let own = all.join(std::process::id().to_string());
+        let _ = std::fs::remove_dir_all(&own);
+        own
     });
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = root.join(format!("{n}-{tag}"));

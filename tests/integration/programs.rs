@@ -252,32 +252,41 @@ fn float_flushes_to_adjacent_words_match_between_backends_word_for_word() {
     // `flush_f32.s`: every pair of sixteen edge values, added on global memory, through a
     // generic address in global memory and through one in the shared window. The JIT runs
     // these four lanes to a 16-byte CAS with vector float adds (`jit/translate/simd/atomic.rs`),
-    // the interpreter word by word with its soft-float (`sem/float.rs`): every word must agree,
-    // and the three buffers must differ exactly where FTZ does (shared memory keeps subnormals).
-    let source = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/programs/sass/flush_f32.s"
-    ))
-    .unwrap();
-    let words = |backend| {
+    // which it must build for all three; the interpreter runs them word by word with its
+    // soft-float (`sem/float.rs`). Every word must agree; global memory flushes subnormal
+    // results, which the shared window keeps.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/programs/sass/flush_f32.s");
+    let source = std::fs::read_to_string(path).unwrap();
+    let program = atomjit::front::parse(path, &source, atomjit::ir::Dialect::Sass).unwrap();
+    for kernel in &program.kernels {
+        let info = atomjit::valid::validate(kernel).unwrap();
+        let clif = atomjit::jit::dump_clif(kernel, &info).unwrap();
+        // Three per four-lane float add (the two operands and the sum), in each of the
+        // whole-warp and general copies of the region's loop.
+        assert_eq!(
+            clif.matches("bitcast.f32x4").count(),
+            6,
+            "{}: the four-lane float path",
+            kernel.name
+        );
+    }
+    let words = |backend, kernel: &str| {
         let module = load(&engine(backend, 1, false), "flush_f32.s", &source);
-        let report = module.run("flush_f32", &Overrides::default()).unwrap();
-        assert!(report.failure.is_none(), "{:?}", report.failure);
-        ["glob", "gen", "shr"].map(|b| report.buffer(b).unwrap().as_u32().unwrap())
+        let report = module.run(kernel, &Overrides::default()).unwrap();
+        assert!(report.failure.is_none(), "{kernel}: {:?}", report.failure);
+        report.buffer("out").unwrap().as_u32().unwrap()
     };
-    let [glob, gen, shr] = words(Backend::Interp);
-    assert_eq!(
-        words(Backend::Jit),
-        [glob.clone(), gen.clone(), shr.clone()]
-    );
-    assert_eq!(glob, gen, "global and generic-global flush alike");
-    let subnormal = |x: u32| x & 0x7f80_0000 == 0 && x & 0x007f_ffff != 0;
+    let mut outs = Vec::new();
+    for kernel in ["flush_global", "flush_generic", "flush_shared"] {
+        let want = words(Backend::Interp, kernel);
+        assert_eq!(words(Backend::Jit, kernel), want, "{kernel}");
+        outs.push(want);
+    }
+    assert_eq!(outs[0], outs[1], "global and generic-global flush alike");
+    let subnormal = |x: &u32| x & 0x7f80_0000 == 0 && x & 0x007f_ffff != 0;
+    assert!(!outs[0].iter().any(subnormal), "global memory flushes them");
     assert!(
-        shr.iter().any(|&x| subnormal(x)),
-        "shared memory keeps subnormal results"
-    );
-    assert!(
-        !glob.iter().any(|&x| subnormal(x)),
-        "global memory flushes them"
+        outs[2].iter().any(subnormal),
+        "the shared window keeps them"
     );
 }

@@ -43,7 +43,7 @@
 //! says: always on global and shared atomics, and on a generic address only when it is
 //! `>= GLOBAL_BASE` (the lane's address resolves to global memory).
 //!
-//! In a vectorised region (`simd/`), a 32-bit integer atomic through a global or generic
+//! In a vectorised region (`simd/`), a 32-bit integer or `f32` atomic through a global or generic
 //! address whose four lanes of a chunk name four adjacent, 16-byte aligned words is one `lock
 //! cmpxchg16b` loop for the four (`simd/atomic.rs`); other chunks run this module's per-lane
 //! code ([`Translator::atomic_lane`]).

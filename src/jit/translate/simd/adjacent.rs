@@ -17,7 +17,8 @@
 //! left by an immediate, a move); anything else written in the region (a mask, a hash, a
 //! guarded write) scatters it. A register the region does not write is unknown (the flush of
 //! `hist_shared` takes its address from an earlier region, `counter`'s `seen[ticket]` from an
-//! atomic's result).
+//! atomic's result), unless loads are all that write it anywhere in the kernel: a value read
+//! from memory (a bin) scatters it.
 
 use crate::ir::{BinOp, ImadMode, Inst, Op, Operand, Reg, ShfInst, SpecialReg, Src, SrcMod};
 use crate::valid::KernelInfo;
@@ -63,9 +64,18 @@ impl Spread {
     }
 }
 
+/// Whether every write of register `r` in the kernel is a load's result (and there is one): a
+/// value read from memory, which the guess takes as scattered over the lanes. (An atomic's
+/// result is not: the warp-aggregated tickets of `counter` are adjacent.)
+fn loaded_only(insts: &[Inst], r: Reg) -> bool {
+    let mut writes = insts.iter().filter(|i| i.op.writes_reg(r)).peekable();
+    writes.peek().is_some() && writes.all(|i| matches!(i.op, Op::Load { .. }))
+}
+
 /// Whether every atomic of the vector region `region` may see four lanes on four adjacent
 /// elements (see the module docs): its address register is lane-affine with the element size
-/// as stride, or not written in the region. An atomic through a warp-invariant or scattered
+/// as stride, or not written in the region (unless only loads write it anywhere: a bin read
+/// from data). An atomic through a warp-invariant or scattered
 /// address, or one whose lanes step by another stride or one the region does not know, makes
 /// the region scalar.
 pub(in super::super) fn adjacent_atomics(
@@ -90,6 +100,9 @@ pub(in super::super) fn adjacent_atomics(
         }
         if invariant.get(usize::from(r.0)).copied().unwrap_or(false) {
             Spread::Uniform(None)
+        } else if loaded_only(insts, r) {
+            // Only ever loaded from memory (a bin read from data): most likely scattered.
+            Spread::Scattered
         } else {
             Spread::Outside
         }
@@ -151,9 +164,10 @@ pub(in super::super) fn adjacent_atomics(
                     | SpecialReg::LanemaskLt
                     | SpecialReg::LanemaskLe
                     | SpecialReg::LanemaskGt
-                    | SpecialReg::LanemaskGe
-                    | SpecialReg::ClusterCtaRank
-                    | SpecialReg::SharedWindowHi => Spread::Scattered,
+                    | SpecialReg::LanemaskGe => Spread::Scattered,
+                    SpecialReg::ClusterCtaRank | SpecialReg::SharedWindowHi => {
+                        Spread::Uniform(super::super::alu::constant_special(*sr).map(i64::from))
+                    }
                 },
                 Op::Mov { src, .. } => of_operand(&spreads, *src),
                 Op::Imad { mode, a, b, c, .. } if *mode != ImadMode::Hi => {
@@ -264,15 +278,21 @@ mod tests {
     /// Whether the atomic at the end of `body` (a SASS kernel body whose every instruction is
     /// one region) is judged worth the four-lane path.
     fn judged(body: &str) -> bool {
+        judged_after("", body)
+    }
+
+    /// [`judged`] for `body` after the instructions of `prefix`, which are not in the region.
+    fn judged_after(prefix: &str, body: &str) -> bool {
         let source = format!(
-            ".kernel k\n.grid 2\n.block 64\n.buffer out u32[256] = 0\n{body}\n        EXIT ;\n"
+            ".kernel k\n.grid 2\n.block 64\n.buffer out u32[256] = 0\n{prefix}\n{body}\n        EXIT ;\n"
         );
         let program = crate::front::parse("k.s", &source, crate::ir::Dialect::Sass)
             .unwrap_or_else(|e| panic!("{e}"));
         let kernel = &program.kernels[0];
         let info = crate::valid::validate(kernel).unwrap_or_else(|e| panic!("{e}"));
+        let start = prefix.lines().filter(|l| l.contains(';')).count();
         let n = kernel.insts.len() - 1;
-        adjacent_atomics(&kernel.insts, &info, &(0..n))
+        adjacent_atomics(&kernel.insts, &info, &(start..n))
     }
 
     #[test]
@@ -315,6 +335,27 @@ mod tests {
         assert!(judged(
             "        MOV R1, 0x1 ;
         IMAD.WIDE.U32 R4, R0, 0x4, c[0x0][out] ;
+        RED.E.ADD.STRONG.GPU [R4.64], R1 ;"
+        ));
+    }
+
+    #[test]
+    fn an_address_register_only_loads_write_is_taken_as_scattered() {
+        // A bin read from data in an earlier region, then `out[bin]`: scattered.
+        let load = "        S2R R0, SR_TID.X ;
+        IMAD.WIDE.U32 R2, R0, 0x4, c[0x0][out] ;
+        LDG.E R6, [R2.64] ;";
+        assert!(!judged_after(
+            load,
+            "        MOV R1, 0x1 ;
+        IMAD.WIDE.U32 R4, R6, 0x4, c[0x0][out] ;
+        RED.E.ADD.STRONG.GPU [R4.64], R1 ;"
+        ));
+        // The same register also computed from the thread index elsewhere: unknown again.
+        assert!(judged_after(
+            &("        S2R R6, SR_TID.X ;\n".to_owned() + load),
+            "        MOV R1, 0x1 ;
+        IMAD.WIDE.U32 R4, R6, 0x4, c[0x0][out] ;
         RED.E.ADD.STRONG.GPU [R4.64], R1 ;"
         ));
     }

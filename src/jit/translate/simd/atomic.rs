@@ -1,6 +1,6 @@
-//! SIMD lanes' atomics: a 32-bit integer atomic of a vectorised region (`mod.rs`) through a
-//! global or generic address, for a chunk of four lanes, as one 16-byte host compare-and-swap
-//! when the lanes name four adjacent words.
+//! SIMD lanes' atomics: a 32-bit integer or `f32` atomic of a vectorised region (`mod.rs`)
+//! through a global or generic address, for a chunk of four lanes, as one 16-byte host
+//! compare-and-swap when the lanes name four adjacent words.
 //!
 //! The pattern is everywhere a CUDA kernel flushes per-block partial results:
 //! `atomicAdd(&out[threadIdx.x], local[threadIdx.x])` (`RED.E.ADD` on `hist + tid * 4`). Lane by
@@ -141,13 +141,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         let operand = self.voperand(chunk, a.src)?;
         // Every register vector either path reads, in the block that dominates both.
         let regs = self.lane_registers(chunk, inst);
-        let join = self.join_block(1);
-        self.skip_idle_chunk(inst, bits, join, 1);
-        let slow = self.b.create_block();
-        let host = self.contiguous_branch(chunk, &a.access, form, bits, slow, true)?;
         // The IR's FTZ rule (`ir::AtomicInst::ftz`): every lane of a global atomic; for a
-        // generic one, the lanes whose address is in the global arena, which in this path is
-        // all four or none, as lane 0's is.
+        // generic one, the lanes whose address is in the global arena, which in the contiguous
+        // path is all four or none, as lane 0's is. Computed here, with the register vectors,
+        // in the block that dominates every path.
         let ftz = match (a.ftz, a.access.space) {
             (false, _) => ChunkFtz::Off,
             (true, Space::Generic) => {
@@ -160,6 +157,10 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             (true, _) => ChunkFtz::On,
         };
+        let join = self.join_block(1);
+        self.skip_idle_chunk(inst, bits, join, 1);
+        let slow = self.b.create_block();
+        let host = self.contiguous_branch(chunk, &a.access, form, bits, slow, true)?;
         let guess = self.b.ins().load(I32X4, self.flags.device, host, 0);
         let head = self.join_block(1);
         self.b.ins().jump(head, &[BlockArg::Value(guess)]);

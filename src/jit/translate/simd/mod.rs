@@ -1,5 +1,5 @@
 //! SIMD lanes: the 32-bit integer register work of a fused region, and its load or store (or
-//! its two loads, `memory.rs`, or its 32-bit integer atomic, `atomic.rs`), run four lanes at a
+//! its two loads, `memory.rs`, or its 32-bit integer or `f32` atomic, `atomic.rs`), run four lanes at a
 //! time as Cranelift `i32x4` code instead of one lane at a time.
 //!
 //! # Where it applies
@@ -67,7 +67,7 @@
 //!   division) stays scalar.
 //! * Loads and stores: contiguous ones as 16-byte host accesses, loads from a warp-invariant
 //!   address once per chunk, the rest lane by lane with the scalar code (`memory.rs`).
-//! * 32-bit integer atomics through global or generic addresses: four lanes on four adjacent
+//! * 32-bit integer and `f32` atomics through global or generic addresses: four lanes on four adjacent
 //!   words as one 16-byte compare-and-swap, the rest lane by lane with the scalar atomic
 //!   (`atomic.rs`).
 //!
@@ -111,7 +111,7 @@ fn reads_tid_x(inst: &Inst) -> bool {
 /// has a vector translation: 32-bit integer register work (64-bit only in `IMAD.WIDE`/`.HI`
 /// and as the high words of a chained comparison), a unary op of any integer type up to 32
 /// bits whose source is the same in every lane of the group, a `NOP`, a plain load or store
-/// ([`memory::vector_access`]), or a 32-bit integer atomic through a global or generic address
+/// ([`memory::vector_access`]), or a 32-bit integer or `f32` atomic through a global or generic address
 /// ([`atomic::vectorisable_atomic`]); see the module docs. Its guard may be anything.
 pub(super) fn vectorisable(kernel: &Kernel, inst: &Inst) -> bool {
     let int32 = |ty: Ty| ty.is_int() && ty.bits() == 32;
@@ -159,6 +159,7 @@ pub(super) fn vectorisable(kernel: &Kernel, inst: &Inst) -> bool {
         Op::ReadSpecial { sr, .. } => {
             matches!(sr, SpecialReg::TidX | SpecialReg::LaneId)
                 || super::alu::warp_uniform_special(*sr).is_some()
+                || super::alu::constant_special(*sr).is_some()
         }
         Op::Shf(s) => matches!(s.shift.operand, Operand::Imm(_)) && plain(&s.shift),
         Op::Load { access, .. } | Op::Store { access, .. } => memory::vector_access(access),
@@ -1235,6 +1236,10 @@ impl<'a, 'f> Translator<'a, 'f> {
                 .ins()
                 .load(I32, self.flags.state_const, self.ctx, offset);
             return Ok(self.vsplat(v));
+        }
+        if let Some(c) = super::alu::constant_special(sr) {
+            // `SR_SWINHI` (ptxas's generic address of a shared variable) and the cluster rank.
+            return Ok(self.vconst([c as u32; 4]));
         }
         let lanes = self.lane_indices(chunk);
         match sr {
