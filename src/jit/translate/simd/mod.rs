@@ -1,6 +1,6 @@
 //! SIMD lanes: the 32-bit integer register work of a fused region, and its load or store (or
-//! its two loads, `memory.rs`, or its 32-bit integer or `f32` atomic, `atomic.rs`), run four lanes at a
-//! time as Cranelift `i32x4` code instead of one lane at a time.
+//! its two loads, `memory.rs`, or its 32-bit integer or `f32` atomic, `atomic.rs`), run four
+//! lanes at a time as Cranelift `i32x4` code instead of one lane at a time.
 //!
 //! # Where it applies
 //!
@@ -31,7 +31,8 @@
 //!   splatted, and so are the special registers that are the same for every lane of a warp
 //!   (`SR_CTAID.*`, the block and grid shapes, the warp's index and count), read from the
 //!   context where an `S2R` of them is not a hoisted writer (its register is written per lane
-//!   elsewhere, as NVIDIA's compilers reuse registers). A unary op (`POPC`, `FLO`, ...) of a
+//!   elsewhere, as NVIDIA's compilers reuse registers), and the constant ones (`SR_SWINHI`,
+//!   the high word of a shared variable's generic address, and `SR_CGACTAID`). A unary op (`POPC`, `FLO`, ...) of a
 //!   uniform register, an immediate or the constant bank is computed once from one lane's
 //!   source and splatted: a uniform register holds one value in all 32 slots (its writes are
 //!   broadcast, `ir::Uniform`), so every lane computes the same result. A `NOP` (`BSSY`,
@@ -67,9 +68,9 @@
 //!   division) stays scalar.
 //! * Loads and stores: contiguous ones as 16-byte host accesses, loads from a warp-invariant
 //!   address once per chunk, the rest lane by lane with the scalar code (`memory.rs`).
-//! * 32-bit integer and `f32` atomics through global or generic addresses: four lanes on four adjacent
-//!   words as one 16-byte compare-and-swap, the rest lane by lane with the scalar atomic
-//!   (`atomic.rs`).
+//! * 32-bit integer and `f32` atomics through global or generic addresses: four lanes on four
+//!   adjacent words as one 16-byte compare-and-swap, the rest lane by lane with the scalar
+//!   atomic (`atomic.rs`).
 //!
 //! `JitOptions::simd` turns it off (`ATOMJIT_SIMD=off`) to compare.
 
@@ -111,8 +112,9 @@ fn reads_tid_x(inst: &Inst) -> bool {
 /// has a vector translation: 32-bit integer register work (64-bit only in `IMAD.WIDE`/`.HI`
 /// and as the high words of a chained comparison), a unary op of any integer type up to 32
 /// bits whose source is the same in every lane of the group, a `NOP`, a plain load or store
-/// ([`memory::vector_access`]), or a 32-bit integer or `f32` atomic through a global or generic address
-/// ([`atomic::vectorisable_atomic`]); see the module docs. Its guard may be anything.
+/// ([`memory::vector_access`]), or a 32-bit integer or `f32` atomic through a global or
+/// generic address ([`atomic::vectorisable_atomic`]); see the module docs. Its guard may be
+/// anything.
 pub(super) fn vectorisable(kernel: &Kernel, inst: &Inst) -> bool {
     let int32 = |ty: Ty| ty.is_int() && ty.bits() == 32;
     let plain = |s: &Src| s.modifier == SrcMod::None;
