@@ -896,6 +896,76 @@ fn four_lane_float_atomics_flush_round_and_canonicalise_word_by_word() {
 }
 
 #[test]
+fn four_element_float_atomics_take_one_cas_and_apply_the_formula_per_element() {
+    // `red.global.add.v4.f32` / `ADD.F32x4.FTZ.RN` (and min and max, which the path takes
+    // too): lane l updates the four floats at 16 * l, element e from M = F32_EDGES[(4l + e) %
+    // 16] with b = F32_EDGES[(4l + e + run) % 16], so over the sixteen runs every pair of edge
+    // values meets; with and without FTZ, through global and generic addresses (a generic
+    // vector atomic lands in global memory, where FTZ applies), all lanes and a partial mask.
+    for op in [AtomicOp::Add, AtomicOp::Min, AtomicOp::Max] {
+        for ftz in [true, false] {
+            for space in [Space::Global, Space::Generic] {
+                let mut b = KernelBuilder::new();
+                b.atom(space, op, Ty::F32, r(12), global_addr(16, 0), reg(4), None);
+                if let Some(Inst {
+                    op: Op::Atomic(a), ..
+                }) = b.insts.last_mut()
+                {
+                    a.ftz = ftz;
+                    a.access.vector = 4;
+                }
+                b.exit();
+                assert!(cas128_in(&b, false) > 0, "{op}.v4.f32: a 16-byte CAS");
+                for mask in [FULL, 0x0f3f_f0fb] {
+                    for run in 0..16 {
+                        let m_of = |l: usize, e: usize| F32_EDGES[(4 * l + e) % 16];
+                        let b_of = |l: usize, e: usize| F32_EDGES[(4 * l + e + run) % 16];
+                        let world = World::new(512, 16);
+                        for l in 0..32 {
+                            for e in 0..4 {
+                                world.set_global(16 * l + 4 * e, 4, u64::from(m_of(l, e)));
+                            }
+                        }
+                        let (exit, w, _) = run_counting_wide_cas(&b, &world, mask, |w| {
+                            for l in 0..32 {
+                                let addr = GLOBAL_BASE + 16 * l as u64;
+                                set_reg(w, 16, l, addr as u32);
+                                set_reg(w, 17, l, (addr >> 32) as u32);
+                                for e in 0..4 {
+                                    set_reg(w, 4 + e as u16, l, b_of(l, e));
+                                    set_reg(w, 12 + e as u16, l, 0xdead_0000 | l as u32);
+                                }
+                            }
+                        });
+                        assert_eq!(exit, GroupExit::Exited);
+                        for l in 0..32 {
+                            let runs = mask & (1 << l) != 0;
+                            for e in 0..4 {
+                                let (m, bv) = (m_of(l, e), b_of(l, e));
+                                let what = format!(
+                                    "{op}.v4.f32 ftz {ftz} {space:?} mask {mask:#x} lane {l} \
+                                     element {e}: M {m:#010x} b {bv:#010x}"
+                                );
+                                let want = if runs {
+                                    f32_atomic_model(op, m, bv, ftz)
+                                } else {
+                                    m
+                                };
+                                assert_eq!(world.global_u32(16 * l + 4 * e), want, "{what}");
+                                let rd = if runs { m } else { 0xdead_0000 | l as u32 };
+                                assert_eq!(reg_of(&w, 12 + e as u16, l), rd, "{what}: result");
+                            }
+                        }
+                        let lanes = (0..32).filter(|&l| mask & (1 << l) != 0).count();
+                        assert_eq!(w.stats.atomics[op.index()], 4 * lanes as u64);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn inc_and_dec_wrap_exactly_as_documented() {
     // (M, Rb) -> INC: (M >= Rb) ? 0 : M+1 ; DEC: (M == 0 || M > Rb) ? Rb : M-1.
     let cases = [

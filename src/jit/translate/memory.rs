@@ -1060,6 +1060,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         let LaneAtomic {
             ptr, bs, c2, ftz, ..
         } = self.atomic_operands(lane, a)?;
+        if super::simd::four_element_float(a) {
+            // Four `f32` elements in one 16-byte CAS (`simd/atomic.rs`).
+            return Ok(self.four_element_float_cas(a, ptr, &bs, ftz));
+        }
         let mut results = Vec::with_capacity(bs.len());
         for (i, &b) in bs.iter().enumerate() {
             let p = if i == 0 {

@@ -56,6 +56,7 @@
 //! decides for the chunk. The CUDA flush `atomicAdd(&out[threadIdx.x], x)` on floats
 //! (`RED.E.ADD.F32.FTZ.RN`) went from 12.6 to 9.9 ms on 2^22 lanes (`docs/performance.md`).
 
+use super::super::memory::Ftz;
 use super::super::Translator;
 use super::super::GLOBAL_BASE_I64;
 use super::memory::register_address;
@@ -112,6 +113,18 @@ pub(in super::super) fn vectorisable_atomic(a: &AtomicInst) -> bool {
         && crate::exec::memory::has_cas128()
 }
 
+/// Whether one lane's atomic `a` runs its elements as one 16-byte CAS
+/// ([`Translator::four_element_float_cas`]): four `f32` elements (add, min or max, no second
+/// operand) on a host with a 16-byte compare-and-swap.
+pub(in super::super) fn four_element_float(a: &AtomicInst) -> bool {
+    a.access.ty == Ty::F32
+        && a.access.vector == 4
+        && matches!(a.op, AtomicOp::Add | AtomicOp::Min | AtomicOp::Max)
+        && a.src2.is_none()
+        && !a.spin
+        && crate::exec::memory::has_cas128()
+}
+
 /// How a chunk of a float atomic flushes subnormals: the scalar path's `Ftz` for four lanes
 /// that are all in one window (the contiguous path's test), so one condition serves them.
 #[derive(Clone, Copy)]
@@ -161,27 +174,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.skip_idle_chunk(inst, bits, join, 1);
         let slow = self.b.create_block();
         let host = self.contiguous_branch(chunk, &a.access, form, bits, slow, true)?;
-        let guess = self.b.ins().load(I32X4, self.flags.device, host, 0);
-        let head = self.join_block(1);
-        self.b.ins().jump(head, &[BlockArg::Value(guess)]);
-
-        self.b.switch_to_block(head);
-        let old = self.b.block_params(head)[0];
-        let new = self.vector_rmw(a, old, operand, ftz);
-        let le = MemFlagsData::new().with_endianness(Endianness::Little);
-        let old_bits = self.b.ins().bitcast(I128, le, old);
-        let new_bits = self.b.ins().bitcast(I128, le, new);
-        // In range and aligned (the contiguous test): `trusted`, as the scalar atomics.
-        let flags = MemFlagsData::trusted().with_alias_region(self.flags.device.alias_region());
-        let seen_bits = self.b.ins().atomic_cas(flags, host, old_bits, new_bits);
-        let swapped = self.b.ins().icmp(IntCC::Equal, seen_bits, old_bits);
-        let seen = self.b.ins().bitcast(I32X4, le, seen_bits);
-        let done = self.b.create_block();
-        self.b
-            .ins()
-            .brif(swapped, done, &[], head, &[BlockArg::Value(seen)]);
-
-        self.b.switch_to_block(done);
+        // In range and aligned (the contiguous test).
+        let old = self.cas16_loop(host, |t, old| t.vector_rmw(a, old, operand, ftz));
         let chunks = self
             .b
             .ins()
@@ -231,6 +225,61 @@ impl<'a, 'f> Translator<'a, 'f> {
         };
         self.vwrite(chunk, a.dst, lanes, results);
         Ok(())
+    }
+
+    /// The 16-byte CAS loop at `host` (checked: in range and 16-byte aligned): loads the four
+    /// words as a guess, computes their new words with `new_of`, and swaps them in when none
+    /// changed since, else retries with the words the CAS found. Returns the four old words
+    /// (in the block after the loop).
+    fn cas16_loop(&mut self, host: Value, new_of: impl Fn(&mut Self, Value) -> Value) -> Value {
+        let guess = self.b.ins().load(I32X4, self.flags.device, host, 0);
+        let head = self.join_block(1);
+        self.b.ins().jump(head, &[BlockArg::Value(guess)]);
+
+        self.b.switch_to_block(head);
+        let old = self.b.block_params(head)[0];
+        let new = new_of(self, old);
+        let le = MemFlagsData::new().with_endianness(Endianness::Little);
+        let old_bits = self.b.ins().bitcast(I128, le, old);
+        let new_bits = self.b.ins().bitcast(I128, le, new);
+        // Checked by the caller: `trusted`, as the scalar atomics.
+        let flags = MemFlagsData::trusted().with_alias_region(self.flags.device.alias_region());
+        let seen_bits = self.b.ins().atomic_cas(flags, host, old_bits, new_bits);
+        let swapped = self.b.ins().icmp(IntCC::Equal, seen_bits, old_bits);
+        let seen = self.b.ins().bitcast(I32X4, le, seen_bits);
+        let done = self.b.create_block();
+        self.b
+            .ins()
+            .brif(swapped, done, &[], head, &[BlockArg::Value(seen)]);
+        self.b.switch_to_block(done);
+        old
+    }
+
+    /// One lane's four-element `f32` atomic (`red.global.add.v4.f32`, SASS `ADD.F32x4.FTZ.RN`;
+    /// [`four_element_float`]) at `ptr` (checked: in range and aligned to its 16 bytes, so
+    /// the host pointer is 16-byte aligned too: regions are) with operands `bs`, as one 16-byte
+    /// CAS loop with the four elements' formulas in vector code, instead of one CAS loop an
+    /// element. PTX guarantees atomicity "separately for each of the individual scalar
+    /// elements"; doing the four at once is the execution in which no other thread comes
+    /// between them, as for four lanes (`docs/memory-model.md`). Returns the four old words.
+    pub(in super::super) fn four_element_float_cas(
+        &mut self,
+        a: &AtomicInst,
+        ptr: Value,
+        bs: &[Value],
+        ftz: Ftz,
+    ) -> Vec<Value> {
+        let mut operand = self.vconst([0; 4]);
+        for (i, &b) in bs.iter().enumerate() {
+            operand = self.b.ins().insertlane(operand, b, i as u8);
+        }
+        let ftz = match ftz {
+            Ftz::Off => ChunkFtz::Off,
+            Ftz::On => ChunkFtz::On,
+            Ftz::When(global) => ChunkFtz::When(global),
+        };
+        let old = self.cas16_loop(ptr, |t, old| t.vector_float_rmw(a.op, old, operand, ftz));
+        (0..4).map(|i| self.b.ins().extractlane(old, i)).collect()
     }
 
     /// Each lane's new word of atomic `a` from its old word in `old` and its operand in `b`:

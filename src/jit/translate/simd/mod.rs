@@ -80,6 +80,7 @@ mod atomic;
 mod memory;
 
 pub(super) use adjacent::adjacent_atomics;
+pub(super) use atomic::four_element_float;
 pub(super) use memory::{preloadable, Run};
 
 use super::{Translator, REG_ROW_BYTES};
