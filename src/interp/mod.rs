@@ -756,8 +756,7 @@ fn special_register(warp: &WarpState, env: &CtaEnv, sr: SpecialReg, lane: usize)
         SpecialReg::LanemaskLe => (((1u64 << lane) << 1) - 1) as u32,
         SpecialReg::LanemaskGt => !((((1u64 << lane) << 1) - 1) as u32),
         SpecialReg::LanemaskGe => !((1u32 << lane) - 1),
-        SpecialReg::ClusterCtaRank => 0,
-        SpecialReg::SharedWindowHi => (crate::ir::GENERIC_SHARED_BASE >> 32) as u32,
+        SpecialReg::ClusterCtaRank | SpecialReg::SharedWindowHi => sr.constant_value().unwrap_or(0),
     }
 }
 

@@ -1035,6 +1035,36 @@ pub enum SpecialReg {
 }
 
 impl SpecialReg {
+    /// The value of a register that is the same constant in every launch: the CTA's rank in
+    /// its cluster (atomjit launches clusters of one CTA) and the high word of the shared
+    /// window's generic address ([`GENERIC_SHARED_BASE`]); `None` for every other register.
+    pub fn constant_value(self) -> Option<u32> {
+        match self {
+            SpecialReg::ClusterCtaRank => Some(0),
+            SpecialReg::SharedWindowHi => Some((GENERIC_SHARED_BASE >> 32) as u32),
+            SpecialReg::TidX
+            | SpecialReg::TidY
+            | SpecialReg::TidZ
+            | SpecialReg::LaneId
+            | SpecialReg::CtaIdX
+            | SpecialReg::CtaIdY
+            | SpecialReg::CtaIdZ
+            | SpecialReg::NTidX
+            | SpecialReg::NTidY
+            | SpecialReg::NTidZ
+            | SpecialReg::NCtaIdX
+            | SpecialReg::NCtaIdY
+            | SpecialReg::NCtaIdZ
+            | SpecialReg::WarpId
+            | SpecialReg::NWarpId
+            | SpecialReg::LanemaskEq
+            | SpecialReg::LanemaskLt
+            | SpecialReg::LanemaskLe
+            | SpecialReg::LanemaskGt
+            | SpecialReg::LanemaskGe => None,
+        }
+    }
+
     /// Whether every lane of a warp reads the same value, at any time during a launch: the
     /// CTA's and grid's geometry, the CTA's index and rank, the warp's index, the shared
     /// window. Thread and lane indices and lane masks differ per lane.

@@ -494,7 +494,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                     t.b.ins().bnot(lt)
                 }
                 SpecialReg::ClusterCtaRank | SpecialReg::SharedWindowHi => {
-                    let c = constant_special(sr)
+                    let c = sr
+                        .constant_value()
                         .ok_or_else(|| t.internal("a constant special register without a value"))?;
                     t.iconst(I32, i64::from(c))
                 }
@@ -1734,40 +1735,10 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 }
 
-/// The value of special register `sr` when it is the same constant in every launch: the CTA's
-/// rank in its cluster (clusters of one CTA) and the high word of the shared window's generic
-/// address; `None` for every other register.
-pub(super) fn constant_special(sr: SpecialReg) -> Option<i32> {
-    match sr {
-        SpecialReg::ClusterCtaRank => Some(0),
-        SpecialReg::SharedWindowHi => Some((crate::ir::GENERIC_SHARED_BASE >> 32) as i32),
-        SpecialReg::TidX
-        | SpecialReg::TidY
-        | SpecialReg::TidZ
-        | SpecialReg::LaneId
-        | SpecialReg::CtaIdX
-        | SpecialReg::CtaIdY
-        | SpecialReg::CtaIdZ
-        | SpecialReg::NTidX
-        | SpecialReg::NTidY
-        | SpecialReg::NTidZ
-        | SpecialReg::NCtaIdX
-        | SpecialReg::NCtaIdY
-        | SpecialReg::NCtaIdZ
-        | SpecialReg::WarpId
-        | SpecialReg::NWarpId
-        | SpecialReg::LanemaskEq
-        | SpecialReg::LanemaskLt
-        | SpecialReg::LanemaskLe
-        | SpecialReg::LanemaskGt
-        | SpecialReg::LanemaskGe => None,
-    }
-}
-
 /// The context field ([`off`]) that holds special register `sr` when it is the same for every
 /// lane of a warp (the CTA's index and shape, the grid's shape, the warp's index and count);
 /// `None` for the registers without a field: those that differ from lane to lane, and the two
-/// constants ([`constant_special`]), which the translation writes as immediates.
+/// constants ([`SpecialReg::constant_value`]), which the translation writes as immediates.
 pub(super) fn warp_uniform_special(sr: SpecialReg) -> Option<i32> {
     Some(match sr {
         SpecialReg::CtaIdX => off::CTAID,

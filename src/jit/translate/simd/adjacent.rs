@@ -166,7 +166,7 @@ pub(in super::super) fn adjacent_atomics(
                     | SpecialReg::LanemaskGt
                     | SpecialReg::LanemaskGe => Spread::Scattered,
                     SpecialReg::ClusterCtaRank | SpecialReg::SharedWindowHi => {
-                        Spread::Uniform(super::super::alu::constant_special(*sr).map(i64::from))
+                        Spread::Uniform(sr.constant_value().map(i64::from))
                     }
                 },
                 Op::Mov { src, .. } => of_operand(&spreads, *src),

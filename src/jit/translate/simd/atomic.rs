@@ -73,8 +73,10 @@ use cranelift_codegen::ir::{BlockArg, Endianness, InstBuilder, MemFlagsData, Val
 /// global or generic register address, one element, not `.SPIN`, on a host with a 16-byte
 /// compare-and-swap.
 pub(in super::super) fn vectorisable_atomic(a: &AtomicInst) -> bool {
-    let op = match a.access.ty {
-        Ty::U32 | Ty::S32 | Ty::B32 => matches!(
+    // 64-bit lanes would be two per CAS; 8- and 16-bit ones share words; the packed halves and
+    // `b128` have lowerings of their own.
+    let op = if matches!(a.access.ty, Ty::U32 | Ty::S32 | Ty::B32) {
+        matches!(
             a.op,
             AtomicOp::Add
                 | AtomicOp::Sub
@@ -86,24 +88,9 @@ pub(in super::super) fn vectorisable_atomic(a: &AtomicInst) -> bool {
                 | AtomicOp::Exch
                 | AtomicOp::Inc
                 | AtomicOp::Dec
-        ),
-        Ty::F32 => matches!(a.op, AtomicOp::Add | AtomicOp::Min | AtomicOp::Max),
-        // 64-bit lanes would be two per CAS; 8- and 16-bit ones share words; the packed
-        // halves and `b128` have lowerings of their own.
-        Ty::U8
-        | Ty::U16
-        | Ty::U64
-        | Ty::S8
-        | Ty::S16
-        | Ty::S64
-        | Ty::B16
-        | Ty::B64
-        | Ty::F16
-        | Ty::BF16
-        | Ty::F64
-        | Ty::F16x2
-        | Ty::BF16x2
-        | Ty::B128 => false,
+        )
+    } else {
+        a.access.ty == Ty::F32 && matches!(a.op, AtomicOp::Add | AtomicOp::Min | AtomicOp::Max)
     };
     op && matches!(a.access.space, Space::Global | Space::Generic)
         && !a.spin
@@ -123,16 +110,6 @@ pub(in super::super) fn four_element_float(a: &AtomicInst) -> bool {
         && a.src2.is_none()
         && !a.spin
         && crate::exec::memory::has_cas128()
-}
-
-/// How a chunk of a float atomic flushes subnormals: the scalar path's `Ftz` for four lanes
-/// that are all in one window (the contiguous path's test), so one condition serves them.
-#[derive(Clone, Copy)]
-enum ChunkFtz {
-    Off,
-    On,
-    /// Flush when this `i8` is non-zero: a generic address in the global arena.
-    When(Value),
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
@@ -156,19 +133,20 @@ impl<'a, 'f> Translator<'a, 'f> {
         let regs = self.lane_registers(chunk, inst);
         // The IR's FTZ rule (`ir::AtomicInst::ftz`): every lane of a global atomic; for a
         // generic one, the lanes whose address is in the global arena, which in the contiguous
-        // path is all four or none, as lane 0's is. Computed here, with the register vectors,
+        // path is all four or none, as lane 0's is (the scalar path's `Ftz`, one condition for
+        // the chunk). Computed here, with the register vectors,
         // in the block that dominates every path.
         let ftz = match (a.ftz, a.access.space) {
-            (false, _) => ChunkFtz::Off,
+            (false, _) => Ftz::Off,
             (true, Space::Generic) => {
                 let a0 = self.chunk_lane0_address(chunk, form);
-                ChunkFtz::When(self.b.ins().icmp_imm_s(
+                Ftz::When(self.b.ins().icmp_imm_s(
                     IntCC::UnsignedGreaterThanOrEqual,
                     a0,
                     GLOBAL_BASE_I64,
                 ))
             }
-            (true, _) => ChunkFtz::On,
+            (true, _) => Ftz::On,
         };
         let join = self.join_block(1);
         self.skip_idle_chunk(inst, bits, join, 1);
@@ -273,11 +251,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         for (i, &b) in bs.iter().enumerate() {
             operand = self.b.ins().insertlane(operand, b, i as u8);
         }
-        let ftz = match ftz {
-            Ftz::Off => ChunkFtz::Off,
-            Ftz::On => ChunkFtz::On,
-            Ftz::When(global) => ChunkFtz::When(global),
-        };
         let old = self.cas16_loop(ptr, |t, old| t.vector_float_rmw(a.op, old, operand, ftz));
         (0..4).map(|i| self.b.ins().extractlane(old, i)).collect()
     }
@@ -285,7 +258,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Each lane's new word of atomic `a` from its old word in `old` and its operand in `b`:
     /// the formulas of `ir::AtomicOp` (`sem::atomic::rmw_value`) in 32 bits, lane by lane;
     /// for `f32`, the scalar path's (`memory.rs`, `float_rmw`) with `ftz`.
-    fn vector_rmw(&mut self, a: &AtomicInst, old: Value, b: Value, ftz: ChunkFtz) -> Value {
+    fn vector_rmw(&mut self, a: &AtomicInst, old: Value, b: Value, ftz: Ftz) -> Value {
         if a.access.ty == Ty::F32 {
             return self.vector_float_rmw(a.op, old, b, ftz);
         }
@@ -328,7 +301,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// operation on the host's floats (SSE `addps` rounds to nearest even like the scalar
     /// `addss`; MXCSR keeps subnormals), a NaN result made the canonical `0x7fffffff`, and
     /// the result flushed as `ftz` says.
-    fn vector_float_rmw(&mut self, op: AtomicOp, old: Value, b: Value, ftz: ChunkFtz) -> Value {
+    fn vector_float_rmw(&mut self, op: AtomicOp, old: Value, b: Value, ftz: Ftz) -> Value {
         let le = MemFlagsData::new().with_endianness(Endianness::Little);
         let m = self.vector_ftz(ftz, old);
         let v = self.vector_ftz(ftz, b);
@@ -374,7 +347,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// `v`'s lanes with subnormals flushed to sign-preserving zero as `ftz` says
     /// (`alu.rs`'s `flush_subnormal`, lane by lane).
-    fn vector_ftz(&mut self, ftz: ChunkFtz, v: Value) -> Value {
+    fn vector_ftz(&mut self, ftz: Ftz, v: Value) -> Value {
         let flush = |t: &mut Self| {
             let exponent = t.vconst([0x7f80_0000; 4]);
             let sign = t.vconst([0x8000_0000; 4]);
@@ -385,9 +358,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             t.b.ins().bitselect(subnormal, signed_zero, v)
         };
         match ftz {
-            ChunkFtz::Off => v,
-            ChunkFtz::On => flush(self),
-            ChunkFtz::When(global) => {
+            Ftz::Off => v,
+            Ftz::On => flush(self),
+            Ftz::When(global) => {
                 let flushed = flush(self);
                 self.b.ins().select(global, flushed, v)
             }

@@ -162,7 +162,7 @@ pub(super) fn vectorisable(kernel: &Kernel, inst: &Inst) -> bool {
         Op::ReadSpecial { sr, .. } => {
             matches!(sr, SpecialReg::TidX | SpecialReg::LaneId)
                 || super::alu::warp_uniform_special(*sr).is_some()
-                || super::alu::constant_special(*sr).is_some()
+                || sr.constant_value().is_some()
         }
         Op::Shf(s) => matches!(s.shift.operand, Operand::Imm(_)) && plain(&s.shift),
         Op::Load { access, .. } | Op::Store { access, .. } => memory::vector_access(access),
@@ -1240,9 +1240,9 @@ impl<'a, 'f> Translator<'a, 'f> {
                 .load(I32, self.flags.state_const, self.ctx, offset);
             return Ok(self.vsplat(v));
         }
-        if let Some(c) = super::alu::constant_special(sr) {
+        if let Some(c) = sr.constant_value() {
             // `SR_SWINHI` (ptxas's generic address of a shared variable) and the cluster rank.
-            return Ok(self.vconst([c as u32; 4]));
+            return Ok(self.vconst([c; 4]));
         }
         let lanes = self.lane_indices(chunk);
         match sr {
