@@ -5810,7 +5810,44 @@ fn random_vector_inst(rng: &mut impl FnMut() -> u64) -> (Guard, Op) {
     let dst = |rng: &mut dyn FnMut() -> u64| r(pick(rng, 8) as u16);
     let int32 = [Ty::U32, Ty::S32];
     let bools = [BoolOp::And, BoolOp::Or, BoolOp::Xor];
-    let op = match pick(rng, 11) {
+    let op = match pick(rng, 12) {
+        // 64-bit moves, wrapping arithmetic and logic on pairs (R0..R7: a pair starts at
+        // R0..R6), and 32-bit integers widened.
+        10 => {
+            let pair_operand = |rng: &mut dyn FnMut() -> u64| match pick(rng, 5) {
+                0 => imm(rng()),
+                1 => imm([0u64, u64::MAX, 0xffff_ffff, 0x1_0000_0000][pick(rng, 4)]),
+                2 => Operand::Const { bank: 0, offset: 0 },
+                _ => reg(pick(rng, 7) as u16),
+            };
+            let pair_dst = |rng: &mut dyn FnMut() -> u64| r(pick(rng, 7) as u16);
+            match pick(rng, 3) {
+                0 => Op::Mov {
+                    ty: [Ty::U64, Ty::B64][pick(rng, 2)],
+                    dst: pair_dst(rng),
+                    src: pair_operand(rng),
+                },
+                1 => {
+                    let ops = [BinOp::Add, BinOp::Sub, BinOp::And, BinOp::Or, BinOp::Xor];
+                    Op::Binary {
+                        op: ops[pick(rng, ops.len() as u64)],
+                        ty: [Ty::U64, Ty::S64][pick(rng, 2)],
+                        dst: pair_dst(rng),
+                        a: src(pair_operand(rng)),
+                        b: src(pair_operand(rng)),
+                        ftz: false,
+                    }
+                }
+                _ => Op::Convert {
+                    dst_ty: [Ty::U64, Ty::S64][pick(rng, 2)],
+                    src_ty: [Ty::U32, Ty::S32][pick(rng, 2)],
+                    round: Round::Nearest,
+                    ftz: false,
+                    dst: pair_dst(rng),
+                    a: src(operand(rng)),
+                },
+            }
+        }
         0 => Op::Mov {
             ty: Ty::U32,
             dst: dst(rng),

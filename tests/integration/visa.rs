@@ -504,30 +504,7 @@ _main_0:
 /// element per channel in registers, and with every variable in the GRF file; the two must
 /// leave the same buffers and failure, and the launch's expectations must hold.
 fn same_in_registers_and_file(body: &str, launch: &str) {
-    let source = kernel(body);
-    let mut l = LaunchText::new();
-    l.push("launch", launch);
-    let engine = engine(Backend::Interp, 1, true);
-    let promoted = engine
-        .load_with_launch("k.visaasm", &source, &l)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .run("k", &Overrides::default())
-        .unwrap();
-    let program = atomjit::front::parse_visa_unpromoted("k.visaasm", &source, &l).unwrap();
-    let file = engine
-        .load_program(program)
-        .unwrap()
-        .run("k", &Overrides::default())
-        .unwrap();
-    for (a, b) in promoted.buffers.iter().zip(&file.buffers) {
-        assert_eq!(a.bytes, b.bytes, "promotion changed `{}`", a.name);
-    }
-    assert_eq!(
-        promoted.failure.as_ref().map(|f| f.to_string()),
-        file.failure.as_ref().map(|f| f.to_string())
-    );
-    // And both backends agree with the expectations.
-    passes(body, launch);
+    same_text_in_registers_and_file(&kernel(body), launch);
 }
 
 /// Variables in registers (`docs/visa.md`, "Performance") where every access is one element
@@ -554,6 +531,204 @@ fn variables_in_registers_only_where_no_channel_reaches_anothers_element() {
     both(
         "    svm_scatter.4.1 (M1, 8) ADDR.0 OFF.0\n    mov (M1, 8) W64(0,0)<1> ADDR(0,0)<1;1,0>\n    svm_block_ld (2) W64(0,0)<0;1,0> CMP.0\n    svm_scatter.4.1 (M1, 8) OUT.0 CMP.0",
         ".expect b == {0, 4, 8, 12, 16, 20, 24, 28}",
+    );
+}
+
+/// A SIMD8 kernel with scalars `S` (one `ud`), `S2` (two `ud`), `Q` (one `uq`), a per-lane `ud`
+/// `VAL`, narrow per-lane `SW` (`w`) and `SB` (`b`), and `OUT` (each channel's address in `b`),
+/// whose `body` ends by scattering `VAL` to `b`.
+fn scalar_kernel(body: &str) -> String {
+    format!(
+        r#".version 4.1
+.kernel "k"
+.decl R0 v_type=G type=ud num_elts=8 align=hword alias=<%r0, 0>
+.decl LID v_type=G type=uw num_elts=16 align=hword
+.decl B v_type=G type=uq num_elts=1 align=qword
+.decl S v_type=G type=ud num_elts=1 align=dword
+.decl S2 v_type=G type=ud num_elts=2 align=qword
+.decl Q v_type=G type=uq num_elts=1 align=qword
+.decl VAL v_type=G type=ud num_elts=8 align=hword
+.decl SW v_type=G type=w num_elts=8 align=hword
+.decl SB v_type=G type=b num_elts=8 align=hword
+.decl UW v_type=G type=uw num_elts=8 alias=<SW, 0>
+.decl OFF v_type=G type=ud num_elts=8 align=hword
+.decl OUT v_type=G type=uq num_elts=8 align=hword
+.decl P1 v_type=P num_elts=8
+.input LID offset=32 size=16
+.input B offset=160 size=8
+.kernel_attr SimdSize=8
+.function "_main_0"
+
+_main_0:
+    shl (M1, 8) OFF(0,0)<1> LID(0,0)<1;1,0> 0x2:ud
+    mov (M1, 8) VAL(0,0)<1> LID(0,0)<1;1,0>
+{body}
+    shl (M1_NM, 1) S(0,0)<1> R0(0,1)<0;1,0> 0x5:ud
+    shl (M1, 8) OFF(0,0)<1> OFF(0,0)<1;1,0> 0x0:ud
+    add (M1, 8) OFF(0,0)<1> OFF(0,0)<1;1,0> S(0,0)<0;1,0>
+    mov (M1, 8) OUT(0,0)<1> OFF(0,0)<1;1,0>
+    add (M1, 8) OUT(0,0)<1> OUT(0,0)<1;1,0> B(0,0)<0;1,0>
+    svm_scatter.4.1 (M1, 8) OUT.0 VAL.0
+    ret (M1, 1)
+"#
+    )
+}
+
+/// Runs `source` on the interpreter with the variables that can be in registers in registers,
+/// and with every variable in the GRF file; the two must leave the same buffers and failure,
+/// both backends must agree (`run_text`), and the launch's expectations must hold.
+fn same_text_in_registers_and_file(source: &str, launch: &str) -> RunReport {
+    let mut l = LaunchText::new();
+    l.push("launch", launch);
+    let engine = engine(Backend::Interp, 1, true);
+    let promoted = engine
+        .load_with_launch("k.visaasm", source, &l)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run("k", &Overrides::default())
+        .unwrap();
+    let program = atomjit::front::parse_visa_unpromoted("k.visaasm", source, &l).unwrap();
+    let file = engine
+        .load_program(program)
+        .unwrap()
+        .run("k", &Overrides::default())
+        .unwrap();
+    for (a, b) in promoted.buffers.iter().zip(&file.buffers) {
+        assert_eq!(a.bytes, b.bytes, "promotion changed `{}`", a.name);
+    }
+    assert_eq!(
+        promoted.failure.as_ref().map(|f| f.to_string()),
+        file.failure.as_ref().map(|f| f.to_string())
+    );
+    let r = run_text(source, launch).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        r.passed(),
+        "{:?} {:?}",
+        r.failure.map(|f| f.to_string()),
+        r.expectations
+            .iter()
+            .filter(|e| !e.passed)
+            .collect::<Vec<_>>()
+    );
+    r
+}
+
+/// The IR kernel `source` lowers to with `launch`.
+fn lowered_kernel(source: &str, launch: &str) -> atomjit::ir::Kernel {
+    let mut l = LaunchText::new();
+    l.push("launch", launch);
+    let launched =
+        atomjit::front::parse_with_launch("k.visaasm", source, atomjit::ir::Dialect::Visa, &l)
+            .unwrap_or_else(|e| panic!("{e}"));
+    launched.program.kernels.into_iter().next().unwrap()
+}
+
+/// Scalars in registers (`docs/visa.md`, "Performance"): a variable every access of which
+/// reads or writes one whole element that all its lanes name alike, and which only
+/// replicable instructions write (execution size 1, no predicate, `_NM` or before the first
+/// `goto`, sources immediates or general operands), is one register per element in every
+/// lane, written by every lane. Each case is checked against the GRF file model with the
+/// expected values worked out by hand. Two work-groups of one thread: the group id is in
+/// `R0(0,1)`, and each group scatters to its own eight words of `b` (`S` = group id × 32).
+#[test]
+fn scalars_in_registers_match_the_file_and_are_computed_by_every_lane() {
+    let launch = |expect: &str| {
+        format!(".grid 2\n.block 8\n.buffer b u32[16] = 0\n.expect b == {{{expect}}}\n")
+    };
+    let lanes = |f: &dyn Fn(u32, u32) -> u32| {
+        (0..2)
+            .flat_map(|g| (0..8).map(move |c| (g, c)))
+            .map(|(g, c)| f(g, c).to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // A scalar from the group id, written twice, and a two-element one written element by
+    // element at another channel (`M2_NM`: lane 4 computes it), each broadcast to every
+    // channel: VAL = c + (g + 1) + 3 + 7.
+    let chain = "    add (M1_NM, 1) Q(0,0)<1> R0(0,1)<0;1,0> 0x1:ud\n    mov (M2_NM, 1) S2(0,1)<1> 0x3:ud\n    mov (M1_NM, 1) S2(0,0)<1> 0x7:ud\n    add (M1, 8) VAL(0,0)<1> VAL(0,0)<1;1,0> Q(0,0)<0;1,0>\n    add (M1, 8) VAL(0,0)<1> VAL(0,0)<1;1,0> S2(0,1)<0;1,0>\n    add (M1, 8) VAL(0,0)<1> VAL(0,0)<1;1,0> S2(0,0)<0;1,0>";
+    let source = scalar_kernel(chain);
+    same_text_in_registers_and_file(&source, &launch(&lanes(&|g, c| c + g + 11)));
+    // Every variable is in registers: no shared memory, and the uniform ones are written by
+    // unguarded instructions, so no execution-mask predicate guards their writes.
+    let k = lowered_kernel(&source, ".grid 2\n.block 8\n.buffer b u32[16] = 0\n");
+    assert_eq!(k.launch.shared_per_warp, 0, "{}", k.launch.shared_per_warp);
+    assert!(
+        !k.insts.iter().any(|i| matches!(&i.op, atomjit::ir::Op::Load { access, .. } | atomjit::ir::Op::Store { access, .. } if access.space == atomjit::ir::Space::Shared)),
+        "a GRF file access is left"
+    );
+
+    // A predicated write is not replicable: `S2` stays in the file, and only lane 0's
+    // predicate decides (P1 is set in channel 0 for group 0 only): VAL = c + 3 in group 0.
+    let predicated = "    cmp.eq (M1, 8) P1 R0(0,1)<0;1,0> LID(0,0)<1;1,0>\n    (P1) mov (M1_NM, 1) S2(0,0)<1> 0x3:ud\n    add (M1, 8) VAL(0,0)<1> VAL(0,0)<1;1,0> S2(0,0)<0;1,0>";
+    same_text_in_registers_and_file(
+        &scalar_kernel(predicated),
+        &launch(&lanes(&|g, c| if g == 0 { c + 3 } else { c })),
+    );
+
+    // After a `goto`, a write without `_NM` is not certain to run: here channel 0 waits at
+    // `L1` while the others write, so the write does not happen, and `S2` (in the file, not
+    // replicated) stays 0: VAL = c. A `_NM` write there runs in channel 0 whatever its mask:
+    // S2 = 3 and VAL = c + 3.
+    for (control, add) in [("M1", 0), ("M1_NM", 3)] {
+        let after_goto = format!("    cmp.eq (M1, 8) P1 LID(0,0)<1;1,0> 0x0:uw\n    (P1) goto (M1, 8) L1\n    mov ({control}, 1) S2(0,0)<1> 0x3:ud\nL1:\n    add (M1, 8) VAL(0,0)<1> VAL(0,0)<1;1,0> S2(0,0)<0;1,0>");
+        same_text_in_registers_and_file(
+            &scalar_kernel(&after_goto),
+            &launch(&lanes(&|_, c| c + add)),
+        );
+    }
+
+    // A replicable write whose source is a per-lane variable's element (channel 0 reads
+    // element 0 of `VAL`, its own): replicated, every lane would read its own element, so `S`
+    // is not uniform and every channel sees `VAL[0]` = 0: VAL = c + 0.
+    let from_lane = "    mov (M1_NM, 1) S2(0,0)<1> VAL(0,0)<0;1,0>\n    add (M1, 8) VAL(0,0)<1> VAL(0,0)<1;1,0> S2(0,0)<0;1,0>";
+    same_text_in_registers_and_file(&scalar_kernel(from_lane), &launch(&lanes(&|_, c| c)));
+    // The same from another channel's element (`VAL(0,5)`, which keeps `VAL` in the file):
+    // uniform, VAL = c + 5.
+    let from_file = "    mov (M1_NM, 1) S2(0,0)<1> VAL(0,5)<0;1,0>\n    add (M1, 8) VAL(0,0)<1> VAL(0,0)<1;1,0> S2(0,0)<0;1,0>";
+    same_text_in_registers_and_file(&scalar_kernel(from_file), &launch(&lanes(&|_, c| c + 5)));
+
+    // A read of half a `uq` scalar (its high word through a `ud` view of the same bytes is not
+    // one whole element): Q stays in the file. Q = 0x1_0000_0002 + g; VAL = c + 1.
+    let half = "    mov (M1_NM, 1) Q(0,0)<1> 0x100000002:uq\n    add (M1, 8) VAL(0,0)<1> VAL(0,0)<1;1,0> Q(0,0)<0;1,0>\n    mov (M1, 8) VAL(0,0)<1> LID(0,0)<1;1,0>\n    add (M1, 8) VAL(0,0)<1> VAL(0,0)<1;1,0> S2(0,1)<0;1,0>\n    mov (M1_NM, 1) S2(0,0)<1> 0x1:ud\n    mov (M1_NM, 1) S2(0,1)<1> 0x1:ud\n    add (M1, 8) VAL(0,0)<1> VAL(0,0)<1;1,0> S2(0,1)<0;1,0>";
+    same_text_in_registers_and_file(&scalar_kernel(half), &launch(&lanes(&|_, c| c + 1)));
+}
+
+/// Narrow per-lane variables in registers: a `w` and a `b` variable are held zero-extended,
+/// a store keeps the low bits, and a load extends them by the access's type (a `w` read is
+/// sign-extended, a `uw` view of the same bytes zero-extended).
+#[test]
+fn narrow_variables_in_registers_truncate_and_extend_as_the_file_does() {
+    let launch =
+        |expect: &str| format!(".block 8\n.buffer b u32[8] = 0\n.expect b == {{{expect}}}\n");
+    let lanes = |f: &dyn Fn(u32) -> u32| {
+        (0..8)
+            .map(|c| f(c).to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // SW = low 16 bits of 0x18000 + c = 0x8000 + c: read as `w`, -32768 + c.
+    let word = "    add (M1, 8) VAL(0,0)<1> VAL(0,0)<1;1,0> 0x18000:ud\n    mov (M1, 8) SW(0,0)<1> VAL(0,0)<1;1,0>\n    mov (M1, 8) VAL(0,0)<1> SW(0,0)<1;1,0>";
+    same_text_in_registers_and_file(&scalar_kernel(word), &launch(&lanes(&|c| 0xffff_8000 + c)));
+    // The same bytes read through a `uw` view: zero-extended, 0x8000 + c.
+    same_text_in_registers_and_file(
+        &scalar_kernel(&word.replace("SW(0,0)<1;1,0>", "UW(0,0)<1;1,0>")),
+        &launch(&lanes(&|c| 0x8000 + c)),
+    );
+    // The same from 0x17fff + c: channel 0 keeps 0x7fff, positive.
+    same_text_in_registers_and_file(
+        &scalar_kernel(&word.replace("0x18000", "0x17fff")),
+        &launch(&lanes(&|c| {
+            if c == 0 {
+                0x7fff
+            } else {
+                0xffff_8000 + c - 1
+            }
+        })),
+    );
+    // SB = low 8 bits of 0x1fe + c: 0xfe, 0xff, 0, 1, ...; read as `b`, sign-extended.
+    let byte = "    add (M1, 8) VAL(0,0)<1> VAL(0,0)<1;1,0> 0x1fe:ud\n    mov (M1, 8) SB(0,0)<1> VAL(0,0)<1;1,0>\n    mov (M1, 8) VAL(0,0)<1> SB(0,0)<1;1,0>";
+    same_text_in_registers_and_file(
+        &scalar_kernel(byte),
+        &launch(&lanes(&|c| ((0xfe + c) as u8 as i8) as i32 as u32)),
     );
 }
 

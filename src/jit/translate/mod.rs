@@ -1386,12 +1386,20 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// Whether a value written to `r` by the current instruction must reach the register file:
-    /// `r` is live after the region (`KernelInfo::live_out`), or a later instruction of the
-    /// fused region may read it from memory. Later
-    /// reads come from the register cache when this write is unguarded (it dominates the rest
-    /// of the lane's pass) and no guarded write to `r` comes between (its value would be
-    /// dropped from the cache at the join); an unguarded rewrite of `r` ends the search.
+    /// a later instruction of the fused region may read it from memory, or `r` is live after
+    /// the region (`KernelInfo::live_out`) and no later instruction of the region rewrites it
+    /// in every lane that runs this one (an unguarded rewrite: it stores the value that
+    /// survives, if any must). Later reads come from the register cache when this write is
+    /// unguarded (it dominates the rest of the lane's pass) and no guarded write to `r` comes
+    /// between (its value would be dropped from the cache at the join); an unguarded rewrite
+    /// of `r` ends the search.
     fn store_needed(&self, r: Reg) -> bool {
+        self.store_needed_in(r, true)
+    }
+
+    /// [`Self::store_needed`], with `rewrites_elide` false: a value live after the region is
+    /// stored even when a later instruction of the region rewrites it.
+    pub(super) fn store_needed_in(&self, r: Reg, rewrites_elide: bool) -> bool {
         // Other lanes read these: a uniform register (the broadcast copies the stored value),
         // a register some `SHFL` reads across lanes.
         if self.kernel.uniform.has_reg(r) || self.cross_lane.contains(&r) {
@@ -1402,30 +1410,29 @@ impl<'a, 'f> Translator<'a, 'f> {
             return true;
         };
         let i = usize::from(r.0);
-        if live.get(i / 64).is_none_or(|w| w >> (i % 64) & 1 != 0) {
+        let live_out = live.get(i / 64).is_none_or(|w| w >> (i % 64) & 1 != 0);
+        if live_out && !rewrites_elide {
             return true;
         }
         let reads = |inst: &Inst| inst.op.reads_reg(r);
         let writes = |inst: &Inst| inst.op.writes_reg(r);
+        let rewrites = |inst: &Inst| writes(inst) && inst.guard.is_always();
         let pc = self.pc as usize;
         let later = &self.kernel.insts[pc + 1..=self.region_last.max(pc)];
         if !self.kernel.insts[pc].guard.is_always() {
-            return later.iter().any(reads);
+            return later.iter().any(reads) || (live_out && !later.iter().any(rewrites));
         }
         for inst in later {
             if inst.guard.is_never() {
                 continue;
             }
             if writes(inst) {
-                if inst.guard.is_always() {
-                    // Reads up to here hit the cache; the rewrite's own reads came first.
-                    return false;
-                }
-                // A guarded rewrite may drop the cached value; be safe if anything reads on.
-                return true;
+                // An unguarded rewrite: reads up to here hit the cache, and the rewrite's own
+                // reads came first. A guarded one may drop the cached value: be safe.
+                return !inst.guard.is_always();
             }
         }
-        false
+        live_out
     }
 
     /// Records `v` as register `r`'s current value for the rest of the fused lane pass.

@@ -946,7 +946,7 @@ impl<'k> Lower<'k> {
 }
 
 /// `dst = a op b` on registers and an operand.
-fn bin(op: BinOp, ty: Ty, dst: Reg, a: Reg, b: Operand) -> Op {
+pub(super) fn bin(op: BinOp, ty: Ty, dst: Reg, a: Reg, b: Operand) -> Op {
     Op::Binary {
         op,
         ty,

@@ -120,6 +120,13 @@ impl ChannelBytes {
         }
     }
 
+    /// The first byte of channel 0's element.
+    pub fn channel0(&self) -> u32 {
+        match *self {
+            ChannelBytes::Linear { first, .. } | ChannelBytes::Region { first, .. } => first,
+        }
+    }
+
     /// The bytes of a raw operand whose channels take `elem_bytes` each, starting `offset`
     /// bytes into `root`'s storage.
     pub fn of_raw(layout: &GrfLayout, root: VarId, offset: u32, elem_bytes: u32) -> ChannelBytes {

@@ -50,8 +50,8 @@ use crate::ir::{
     Scope, Space, Span, Ty,
 };
 use grf::{ChannelBytes, GrfLayout};
-use promote::{Lanes, Promotion, Touch};
-use std::collections::{BTreeMap, HashMap};
+use promote::{Held, Lanes, Promotion, Touch, PAYLOAD_WRITES};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 type LResult<T> = Result<T, SyntaxError>;
 
@@ -87,6 +87,10 @@ const P_RANGES: u16 = 4;
 const MAX_RANGES: u16 = 32;
 /// The first predicate of a vISA predicate variable.
 const P_VARS: u16 = P_RANGES + MAX_RANGES;
+
+/// The instruction number ([`Touch::inst`]) of code that is not an instruction's (join code,
+/// the end of the kernel): never replicable.
+const NOT_AN_INST: u32 = PAYLOAD_WRITES - 1;
 
 /// What the front end needs from the launch to lower a kernel.
 pub struct LaunchInfo<'l> {
@@ -132,8 +136,8 @@ impl GrfAccess {
 
 /// Where a GRF access goes.
 enum Place {
-    /// The register of a promoted variable, moved as `Ty` (`u32` or `u64`).
-    Register(Ty, Reg),
+    /// The register of a promoted variable.
+    Register(Held),
     /// The GRF file.
     File(MemAccess),
     /// Nowhere: a store no load reads.
@@ -171,6 +175,22 @@ struct Lower<'k> {
     next_temp: u16,
     /// The first scratch register (after the promoted variables').
     temp_base: u16,
+    /// One past the highest scratch register an instruction that is not replicated took.
+    temp_end: u16,
+    /// The next scratch register of replicated instructions, which never reuse one (so that
+    /// each is written once: see [`promote`]).
+    replicated_next: u16,
+    /// The instruction being lowered, as [`Touch::inst`] numbers them.
+    inst_id: u32,
+    /// The next payload write's number.
+    next_payload_write: u32,
+    /// The instructions found replicable so far ([`promote`]).
+    replicable: BTreeSet<u32>,
+    /// The instruction being lowered runs replicated: unguarded, every operand at channel 0's
+    /// bytes, its scratch registers from `replicated_next`.
+    replicating: bool,
+    /// Some access went to the GRF file (else the kernel needs no shared memory).
+    file_used: bool,
     /// Every GRF access lowered so far (for [`Promotion::decide`]).
     touches: Vec<Touch>,
     /// The variables that live in registers ([`promote`]).
@@ -238,7 +258,11 @@ pub fn lower_kernel_with(
         });
     }
     let layout = GrfLayout::new(k);
-    let lower = |promotion: Promotion| -> Result<(Lower, Vec<IrInst>), Refusal> {
+    // `replicated_base`: the first scratch register of replicated instructions, above every
+    // other instruction's.
+    let lower = |promotion: Promotion,
+                 replicated_base: Option<u16>|
+     -> Result<(Lower, Vec<IrInst>), Refusal> {
         let temp_base = promotion.end.max(R_TEMP);
         let mut l = Lower {
             k,
@@ -255,6 +279,13 @@ pub fn lower_kernel_with(
             pred_vars: HashMap::new(),
             next_temp: temp_base,
             temp_base,
+            temp_end: temp_base,
+            replicated_next: replicated_base.unwrap_or(temp_base),
+            inst_id: 0,
+            next_payload_write: PAYLOAD_WRITES,
+            replicable: BTreeSet::new(),
+            replicating: false,
+            file_used: false,
             touches: Vec::new(),
             promotion,
             conj_lanes: HashMap::new(),
@@ -271,10 +302,25 @@ pub fn lower_kernel_with(
         })?;
         Ok((l, prologue))
     };
-    let mut lowered = lower(Promotion::default())?;
+    let mut lowered = lower(Promotion::default(), None)?;
     if promote {
         // Lowered once to see every access; again with the variables that can be registers.
-        lowered = lower(Promotion::decide(k, &layout, &lowered.0.touches, R_TEMP))?;
+        let first = &lowered.0;
+        let promotion = Promotion::decide(k, &layout, &first.touches, &first.replicable, R_TEMP);
+        // Replicated instructions take scratch registers above the others'. The second pass
+        // takes no more of those than the first (a promoted access needs no address
+        // registers), but if it did, a third pass with its figure places them right.
+        let mut span = first.temp_end - first.temp_base;
+        loop {
+            let base = promotion.end.max(R_TEMP) + span;
+            let next = lower(promotion.clone(), Some(base))?;
+            let used = next.0.temp_end - next.0.temp_base;
+            lowered = next;
+            if used <= span {
+                break;
+            }
+            span = used;
+        }
     }
     let (l, prologue) = lowered;
     Ok(l.finish(prologue)?)
@@ -334,6 +380,7 @@ impl<'k> Lower<'k> {
                         self.em_whole = false;
                     }
                     if let Some(j) = self.joins.at_label(*id) {
+                        self.inst_id = NOT_AN_INST;
                         self.span = k.label(*id).span;
                         self.text = format!("{}:", k.label(*id).name);
                         self.join_code(j);
@@ -343,11 +390,19 @@ impl<'k> Lower<'k> {
                     self.span = inst.span;
                     self.text = self.source_text(inst.span);
                     self.next_temp = self.temp_base;
-                    self.lower_inst(si, inst)?;
+                    self.inst_id = si as u32;
+                    if self.replicable_inst(inst) {
+                        self.replicable.insert(self.inst_id);
+                    }
+                    self.replicating = self.promotion.replicated(self.inst_id);
+                    let lowered = self.lower_inst(si, inst);
+                    self.replicating = false;
+                    lowered?;
                 }
             }
         }
         // Running off the end: as `ret`.
+        self.inst_id = NOT_AN_INST;
         self.span = Span::default();
         self.text = "(end of kernel)".into();
         self.finish_channels();
@@ -521,12 +576,49 @@ impl<'k> Lower<'k> {
 
     /// `words` consecutive scratch registers (a pair starts even).
     fn temp(&mut self, words: u16) -> Reg {
-        if words > 1 && self.next_temp % 2 == 1 {
-            self.next_temp += 1;
+        let next = if self.replicating {
+            &mut self.replicated_next
+        } else {
+            &mut self.next_temp
+        };
+        if words > 1 && *next % 2 == 1 {
+            *next += 1;
         }
-        let r = Reg(self.next_temp);
-        self.next_temp += words;
+        let r = Reg(*next);
+        *next += words;
+        if !self.replicating {
+            self.temp_end = self.temp_end.max(self.next_temp);
+        }
         r
+    }
+
+    /// Whether `inst` may run replicated if what it writes is uniform ([`promote`]): execution
+    /// size 1, no predicate, certain to run in its lane when reached (`_NM`, or every channel
+    /// runs here), plain arithmetic without modifiers, a general destination, and sources that
+    /// are general operands or immediates other than packed vectors (whose value depends on
+    /// the channel).
+    fn replicable_inst(&self, inst: &Inst) -> bool {
+        const ARITHMETIC: &[&str] = &[
+            "mov", "add", "mul", "mulh", "and", "or", "xor", "min", "max", "shl", "shr", "asr",
+            "not", "cbit", "mad",
+        ];
+        let Some(exec) = inst.exec else {
+            return false;
+        };
+        let general = |o: &ast::Operand| matches!(&o.kind, OperandKind::General(g) if g.var != ast::VarId::NULL);
+        exec.size == 1
+            && inst.pred.is_none()
+            && (exec.no_mask || self.em_whole)
+            && inst.kind == ast::InstKind::Plain
+            && inst.modifiers.is_empty()
+            && !inst.sat
+            && ARITHMETIC.contains(&inst.mnemonic.as_str())
+            && inst.operands.first().is_some_and(general)
+            && inst.operands[1..].iter().all(|o| {
+                general(o)
+                    || matches!(&o.kind, OperandKind::Imm(i)
+                        if !matches!(i.ty, ast::ElemType::V | ast::ElemType::UV | ast::ElemType::VF))
+            })
     }
 
     /// The register holding `file + lane × stride`.
@@ -546,8 +638,11 @@ impl<'k> Lower<'k> {
         Ok(r)
     }
 
-    /// The predicate `offset ≤ lane < offset + size`.
+    /// The predicate `offset ≤ lane < offset + size` (`PT` for every lane of the thread).
     fn range_pred(&mut self, offset: u32, size: u32) -> LResult<Pred> {
+        if offset == 0 && size >= self.simd {
+            return Ok(Pred::PT);
+        }
         let n = self.ranges.len() as u16;
         if let Some(p) = self.ranges.get(&(offset, size)) {
             return Ok(*p);
@@ -632,14 +727,32 @@ impl<'k> Lower<'k> {
     }
 
     /// Loads `access` into `dst` in the lanes of `guard`: from the GRF file, or, for a promoted
-    /// variable, from its register.
+    /// variable, from its register. `dst` is a scratch register of the instruction.
     fn grf_load(&mut self, guard: Guard, access: GrfAccess, dst: Reg) -> LResult<()> {
         let op = match self.grf_place(guard, access, true)? {
-            Place::Register(ty, reg) => Op::Mov {
-                ty,
-                dst,
-                src: Operand::Reg(reg),
-            },
+            Place::Register(Held { elem, reg }) => {
+                // A copy between registers has no effect outside its scratch destination, and
+                // the other lanes' scratch values are never observed (every effect of the
+                // instruction is under its guard), so it runs unguarded: the JIT then sees
+                // the scratch register's old value as dead.
+                let guard = Guard::ALWAYS;
+                self.emit(
+                    guard,
+                    Op::Mov {
+                        ty: if elem == 8 { Ty::U64 } else { Ty::U32 },
+                        dst,
+                        src: Operand::Reg(reg),
+                    },
+                );
+                if elem < 4 && access.ty.is_signed_int() {
+                    // The register holds the element zero-extended; a signed load extends
+                    // its sign, as a narrow shared-memory load would.
+                    let shift = Operand::Imm(u64::from(32 - 8 * elem));
+                    self.emit(guard, alu::bin(ir::BinOp::Shl, Ty::U32, dst, dst, shift));
+                    self.emit(guard, alu::bin(ir::BinOp::Shr, Ty::S32, dst, dst, shift));
+                }
+                return Ok(());
+            }
             Place::File(access) => Op::Load { access, dst },
             Place::Nowhere => return Ok(()),
         };
@@ -651,7 +764,30 @@ impl<'k> Lower<'k> {
     /// variable's register).
     fn grf_store(&mut self, guard: Guard, access: GrfAccess, src: Operand) -> LResult<()> {
         let op = match self.grf_place(guard, access, false)? {
-            Place::Register(ty, reg) => Op::Mov { ty, dst: reg, src },
+            Place::Register(Held { elem, reg }) if elem < 4 => {
+                // A narrow element is held zero-extended: the store keeps its low bits.
+                let mask = (1u64 << (8 * elem)) - 1;
+                match src {
+                    Operand::Imm(v) => Op::Mov {
+                        ty: Ty::U32,
+                        dst: reg,
+                        src: Operand::Imm(v & mask),
+                    },
+                    _ => Op::Binary {
+                        op: ir::BinOp::And,
+                        ty: Ty::U32,
+                        dst: reg,
+                        a: src.into(),
+                        b: Operand::Imm(mask).into(),
+                        ftz: false,
+                    },
+                }
+            }
+            Place::Register(Held { elem, reg }) => Op::Mov {
+                ty: if elem == 8 { Ty::U64 } else { Ty::U32 },
+                dst: reg,
+                src,
+            },
             Place::File(access) => Op::Store { access, src },
             Place::Nowhere => return Ok(()),
         };
@@ -662,6 +798,19 @@ impl<'k> Lower<'k> {
     /// Where a load (`load`) or store under `guard` goes; records it for
     /// [`Promotion::decide`].
     fn grf_place(&mut self, guard: Guard, a: GrfAccess, load: bool) -> LResult<Place> {
+        // A replicated instruction reads and writes channel 0's bytes in every lane.
+        let a = if self.replicating {
+            GrfAccess {
+                bytes: ChannelBytes::Linear {
+                    first: a.bytes.channel0(),
+                    stride: 0,
+                },
+                mask_offset: 0,
+                ..a
+            }
+        } else {
+            a
+        };
         let touch = Touch {
             bytes: a.bytes,
             mask_offset: a.mask_offset,
@@ -669,17 +818,17 @@ impl<'k> Lower<'k> {
             size: a.ty.bytes() * u32::from(a.vector),
             scalar: a.vector == 1,
             load,
+            ty: a.ty,
+            inst: self.inst_id,
         };
         self.touches.push(touch);
         if self.promotion.dead_store(&touch) {
             return Ok(Place::Nowhere);
         }
-        if let Some((elem, reg)) = self.promotion.register(&touch) {
-            return Ok(Place::Register(
-                if elem == 8 { Ty::U64 } else { Ty::U32 },
-                reg,
-            ));
+        if let Some(held) = self.promotion.register(&touch) {
+            return Ok(Place::Register(held));
         }
+        self.file_used = true;
         let addr = self.channel_address(a.bytes, a.mask_offset)?;
         Ok(Place::File(MemAccess {
             vector: a.vector,
@@ -725,6 +874,10 @@ impl<'k> Lower<'k> {
     /// The guard of an instruction: its channel range, the execution mask (unless `_NM`) and,
     /// when `with_pred`, its predicate.
     fn guard(&mut self, inst: &Inst, with_pred: bool) -> LResult<Guard> {
+        if self.replicating {
+            // Every lane computes what the one lane would (see `promote`).
+            return Ok(Guard::ALWAYS);
+        }
         let exec = self.exec_of(inst);
         let mut terms: Vec<PredSrc> = Vec::new();
         if !(exec.size == self.simd && exec.channel_offset() == 0) {
@@ -883,7 +1036,12 @@ impl<'k> Lower<'k> {
             insts,
             labels,
             warp_size: self.simd,
-            file_bytes: self.layout.file_bytes,
+            // No access left in the file: no shared memory at all.
+            file_bytes: if self.file_used {
+                self.layout.file_bytes
+            } else {
+                0
+            },
         })
     }
 }

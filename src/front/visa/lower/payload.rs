@@ -246,30 +246,45 @@ impl<'k> Lower<'k> {
             super::setp_u32(ir::CmpOp::Eq, P_EM, R_RESUME, 0),
             Guard::ALWAYS,
         );
-        emit(
-            Op::ReadSpecial {
-                dst: R_FILE,
-                sr: SpecialReg::WarpId,
-            },
-            Guard::ALWAYS,
-        );
-        emit(
-            super::imad(
-                R_FILE,
-                R_FILE,
-                u64::from(self.layout.file_bytes),
-                Operand::Imm(0),
-            ),
-            Guard::ALWAYS,
-        );
+        // The file's base, when some access goes to the file (the strides too: only file
+        // addresses take them).
+        if self.file_used {
+            emit(
+                Op::ReadSpecial {
+                    dst: R_FILE,
+                    sr: SpecialReg::WarpId,
+                },
+                Guard::ALWAYS,
+            );
+            emit(
+                super::imad(
+                    R_FILE,
+                    R_FILE,
+                    u64::from(self.layout.file_bytes),
+                    Operand::Imm(0),
+                ),
+                Guard::ALWAYS,
+            );
+        }
         for (&stride, &r) in &self.strides {
             emit(
                 super::imad(r, R_LANE, u64::from(stride), Operand::Reg(R_FILE)),
                 Guard::ALWAYS,
             );
         }
+        // The range predicates some instruction reads (a payload write that turned out dead,
+        // or replicated, asked for lane 0's and left it unused).
+        let mut read = std::collections::HashSet::new();
+        for inst in self.body.iter().chain(&payload) {
+            read.insert(inst.guard.pred);
+            inst.op.for_each_use(|u| {
+                if let ir::Use::PredSrc(p) = u {
+                    read.insert(p);
+                }
+            });
+        }
         let t = Reg(self.temp_base);
-        for (&(offset, size), &p) in &self.ranges {
+        for (&(offset, size), &p) in self.ranges.iter().filter(|(_, p)| read.contains(*p)) {
             emit(
                 Op::Binary {
                     op: ir::BinOp::Sub,
@@ -347,14 +362,14 @@ impl<'k> Lower<'k> {
                     )
                 });
             }
-            let lane0 = self.lane0()?;
-            if b % 4 == 0 && b + 4 <= len && (b..b + 4).all(|x| !covered[x as usize]) {
-                self.store_imm(lane0, Ty::U32, 0, at + b)?;
-                b += 4;
+            let lane0 = self.uniform_write(true)?;
+            let stored = if b % 4 == 0 && b + 4 <= len && (b..b + 4).all(|x| !covered[x as usize]) {
+                self.store_imm(lane0, Ty::U32, 0, at + b).map(|()| 4)
             } else {
-                self.store_imm(lane0, Ty::U8, 0, at + b)?;
-                b += 1;
-            }
+                self.store_imm(lane0, Ty::U8, 0, at + b).map(|()| 1)
+            };
+            self.replicating = false;
+            b += stored?;
         }
         Ok(())
     }
@@ -367,7 +382,19 @@ impl<'k> Lower<'k> {
             .map_or(self.k.span, |i| i.span)
     }
 
-    fn lane0(&mut self) -> LResult<Guard> {
+    /// Starts a payload write of a value lane 0 writes for the thread, and gives its guard:
+    /// when the value is the same in every lane (`uniform`) and what it writes is a uniform
+    /// variable, the write runs replicated, unguarded ([`super::promote`]); else in lane 0.
+    fn uniform_write(&mut self, uniform: bool) -> LResult<Guard> {
+        self.inst_id = self.next_payload_write;
+        self.next_payload_write += 1;
+        if uniform {
+            self.replicable.insert(self.inst_id);
+        }
+        self.replicating = self.promotion.replicated(self.inst_id);
+        if self.replicating {
+            return Ok(Guard::ALWAYS);
+        }
         Ok(Guard {
             pred: self.range_pred(0, 1)?,
             negate: false,
@@ -392,8 +419,20 @@ impl<'k> Lower<'k> {
     }
 
     fn write_field(&mut self, f: &Field, at: u32) -> LResult<()> {
-        let lane0 = self.lane0()?;
-        let t = self.temp(2);
+        let uniform = match f.value {
+            Value::LocalId { .. } => false,
+            Value::Special(srs) => srs.iter().all(|sr| sr.is_warp_uniform()),
+            Value::Zero | Value::GlobalSize | Value::Cbank { .. } => true,
+        };
+        let lane0 = self.uniform_write(uniform)?;
+        let written = self.write_field_value(f, at, lane0);
+        self.replicating = false;
+        written
+    }
+
+    /// [`Self::write_field`]'s code, `lane0` the guard of a value lane 0 writes. Every value
+    /// written gets its own scratch registers (written once each when replicated).
+    fn write_field_value(&mut self, f: &Field, at: u32, lane0: Guard) -> LResult<()> {
         match f.value {
             Value::Zero => {
                 for i in 0..f.size / 4 {
@@ -402,6 +441,7 @@ impl<'k> Lower<'k> {
             }
             Value::LocalId { d, first } => {
                 // Lane `first + c` writes its id at word c.
+                let t = self.temp(1);
                 let lanes = Guard {
                     pred: self.range_pred(first, f.size / 2)?,
                     negate: false,
@@ -416,12 +456,14 @@ impl<'k> Lower<'k> {
             }
             Value::Special(srs) => {
                 for (i, sr) in srs.iter().enumerate().take((f.size / 4) as usize) {
+                    let t = self.temp(1);
                     self.emit(lane0, Op::ReadSpecial { dst: t, sr: *sr });
                     self.store_reg(lane0, Ty::U32, t, at + 4 * i as u32)?;
                 }
             }
             Value::GlobalSize => {
                 for i in 0..3 {
+                    let t = self.temp(1);
                     let u = self.temp(1);
                     self.emit(
                         lane0,
@@ -453,6 +495,7 @@ impl<'k> Lower<'k> {
             }
             Value::Cbank { offset } => match f.size {
                 8 => {
+                    let t = self.temp(2);
                     self.emit(
                         lane0,
                         Op::Mov {
@@ -464,6 +507,7 @@ impl<'k> Lower<'k> {
                     self.store_reg(lane0, Ty::U64, t, at)?;
                 }
                 4 => {
+                    let t = self.temp(1);
                     self.emit(
                         lane0,
                         Op::Mov {
@@ -476,6 +520,7 @@ impl<'k> Lower<'k> {
                 }
                 size => {
                     // A byte or a half: the aligned dword around it, shifted down.
+                    let t = self.temp(1);
                     self.emit(
                         lane0,
                         Op::Mov {
