@@ -682,8 +682,9 @@ impl Module {
         let grid = overrides.grid.unwrap_or(spec.grid);
         let block = overrides.block.unwrap_or(spec.block);
         let mut shared_bytes = overrides.shared_bytes.unwrap_or(spec.shared_bytes);
-        if spec.shared_per_warp > 0 {
-            // A vISA kernel: each warp (thread) keeps its register file in the window.
+        if kernel.dialect == crate::ir::Dialect::Visa {
+            // A vISA kernel: each warp (thread) keeps its register file in the window (none
+            // when every variable is in registers), and a thread has all its channels.
             let threads: u64 = block.iter().map(|&d| u64::from(d)).product();
             let warp = u64::from(kernel.warp_size);
             if threads % warp != 0 {

@@ -365,10 +365,16 @@ impl SurfaceLayout {
     }
 
     /// The byte offset of element `e` from the surface's start.
+    /// Every division is by a power of two, written as a shift: this runs once per lane of
+    /// every surface access, and the hardware divisions it had were most of
+    /// `surf_hist2d`'s time.
     pub fn offset(&self, shape: &SurfaceShape, e: Element) -> u64 {
         let xb = u64::from(e.x) * u64::from(shape.elem_bytes);
         let (y, z) = (u64::from(e.y), u64::from(e.z));
-        let layer = u64::from(e.layer) * self.layer_bytes(shape);
+        let layer = match e.layer {
+            0 => 0,
+            l => u64::from(l) * self.layer_bytes(shape),
+        };
         match *self {
             SurfaceLayout::Pitch { pitch } => {
                 layer + (z * u64::from(shape.height) + y) * u64::from(pitch) + xb
@@ -380,9 +386,10 @@ impl SurfaceLayout {
                 let (gobs_wide, blocks_high, _) = block_counts(shape, log_height, log_depth);
                 let gobs_high = 1u64 << log_height;
                 let gobs_deep = 1u64 << log_depth;
-                let block =
-                    ((z >> log_depth) * blocks_high + y / (8 * gobs_high)) * gobs_wide + xb / 64;
-                let gob_in_block = (z & (gobs_deep - 1)) << log_height | (y / 8) & (gobs_high - 1);
+                // y / (8 × gobs_high), xb / 64.
+                let block = ((z >> log_depth) * blocks_high + (y >> (3 + log_height))) * gobs_wide
+                    + (xb >> 6);
+                let gob_in_block = (z & (gobs_deep - 1)) << log_height | (y >> 3) & (gobs_high - 1);
                 let in_gob = (xb % 64 / 32) * 256
                     + (y % 8 / 2) * 64
                     + (xb % 32 / 16) * 32
@@ -560,9 +567,10 @@ pub fn resolve(
     if h.shape.dim != addr.dim || h.shape.elem_bytes != bytes {
         return Resolved::Fault(SurfaceFault::Mismatch);
     }
-    let n = usize::from(addr.dim.coords());
-    let mut used = [0u32; 3];
-    used[..n].copy_from_slice(&coords[..n]);
+    // The coordinates the dimensionality reads, the others 0 (element by element: a copy of
+    // a run of variable length is a `memcpy` call, a tenth of a surface access's time).
+    let n = u32::from(addr.dim.coords());
+    let used: [u32; 3] = std::array::from_fn(|i| if (i as u32) < n { coords[i] } else { 0 });
     let e = match h.shape.element(used, addr.byte_x, addr.clamp) {
         Landing::At(e) => e,
         Landing::Ignored => return Resolved::Skip { sparse: false },
@@ -584,9 +592,11 @@ pub fn resolve(
 
 /// GOBs across, blocks high and blocks deep of a block-linear layer.
 fn block_counts(shape: &SurfaceShape, log_height: u8, log_depth: u8) -> (u64, u64, u64) {
-    let gobs_wide = shape.row_bytes().div_ceil(64);
-    let blocks_high = u64::from(shape.height).div_ceil(8 << log_height);
-    let blocks_deep = u64::from(shape.depth).div_ceil(1 << log_depth);
+    // Ceilings of divisions by powers of two, as shifts (the extents are `u32`: no overflow).
+    let ceil_shift = |v: u64, k: u8| (v + (1 << k) - 1) >> k;
+    let gobs_wide = ceil_shift(shape.row_bytes(), 6);
+    let blocks_high = ceil_shift(u64::from(shape.height), 3 + log_height);
+    let blocks_deep = ceil_shift(u64::from(shape.depth), log_depth);
     (gobs_wide, blocks_high, blocks_deep)
 }
 

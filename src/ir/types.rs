@@ -280,7 +280,8 @@ pub struct LaunchSpec {
     /// Shared-memory bytes each warp's code needs after the window's `shared_bytes` (a vISA
     /// thread's register file, see `docs/visa.md`): a launch of `W` warps per CTA gets a
     /// window of `shared_bytes + W × shared_per_warp`, and its CTA size must be a whole number
-    /// of warps. 0 for the NVIDIA dialects.
+    /// of warps. 0 for the NVIDIA dialects, and for a vISA kernel whose variables are all in
+    /// registers.
     pub shared_per_warp: u32,
 }
 

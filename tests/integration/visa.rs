@@ -656,6 +656,26 @@ fn scalars_in_registers_match_the_file_and_are_computed_by_every_lane() {
         "a GRF file access is left"
     );
 
+    // A work-group that is not whole threads is refused also when the kernel has no shared
+    // memory (the engine used to tell vISA kernels by their register files in the window).
+    for backend in [Backend::Interp, Backend::Jit] {
+        let mut l = LaunchText::new();
+        l.push("launch", ".grid 2\n.block 8\n.buffer b u32[16] = 0\n");
+        let module = engine(backend, 1, true)
+            .load_with_launch("k.visaasm", &source, &l)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let overrides = Overrides {
+            block: Some([12, 1, 1]),
+            ..Overrides::default()
+        };
+        let e = module.run("k", &overrides).err().map(|e| e.to_string());
+        assert!(
+            e.as_deref()
+                .is_some_and(|e| e.contains("must be a multiple of 8")),
+            "{e:?}"
+        );
+    }
+
     // A predicated write is not replicable: `S2` stays in the file, and only lane 0's
     // predicate decides (P1 is set in channel 0 for group 0 only): VAL = c + 3 in group 0.
     let predicated = "    cmp.eq (M1, 8) P1 R0(0,1)<0;1,0> LID(0,0)<1;1,0>\n    (P1) mov (M1_NM, 1) S2(0,0)<1> 0x3:ud\n    add (M1, 8) VAL(0,0)<1> VAL(0,0)<1;1,0> S2(0,0)<0;1,0>";

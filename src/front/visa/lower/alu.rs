@@ -145,8 +145,14 @@ impl<'k> Lower<'k> {
                 };
                 let access = self.general_access(g, exec, lty);
                 self.grf_load(guard, access, dst)?;
+                let mut value = dst;
                 if ty == ExecTy::Int(64) && g.ty.size() < 8 {
                     let signed = g.ty.is_signed_int() && !unsigned;
+                    // Replicated, into a register of its own, so that each is written once
+                    // (the JIT then computes it once per warp).
+                    if self.replicating {
+                        value = self.temp(2);
+                    }
                     self.emit(
                         guard,
                         Op::Convert {
@@ -154,13 +160,13 @@ impl<'k> Lower<'k> {
                             src_ty: if signed { Ty::S32 } else { Ty::U32 },
                             round: ir::Round::Nearest,
                             ftz: false,
-                            dst,
+                            dst: value,
                             a: Operand::Reg(dst).into(),
                         },
                     );
                 }
                 Ok(Src {
-                    operand: Operand::Reg(dst),
+                    operand: Operand::Reg(value),
                     modifier: ir_mod(g.modifier),
                 })
             }

@@ -88,6 +88,10 @@ const MAX_RANGES: u16 = 32;
 /// The first predicate of a vISA predicate variable.
 const P_VARS: u16 = P_RANGES + MAX_RANGES;
 
+/// Scratch registers replicated instructions may take for themselves ([`promote`]): a bound on
+/// the registers a kernel's warps carry (128 bytes each per warp).
+const REPLICATED_TEMPS: u16 = 512;
+
 /// The instruction number ([`Touch::inst`]) of code that is not an instruction's (join code,
 /// the end of the kernel): never replicable.
 const NOT_AN_INST: u32 = PAYLOAD_WRITES - 1;
@@ -177,9 +181,11 @@ struct Lower<'k> {
     temp_base: u16,
     /// One past the highest scratch register an instruction that is not replicated took.
     temp_end: u16,
-    /// The next scratch register of replicated instructions, which never reuse one (so that
-    /// each is written once: see [`promote`]).
+    /// The next scratch register of replicated instructions, which do not reuse one (so that
+    /// the JIT sees their values as the same in every lane: see [`promote`]), up to
+    /// `replicated_end`; past it they take the ordinary scratch registers.
     replicated_next: u16,
+    replicated_end: u16,
     /// The instruction being lowered, as [`Touch::inst`] numbers them.
     inst_id: u32,
     /// The next payload write's number.
@@ -281,6 +287,9 @@ pub fn lower_kernel_with(
             temp_base,
             temp_end: temp_base,
             replicated_next: replicated_base.unwrap_or(temp_base),
+            replicated_end: replicated_base
+                .unwrap_or(temp_base)
+                .saturating_add(REPLICATED_TEMPS),
             inst_id: 0,
             next_payload_write: PAYLOAD_WRITES,
             replicable: BTreeSet::new(),
@@ -312,7 +321,7 @@ pub fn lower_kernel_with(
         // registers), but if it did, a third pass with its figure places them right.
         let mut span = first.temp_end - first.temp_base;
         loop {
-            let base = promotion.end.max(R_TEMP) + span;
+            let base = promotion.end.max(R_TEMP).saturating_add(span);
             let next = lower(promotion.clone(), Some(base))?;
             let used = next.0.temp_end - next.0.temp_base;
             lowered = next;
@@ -576,7 +585,15 @@ impl<'k> Lower<'k> {
 
     /// `words` consecutive scratch registers (a pair starts even).
     fn temp(&mut self, words: u16) -> Reg {
-        let next = if self.replicating {
+        // A replicated instruction takes registers of its own while the pool lasts; past it,
+        // ordinary scratch registers (still exact: its other lanes' scratch values are never
+        // observed; the JIT then computes those values per lane).
+        let pooled = self.replicating
+            && self
+                .replicated_next
+                .checked_add(words + 1)
+                .is_some_and(|end| end <= self.replicated_end);
+        let next = if pooled {
             &mut self.replicated_next
         } else {
             &mut self.next_temp
@@ -586,7 +603,7 @@ impl<'k> Lower<'k> {
         }
         let r = Reg(*next);
         *next += words;
-        if !self.replicating {
+        if !pooled {
             self.temp_end = self.temp_end.max(self.next_temp);
         }
         r

@@ -13,8 +13,9 @@
 //! * **Uniform.** Every access reads or writes one whole element that every lane of it names
 //!   alike (`BASE(0,0)<0;1,0>`, a scalar IGC computes once per thread with `(M1_NM, 1)`), and
 //!   every write comes from a *replicable* instruction: execution size 1, no predicate,
-//!   certain to run in its one lane whenever the thread reaches it (`_NM`, or before the first
-//!   `goto`), plain arithmetic whose sources are immediates or general operands (or a payload
+//!   certain to run in its one lane whenever the thread reaches it (`_NM`, or where every
+//!   channel runs: before the first `goto`, `ret`, join point or label a `goto` targets),
+//!   plain arithmetic whose sources are immediates or general operands (or a payload
 //!   write of a value the same in every lane: a group id, a size, an argument). Such a variable
 //!   gets one register per element in *every* lane, and each instruction that writes it is
 //!   *replicated*: it runs unguarded in every lane, every operand at the bytes of channel 0.
@@ -55,9 +56,11 @@
 //! every lane writes what that lane would have written, and the instruction ran whenever the
 //! file model's would have (it is certain to run in its lane). Every read names one whole
 //! element, which is a `mov` from the register. The extra lanes' scratch registers are dead
-//! after the instruction. Replicated, the instruction writes each scratch register once
-//! (they are not reused), so the JIT's warp-invariance analysis sees every value it computes
-//! as the same in all lanes and computes it once per warp.
+//! after the instruction. Replicated, the instruction takes scratch registers no other
+//! instruction uses (up to a bound, `REPLICATED_TEMPS`), so a value it computes in one step (a
+//! copy, an operation, a widening) is written once, and the JIT's warp-invariance analysis
+//! computes it once per warp; a value built in two steps (a 64-bit `mad`, a `mov` with a
+//! source modifier) and a variable written twice are computed in every lane, alike.
 //!
 //! An instruction still reads all its sources before it writes a destination, and no other
 //! lane's accesses can observe the order of a lane's own. When no access is left in the file

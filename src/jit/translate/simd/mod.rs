@@ -63,9 +63,11 @@
 //! * Operations are exactly the scalar ones lane by lane: wrapping 32-bit add, subtract and
 //!   low multiply, bitwise logic, min/max, shifts by an immediate (with the IR's rule for
 //!   amounts of 32 or more), integer comparisons, selects, and the 64-bit product and sum of
-//!   `IMAD.WIDE`/`.HI` in two `i64x2` halves, and the carries of `IADD3` and `LEA` (a count of
-//!   the additions that wrapped, accumulated addend by addend). Anything else (floats,
-//!   division) stays scalar.
+//!   `IMAD.WIDE`/`.HI` in two `i64x2` halves, the carries of `IADD3` and `LEA` (a count of
+//!   the additions that wrapped, accumulated addend by addend), and 64-bit moves, wrapping
+//!   adds and subtracts (the low words' carry or borrow, an all-ones compare mask, taken from
+//!   the high words), logic and 32 → 64-bit widening on register pairs. Anything else
+//!   (floats, division) stays scalar.
 //! * Loads and stores: contiguous ones as 16-byte host accesses, loads from a warp-invariant
 //!   address once per chunk, the rest lane by lane with the scalar code (`memory.rs`).
 //! * 32-bit integer and `f32` atomics through global or generic addresses: four lanes on four
@@ -110,8 +112,9 @@ fn reads_tid_x(inst: &Inst) -> bool {
 }
 
 /// Whether `inst` (already a fusable per-lane instruction, `Fusion::Alu` or `Fusion::Memory`)
-/// has a vector translation: 32-bit integer register work (64-bit only in `IMAD.WIDE`/`.HI`
-/// and as the high words of a chained comparison), a unary op of any integer type up to 32
+/// has a vector translation: 32-bit integer register work (64-bit only in `IMAD.WIDE`/`.HI`,
+/// as the high words of a chained comparison, and in moves, wrapping add, subtract and logic
+/// on pairs and 32 → 64-bit widening), a unary op of any integer type up to 32
 /// bits whose source is the same in every lane of the group, a `NOP`, a plain load or store
 /// ([`memory::vector_access`]), or a 32-bit integer or `f32` atomic through a global or
 /// generic address ([`atomic::vectorisable_atomic`]); see the module docs. Its guard may be
