@@ -495,6 +495,84 @@ impl SurfaceHeader {
     }
 }
 
+/// What generated code needs to resolve an access to a 1D or 2D surface itself, when the
+/// access is inside the surface (`jit/translate/surface.rs`): the [`resolve`] of such an access
+/// is `base + offset`, with the offset below. Anything else (another dimensionality, a
+/// disabled surface, sparse pages, a coordinate outside, an extent that does not fit the fast
+/// path's compares) goes to [`resolve`]. Built from a header by [`FastSurface::of`], whenever
+/// the code's context is built for a launch's pool (headers do not change during a launch).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FastSurface {
+    /// Device address of the surface's first byte.
+    pub base: u64,
+    /// Byte groups of 64 across a row (block-linear).
+    pub gobs_wide: u64,
+    /// [`FastSurface::D1`] or [`FastSurface::D2`] when the fast path applies, else 0.
+    pub dim: u32,
+    /// Bytes per element.
+    pub elem_bytes: u32,
+    /// Elements across (below 2^31 when `dim` is not 0).
+    pub width: u32,
+    /// Rows (below 2^31 when `dim` is not 0).
+    pub height: u32,
+    /// 1: block-linear, with `log_height` and `log_depth`; 0: pitch-linear, `pitch` bytes a row.
+    pub block_linear: u32,
+    /// log2 of the block height in GOBs (block-linear).
+    pub log_height: u32,
+    /// log2 of the block depth in GOBs (block-linear).
+    pub log_depth: u32,
+    /// Bytes from one row to the next (pitch-linear).
+    pub pitch: u32,
+}
+
+impl FastSurface {
+    /// `dim` of a `.1D` surface.
+    pub const D1: u32 = 1;
+    /// `dim` of a `.2D` surface.
+    pub const D2: u32 = 2;
+
+    /// The fast form of `h`: `dim` 0 unless every access inside it resolves to `base + offset`
+    /// (not disabled, no sparse page, no zero extent, a `.1D` or `.2D` surface whose
+    /// extents are below 2^31, so that an unsigned compare of a coordinate against them is
+    /// the signed range test [`SurfaceShape::element`] makes).
+    pub fn of(h: &SurfaceHeader) -> FastSurface {
+        let s = &h.shape;
+        let dim = match s.dim {
+            SurfaceDim::D1 => FastSurface::D1,
+            SurfaceDim::D2 => FastSurface::D2,
+            SurfaceDim::D1Buffer | SurfaceDim::D1Array | SurfaceDim::D2Array | SurfaceDim::D3 => 0,
+        };
+        let small = |v: u32| v < 1 << 31;
+        let usable = !h.disabled
+            && h.sparse.is_empty()
+            && s.depth >= 1
+            && s.layers >= 1
+            && s.height >= 1
+            && small(s.width)
+            && small(s.height);
+        let (block_linear, log_height, log_depth, pitch) = match h.layout {
+            SurfaceLayout::Pitch { pitch } => (0, 0, 0, pitch),
+            SurfaceLayout::BlockLinear {
+                log_height,
+                log_depth,
+            } => (1, u32::from(log_height), u32::from(log_depth), 0),
+        };
+        FastSurface {
+            base: h.base,
+            gobs_wide: s.row_bytes().div_ceil(64),
+            dim: if usable { dim } else { 0 },
+            elem_bytes: s.elem_bytes,
+            width: s.width,
+            height: s.height,
+            block_linear,
+            log_height,
+            log_depth,
+            pitch,
+        }
+    }
+}
+
 /// The header index of a handle word: `headerPtr[19:0]`.
 pub fn header_index(handle: u32) -> u32 {
     handle & 0xf_ffff

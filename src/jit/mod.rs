@@ -40,6 +40,7 @@ use crate::exec::{
     run_fresh_each, run_warps_each, CtaEnv, FreshRun, FreshWarps, GroupAt, GroupExit, RunnerCache,
     Split, TrapInfo, TrapReason, WarpRun, WarpRunner, WarpState, WARP_STRIDE,
 };
+use crate::ir::surface::FastSurface;
 use crate::ir::Kernel;
 use crate::valid::KernelInfo;
 use cranelift_codegen::ir::types::{I32, I64};
@@ -583,6 +584,14 @@ struct CachedCtx {
     /// False after `prepare_cta` saw an environment it does not cache for.
     valid: bool,
     ctx: WarpCtx,
+    /// What `ctx.surfaces_fast` points to (a launch's headers do not change while it runs,
+    /// and the cache is the launch's): kept for the pointer, never read here.
+    _fast: Vec<FastSurface>,
+}
+
+/// The fast forms of a pool's headers (no allocation for a launch without surfaces).
+fn fast_surfaces(pool: &[crate::ir::surface::SurfaceHeader]) -> Vec<FastSurface> {
+    pool.iter().map(FastSurface::of).collect()
 }
 
 impl JitKernel {
@@ -604,9 +613,10 @@ impl JitKernel {
     }
 
     /// The call context for the CTA of `env`, with `cbank` as the bank operand reads use (the
-    /// bank itself, or a padded copy that outlives the context's use). The per-warp fields
-    /// are left null/zero for [`JitKernel::call`] to set.
-    fn build_ctx(&self, env: &CtaEnv, cbank: &[u8]) -> WarpCtx {
+    /// bank itself, or a padded copy that outlives the context's use) and `fast` the fast
+    /// forms of `env.surfaces` (likewise outliving it). The per-warp fields are left null/zero
+    /// for [`JitKernel::call`] to set.
+    fn build_ctx(&self, env: &CtaEnv, cbank: &[u8], fast: &[FastSurface]) -> WarpCtx {
         let ntid = env.ntid.map(|n| n.max(1));
         let threads = ntid.iter().map(|&n| u64::from(n)).product::<u64>();
         let warp_size = self.warp_size.clamp(1, 32);
@@ -652,6 +662,7 @@ impl JitKernel {
             spin_exits: [NO_STOP; 2],
             split_out: [0; 4],
             wide_cas_chunks: 0,
+            surfaces_fast: fast.as_ptr(),
         }
     }
 
@@ -916,7 +927,8 @@ impl WarpRunner for JitKernel {
         } else {
             env.cbank
         };
-        let mut ctx = self.build_ctx(env, cbank);
+        let fast = fast_surfaces(env.surfaces);
+        let mut ctx = self.build_ctx(env, cbank, &fast);
         self.call(&mut ctx, warp, env, pc, mask, stop_pc)
     }
 
@@ -932,10 +944,16 @@ impl WarpRunner for JitKernel {
             return;
         }
         let key = self.ctx_key(env);
-        let fresh = || CachedCtx {
-            key,
-            valid: true,
-            ctx: self.build_ctx(env, env.cbank),
+        let fresh = || {
+            let fast = fast_surfaces(env.surfaces);
+            let ctx = self.build_ctx(env, env.cbank, &fast);
+            // `ctx` points into `fast`'s heap buffer, which moving the vector keeps.
+            CachedCtx {
+                key,
+                valid: true,
+                ctx,
+                _fast: fast,
+            }
         };
         match cache.get_mut::<CachedCtx>() {
             Some(cached) if cached.valid && cached.key == key => {}

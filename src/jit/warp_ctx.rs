@@ -147,6 +147,10 @@ pub struct WarpCtx {
     /// (`translate/simd/atomic.rs`), added up over the context's calls: what tests read to
     /// know that path runs (the results are the same either way).
     pub wide_cas_chunks: u64,
+    /// The fast forms of the pool's headers ([`crate::ir::surface::FastSurface`], one per
+    /// header, `surfaces_len` of them), from which the generated code resolves an access
+    /// inside a 1D or 2D surface without calling `surface_lane`. After every older field.
+    pub surfaces_fast: *const crate::ir::surface::FastSurface,
 }
 
 /// What [`super::slow::surface_lane`] returns besides an element's device address (every
@@ -242,6 +246,8 @@ pub mod off {
     pub const SPIN_EXITS: i32 = offset_of!(WarpCtx, spin_exits) as i32;
     pub const SPLIT_OUT: i32 = offset_of!(WarpCtx, split_out) as i32;
     pub const WIDE_CAS_CHUNKS: i32 = offset_of!(WarpCtx, wide_cas_chunks) as i32;
+    pub const SURFACES_FAST: i32 = offset_of!(WarpCtx, surfaces_fast) as i32;
+    pub const SURFACES_LEN: i32 = offset_of!(WarpCtx, surfaces_len) as i32;
 
     /// Offset in [`Stats`] of the counter of atomic op `op`.
     pub fn stat_atomic(op: AtomicOp) -> i32 {

@@ -1,7 +1,9 @@
-//! Surface accesses ([`crate::ir::Address::Surface`]): per lane, one call of the resolver
-//! through `WarpCtx::surface_lane` (`slow::surface_lane`, which calls
-//! [`crate::ir::surface::resolve`], the interpreter's resolver, so both backends land every
-//! access in the same place), then the access in generated code at the element's address,
+//! Surface accesses ([`crate::ir::Address::Surface`]): per lane, the element's address, then
+//! the access in generated code at it. The address comes from the header's fast form
+//! ([`FastSurface`], `Translator::fast_surface_address`) for an access inside a `.1D` or `.2D`
+//! surface that has one; else from one call of the resolver through `WarpCtx::surface_lane`
+//! (`slow::surface_lane`, which calls [`crate::ir::surface::resolve`], the interpreter's
+//! resolver, so both backends land every access in the same place). The access is
 //! checked and performed exactly as a global access of its type (the loads, stores and atomic
 //! lowerings of `memory.rs`). An access that resolves to nothing does nothing: a store is
 //! dropped, a load or an atomic writes 0; the address's `Ps` predicate collects the lanes that
@@ -12,7 +14,7 @@
 
 use super::memory::Ftz;
 use super::{arg, Flow, Translator, GLOBAL_BASE_I64};
-use crate::ir::surface::SurfaceAddress;
+use crate::ir::surface::{FastSurface, SurfaceAddress, SurfaceDim};
 use crate::ir::{AtomicInst, AtomicOp, Guard, MemAccess, MemOrder, Operand, Reg, Space, Ty};
 use crate::jit::warp_ctx::{off, surface_code};
 use crate::jit::JitError;
@@ -73,6 +75,14 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             None => None,
         };
+        // The fast path: a `.1D` or `.2D` access with element coordinates whose result needs no
+        // signedness from the header (`FastSurface`).
+        let fast = match (s.dim, s.byte_x, &lowerings) {
+            (_, true, _) | (_, _, Some((_, Some(_)))) => None,
+            (SurfaceDim::D1, false, _) => Some(FastSurface::D1),
+            (SurfaceDim::D2, false, _) => Some(FastSurface::D2),
+            _ => None,
+        };
         let exec = self.exec_mask(g)?;
         let site = self.tables.surface_sites.len() as i64;
         self.tables.surface_sites.push((*s, bytes));
@@ -98,6 +108,18 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
                 SurfaceOp::Load(_) => (None, None),
             };
+            // The element's address from the header's fast form when it has one and the
+            // access is inside (`fast`), else what the resolver returns.
+            let slow = t.b.create_block();
+            let resolved_r = t.b.create_block();
+            t.b.append_block_param(resolved_r, I64);
+            if let Some(fast_dim) = fast {
+                let address = t.fast_surface_address(lane, s, fast_dim, bytes, slow)?;
+                t.b.ins().jump(resolved_r, &[arg(address)]);
+            } else {
+                t.b.ins().jump(slow, &[]);
+            }
+            t.b.switch_to_block(slow);
             let sig = t.surface_sig();
             let f =
                 t.b.ins()
@@ -106,7 +128,10 @@ impl<'a, 'f> Translator<'a, 'f> {
             let call =
                 t.b.ins()
                     .call_indirect(sig, f, &[t.ctx, site_v, lane.index]);
-            let r = t.b.inst_results(call)[0];
+            let called = t.b.inst_results(call)[0];
+            t.b.ins().jump(resolved_r, &[arg(called)]);
+            t.b.switch_to_block(resolved_r);
+            let r = t.b.block_params(resolved_r)[0];
             // A fault: the resolver recorded what the trap reports.
             let fault = t.b.create_block();
             let resolved = t.b.create_block();
@@ -240,6 +265,145 @@ impl<'a, 'f> Translator<'a, 'f> {
         } else if point {
             self.b.ins().sequence_point();
         }
+    }
+
+    /// The device address of the lane's element of a `.1D` or `.2D` (`dim`) access of `bytes`
+    /// per element at `s`, from the fast form of the header its handle selects
+    /// ([`FastSurface`]): what [`crate::ir::surface::resolve`] returns for it, `base +
+    /// SurfaceLayout::offset` (pitch: `y × pitch + x × bytes`; block-linear: the block, the GOB
+    /// in it and the byte in the GOB, with `z` and the layer 0). Branches to `slow` when the
+    /// handle is past the pool, the header has no fast form of this dimensionality and
+    /// element size, or a coordinate is outside (an unsigned compare against extents below
+    /// 2^31: a negative coordinate is outside too).
+    fn fast_surface_address(
+        &mut self,
+        lane: &super::Lane,
+        s: &SurfaceAddress,
+        dim: u32,
+        bytes: u32,
+        slow: cranelift_codegen::ir::Block,
+    ) -> Result<cranelift_codegen::ir::Value, JitError> {
+        use std::mem::{offset_of, size_of};
+        let field = |f: usize| f as i32;
+        let handle = self.read_operand(lane, s.handle.operand(), 1)?;
+        let index = self.b.ins().band_imm_s(handle, 0xf_ffff);
+        let index = self.b.ins().uextend(I64, index);
+        let len = self
+            .b
+            .ins()
+            .load(I64, self.flags.state_const, self.ctx, off::SURFACES_LEN);
+        let in_pool = self.b.ins().icmp(IntCC::UnsignedLessThan, index, len);
+        let header = self.b.create_block();
+        self.b.ins().brif(in_pool, header, &[], slow, &[]);
+        self.b.switch_to_block(header);
+        let pool = self
+            .b
+            .ins()
+            .load(I64, self.flags.state_const, self.ctx, off::SURFACES_FAST);
+        let at = self
+            .b
+            .ins()
+            .imul_imm_s(index, size_of::<FastSurface>() as i64);
+        let d = self.b.ins().iadd(pool, at);
+        // The headers do not change during the launch.
+        let ro = self.flags.state_const;
+        let load32 = |t: &mut Self, f: usize| t.b.ins().load(I32, ro, d, field(f));
+        let d_dim = load32(self, offset_of!(FastSurface, dim));
+        let d_bytes = load32(self, offset_of!(FastSurface, elem_bytes));
+        let width = load32(self, offset_of!(FastSurface, width));
+        let height = load32(self, offset_of!(FastSurface, height));
+        let x = self.read_operand(lane, Operand::Reg(s.coords), 1)?;
+        let y = if dim == FastSurface::D2 {
+            self.read_operand(lane, Operand::Reg(s.coords.word(1)), 1)?
+        } else {
+            self.iconst(I32, 0)
+        };
+        let same_dim = self.b.ins().icmp_imm_s(IntCC::Equal, d_dim, i64::from(dim));
+        let same_bytes = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, d_bytes, i64::from(bytes));
+        let x_in = self.b.ins().icmp(IntCC::UnsignedLessThan, x, width);
+        let y_in = self.b.ins().icmp(IntCC::UnsignedLessThan, y, height);
+        let ok = self.b.ins().band(same_dim, same_bytes);
+        let inside = self.b.ins().band(x_in, y_in);
+        let ok = self.b.ins().band(ok, inside);
+        let compute = self.b.create_block();
+        self.b.ins().brif(ok, compute, &[], slow, &[]);
+        self.b.switch_to_block(compute);
+        let base = self
+            .b
+            .ins()
+            .load(I64, ro, d, field(offset_of!(FastSurface, base)));
+        let x = self.b.ins().uextend(I64, x);
+        let y = self.b.ins().uextend(I64, y);
+        let xb = self.b.ins().imul_imm_s(x, i64::from(bytes));
+        let block_linear = load32(self, offset_of!(FastSurface, block_linear));
+        let (bl, pitch_blk, done) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.append_block_param(done, I64);
+        self.b.ins().brif(block_linear, bl, &[], pitch_blk, &[]);
+        // Pitch: y × pitch + x × bytes.
+        self.b.switch_to_block(pitch_blk);
+        let pitch = load32(self, offset_of!(FastSurface, pitch));
+        let pitch = self.b.ins().uextend(I64, pitch);
+        let row = self.b.ins().imul(y, pitch);
+        let offset = self.b.ins().iadd(row, xb);
+        self.b.ins().jump(done, &[arg(offset)]);
+        // Block-linear (`SurfaceLayout::offset` with z and the layer 0).
+        self.b.switch_to_block(bl);
+        let lh = load32(self, offset_of!(FastSurface, log_height));
+        let lh = self.b.ins().uextend(I64, lh);
+        let ld = load32(self, offset_of!(FastSurface, log_depth));
+        let ld = self.b.ins().uextend(I64, ld);
+        let gobs_wide = self
+            .b
+            .ins()
+            .load(I64, ro, d, field(offset_of!(FastSurface, gobs_wide)));
+        // block = (y >> (3 + lh)) × gobs_wide + xb / 64.
+        let lh3 = self.b.ins().iadd_imm_s(lh, 3);
+        let block_row = self.b.ins().ushr(y, lh3);
+        let block = self.b.ins().imul(block_row, gobs_wide);
+        let gob_x = self.b.ins().ushr_imm_s(xb, 6);
+        let block = self.b.ins().iadd(block, gob_x);
+        // gob_in_block = (y >> 3) & (2^lh − 1).
+        let one = self.iconst(I64, 1);
+        let gobs_high = self.b.ins().ishl(one, lh);
+        let gob_mask = self.b.ins().iadd_imm_s(gobs_high, -1);
+        let gob_row = self.b.ins().ushr_imm_s(y, 3);
+        let gob_in_block = self.b.ins().band(gob_row, gob_mask);
+        // in_gob = (xb % 64 / 32) × 256 + (y % 8 / 2) × 64 + (xb % 32 / 16) × 32
+        //          + (y % 2) × 16 + xb % 16.
+        let bits = |t: &mut Self, v, shift: i64, mask: i64, to: i64| {
+            let v = t.b.ins().ushr_imm_s(v, shift);
+            let v = t.b.ins().band_imm_s(v, mask);
+            t.b.ins().ishl_imm_s(v, to)
+        };
+        let terms = [
+            bits(self, xb, 5, 1, 8),
+            bits(self, y, 1, 3, 6),
+            bits(self, xb, 4, 1, 5),
+            bits(self, y, 0, 1, 4),
+            bits(self, xb, 0, 15, 0),
+        ];
+        let in_gob = terms
+            .into_iter()
+            .reduce(|a, b| self.b.ins().iadd(a, b))
+            .ok_or_else(|| self.internal("an empty sum"))?;
+        // (block × 512) << (lh + ld) + gob_in_block × 512 + in_gob.
+        let shift = self.b.ins().iadd(lh, ld);
+        let shift = self.b.ins().iadd_imm_s(shift, 9);
+        let blocks = self.b.ins().ishl(block, shift);
+        let gobs = self.b.ins().ishl_imm_s(gob_in_block, 9);
+        let offset = self.b.ins().iadd(blocks, gobs);
+        let offset = self.b.ins().iadd(offset, in_gob);
+        self.b.ins().jump(done, &[arg(offset)]);
+        self.b.switch_to_block(done);
+        let offset = self.b.block_params(done)[0];
+        Ok(self.b.ins().iadd(base, offset))
     }
 
     /// The signature `(ctx: i64, site: i32, lane: i32) -> i64` of `WarpCtx::surface_lane`.
