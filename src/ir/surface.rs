@@ -8,8 +8,9 @@
 //! [`resolve`] puts them together for one lane of an instruction: its [`SurfaceAddress`] (the
 //! IR's `Address::Surface`), the handle word it read and the launch's header pool
 //! ([`SurfaceHeader`]) give a global address, no access, or a [`SurfaceFault`]. Both backends
-//! call [`resolve`] (the JIT from its slow path) and nothing else decides where a surface
-//! access lands.
+//! call [`resolve`] (the JIT from its slow path); the JIT's generated code computes only the
+//! one answer [`resolve`] gives for an access inside a `.1D` or `.2D` surface that has a
+//! [`FastSurface`] (`base + offset`), and calls [`resolve`] for everything else.
 //!
 //! # Coordinates (`004_16d4664d52412e92.txt`)
 //!
@@ -527,15 +528,30 @@ pub struct FastSurface {
 }
 
 impl FastSurface {
+    /// No fast form: every access takes the resolver's path.
+    pub const NONE: FastSurface = FastSurface {
+        base: 0,
+        gobs_wide: 0,
+        dim: 0,
+        elem_bytes: 0,
+        width: 0,
+        height: 0,
+        block_linear: 0,
+        log_height: 0,
+        log_depth: 0,
+        pitch: 0,
+    };
+
     /// `dim` of a `.1D` surface.
     pub const D1: u32 = 1;
     /// `dim` of a `.2D` surface.
     pub const D2: u32 = 2;
 
     /// The fast form of `h`: `dim` 0 unless every access inside it resolves to `base + offset`
-    /// (not disabled, no sparse page, no zero extent, a `.1D` or `.2D` surface whose
-    /// extents are below 2^31, so that an unsigned compare of a coordinate against them is
-    /// the signed range test [`SurfaceShape::element`] makes).
+    /// (not disabled, no sparse page, a height, depth and layer count of at least 1, a `.1D`
+    /// or `.2D` surface whose width and height are below 2^31, so that an unsigned compare of
+    /// a coordinate against them is the signed range test [`SurfaceShape::element`] makes; a
+    /// zero width leaves no coordinate inside).
     pub fn of(h: &SurfaceHeader) -> FastSurface {
         let s = &h.shape;
         let dim = match s.dim {

@@ -584,14 +584,26 @@ struct CachedCtx {
     /// False after `prepare_cta` saw an environment it does not cache for.
     valid: bool,
     ctx: WarpCtx,
-    /// What `ctx.surfaces_fast` points to (a launch's headers do not change while it runs,
-    /// and the cache is the launch's): kept for the pointer, never read here.
+    /// What `ctx.surfaces_fast` points to (`fast_surfaces` of the pool it was built for;
+    /// checked against the headers whenever the context is reused).
     _fast: Vec<FastSurface>,
 }
 
-/// The fast forms of a pool's headers (no allocation for a launch without surfaces).
+/// The fast forms of a pool's headers, then one more with `dim` 0 (`FastSurface::NONE`): the
+/// generated code reads entry `min(index, len)` for any header index, so its reads stay in the
+/// vector however Cranelift moves them (they are movable loads, which it may hoist above the
+/// bounds test), and an index past the pool takes the resolver's path.
 fn fast_surfaces(pool: &[crate::ir::surface::SurfaceHeader]) -> Vec<FastSurface> {
-    pool.iter().map(FastSurface::of).collect()
+    pool.iter()
+        .map(FastSurface::of)
+        .chain([FastSurface::NONE])
+        .collect()
+}
+
+/// Whether `fast` holds the fast forms of `pool` (a cached context's copy is checked against
+/// the headers it is about to serve again: they might be other headers at the same address).
+fn fast_surfaces_match(fast: &[FastSurface], pool: &[crate::ir::surface::SurfaceHeader]) -> bool {
+    fast.len() == pool.len() + 1 && fast.iter().zip(pool).all(|(f, h)| *f == FastSurface::of(h))
 }
 
 impl JitKernel {
@@ -759,7 +771,10 @@ impl JitKernel {
         // and then changes only `ctaid`, the one field in which its CTAs' environments differ;
         // the generated code checks every device access against the limits in `ctx` before
         // touching memory; the bank is at least `cbank_needed` bytes or a padded copy
-        // the caller keeps alive). `pc_arg` is at most the instruction count (the
+        // the caller keeps alive; `surfaces_fast` points to the `surfaces_len + 1` fast forms
+        // built with the context, kept beside it, and checked against the pool's headers
+        // when it is reused, and the generated code reads entry `min(index, surfaces_len)`).
+        // `pc_arg` is at most the instruction count (the
         // implicit-exit block). The regions are accessed with plain moves while other
         // threads may use host atomics on them, which is what `Region` is designed for (every
         // access is naturally aligned and single-copy atomic on the host).
@@ -956,14 +971,18 @@ impl WarpRunner for JitKernel {
             }
         };
         match cache.get_mut::<CachedCtx>() {
-            Some(cached) if cached.valid && cached.key == key => {}
+            Some(cached)
+                if cached.valid
+                    && cached.key == key
+                    && fast_surfaces_match(&cached._fast, env.surfaces) => {}
             // The next CTA of the same launch in this slot: only the CTA index differs.
             Some(cached)
                 if cached.valid
                     && CtxKey {
                         ctaid: key.ctaid,
                         ..cached.key
-                    } == key =>
+                    } == key
+                    && fast_surfaces_match(&cached._fast, env.surfaces) =>
             {
                 cached.key.ctaid = key.ctaid;
                 cached.ctx.ctaid = key.ctaid;

@@ -196,7 +196,8 @@ pub extern "C" fn rmw_value(op: u32, ty: u32, old: u64, b: u64, ftz: u32) -> u64
 ///
 /// # Safety
 /// As [`slow_lanes`]; `ctx.surfaces` points to `ctx.surfaces_len` live headers (the CTA
-/// environment's pool, `JitKernel::build_ctx`), and `lane` is below 32.
+/// environment's pool, `JitKernel::build_ctx`; the generated code reads `ctx.surfaces_fast`,
+/// `surfaces_len + 1` live fast forms of them), and `lane` is below 32.
 pub unsafe extern "C" fn surface_lane(ctx: *mut WarpCtx, site: u32, lane: u32) -> u64 {
     use super::warp_ctx::surface_code;
     use crate::exec::{SurfaceTrap, TrapReason};

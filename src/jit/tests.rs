@@ -4481,6 +4481,8 @@ mod surfaces {
                 .collect();
             let (global, bases) = GlobalMemory::with_allocations(&sizes);
             let mut cbank = vec![0u8; 0x180];
+            // Handle word 3 names header 7 unless a fourth header takes it.
+            cbank[0x178..0x17c].copy_from_slice(&7u32.to_le_bytes());
             for (i, h) in headers.iter_mut().enumerate() {
                 h.base = bases[i];
                 cbank[0x160 + 8 * i..0x164 + 8 * i].copy_from_slice(&(i as u32).to_le_bytes());
@@ -4713,6 +4715,39 @@ mod surfaces {
                     }
                 }
             }
+        }
+        // A handle from the constant bank past the pool (no surface at all, and one surface
+        // with the handle naming a second): an invalid-surface trap on both backends, and
+        // no read outside the fast forms (their loads may be hoisted above any test). And a
+        // `.2D_ARRAY` header accessed as `.2D`: no fast form, the resolver's mismatch.
+        let h = header(SurfaceDim::D2, Ty::U32, [41, 37, 1, 1], layouts[1]);
+        let array = header(SurfaceDim::D2Array, Ty::U32, [41, 37, 1, 2], layouts[1]);
+        let lanes = |w: &mut WarpState| {
+            for l in 0..32 {
+                set_reg(w, 4, l, l as u32);
+                set_reg(w, 5, l, 1);
+                set_reg(w, 8, l, 1);
+            }
+        };
+        for (pool, surface, reason) in [
+            (vec![], 0, TrapReason::InvalidSurface),
+            (vec![h], 1, TrapReason::InvalidSurface),
+            (vec![array], 0, TrapReason::SurfaceMismatch),
+        ] {
+            let mut b = KernelBuilder::new();
+            let mut s = surf(SurfaceDim::D2, Clamp::Nearest, false, 0);
+            // Handle word 0x160 holds header 0; word 0x178 names header 7 (`SurfWorld::new`).
+            s.handle = SurfaceHandle::Bank {
+                bank: 0,
+                offset: if surface < pool.len() { 0x160 } else { 0x178 },
+            };
+            b.push(suatom(AtomicOp::Add, Ty::U32, s, false));
+            b.exit();
+            let (exit, _, _) = agree(&b, &pool, &[], FULL, &lanes);
+            let GroupExit::Trap(t) = exit else {
+                panic!("{pool:?}: {exit:?}")
+            };
+            assert_eq!((t.reason, t.lane), (reason, 0), "{pool:?}");
         }
     }
 

@@ -14,7 +14,8 @@
 //! `warp_id`, `exited`) and clears the `out_*` fields before each call; `run_group` builds one
 //! on the stack for the call. Either way the generated code sees the same values.
 //!
-//! Fields the generated code only reads (pointers, lengths, launch geometry) come first; the
+//! Fields the generated code only reads (pointers, lengths, launch geometry) come first (and
+//! some later ones, added after every older field: the surface pool's pointers); the
 //! generated code may load them once and keep them in registers. `exited` is read and written
 //! (`EXIT` ORs lanes into it), the `out_*` fields are written just before returning.
 

@@ -272,9 +272,11 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// ([`FastSurface`]): what [`crate::ir::surface::resolve`] returns for it, `base +
     /// SurfaceLayout::offset` (pitch: `y × pitch + x × bytes`; block-linear: the block, the GOB
     /// in it and the byte in the GOB, with `z` and the layer 0). Branches to `slow` when the
-    /// handle is past the pool, the header has no fast form of this dimensionality and
-    /// element size, or a coordinate is outside (an unsigned compare against extents below
-    /// 2^31: a negative coordinate is outside too).
+    /// header has no fast form of this dimensionality and element size (a handle past the
+    /// pool reads the `FastSurface::NONE` after it: the fast forms are movable loads, which
+    /// Cranelift may hoist above any test, so the index is clamped, never branched on), or a
+    /// coordinate is outside (an unsigned compare against extents below 2^31: a negative
+    /// coordinate is outside too).
     fn fast_surface_address(
         &mut self,
         lane: &super::Lane,
@@ -292,10 +294,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             .b
             .ins()
             .load(I64, self.flags.state_const, self.ctx, off::SURFACES_LEN);
-        let in_pool = self.b.ins().icmp(IntCC::UnsignedLessThan, index, len);
-        let header = self.b.create_block();
-        self.b.ins().brif(in_pool, header, &[], slow, &[]);
-        self.b.switch_to_block(header);
+        let index = self.b.ins().umin(index, len);
         let pool = self
             .b
             .ins()
