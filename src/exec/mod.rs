@@ -30,12 +30,14 @@
 //! `regs[r * WARP_STRIDE + l]`. [`WarpState::preds`] holds one lane mask per predicate register.
 
 pub mod memory;
+mod phases;
 pub mod random;
 mod scheduler;
 mod trap;
 mod warp;
 
 pub use memory::{AllocError, GlobalMemory, SharedMemory, GLOBAL_BASE, SHARED_WINDOW_BYTES};
+pub use phases::{run_phases_with, PhaseGroup, PhasesEnd, PhasesRun};
 pub use scheduler::{
     launch, launch_counted, CtaRunner, FailedLaunch, LaunchConfig, LaunchError, LaunchStats,
     LIGHT_PHASES_PER_QUANTUM,
@@ -212,6 +214,29 @@ pub trait WarpRunner: Send + Sync {
     ) -> (usize, Option<GroupExit>) {
         // SAFETY: this function's contract is `run_group_prepared`'s.
         unsafe { run_warps_each(self, cache, run, env) }
+    }
+
+    /// Runs up to `limit` **barrier phases** of a CTA whose unfinished warps are all light and
+    /// runnable ([`run_phases_with`] over the table `(states, groups)`, warp `i`'s state and
+    /// group; see `phases.rs`). Must behave exactly as [`WarpRunner::run_group_prepared`]
+    /// called for each group in that order, which is what the default does. The JIT calls its
+    /// generated code directly for each group, with none of the per-call checks a group
+    /// handed over alone needs.
+    ///
+    /// # Safety
+    ///
+    /// As for [`WarpRunner::run_group_prepared`].
+    unsafe fn run_phases(
+        &self,
+        cache: &mut RunnerCache,
+        env: &CtaEnv,
+        (states, groups): (&mut [Option<&mut WarpState>], &mut [PhaseGroup]),
+        limit: u32,
+    ) -> PhasesRun {
+        run_phases_with(states, groups, limit, |state, pc, mask| {
+            // SAFETY: this function's contract is `run_group_prepared`'s.
+            unsafe { self.run_group_prepared(cache, state, env, pc, mask, None) }
+        })
     }
 
     /// Runs *fresh* CTAs one after the other ([`FreshRun`]: each CTA the run hands out, from

@@ -37,8 +37,9 @@ mod warp_ctx;
 mod tests;
 
 use crate::exec::{
-    run_fresh_each, run_warps_each, CtaEnv, FreshRun, FreshWarps, GroupAt, GroupExit, RunnerCache,
-    Split, TrapInfo, TrapReason, WarpRun, WarpRunner, WarpState, WARP_STRIDE,
+    run_fresh_each, run_phases_with, run_warps_each, CtaEnv, FreshRun, FreshWarps, GroupAt,
+    GroupExit, PhaseGroup, PhasesRun, RunnerCache, Split, TrapInfo, TrapReason, WarpRun,
+    WarpRunner, WarpState, WARP_STRIDE,
 };
 use crate::ir::surface::FastSurface;
 use crate::ir::Kernel;
@@ -1107,6 +1108,45 @@ impl WarpRunner for JitKernel {
             }
             // SAFETY: this function's contract is `run_group_prepared`'s.
             _ => unsafe { run_warps_each(self, cache, run, env) },
+        }
+    }
+
+    /// One downcast of the cache and one check of its validity for all the phases, and each
+    /// warp's files made large enough once; per group, its pc's resumability (every pc a phase
+    /// starts at, pc 0 or the instruction after a barrier, is an entry, but a release can
+    /// only say so through the table), its fields of the context, the call and, for anything
+    /// but an exit, the event's decoding. A cache `run_group_prepared` would not use runs the
+    /// default way through it.
+    unsafe fn run_phases(
+        &self,
+        cache: &mut RunnerCache,
+        env: &CtaEnv,
+        (states, groups): (&mut [Option<&mut WarpState>], &mut [PhaseGroup]),
+        limit: u32,
+    ) -> PhasesRun {
+        match cache.get_mut::<CachedCtx>() {
+            Some(cached) if cached.valid => {
+                for state in states.iter_mut().flatten() {
+                    self.ensure_files(state);
+                }
+                let ctx = &mut cached.ctx;
+                run_phases_with(states, groups, limit, |warp, pc, mask| {
+                    if pc != 0 && !self.resumable(pc) {
+                        return self.run_group_cold(warp, env, pc, mask, None);
+                    }
+                    // As in `run_group_prepared`: the caller's contract makes the cached
+                    // context the one `run_group` would build.
+                    let code = self.run_code(ctx, warp, pc, mask, None);
+                    if code == Event::Exited as u32 {
+                        return GroupExit::Exited;
+                    }
+                    self.event(code, ctx, warp, env, (pc, mask, None))
+                })
+            }
+            _ => run_phases_with(states, groups, limit, |warp, pc, mask| {
+                // SAFETY: this function's contract is `run_group_prepared`'s.
+                unsafe { self.run_group_prepared(cache, warp, env, pc, mask, None) }
+            }),
         }
     }
 

@@ -19,11 +19,11 @@
 //! (see `divergence.rs`); if nothing was parked, every live lane waits at a barrier that cannot
 //! release: a provable deadlock, reported at once instead of waiting for the watchdog.
 
-use super::divergence::{add_arrival, PhaseRun, ScheduleCounters, Step, Warp};
+use super::divergence::{add_arrival, ScheduleCounters, Step, Warp};
 use super::LaunchContext;
 use crate::exec::{
-    CtaEnv, GroupAt, GroupExit, RunnerCache, SharedMemory, Stats, StuckWarp, TrapInfo, WarpRunner,
-    WarpState,
+    CtaEnv, GroupAt, GroupExit, PhaseGroup, PhasesEnd, RunnerCache, SharedMemory, Stats, StuckWarp,
+    TrapInfo, WarpRunner, WarpState,
 };
 
 /// What one quantum of a CTA ended with.
@@ -396,21 +396,19 @@ enum Phases {
 /// barrier, then the release, then the next phase, up to `limit` phases (what is left of the
 /// quantum's [`LaunchConfig::light_phases`](crate::exec::LaunchConfig::light_phases) rounds).
 ///
-/// One phase does exactly what a general round of a quantum does with such a CTA, as far as
-/// anything reads it (the CTA's count of live lanes may be left stale, and marked so, where a
-/// general round would have recounted it; every reader recounts a stale count): the round's runs of
-/// light warps take the same events in the same order, and the barrier check it makes after every
-/// arrival or exit cannot release before the phase's last event (a barrier needs every live lane,
-/// and every warp not yet run has live lanes that have not arrived). After the last event every
-/// live lane waits at a barrier (a light warp's arrival retires the lanes that did not arrive), so
-/// a barrier releases exactly when every arrival was at the same id; the arrivals' lane counts,
-/// which the CTA's list of barriers keeps, are needed only when the phase ends any other way, and
-/// are then added from the waiting warps. Going on into the next phase within the quantum is what
-/// the following quantum would do, minus its setup, and the worker's other CTAs simply run later
-/// (any interleaving of CTAs is a valid schedule). Both backends go through here, so the schedule
-/// is the same for each. What it saves is the bookkeeping of a quantum and of a run of light warps
-/// for every warp and every phase: a kernel like `hist_shared` (two barriers, eight warps) runs
-/// each CTA in one quantum of three tight rounds of backend calls.
+/// The warps go to the backend as a table ([`WarpRunner::run_phases`]; why a phase is exactly
+/// a general round of a quantum is in `crate::exec::phases`), and come back light (running or
+/// waiting) or finished. The CTA's count of live lanes may be left stale, and marked so, where
+/// a general round would have recounted it (every reader recounts a stale count). The
+/// arrivals' lane counts, which the CTA's list of barriers keeps, are needed only when the
+/// phases end other than by a release (arrivals at two ids, or an event not taken), and are
+/// then added from the waiting warps. Going on into the next phase within the quantum is what
+/// the following quantum would do, minus its setup, and the worker's other CTAs simply run
+/// later (any interleaving of CTAs is a valid schedule). Both backends go through here, so the
+/// schedule is the same for each. What it saves is the bookkeeping of a quantum and of a run of
+/// light warps for every warp and every phase, and, in the JIT, every check of a group handed
+/// over alone: a kernel like `hist_shared` (two barriers, eight warps) runs each CTA in one
+/// quantum, one backend call for its three phases.
 fn light_phases(
     warps: &mut [Warp],
     (barriers, live_stale): (&mut Vec<(u32, u32)>, &mut bool),
@@ -422,53 +420,69 @@ fn light_phases(
     {
         return Phases::NotLight;
     }
-    let mut retired = false;
-    let mut phases = Phases::Ran;
-    'phases: for phase in 1..=limit {
-        // The barrier every arrival of the phase so far was at; `mixed`: arrivals at two.
-        let (mut at, mut mixed) = (None, false);
-        for (i, warp) in warps.iter_mut().enumerate() {
-            match warp.run_light_phase(runner, cache, env) {
-                // Finished in an earlier phase.
-                None => {}
-                Some(PhaseRun::Exited) => retired = true,
-                Some(PhaseRun::Arrived {
-                    id, retired: some, ..
-                }) => {
-                    retired |= some;
-                    mixed |= at.is_some_and(|first| first != id);
-                    at = Some(id);
-                }
-                Some(PhaseRun::Other(exit)) => {
-                    add_arrivals(barriers, &warps[..i]);
-                    phases = Phases::Stopped {
-                        warp: i,
-                        exit,
-                        ran: phase - 1,
-                    };
-                    break 'phases;
-                }
-            }
-        }
-        match at {
-            // Every warp exited.
-            None => break,
-            Some(_) if mixed => {
-                add_arrivals(barriers, warps);
-                break;
-            }
-            Some(id) => {
-                counters.barrier_releases += 1;
-                for warp in warps.iter_mut() {
-                    warp.release_barrier(id, counters);
-                }
-            }
-        }
-    }
-    if retired {
+    let run = with_phase_table(warps, |states, groups| {
+        // SAFETY: `Cta::quantum` prepared `cache` for `env` (`Warp::step`'s contract).
+        unsafe { runner.run_phases(cache, env, (states, groups), limit) }
+    });
+    counters.barrier_releases += u64::from(run.releases);
+    if run.retired {
         *live_stale = true;
     }
-    phases
+    match run.end {
+        PhasesEnd::Ran => {
+            // Arrivals at two ids: the arrivals go to the CTA's list, where the general path
+            // finds them (it reports the deadlock).
+            add_arrivals(barriers, warps);
+            Phases::Ran
+        }
+        PhasesEnd::Stopped { warp, exit, ran } => {
+            add_arrivals(barriers, &warps[..warp]);
+            Phases::Stopped { warp, exit, ran }
+        }
+    }
+}
+
+/// How many warps a CTA's phase table holds on the stack; a CTA of more warps (a kernel whose
+/// warps are narrower than 32 lanes) builds its table on the heap.
+#[cfg(not(test))]
+const STACK_PHASE_WARPS: usize = 32;
+/// Three in the unit tests, whose CTAs of three and four warps then take both paths.
+#[cfg(test)]
+const STACK_PHASE_WARPS: usize = 3;
+
+/// Runs `f` on the phase table of `warps` (each warp's state and its [`PhaseGroup`]), then
+/// gives each warp back its group.
+#[inline(always)]
+fn with_phase_table<R>(
+    warps: &mut [Warp],
+    f: impl FnOnce(&mut [Option<&mut WarpState>], &mut [PhaseGroup]) -> R,
+) -> R {
+    let n = warps.len();
+    let mut stack = [PhaseGroup::FINISHED; STACK_PHASE_WARPS];
+    let mut heap = Vec::new();
+    let groups = if n <= STACK_PHASE_WARPS {
+        &mut stack[..n]
+    } else {
+        heap.resize(n, PhaseGroup::FINISHED);
+        &mut heap[..]
+    };
+    for (group, warp) in groups.iter_mut().zip(warps.iter()) {
+        *group = warp.phase_group();
+    }
+    let result = {
+        let mut states = warps.iter_mut().map(|w| Some(&mut w.state));
+        if n <= STACK_PHASE_WARPS {
+            let mut table: [Option<&mut WarpState>; STACK_PHASE_WARPS] =
+                std::array::from_fn(|_| states.next().flatten());
+            f(&mut table[..n], groups)
+        } else {
+            f(&mut states.collect::<Vec<_>>(), groups)
+        }
+    };
+    for (warp, &group) in warps.iter_mut().zip(groups.iter()) {
+        warp.set_phase_group(group);
+    }
+    result
 }
 
 /// Adds the arrivals of the warps waiting at a barrier to a CTA's list of barriers with

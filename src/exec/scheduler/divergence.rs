@@ -123,8 +123,8 @@
 //! last ran, skipping groups that sit out), so a warp's schedule is deterministic.
 
 use super::super::{
-    CtaEnv, GroupAt, GroupExit, RunnerCache, Split, TrapInfo, WarpRun, WarpRunner, WarpState,
-    WARP_STRIDE,
+    CtaEnv, GroupAt, GroupExit, PhaseGroup, RunnerCache, Split, TrapInfo, WarpRun, WarpRunner,
+    WarpState, WARP_STRIDE,
 };
 use crate::exec::random::SplitMix64;
 use crate::valid::KernelInfo;
@@ -433,6 +433,27 @@ impl Warp {
         matches!(self.light, Some(Light { barrier: None, .. }))
     }
 
+    /// A light or finished warp's place in a CTA's barrier phases (`crate::exec::phases`).
+    #[inline(always)]
+    pub fn phase_group(&self) -> PhaseGroup {
+        debug_assert!(
+            self.groups.is_empty(),
+            "only a light or finished warp runs phases"
+        );
+        match self.light {
+            Some(Light { pc, mask, barrier }) => PhaseGroup { pc, mask, barrier },
+            None => PhaseGroup::FINISHED,
+        }
+    }
+
+    /// Takes back a light or finished warp's place after barrier phases: light with that
+    /// group, or finished (no lanes).
+    #[inline(always)]
+    pub fn set_phase_group(&mut self, group: PhaseGroup) {
+        let PhaseGroup { pc, mask, barrier } = group;
+        self.light = (mask != 0).then_some(Light { pc, mask, barrier });
+    }
+
     /// The warp is light and waits at a barrier: its id and how many lanes wait.
     pub fn waiting_light(&self) -> Option<(u32, u32)> {
         let light = self.light?;
@@ -596,26 +617,6 @@ impl Warp {
         )
     }
 
-    /// Runs a light, runnable warp's group as one warp of a CTA's barrier phase
-    /// (`cta.rs`, `light_phases`) and takes the event when it is an exit or an arrival at a
-    /// barrier, exactly as [`Warp::step`] would (and a run of light warps does). `None`: the
-    /// warp is not light and runnable, and nothing ran. Any other event is returned untaken,
-    /// the warp still light and runnable, for [`Warp::end_light_run`] to apply. `cache` was
-    /// prepared for `env` ([`Warp::step`]'s contract).
-    #[inline(always)]
-    pub fn run_light_phase(
-        &mut self,
-        runner: &dyn WarpRunner,
-        cache: &mut RunnerCache,
-        env: &CtaEnv,
-    ) -> Option<PhaseRun> {
-        let light @ Light { barrier: None, .. } = self.light? else {
-            return None;
-        };
-        let exit = self.run_light(light, runner, cache, env);
-        Some(self.take_light(light, exit))
-    }
-
     /// Takes the event `exit` of the light group `light` where a light warp takes it itself:
     /// an exit (the warp is finished), or an arrival at a barrier with some of the group's
     /// lanes ([`Warp::arrive_light`]). Any other event is returned untaken, the warp as it was.
@@ -629,11 +630,7 @@ impl Warp {
             }
             GroupExit::Barrier { pc, mask, id } if mask & light.mask != 0 => {
                 let lanes = self.arrive_light(light, pc, mask, id);
-                PhaseRun::Arrived {
-                    id,
-                    lanes,
-                    retired: lanes != light.mask,
-                }
+                PhaseRun::Arrived { id, lanes }
             }
             exit => PhaseRun::Other(exit),
         }
@@ -1456,16 +1453,15 @@ fn watch_yield(
 }
 
 /// What a light warp's group did, as the warp takes it itself ([`Warp::take_light`], for a
-/// CTA's barrier phase, [`Warp::run_light_phase`], and a light warp's step).
+/// light warp's step; a CTA's barrier phases take the same events in `crate::exec::phases`).
 #[derive(Debug)]
-pub enum PhaseRun {
+enum PhaseRun {
     /// Every lane of the group exited (taken: the warp is finished).
     Exited,
     /// The group arrived at barrier `id` with the lanes `lanes` (taken, as
     /// [`Warp::arrive_light`] takes it: the warp waits there, light, with those lanes; the
-    /// caller keeps the CTA's count of arrivals); `retired`: some of its lanes exited on the
-    /// way.
-    Arrived { id: u32, lanes: u32, retired: bool },
+    /// caller keeps the CTA's count of arrivals).
+    Arrived { id: u32, lanes: u32 },
     /// Any other event, not taken.
     Other(GroupExit),
 }

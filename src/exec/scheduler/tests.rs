@@ -1958,6 +1958,8 @@ fn light_phases_make_the_calls_and_counts_of_general_rounds() {
         ),
     ];
     for (name, program, finishes) in cases {
+        // Three warps a CTA go in a phase table on the stack, four on the heap (see
+        // `STACK_PHASE_WARPS`).
         for shape in [(1, 96), (1, 80), (3, 80), (2, 128)] {
             let general = with_phases(program, shape, 0);
             // One phase a quantum is exactly one general round a quantum, call for call.
