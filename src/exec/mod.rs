@@ -233,10 +233,8 @@ pub trait WarpRunner: Send + Sync {
         (states, groups): (&mut [Option<&mut WarpState>], &mut [PhaseGroup]),
         limit: u32,
     ) -> PhasesRun {
-        run_phases_with(states, groups, limit, |state, pc, mask| {
-            // SAFETY: this function's contract is `run_group_prepared`'s.
-            unsafe { self.run_group_prepared(cache, state, env, pc, mask, None) }
-        })
+        // SAFETY: this function's contract is `run_group_prepared`'s.
+        unsafe { run_phases_each(self, cache, env, (states, groups), limit) }
     }
 
     /// Runs *fresh* CTAs one after the other ([`FreshRun`]: each CTA the run hands out, from
@@ -329,6 +327,25 @@ pub unsafe fn run_warps_each<R: WarpRunner + ?Sized>(
         }
     }
     (groups.len(), None)
+}
+
+/// [`WarpRunner::run_phases`] group by group through [`WarpRunner::run_group_prepared`] (the
+/// trait's default, and what a backend falls back to).
+///
+/// # Safety
+///
+/// As for [`WarpRunner::run_group_prepared`].
+pub unsafe fn run_phases_each<R: WarpRunner + ?Sized>(
+    runner: &R,
+    cache: &mut RunnerCache,
+    env: &CtaEnv,
+    (states, groups): (&mut [Option<&mut WarpState>], &mut [PhaseGroup]),
+    limit: u32,
+) -> PhasesRun {
+    run_phases_with(states, groups, limit, |state, pc, mask| {
+        // SAFETY: the caller's contract.
+        unsafe { runner.run_group_prepared(cache, state, env, pc, mask, None) }
+    })
 }
 
 /// [`WarpRunner::run_fresh_ctas`] CTA by CTA and warp by warp: `prepare_cta`, then

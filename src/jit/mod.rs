@@ -37,8 +37,8 @@ mod warp_ctx;
 mod tests;
 
 use crate::exec::{
-    run_fresh_each, run_phases_with, run_warps_each, CtaEnv, FreshRun, FreshWarps, GroupAt,
-    GroupExit, PhaseGroup, PhasesRun, RunnerCache, Split, TrapInfo, TrapReason, WarpRun,
+    run_fresh_each, run_phases_each, run_phases_with, run_warps_each, CtaEnv, FreshRun, FreshWarps,
+    GroupAt, GroupExit, PhaseGroup, PhasesRun, RunnerCache, Split, TrapInfo, TrapReason, WarpRun,
     WarpRunner, WarpState, WARP_STRIDE,
 };
 use crate::ir::surface::FastSurface;
@@ -1143,10 +1143,8 @@ impl WarpRunner for JitKernel {
                     self.event(code, ctx, warp, env, (pc, mask, None))
                 })
             }
-            _ => run_phases_with(states, groups, limit, |warp, pc, mask| {
-                // SAFETY: this function's contract is `run_group_prepared`'s.
-                unsafe { self.run_group_prepared(cache, warp, env, pc, mask, None) }
-            }),
+            // SAFETY: this function's contract is `run_group_prepared`'s.
+            _ => unsafe { run_phases_each(self, cache, env, (states, groups), limit) },
         }
     }
 
