@@ -7134,3 +7134,137 @@ fn a_lane_affine_address_continues_a_run_only_where_its_lanes_are_contiguous() {
         }
     }
 }
+
+/// `0: R0 = lane; 1: P0 = R0 < 16; 2: R1 = R0 << 2; 3: P1 = R0 == fault; 4: @P1 R1 = 128`
+/// (past a 128-byte window), then two shared atomics at `[R1]`: 5, under `first`, adding 1;
+/// 6, under `second`, adding 10; then `EXIT`.
+fn two_messages(first: Guard, second: Guard, fault: u64) -> KernelBuilder {
+    let mut b = KernelBuilder::new();
+    let atom = |add: u64| {
+        Op::Atomic(Box::new(AtomicInst {
+            access: MemAccess {
+                space: Space::Shared,
+                ty: Ty::U32,
+                vector: 1,
+                order: MemOrder::Relaxed,
+                scope: Scope::Cta,
+                addr: shared_addr(1, 0),
+            },
+            op: AtomicOp::Add,
+            dst: Reg::RZ,
+            src: imm(add),
+            src2: None,
+            spin: false,
+            ftz: false,
+            performed: Pred::PT,
+        }))
+    };
+    b.lane_id(0)
+        .push(set_lt(p(0), 0, 16))
+        .push(bin_u32(BinOp::Shl, 1, reg(0), imm(2)))
+        .push(set_eq(p(1), 0, fault))
+        .when(
+            1,
+            false,
+            Op::Mov {
+                ty: Ty::U32,
+                dst: r(1),
+                src: imm(128),
+            },
+        )
+        .guarded(first, atom(1))
+        .guarded(second, atom(10))
+        .exit();
+    b
+}
+
+#[test]
+fn accesses_in_lane_order_share_a_region_and_a_fault_finds_the_earlier_ones_done() {
+    // A guard no lane set is known for (P2 = R5 < 16, R5 written nowhere) orders nothing.
+    let p2 = Guard {
+        pred: p(2),
+        negate: false,
+    };
+    let mut b = two_messages(p2, Guard::ALWAYS, 99);
+    b.insts.insert(0, b.insts[1].clone());
+    b.insts[0].op = set_lt(p(2), 5, 16);
+    let (kernel, mut info) = b.build();
+    info.prove_invariant(&kernel);
+    assert_eq!(info.guard_lanes(p2, 32), None);
+    let plan = translate::Plan::new(&kernel, &info, &JitOptions::default());
+    assert!(
+        !plan
+            .regions
+            .iter()
+            .any(|r| r.contains(&6) && r.contains(&7)),
+        "{:?}",
+        plan.regions
+    );
+
+    let p0 = Guard {
+        pred: p(0),
+        negate: false,
+    };
+    let not_p0 = Guard {
+        pred: p(0),
+        negate: true,
+    };
+    // Lanes 0-15, then lanes 16-31: one region; the other way round: the two accesses in
+    // regions of their own.
+    for (first, second, fused) in [(p0, not_p0, true), (not_p0, p0, false)] {
+        // Whole runs, then lane 20's or lane 3's address past the window.
+        for fault in [None, Some(20usize), Some(3)] {
+            let b = two_messages(first, second, fault.map_or(99, |f| f as u64));
+            let (kernel, mut info) = b.build();
+            info.prove_invariant(&kernel);
+            let plan = translate::Plan::new(&kernel, &info, &JitOptions::default());
+            let together = plan
+                .regions
+                .iter()
+                .any(|r| r.contains(&5) && r.contains(&6));
+            assert_eq!(
+                together, fused,
+                "{first:?} then {second:?}: {:?}",
+                plan.regions
+            );
+            let jit = compile_with(&kernel, &info, JitOptions::default()).unwrap();
+            let interp = crate::interp::Interpreter::new();
+            let mut outcomes = Vec::new();
+            for runner in [&jit as &dyn WarpRunner, &interp] {
+                let world = World::new(8, 128);
+                let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+                let exit = world.run_warp(&kernel, &info, runner, &mut warp, 0, FULL, None);
+                let words: Vec<u32> = (0..32).map(|l| world.shared_u32(4 * l)).collect();
+                outcomes.push((exit, words, warp.stats.clone()));
+            }
+            let case = format!("{first:?} then {second:?}, fault {fault:?}");
+            assert_eq!(outcomes[0], outcomes[1], "{case}");
+            let (exit, words, stats) = &outcomes[0];
+            // What the document says, instruction by instruction.
+            let first_lanes = |l: usize| (l < 16) != first.negate;
+            let done = |l: usize| match fault {
+                None => true,
+                // The fault in the first message: its lanes before the faulting one.
+                Some(f) if first_lanes(f) => first_lanes(l) && l < f,
+                // In the second: all of the first, and the second's lanes before it.
+                Some(f) => first_lanes(l) || l < f,
+            };
+            for (l, &w) in words.iter().enumerate() {
+                let add = if first_lanes(l) { 1 } else { 10 };
+                assert_eq!(w, if done(l) { add } else { 0 }, "lane {l}, {case}");
+            }
+            let performed = (0..32).filter(|&l| done(l)).count() as u64;
+            assert_eq!(stats.atomics[AtomicOp::Add.index()], performed, "{case}");
+            match fault {
+                None => assert_eq!(*exit, GroupExit::Exited),
+                Some(lane) => {
+                    let pc = if first_lanes(lane) { 5 } else { 6 };
+                    assert!(
+                        matches!(exit, GroupExit::Trap(t) if t.pc == pc && t.lane == lane as u32),
+                        "{exit:?}, {case}"
+                    )
+                }
+            }
+        }
+    }
+}

@@ -62,6 +62,7 @@ mod atomics;
 mod blocks;
 mod cfg;
 mod init;
+mod lanes;
 mod launch;
 mod live;
 pub use live::Liveness;
@@ -77,7 +78,7 @@ pub use launch::{
     LaunchProblem,
 };
 
-use crate::ir::{Control, Dialect, Inst, Kernel, LaunchSpec, Op, Span};
+use crate::ir::{Control, Dialect, Guard, Inst, Kernel, LaunchSpec, Op, Span};
 use std::fmt;
 
 /// The validator's proof: facts about a kernel that passed validation, which backends and the
@@ -98,6 +99,7 @@ pub struct KernelInfo {
     num_barriers: u32,
     written_before_read: Vec<bool>,
     invariant: Vec<bool>,
+    lane_sets: Vec<Option<u32>>,
     liveness: live::Liveness,
     /// Every register is live everywhere (`KernelInfo::unchecked`).
     all_live: bool,
@@ -167,6 +169,24 @@ impl KernelInfo {
     /// once per warp and write it to every lane's slot.
     pub fn invariant(&self) -> &[bool] {
         &self.invariant
+    }
+
+    /// The lanes of a warp in which an instruction guarded by `guard` executes, as far as its
+    /// guard decides, when that is the same set wherever the instruction runs: every lane for
+    /// `PT`, and for a *lane-constant* predicate (`lanes.rs`: written once, from the lane
+    /// index and immediates, before every read) its lane set or, negated, the rest of the
+    /// warp's lanes. `None` for any other predicate. Bit `l` is lane `l`.
+    pub fn guard_lanes(&self, guard: Guard, warp_size: u32) -> Option<u32> {
+        let lanes = if warp_size >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << warp_size) - 1
+        };
+        if guard.pred.is_pt() {
+            return Some(if guard.negate { 0 } else { lanes });
+        }
+        let set = (*self.lane_sets.get(usize::from(guard.pred.0))?)?;
+        Some(if guard.negate { !set & lanes } else { set })
     }
 
     /// The registers live after instruction `pc` of `kernel` (the kernel this info is for;
@@ -240,6 +260,7 @@ impl KernelInfo {
             num_barriers: 0,
             written_before_read: vec![false; kernel.num_regs as usize],
             invariant: vec![false; kernel.num_regs as usize],
+            lane_sets: vec![None; kernel.num_preds as usize],
             liveness: live::Liveness::default(),
             all_live: true,
             fingerprint: fingerprint(kernel),
@@ -251,6 +272,7 @@ impl KernelInfo {
     pub(crate) fn prove_invariant(&mut self, kernel: &Kernel) {
         let flow = cfg::analyze(kernel);
         self.invariant = uniform::invariant_registers(kernel, &flow);
+        self.lane_sets = lanes::lane_sets(kernel, &flow);
     }
 
     /// Makes `reconv` the reconvergence point of the branch at `branch`.
@@ -503,6 +525,7 @@ fn kernel_info(kernel: &Kernel, flow: &cfg::ControlFlow, cbank: u32) -> KernelIn
         num_barriers: 0,
         written_before_read: init::written_before_read(kernel, flow),
         invariant: uniform::invariant_registers(kernel, flow),
+        lane_sets: lanes::lane_sets(kernel, flow),
         liveness: live::liveness(kernel, flow),
         all_live: false,
         fingerprint: fingerprint(kernel),

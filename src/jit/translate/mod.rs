@@ -203,6 +203,11 @@ pub(super) struct Translator<'a, 'f> {
     /// While an atomic's lanes are translated: its op and executing lanes. Its counter is added
     /// once after the lane loop; a faulting lane's trap path adds the lanes before it.
     atomic_exec: Option<(crate::ir::AtomicOp, Value, u32)>,
+    /// In a fused region with accesses in lane order ([`RegionRules::lanes_after`]): the
+    /// atomics before the instruction being translated (op, guard, elements). When a lane of a
+    /// later access faults, every lane of these has performed them (their lanes all come
+    /// before it), so its trap path counts them.
+    earlier_atomics: Vec<(crate::ir::AtomicOp, Guard, u16)>,
     /// The last instruction of the region being translated (the current instruction when it
     /// is not fused): register writes no instruction after it can read skip their store.
     region_last: usize,
@@ -370,6 +375,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             vector_memory_left: VECTOR_MEMORY_LOOPS,
             pred_cache: Vec::new(),
             atomic_exec: None,
+            earlier_atomics: Vec::new(),
             region_last: 0,
             live_after: info.live_after_range(kernel, range.clone()),
             lowest_lane_only: false,
@@ -695,12 +701,16 @@ impl<'a, 'f> Translator<'a, 'f> {
         // (`simd/`), else lane by lane.
         let vector = self.runs_as_vector(&region);
         // Two loads run together only as vector code, the early one before the loop; else
-        // the region is the two regions it would have been without that rule.
+        // the region is the two regions it would have been without that rule, unless its
+        // accesses are in lane order.
         let second = region
             .clone()
             .filter(|&pc| memory_access(&self.kernel.insts[pc].op))
             .nth(1);
-        if let Some(k) = second.filter(|_| !vector) {
+        // Accesses in lane order run together as scalar code.
+        if let Some(k) =
+            second.filter(|_| !vector && !lane_ordered(self.kernel, self.info, &region))
+        {
             self.build_range(region.start..k)?;
             return self.build_range(k..region.end);
         }
@@ -864,6 +874,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         mask: Value,
         region_start: usize,
     ) -> Result<(), JitError> {
+        self.earlier_atomics.clear();
         for &pc in pcs {
             self.pc = pc as u32;
             self.insts = self
@@ -871,13 +882,23 @@ impl<'a, 'f> Translator<'a, 'f> {
                 .ins()
                 .iadd_imm_s(entry_insts, (pc - region_start + 1) as i64);
             self.mask = mask;
-            match self.translate_inst(&self.kernel.insts[pc])? {
+            let inst = &self.kernel.insts[pc];
+            let flow = self.translate_inst(inst);
+            if let Op::Atomic(a) = &inst.op {
+                if !a.spin && !inst.guard.is_never() {
+                    let elements = u16::from(a.access.vector);
+                    self.earlier_atomics.push((a.op, inst.guard, elements));
+                }
+            }
+            match flow? {
                 Flow::Next(m) if m == mask => {}
                 Flow::Next(_) | Flow::Done => {
-                    return Err(self.internal("a fused instruction changed the group's mask"))
+                    self.earlier_atomics.clear();
+                    return Err(self.internal("a fused instruction changed the group's mask"));
                 }
             }
         }
+        self.earlier_atomics.clear();
         Ok(())
     }
 
@@ -1189,6 +1210,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         });
         if let Some((_, exec, _)) = self.atomic_exec {
             self.store_out(off::OUT_C, exec);
+        }
+        // The earlier atomics of a region in lane order were performed by all their lanes.
+        for (op, guard, elements) in self.earlier_atomics.clone() {
+            if let Ok(exec) = self.exec_mask(guard) {
+                self.count_atomics(op, exec, elements);
+            }
         }
         self.store_out_const(off::OUT_A, site);
         self.store_out(off::OUT_B, lane);
@@ -2244,13 +2271,15 @@ impl RegionRules<'_> {
     /// for the warp alone, and a second per-chunk uniform load costs compile time). Such a
     /// region runs as vector code with the preloadable load before its loop (`simd/memory.rs`,
     /// `preload`); if it cannot, `build_region` splits it.
+    ///
+    /// Or, in a scalar region, when every lane that can execute `inst` comes after every lane
+    /// that can execute each held access ([`lanes_after`]): the region then runs lane-major
+    /// with its accesses in instruction-major order.
     fn admits(&self, held: &[&Inst], inst: &Inst) -> bool {
-        let load = |i: &Inst| matches!(i.op, Op::Load { .. });
-        let early = |i: &Inst| simd::preloadable(self.info, i);
         match held {
             [] => true,
-            [one] => self.simd && load(one) && load(inst) && early(one) != early(inst),
-            _ => false,
+            [one] if preload_pair(self.simd, self.info, one, inst) => true,
+            _ => lanes_after(self.kernel, self.info, held, inst),
         }
     }
 
@@ -2268,7 +2297,7 @@ impl RegionRules<'_> {
             held.push(first);
         }
         // The guard of a guarded atomic in the region: its counter is taken from the guard
-        // after the loop, so no later instruction of the region may touch that predicate.
+        // after the loop, so no later instruction of the region may write that predicate.
         let atomic_guard = |inst: &Inst| {
             (matches!(inst.op, Op::Atomic(_)) && !inst.guard.pred.is_pt())
                 .then_some(inst.guard.pred)
@@ -2276,7 +2305,13 @@ impl RegionRules<'_> {
         let mut guards: Vec<Pred> = atomic_guard(first).into_iter().collect();
         while end < n && (!self.resume[end] || through == Some(end)) {
             let inst = &kernel.insts[end];
-            if inst.pred_uses().iter().any(|p| guards.contains(p)) {
+            let mut writes_guard = false;
+            inst.op.for_each_use(|u| {
+                if let crate::ir::Use::PredDst(p) = u {
+                    writes_guard |= guards.contains(&p);
+                }
+            });
+            if writes_guard {
                 break;
             }
             match self.fusion(end) {
@@ -2306,11 +2341,63 @@ fn vector_code(
     simd: bool,
     region: &std::ops::Range<usize>,
 ) -> bool {
-    simd && region.clone().all(|pc| {
-        let inst = &kernel.insts[pc];
-        invariant::invariant_writer(kernel, info, aggregate, inst)
-            || simd::vectorisable(kernel, inst)
-    }) && simd::adjacent_atomics(&kernel.insts, info, region)
+    let accesses: Vec<&Inst> = region
+        .clone()
+        .map(|pc| &kernel.insts[pc])
+        .filter(|i| memory_access(&i.op))
+        .collect();
+    let vector_accesses = match accesses[..] {
+        [] | [_] => true,
+        [a, b] => preload_pair(simd, info, a, b),
+        _ => false,
+    };
+    simd && vector_accesses
+        && region.clone().all(|pc| {
+            let inst = &kernel.insts[pc];
+            invariant::invariant_writer(kernel, info, aggregate, inst)
+                || simd::vectorisable(kernel, inst)
+        })
+        && simd::adjacent_atomics(&kernel.insts, info, region)
+}
+
+/// Two accesses a vector region holds together: plain loads of which exactly one is
+/// [`simd::preloadable`] (see [`RegionRules::admits`]).
+fn preload_pair(simd: bool, info: &KernelInfo, a: &Inst, b: &Inst) -> bool {
+    let load = |i: &Inst| matches!(i.op, Op::Load { .. });
+    let early = |i: &Inst| simd::preloadable(info, i);
+    simd && load(a) && load(b) && early(a) != early(b)
+}
+
+/// Whether every lane that can execute `later` comes after every lane that can execute each of
+/// `earlier`, by their guards' lane sets ([`KernelInfo::guard_lanes`]: `PT`, or a predicate
+/// the lane index alone decides). A lane-major loop over a region holding these accesses in
+/// this order then performs them in instruction-major order: each access's lanes in
+/// increasing order, and all of one access's lanes before any of the next one's. A lane that
+/// faults at `later` finds exactly what instruction-major order leaves: every lane of the
+/// earlier accesses done, and the lanes of `later` below it (vISA's 16- and 32-channel
+/// messages split into 8-channel ones, `(M1, 8)` then `(M3, 8)`, are such accesses).
+fn lanes_after(kernel: &Kernel, info: &KernelInfo, earlier: &[&Inst], later: &Inst) -> bool {
+    let lanes = |i: &Inst| info.guard_lanes(i.guard, kernel.warp_size);
+    let Some(after) = lanes(later) else {
+        return false;
+    };
+    earlier.iter().all(|e| match lanes(e) {
+        Some(before) => {
+            before == 0 || after == 0 || 31 - before.leading_zeros() < after.trailing_zeros()
+        }
+        None => false,
+    })
+}
+
+/// Whether the accesses of `region`, in order, are each in lane order after the ones before
+/// it ([`lanes_after`]).
+fn lane_ordered(kernel: &Kernel, info: &KernelInfo, region: &std::ops::Range<usize>) -> bool {
+    let accesses: Vec<&Inst> = region
+        .clone()
+        .map(|pc| &kernel.insts[pc])
+        .filter(|i| memory_access(&i.op))
+        .collect();
+    (1..accesses.len()).all(|j| lanes_after(kernel, info, &accesses[..j], accesses[j]))
 }
 
 /// Splits `0..n` into regions translated together. A region of more than one instruction is a
