@@ -7229,17 +7229,48 @@ fn accesses_in_lane_order_share_a_region_and_a_fault_finds_the_earlier_ones_done
             );
             let jit = compile_with(&kernel, &info, JitOptions::default()).unwrap();
             let interp = crate::interp::Interpreter::new();
+            // A partial group leaves the other lanes' predicate bits (the lane-constant P0 is
+            // written for the region's lanes before its loop) and memory words alone.
+            let partial = [0x0ff0_f00f, 0x0000_ffff, 0xffff_0000];
+            for &mask in &partial {
+                let mut outcomes = Vec::new();
+                for runner in [&jit as &dyn WarpRunner, &interp] {
+                    let world = World::new(8, 128);
+                    let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
+                    warp.preds[0] = 0xa5a5_5a5a;
+                    let exit = world.run_warp(&kernel, &info, runner, &mut warp, 0, mask, None);
+                    let words: Vec<u32> = (0..32).map(|l| world.shared_u32(4 * l)).collect();
+                    outcomes.push((exit, words, warp.stats.clone(), warp.preds.clone()));
+                }
+                // (A trapped launch exposes no registers or predicates, and a fused region's
+                // predicates are stored after its loop.)
+                if fault.is_some() {
+                    for o in &mut outcomes {
+                        o.3.clear();
+                    }
+                } else {
+                    assert_eq!(outcomes[0].3[0], (0xa5a5_5a5a & !mask) | (0xffff & mask));
+                }
+                assert_eq!(outcomes[0], outcomes[1], "mask {mask:#x}, fault {fault:?}");
+            }
             let mut outcomes = Vec::new();
             for runner in [&jit as &dyn WarpRunner, &interp] {
                 let world = World::new(8, 128);
                 let mut warp = WarpState::new(kernel.num_regs, kernel.num_preds, 0, FULL);
                 let exit = world.run_warp(&kernel, &info, runner, &mut warp, 0, FULL, None);
                 let words: Vec<u32> = (0..32).map(|l| world.shared_u32(4 * l)).collect();
-                outcomes.push((exit, words, warp.stats.clone()));
+                outcomes.push((exit, words, warp.stats.clone(), warp.preds.clone()));
             }
             let case = format!("{first:?} then {second:?}, fault {fault:?}");
+            if fault.is_some() {
+                for o in &mut outcomes {
+                    o.3.clear();
+                }
+            } else {
+                assert_eq!(outcomes[0].3[0], 0xffff, "{case}");
+            }
             assert_eq!(outcomes[0], outcomes[1], "{case}");
-            let (exit, words, stats) = &outcomes[0];
+            let (exit, words, stats, _) = &outcomes[0];
             // What the document says, instruction by instruction.
             let first_lanes = |l: usize| (l < 16) != first.negate;
             let done = |l: usize| match fault {

@@ -78,7 +78,7 @@ pub use launch::{
     LaunchProblem,
 };
 
-use crate::ir::{Control, Dialect, Guard, Inst, Kernel, LaunchSpec, Op, Span};
+use crate::ir::{Control, Dialect, Guard, Inst, Kernel, LaunchSpec, Op, Pred, Span};
 use std::fmt;
 
 /// The validator's proof: facts about a kernel that passed validation, which backends and the
@@ -185,8 +185,15 @@ impl KernelInfo {
         if guard.pred.is_pt() {
             return Some(if guard.negate { 0 } else { lanes });
         }
-        let set = (*self.lane_sets.get(usize::from(guard.pred.0))?)?;
+        let set = self.pred_lanes(guard.pred)?;
         Some(if guard.negate { !set & lanes } else { set })
+    }
+
+    /// The lane set of predicate `p` when it is lane-constant (`lanes.rs`): bit `l` is the
+    /// value its one writer writes in lane `l`, and every lane reads there. `None` for any
+    /// other predicate.
+    pub fn pred_lanes(&self, p: Pred) -> Option<u32> {
+        *self.lane_sets.get(usize::from(p.0))?
     }
 
     /// The registers live after instruction `pc` of `kernel` (the kernel this info is for;

@@ -656,9 +656,26 @@ impl<'a, 'f> Translator<'a, 'f> {
             .clone()
             .filter(|&pc| {
                 let inst = &self.kernel.insts[pc];
-                !matches!(inst.op, Op::Nop) && !self.is_invariant_writer(inst)
+                !matches!(inst.op, Op::Nop)
+                    && !self.is_invariant_writer(inst)
+                    && self.lane_constant_write(inst).is_none()
             })
             .collect()
+    }
+
+    /// When `inst` is the one writer of a lane-constant predicate (`KernelInfo::pred_lanes`):
+    /// the predicate and the value it writes in every lane. A fused region writes it once,
+    /// for all its lanes, before its loop: every read of the predicate comes after its writer,
+    /// so no instruction of the region reads it before, and what each lane would write is
+    /// its bit of the lane set.
+    fn lane_constant_write(&self, inst: &Inst) -> Option<(Pred, u32)> {
+        let Op::SetP { dst, dst2, .. } = inst.op else {
+            return None;
+        };
+        if !inst.guard.is_always() || !dst2.is_pt() {
+            return None;
+        }
+        Some((dst, self.info.pred_lanes(dst)?))
     }
 
     /// Whether `region`'s loop runs four lanes at a time: it is [`vector_code`], and the vector
@@ -749,6 +766,18 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
         }
         let hoisted_values = std::mem::take(&mut self.reg_cache);
+        // Lane-constant predicates: one write for all the region's lanes.
+        for pc in region.clone() {
+            if let Some((p, set)) = self.lane_constant_write(&self.kernel.insts[pc]) {
+                let old = self.load_pred(p);
+                let bits = self.iconst(I32, i64::from(set));
+                let new = self.b.ins().bitselect(mask, bits, old);
+                match self.pred_cache.iter_mut().find(|e| e.0 == p.0) {
+                    Some(e) => e.1 = new,
+                    None => return Err(self.internal("a region's predicate outside its set")),
+                }
+            }
+        }
         let pcs = self.unhoisted(&region);
         // Both copies of the chunk loop, unless it is the last vector memory loop left or no
         // group can hold 32 lanes (vISA's SIMD8 and SIMD16 kernels).
