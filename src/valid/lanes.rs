@@ -1,11 +1,9 @@
 //! Lane-constant predicates: predicates whose value, wherever any lane reads it, is a fixed
 //! function of the lane's index in its warp. The JIT uses their lane sets to prove that two
 //! memory accesses of a region happen in the same order lane by lane as instruction by
-//! instruction (`jit/translate`, [`fusion_regions`]): vISA's SIMD16 and SIMD32 messages are
+//! instruction (`fusion_regions` in `jit/translate`): vISA's SIMD16 and SIMD32 messages are
 //! split into 8-channel messages guarded by such predicates (`laneid - 8 < 8`), and the lanes
 //! of one message all come before the next one's.
-//!
-//! [`fusion_regions`]: ../../jit/translate/fn.fusion_regions.html
 //!
 //! # The rule
 //!

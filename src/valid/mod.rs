@@ -53,8 +53,9 @@
 //!
 //! Besides the control-flow facts, [`KernelInfo::written_before_read`] says which registers
 //! can never be read before being written (`init.rs`), so their launch value need not be set,
-//! and [`KernelInfo::invariant`] which registers hold the same value in every lane of a warp
-//! wherever they are read (`uniform.rs`).
+//! [`KernelInfo::invariant`] which registers hold the same value in every lane of a warp
+//! wherever they are read (`uniform.rs`), and [`KernelInfo::guard_lanes`] in which lanes of a
+//! warp a guard can be true, for predicates that the lane index alone decides (`lanes.rs`).
 
 #![deny(clippy::wildcard_enum_match_arm)]
 

@@ -28,7 +28,8 @@
 //!   parameters and written to the predicate register once, after the loop.
 //! * **Fused regions** ([`fusion_regions`]): a run of per-lane instructions inside a basic
 //!   block with at most one memory access (or, as vector code, two loads of which one is
-//!   loaded once for the warp) runs *lane-major*: one loop over the group's lanes
+//!   loaded once for the warp; or, as scalar code, accesses whose lanes come one access after
+//!   the other, [`lanes_after`]) runs *lane-major*: one loop over the group's lanes
 //!   runs the whole run for a lane, then the next lane. It is indistinguishable from
 //!   instruction-major order (the argument is on [`fusion_regions`]) and removes a loop, a
 //!   reload of every register read and the loop bookkeeping per instruction: values written or
@@ -2431,8 +2432,8 @@ fn lane_ordered(kernel: &Kernel, info: &KernelInfo, region: &std::ops::Range<usi
 
 /// Splits `0..n` into regions translated together. A region of more than one instruction is a
 /// run of fusable instructions (see [`Fusion`]) with no resume point after its first, holding
-/// at most one memory access, or two plain loads of which one is preloadable (see
-/// [`RegionRules::admits`]); it runs lane-major (each lane runs the whole region, lanes in
+/// at most one memory access, or two plain loads of which one is preloadable, or accesses in
+/// lane order (see [`RegionRules::admits`]); it runs lane-major (each lane runs the whole region, lanes in
 /// increasing order) instead of instruction-major. The two orders are indistinguishable:
 /// register and predicate work of one lane never reads another lane's registers or predicate
 /// bits (predicates are carried through the region loop as masks and each lane updates only
@@ -2444,6 +2445,7 @@ fn lane_ordered(kernel: &Kernel, info: &KernelInfo, region: &std::ops::Range<usi
 /// predicates, which a trapped launch does not expose). Two loads change no memory, so their
 /// order between lanes is any interleaving of the threads, and a fault of the preloaded one
 /// hands the group to the interpreter (`Event::Interpret`), which finds the first fault.
+/// Accesses in lane order ([`lanes_after`]) happen in instruction-major order in both.
 ///
 /// **Peeled loop heads.** A region that ends at a resume point `r` which its last instruction
 /// falls into (typically a loop head: the target of a backward branch) continues through the region
