@@ -39,8 +39,9 @@ use crate::ir::{Kernel, Op, Operand, Pred, Reg, SpecialReg, Src, Ty, Use};
 use crate::sem;
 
 /// How far back [`Lanes::last_write`] looks for a register's last write, and how deep a lane
-/// expression may nest: enough for a front end's index arithmetic before a compare, small
-/// enough that the analysis stays linear in the kernel.
+/// expression may nest: enough for a front end's index arithmetic before a compare. With each
+/// writer evaluated once ([`Lanes::written`]), the analysis takes at most `MAX_WALK` steps per
+/// operand of each compare and writer.
 const MAX_WALK: usize = 64;
 const MAX_DEPTH: u32 = 16;
 
@@ -119,6 +120,11 @@ struct Lanes<'a> {
     straight: Vec<bool>,
     /// Lanes of the kernel's warps (at most 32).
     width: usize,
+    /// What each instruction already evaluated writes ([`Lanes::written`]): every writer is
+    /// evaluated once, however many expressions read it.
+    memo: std::cell::RefCell<std::collections::HashMap<usize, Option<PerLane>>>,
+    /// Evaluations made (what the memo bounds by the kernel's length).
+    evaluations: std::cell::Cell<usize>,
 }
 
 impl<'a> Lanes<'a> {
@@ -139,6 +145,8 @@ impl<'a> Lanes<'a> {
             kernel,
             straight,
             width: kernel.warp_size.min(32) as usize,
+            memo: Default::default(),
+            evaluations: Default::default(),
         }
     }
 
@@ -198,6 +206,19 @@ impl<'a> Lanes<'a> {
     /// What instruction `w` (the last writer of its one-word destination) writes, in each lane,
     /// when it is an unguarded lane expression.
     fn written(&self, w: usize, depth: u32) -> Option<PerLane> {
+        if let Some(&known) = self.memo.borrow().get(&w) {
+            return known;
+        }
+        // (A writer met too deep is taken as no lane expression, and remembered so: never a
+        // wrong value, at worst a lane set not found.)
+        let value = self.evaluate(w, depth);
+        self.memo.borrow_mut().insert(w, value);
+        value
+    }
+
+    /// [`Lanes::written`], without the memo.
+    fn evaluate(&self, w: usize, depth: u32) -> Option<PerLane> {
+        self.evaluations.set(self.evaluations.get() + 1);
         let inst = &self.kernel.insts[w];
         if !inst.guard.is_always() || depth > MAX_DEPTH {
             return None;
@@ -269,7 +290,7 @@ impl<'a> Lanes<'a> {
 #[cfg(test)]
 mod tests {
     use crate::front::parse;
-    use crate::ir::{Dialect, Kernel, Op};
+    use crate::ir::{Dialect, Kernel, Op, Operand};
 
     /// The kernel of a PTX entry whose body is `body` (registers `%r<16>`, `%p<8>`, a shared
     /// array `sm`), validated.
@@ -357,6 +378,32 @@ mod tests {
             assert_eq!(lanes[..2], [None, None], "{case}");
             assert_eq!(lanes[2], Some(u32::MAX), "{case}");
         }
+    }
+
+    #[test]
+    fn shared_subexpressions_are_evaluated_once() {
+        // Fifteen doublings feed thirty compares: each writer is evaluated once (without the
+        // memo, a compare would walk its operand's 2^15 paths).
+        let mut body = String::from("\tmov.u32 %r1, %laneid;\n");
+        for _ in 0..15 {
+            body.push_str("\tadd.u32 %r1, %r1, %r1;\n");
+        }
+        for i in 0..30 {
+            body.push_str(&format!("\tsetp.eq.u32 %p1, %r1, {};\n", i << 15));
+        }
+        let (k, _) = kernel_of(&body);
+        let flow = crate::valid::cfg::analyze(&k);
+        let lanes = super::Lanes::new(&k, &flow);
+        for (pc, inst) in k.insts.iter().enumerate() {
+            if let Op::SetP { dst, b, .. } = &inst.op {
+                let Operand::Imm(v) = b.operand else {
+                    panic!("{:?}", inst.op)
+                };
+                // lane << 15 == i << 15: lane i.
+                assert_eq!(lanes.compare(pc, *dst), Some(1 << (v >> 15)), "pc {pc}");
+            }
+        }
+        assert!(lanes.evaluations.get() <= 16, "{}", lanes.evaluations.get());
     }
 
     #[test]

@@ -913,14 +913,20 @@ impl<'a, 'f> Translator<'a, 'f> {
                 .iadd_imm_s(entry_insts, (pc - region_start + 1) as i64);
             self.mask = mask;
             let inst = &self.kernel.insts[pc];
-            let flow = self.translate_inst(inst);
+            let flow = match self.translate_inst(inst) {
+                Ok(flow) => flow,
+                Err(e) => {
+                    self.earlier_atomics.clear();
+                    return Err(e);
+                }
+            };
             if let Op::Atomic(a) = &inst.op {
                 if !a.spin && !inst.guard.is_never() {
                     let elements = u16::from(a.access.vector);
                     self.earlier_atomics.push((a.op, inst.guard, elements));
                 }
             }
-            match flow? {
+            match flow {
                 Flow::Next(m) if m == mask => {}
                 Flow::Next(_) | Flow::Done => {
                     self.earlier_atomics.clear();
