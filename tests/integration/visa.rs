@@ -762,3 +762,65 @@ fn ret_with_channels_waiting_ends_only_the_running_ones() {
         &format!("{ONE_THREAD}.buffer a u32[8] = 0\n.buffer b u32[8] = 0\n.expect b == {{1, 1, 1, 1, 0, 0, 0, 0}}\n"),
     );
 }
+
+/// A SIMD16 `svm_atomic` issued as two 8-channel messages, as IGC writes it, runs as one
+/// fused region on the JIT (the second message's channels all follow the first's); a fault in
+/// the second message leaves exactly what running the messages one after the other leaves:
+/// the whole first message and the second's channels before the faulting one.
+#[test]
+fn a_fault_in_the_second_message_finds_the_first_done() {
+    // Channel c adds 1 at A + 4c, except channels with bit 1 and bit 3 set (10, 11, 14, 15),
+    // whose offsets get 2^29 added: channel 10, in the second message, faults first.
+    let source = r#".version 4.1
+.kernel "k"
+.decl LID v_type=G type=uw num_elts=16 align=hword
+.decl A v_type=G type=uq num_elts=1 align=qword
+.decl OFF v_type=G type=ud num_elts=16 align=hword
+.decl BAD v_type=G type=ud num_elts=16 align=hword
+.decl T v_type=G type=ud num_elts=16 align=hword
+.decl ADDR v_type=G type=uq num_elts=16 align=hword
+.decl ONE v_type=G type=ud num_elts=16 align=hword
+.input LID offset=32 size=32
+.input A offset=160 size=8
+.kernel_attr SimdSize=16
+.function "_main_0"
+
+_main_0:
+    and (M1, 16) BAD(0,0)<1> LID(0,0)<1;1,0> 0x2:ud
+    shr (M1, 16) T(0,0)<1> LID(0,0)<1;1,0> 0x2:ud
+    and (M1, 16) BAD(0,0)<1> BAD(0,0)<1;1,0> T(0,0)<1;1,0>
+    shl (M1, 16) BAD(0,0)<1> BAD(0,0)<1;1,0> 0x1c:ud
+    shl (M1, 16) OFF(0,0)<1> LID(0,0)<1;1,0> 0x2:ud
+    add (M1, 16) OFF(0,0)<1> OFF(0,0)<1;1,0> BAD(0,0)<1;1,0>
+    mov (M1, 16) ADDR(0,0)<1> OFF(0,0)<1;1,0>
+    add (M1, 16) ADDR(0,0)<1> ADDR(0,0)<1;1,0> A(0,0)<0;1,0>
+    mov (M1, 16) ONE(0,0)<1> 0x1:ud
+    svm_atomic.add (M1, 8) ADDR.0 %null.0 ONE.0 %null.0
+    svm_atomic.add (M3, 8) ADDR.64 %null.0 ONE.32 %null.0
+    ret (M1, 1)
+"#;
+    // Both backends leave the same buffer (`run_text` compares them) and count the same
+    // atomics: the ten channels before the fault.
+    let launch = ".block 16\n.buffer a u32[16] = 0\n";
+    let r = run_text(source, launch).unwrap();
+    for backend in [Backend::Interp, Backend::Jit] {
+        let mut l = LaunchText::new();
+        l.push("launch", launch);
+        let module = engine(backend, 1, true)
+            .load_with_launch("k.visaasm", source, &l)
+            .unwrap();
+        let report = module.run("k", &Overrides::default()).unwrap();
+        let atomics: u64 = report.launch.stats.atomics.iter().sum();
+        assert_eq!(atomics, 10, "{backend}");
+    }
+    let failure = r.failure.map(|f| f.to_string()).unwrap_or_default();
+    assert!(failure.contains("lane 10"), "{failure}");
+    assert!(failure.contains("(M3, 8)"), "{failure}");
+    let words: Vec<u32> = r.buffers[0]
+        .bytes
+        .chunks(4)
+        .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+        .collect();
+    let expected: Vec<u32> = (0..16).map(|c| u32::from(c < 10)).collect();
+    assert_eq!(words, expected);
+}
