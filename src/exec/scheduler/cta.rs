@@ -430,8 +430,9 @@ fn light_phases(
     }
     match run.end {
         PhasesEnd::Ran => {
-            // Arrivals at two ids: the arrivals go to the CTA's list, where the general path
-            // finds them (it reports the deadlock).
+            // Warps still waiting (the last phase's arrivals were at two ids) go to the CTA's
+            // list, where the general path finds them and reports the deadlock; after a
+            // release, or when every warp exited, none waits.
             add_arrivals(barriers, warps);
             Phases::Ran
         }
